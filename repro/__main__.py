@@ -1,0 +1,5 @@
+"""`python -m repro` runs the command-line interface."""
+
+from repro.cli import main
+
+main()

@@ -1,0 +1,60 @@
+"""The content-addressed artifact cache: files stored under their sha256, written atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+CACHE_ENV = "REPRO_CACHE_DIR"
+CHUNK = 1 << 20
+
+
+def default_cache_dir() -> Path:
+    """$REPRO_CACHE_DIR, else $XDG_CACHE_HOME/repro, else ~/.cache/repro."""
+    if env := os.environ.get(CACHE_ENV):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "repro"
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class ArtifactCache:
+    """Files named by content: `<root>/sha256/<first two hex>/<hex>`."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = (root or default_cache_dir()).expanduser()
+
+    def path_for(self, sha256: str) -> Path:
+        return self.root / "sha256" / sha256[:2] / sha256
+
+    @contextmanager
+    def staging(self, sha256: str) -> Iterator[Path]:
+        """A temporary path beside the final one; removed unless the caller renamed it."""
+        final = self.path_for(sha256)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{sha256[:12]}.", suffix=".partial", dir=final.parent)
+        os.close(fd)
+        tmp_path = Path(tmp)
+        try:
+            yield tmp_path
+        finally:
+            tmp_path.unlink(missing_ok=True)
+
+    def commit(self, staged: Path, sha256: str) -> Path:
+        """Move a verified staged file to its final, read-only name."""
+        final = self.path_for(sha256)
+        staged.chmod(0o444)
+        staged.replace(final)
+        return final

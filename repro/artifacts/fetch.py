@@ -1,0 +1,122 @@
+"""Materialize artifacts in the cache from a URL, a local path or a recipe, verified by sha256."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from repro.artifacts.cache import CHUNK, ArtifactCache, sha256_file
+from repro.artifacts.recipes import get_recipe
+from repro.errors import ArtifactError, SpecError
+from repro.spec.models import Artifact
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Materialized:
+    """An artifact's verified file in the cache, and how it got there."""
+
+    name: str
+    path: Path
+    sha256: str
+    size_bytes: int
+    origin: str  # "cache" | "url" | "path" | "recipe"
+
+
+def download(url: str, dest: Path, *, retries: int = 3, timeout_s: float = 60.0) -> None:
+    """Stream a URL to `dest`, retrying transient failures with backoff."""
+    last: Exception | None = None
+    for attempt in range(retries):
+        try:
+            with urllib.request.urlopen(url, timeout=timeout_s) as resp, dest.open("wb") as fh:
+                shutil.copyfileobj(resp, fh, CHUNK)
+            return
+        except urllib.error.HTTPError as exc:
+            if exc.code < 500:
+                raise ArtifactError(f"download of {url} failed: HTTP {exc.code}") from exc
+            last = exc
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            last = exc
+        if url.startswith("file://"):
+            break
+        time.sleep(0.5 * 2**attempt)
+    raise ArtifactError(
+        f"download of {url} failed after {retries} attempt(s): {last}",
+        hint="check the URL and the network, or put the file in the cache with `repro fetch`",
+    )
+
+
+def _copy_file(src: Path, dest: Path) -> None:
+    with src.open("rb") as fin, dest.open("wb") as fout:
+        shutil.copyfileobj(fin, fout, CHUNK)
+
+
+def resolve_path(artifact_path: str, base_dir: Path) -> Path:
+    """A path source is relative to the spec's folder unless absolute."""
+    p = Path(artifact_path).expanduser()
+    return p if p.is_absolute() else base_dir / p
+
+
+def materialize(
+    name: str,
+    artifact: Artifact,
+    *,
+    base_dir: Path,
+    cache: ArtifactCache,
+    progress: Progress | None = None,
+) -> Materialized:
+    """Return the artifact's verified file in the cache, producing it first if needed.
+
+    The bytes are produced under a temporary name, hashed, and renamed to the content address
+    only when the sha256 matches; a mismatch leaves nothing under the expected name.
+    """
+    final = cache.path_for(artifact.sha256)
+    if final.exists():
+        got = sha256_file(final)
+        if got == artifact.sha256:
+            return Materialized(name, final, got, final.stat().st_size, "cache")
+        final.unlink()  # a corrupted cache entry: produce it again
+    with cache.staging(artifact.sha256) as staged:
+        if artifact.url is not None:
+            origin = "url"
+            if progress:
+                progress(f"downloading {name} from {artifact.url}")
+            download(artifact.url, staged)
+        elif artifact.path is not None:
+            origin = "path"
+            src = resolve_path(artifact.path, base_dir)
+            if not src.is_file():
+                raise SpecError(
+                    f"artifact {name!r}: path {artifact.path} does not exist (looked at {src})",
+                    hint="paths are relative to the spec's folder",
+                )
+            _copy_file(src, staged)
+        else:
+            origin = "recipe"
+            assert artifact.recipe is not None
+            recipe = get_recipe(artifact.recipe, where=f"artifacts.{name}.recipe")
+            if progress:
+                progress(f"generating {name} with recipe {artifact.recipe}")
+            recipe.generate(staged, artifact.params)
+        got = sha256_file(staged)
+        if got != artifact.sha256:
+            raise ArtifactError(
+                f"artifact {name!r}: sha256 mismatch: expected {artifact.sha256}, got {got}",
+                hint="the source changed or the spec pins the wrong hash; a wrong hash is never "
+                "accepted. If the new bytes are right, update artifacts."
+                f"{name}.sha256 in the spec",
+            )
+        size = staged.stat().st_size
+        path = cache.commit(staged, got)
+    return Materialized(name, path, got, size, origin)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,74 @@
+"""The `repro` command group: one error handler turns ReproError into a message and exit code."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from repro import __version__
+from repro.errors import EXIT_INTERNAL, ReproError
+
+
+class ReproGroup(click.Group):
+    """Reports ReproError as `error: ...` + `hint: ...` with its exit code; bugs exit 4."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ReproError as exc:
+            click.secho(f"error: {exc.message}", err=True, fg="red")
+            if exc.hint:
+                click.echo(f"hint: {exc.hint}", err=True)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+        except Exception as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            else:
+                click.secho(f"internal error: {type(exc).__name__}: {exc}", err=True, fg="red")
+                click.echo("hint: this is a bug in repro; rerun with --debug for the traceback",
+                           err=True)
+            ctx.exit(EXIT_INTERNAL)
+
+
+@click.group(cls=ReproGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="repro")
+@click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Capture, replay and check ML inference benchmarks with MLPerf LoadGen.
+
+    \b
+    Exit codes: 0 success / reproduced, 1 not reproduced, 2 bad input or usage,
+    3 environment, artifact or run failure, 4 internal error.
+
+    \b
+    Example:
+      repro validate specs/*.json
+      repro replay specs/ort-digits.json
+      repro report --compare results/ort-digits/
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def _register() -> None:
+    from repro.cli import commands
+
+    for command in commands.COMMANDS:
+        cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point of the `repro` script."""
+    sys.exit(cli.main(prog_name="repro", standalone_mode=True))

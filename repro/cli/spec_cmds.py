@@ -1,0 +1,181 @@
+"""Commands about specs and artifacts: schema, validate, fetch, recipe."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.artifacts.recipes import RECIPES, get_recipe
+from repro.cli.progress import note
+from repro.errors import SpecError
+from repro.spec.io import write_spec
+from repro.spec.schema import schema_text
+
+cache_dir_option = click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Artifact cache (default: $REPRO_CACHE_DIR or ~/.cache/repro).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of the experiment spec (repro.experiment/v1).
+
+    \b
+    Example:
+      repro schema > experiment-v1.schema.json
+    """
+    click.echo(schema_text(), nl=False)
+
+
+@click.command()
+@click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--fix-id", is_flag=True, help="Rewrite each spec's id to its current digest.")
+@json_option
+def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
+    """Check specs against the schema and for semantic problems.
+
+    Lock files must exist with their pinned hash, artifacts must name known recipes or
+    existing files, and LoadGen settings must be ones LoadGen accepts. Exit 2 on any error.
+
+    \b
+    Example:
+      repro validate specs/*.json
+    """
+    from repro.spec.io import load_spec, spec_id
+    from repro.validate import check
+
+    report = []
+    failed: list[SpecError] = []
+    for path in specs:
+        try:
+            spec = load_spec(path, check_id=not fix_id)
+        except SpecError as exc:
+            failed.append(exc)
+            report.append({"spec": str(path), "valid": False, "errors": [exc.message]})
+            if len(specs) > 1 and not as_json:
+                click.echo(f"{path}: error: {exc.message}", err=True)
+            continue
+        if fix_id and spec.id != spec_id(spec):
+            spec = write_spec(spec, path)
+            note(f"{path}: id set to {spec.id}")
+        problems = check(spec, path)
+        errors = [p for p in problems if p.severity == "error"]
+        for p in problems:
+            if not as_json:
+                click.echo(f"{path}: {p.severity}: {p.where}: {p.message}", err=True)
+        if errors:
+            failed.append(SpecError(f"{path}: {len(errors)} semantic error(s)"))
+        report.append(
+            {
+                "spec": str(path),
+                "valid": not errors,
+                "id": spec_id(spec),
+                "problems": [vars(p) for p in problems],
+            }
+        )
+        if not errors and not as_json:
+            click.echo(f"{path}: ok ({spec.name}, id {spec_id(spec)[:12]})")
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    if len(failed) == 1 and len(specs) == 1:
+        raise failed[0]
+    if failed:
+        raise SpecError(f"{len(failed)} of {len(specs)} spec(s) invalid")
+
+
+@click.command()
+@click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@cache_dir_option
+@json_option
+def fetch(specs: tuple[Path, ...], cache_dir: Path | None, as_json: bool) -> None:
+    """Materialize every artifact of the specs in the content-addressed cache.
+
+    Each artifact is downloaded, copied or generated under a temporary name and verified by
+    sha256 before it gets its final name. A mismatch is an error (exit 3).
+
+    \b
+    Example:
+      repro fetch specs/ort-resnet50.json
+    """
+    from repro.fetching import fetch_all
+    from repro.validate import require_valid
+
+    cache = ArtifactCache(cache_dir)
+    out = []
+    for path in specs:
+        spec = require_valid(path)
+        for m in fetch_all(spec, path, cache=cache, progress=note).values():
+            out.append({"spec": str(path), "artifact": m.name, "sha256": m.sha256,
+                        "size_bytes": m.size_bytes, "path": str(m.path), "origin": m.origin})
+            if not as_json:
+                click.echo(f"{spec.name}: {m.name}: {m.sha256[:16]} {m.size_bytes} B "
+                           f"({m.origin}) {m.path}")
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+
+
+@click.group()
+def recipe() -> None:
+    """List and run the deterministic artifact recipes."""
+
+
+@recipe.command("list")
+@json_option
+def recipe_list(as_json: bool) -> None:
+    """List the registered recipes and their default parameters."""
+    rows = [
+        {"name": r.name, "defaults": dict(r.defaults), "media_type": r.media_type,
+         "deterministic_across_cpus": r.deterministic_across_cpus, "description": r.description}
+        for r in RECIPES.values()
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        params = ", ".join(f"{k}={v}" for k, v in r["defaults"].items())
+        click.echo(f"{r['name']}: {r['description']}\n    params: {params}")
+
+
+def _parse_param(text: str) -> tuple[str, int | float | str | bool]:
+    if "=" not in text:
+        raise SpecError(f"--param {text!r}: expected NAME=VALUE")
+    key, raw = text.split("=", 1)
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    if not isinstance(value, int | float | str | bool):
+        raise SpecError(f"--param {key}: expected a number, string or boolean")
+    return key, value
+
+
+@recipe.command("run")
+@click.argument("name")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--param", "params", multiple=True, help="NAME=VALUE, repeatable.")
+def recipe_run(name: str, output: Path, params: tuple[str, ...]) -> None:
+    """Generate one artifact with a recipe and print its sha256.
+
+    \b
+    Example:
+      repro recipe run digits-mlp -o artifacts/digits-mlp.onnx
+    """
+    r = get_recipe(name)
+    values = dict(_parse_param(p) for p in params)
+    r.resolve(values, where="--param")
+    tmp = output.with_name(f".{output.name}.partial")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        r.generate(tmp, values)
+        tmp.replace(output)
+    finally:
+        tmp.unlink(missing_ok=True)
+    click.echo(f"{sha256_file(output)}  {output}")
+

@@ -1,0 +1,56 @@
+"""Every error repro raises on purpose, each with the exit code the CLI returns for it."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+EXIT_OK = 0
+EXIT_NEGATIVE = 1
+EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 3
+EXIT_INTERNAL = 4
+
+
+class ReproError(Exception):
+    """Base of the errors the CLI reports without a traceback."""
+
+    exit_code: ClassVar[int] = EXIT_INTERNAL
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class SpecError(ReproError):
+    """An invalid or unsupported spec, or other bad input from the user."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class UsageError(ReproError):
+    """Options that cannot work together."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class ArtifactError(ReproError):
+    """A fetch failed, or an artifact does not have the pinned sha256."""
+
+    exit_code = EXIT_FAILURE
+
+
+class EnvironmentSetupError(ReproError):
+    """The software environment could not be realized."""
+
+    exit_code = EXIT_FAILURE
+
+
+class BackendUnavailableError(EnvironmentSetupError):
+    """A backend's package is not installed in the realized environment."""
+
+
+class RunError(ReproError):
+    """The harness or LoadGen failed, or LoadGen judged the run INVALID."""
+
+    exit_code = EXIT_FAILURE

@@ -1,0 +1,209 @@
+"""The LoadGen SUTs and QSL: one inference at a time, the least Python per query.
+
+Runs inside the worker process only (it imports mlperf_loadgen). One LoadGen test per process:
+LoadGen's embedded mlperf.conf is loaded by the first FromConfig of a process, and a second one
+corrupts the settings; we never call FromConfig and set every field and seed explicitly.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import mlperf_loadgen as lg
+import numpy as np
+
+from repro.harness.dataset import SampleStore
+
+Predict = Callable[[np.ndarray], np.ndarray]
+
+SCENARIOS = {
+    "SingleStream": lg.TestScenario.SingleStream,
+    "MultiStream": lg.TestScenario.MultiStream,
+    "Server": lg.TestScenario.Server,
+    "Offline": lg.TestScenario.Offline,
+}
+MODES = {"performance": lg.TestMode.PerformanceOnly, "accuracy": lg.TestMode.AccuracyOnly}
+
+
+class LatencyLog:
+    """SUT-side latency of each query (issue callback entry to completion), in ns."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.values: list[int] = []
+        self.samples = 0
+
+    def array(self) -> np.ndarray:
+        return np.asarray(self.values, dtype=np.int64)
+
+
+def _respond(ids: list[int], out: np.ndarray) -> None:
+    """Complete samples with their rows of `out`; `out` stays alive until LoadGen returns."""
+    out = np.ascontiguousarray(out)
+    base = out.ctypes.data
+    row = out.nbytes // max(len(ids), 1)
+    lg.QuerySamplesComplete(
+        [lg.QuerySampleResponse(qid, base + i * row, row) for i, qid in enumerate(ids)]
+    )
+
+
+def single_stream_sut(predict: Predict, store: SampleStore, log: LatencyLog) -> Any:
+    """Inline in LoadGen's issue thread, through ConstructFastSUT (no QuerySample objects)."""
+    perf = time.perf_counter_ns
+    lat = log.values
+    one = store.one
+    complete = lg.QuerySamplesComplete
+    response = lg.QuerySampleResponse
+
+    def issue(ids: list[int], indices: list[int]) -> None:
+        t0 = perf()
+        out = predict(one(indices[0]))
+        complete([response(ids[0], out.ctypes.data, out.nbytes)])
+        lat.append(perf() - t0)
+
+    return lg.ConstructFastSUT(issue, _flush)
+
+
+def batched_inline_sut(
+    predict: Predict, store: SampleStore, log: LatencyLog, batch_size: int
+) -> Any:
+    """MultiStream and Offline: run each query's samples inline, in batches of `batch_size`."""
+    perf = time.perf_counter_ns
+
+    def issue(samples: list[Any]) -> None:
+        t0 = perf()
+        for start in range(0, len(samples), batch_size):
+            chunk = samples[start : start + batch_size]
+            out = predict(store.batch([s.index for s in chunk]))
+            _respond([s.id for s in chunk], out)
+        log.values.append(perf() - t0)
+        log.samples += len(samples)
+
+    return lg.ConstructSUT(issue, _flush)
+
+
+class ServerSut:
+    """Server: the issue callback only enqueues; one worker thread batches what is waiting.
+
+    One thread runs inference, so two calls never compete for the same cores.
+    """
+
+    def __init__(self, predict: Predict, store: SampleStore, log: LatencyLog, batch_size: int):
+        self.predict = predict
+        self.store = store
+        self.log = log
+        self.batch_size = batch_size
+        self.pending: queue.SimpleQueue[tuple[int, int, int] | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name="repro-server", daemon=True)
+        self.thread.start()
+        self.sut = lg.ConstructSUT(self._issue, _flush)
+
+    def _issue(self, samples: list[Any]) -> None:
+        t0 = time.perf_counter_ns()
+        put = self.pending.put
+        for s in samples:
+            put((s.id, s.index, t0))
+
+    def _serve(self) -> None:
+        get, get_nowait = self.pending.get, self.pending.get_nowait
+        perf = time.perf_counter_ns
+        lat = self.log.values
+        while True:
+            first = get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < self.batch_size:
+                try:
+                    item = get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self.pending.put(None)
+                    break
+                batch.append(item)
+            out = self.predict(self.store.batch([b[1] for b in batch]))
+            _respond([b[0] for b in batch], out)
+            now = perf()
+            lat.extend(now - b[2] for b in batch)
+
+    def stop(self) -> None:
+        self.pending.put(None)
+        self.thread.join()
+
+
+def _flush() -> None:
+    pass
+
+
+def test_settings(
+    scenario: str, mode: str, settings: dict[str, Any], seeds: dict[str, int], perf_count: int
+) -> Any:
+    """TestSettings with every field from the spec and the seeds set explicitly."""
+    ts = lg.TestSettings()
+    ts.scenario = SCENARIOS[scenario]
+    ts.mode = MODES[mode]
+    for key, value in settings.items():
+        if value is not None:
+            setattr(ts, key, value)
+    for key, value in seeds.items():
+        setattr(ts, key, value)
+    ts.performance_sample_count_override = perf_count
+    return ts
+
+
+def run_test(
+    *,
+    predict: Predict,
+    source: np.ndarray,
+    scenario: str,
+    mode: str,
+    settings: dict[str, Any],
+    seeds: dict[str, int],
+    batch_size: int,
+    total_count: int,
+    perf_count: int,
+    output_dir: Path,
+    record_latencies: bool,
+) -> LatencyLog:
+    """Run one LoadGen test; LoadGen writes its logs untouched into `output_dir`."""
+    store = SampleStore(source)
+    log = LatencyLog(record_latencies)
+    qsl = lg.ConstructQSL(total_count, perf_count, store.load, store.unload)
+    server: ServerSut | None = None
+    if scenario == "SingleStream":
+        sut = single_stream_sut(predict, store, log)
+    elif scenario == "Server":
+        server = ServerSut(predict, store, log, batch_size)
+        sut = server.sut
+    else:
+        sut = batched_inline_sut(predict, store, log, batch_size)
+    ts = test_settings(scenario, mode, settings, seeds, perf_count)
+    out = lg.LogOutputSettings()
+    out.outdir = str(output_dir)
+    out.copy_summary_to_stdout = False
+    log_settings = lg.LogSettings()
+    log_settings.log_output = out
+    log_settings.enable_trace = False  # LoadGen 6.0.17's trace file is not valid JSON
+    # NOTE: LoadGen reads ./audit.config when it exists; name a path that cannot exist.
+    audit = str(output_dir / "no-audit.config")
+    try:
+        lg.StartTestWithLogSettings(sut, qsl, ts, log_settings, audit)
+    finally:
+        if server is not None:
+            server.stop()
+        if scenario == "SingleStream":
+            lg.DestroyFastSUT(sut)
+        else:
+            lg.DestroySUT(sut)
+        lg.DestroyQSL(qsl)
+    if scenario == "SingleStream":
+        log.samples = len(log.values)
+    elif scenario == "Server":
+        log.samples = len(log.values)
+    return log

@@ -1,0 +1,208 @@
+"""Read LoadGen's own log files (LoadGen 4.0 to 6.0 wording) into one flat metrics dict.
+
+Metric names (all optional, units in the name):
+scenario, mode, validity, samples_per_second, scheduled_samples_per_second,
+queries_per_second, latency_{min,max,mean}_ns, latency_p{50,90,95,97,99,99.9}_ns,
+early_stopping_p{NN}_ns, min_duration_met, min_queries_met, early_stopping_met,
+perf_constraints_met, samples_per_query, target_qps, target_latency_ns, query_count,
+loadgen_version, num_errors, num_warnings, and the effective seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+MetricValue = float | int | str | bool | None
+Metrics = dict[str, MetricValue]
+
+SUMMARY = "mlperf_log_summary.txt"
+DETAIL = "mlperf_log_detail.txt"
+ACCURACY = "mlperf_log_accuracy.json"
+
+_MODES = {"PerformanceOnly": "performance", "AccuracyOnly": "accuracy",
+          "SubmissionRun": "submission", "FindPeakPerformance": "find_peak"}
+
+
+def _pct_name(pct: str) -> str:
+    """'90', '90.0', '90.00' -> 'p90'; '99.90' -> 'p99.9'."""
+    value = float(pct)
+    return f"p{value:g}"
+
+
+def _number(text: str) -> float | int:
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _yes(text: str) -> bool:
+    return text.strip().lower() in ("yes", "true", "1")
+
+
+_SUMMARY_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^Scenario\s*:\s*(\S+)"), "scenario"),
+    (re.compile(r"^Mode\s*:\s*(\S+)"), "mode"),
+    (re.compile(r"^SUT name\s*:\s*(.+)$"), "sut_name"),
+    (re.compile(r"^Result is\s*:\s*(\S+)"), "validity"),
+    (re.compile(r"^Samples per second\s*:\s*(\S+)"), "samples_per_second"),
+    (re.compile(r"^Completed samples per second\s*:\s*(\S+)"), "samples_per_second"),
+    (re.compile(r"^Scheduled samples per second\s*:\s*(\S+)"), "scheduled_samples_per_second"),
+    (re.compile(r"^QPS w/ loadgen overhead\s*:\s*(\S+)"), "queries_per_second"),
+    (re.compile(r"^QPS w/o loadgen overhead\s*:\s*(\S+)"), "queries_per_second_without_overhead"),
+    (re.compile(r"^Min latency \(ns\)\s*:\s*(\S+)"), "latency_min_ns"),
+    (re.compile(r"^Max latency \(ns\)\s*:\s*(\S+)"), "latency_max_ns"),
+    (re.compile(r"^Mean latency \(ns\)\s*:\s*(\S+)"), "latency_mean_ns"),
+    (re.compile(r"^Min duration satisfied\s*:\s*(\S+)"), "min_duration_met"),
+    (re.compile(r"^Min queries satisfied\s*:\s*(\S+)"), "min_queries_met"),
+    (re.compile(r"^Early stopping satisfied\s*:\s*(\S+)"), "early_stopping_met"),
+    (re.compile(r"^Performance constraints satisfied\s*:\s*(\S+)"), "perf_constraints_met"),
+    (re.compile(r"^samples_per_query\s*:\s*(\S+)"), "samples_per_query"),
+    (re.compile(r"^target_qps\s*:\s*(\S+)"), "target_qps"),
+    (re.compile(r"^target_latency \(ns\)\s*:\s*(\S+)"), "target_latency_ns"),
+    (re.compile(r"^performance_sample_count\s*:\s*(\S+)"), "performance_sample_count"),
+    (re.compile(r"^qsl_rng_seed\s*:\s*(\S+)"), "qsl_rng_seed"),
+    (re.compile(r"^sample_index_rng_seed\s*:\s*(\S+)"), "sample_index_rng_seed"),
+    (re.compile(r"^schedule_rng_seed\s*:\s*(\S+)"), "schedule_rng_seed"),
+    (re.compile(r"^min_duration \(ms\)\s*:\s*(\S+)"), "min_duration_ms"),
+    (re.compile(r"^min_query_count\s*:\s*(\S+)"), "min_query_count"),
+]
+# "50.00 percentile latency (ns)   : 123" and the headline "90th percentile latency (ns) : 123"
+_PCT_LINE = re.compile(r"^(\d+(?:\.\d+)?)(?:th)? percentile latency \(ns\)\s*:\s*(\S+)")
+_ES_LINE = re.compile(r"Early stopping (\d+(?:\.\d+)?)(?:th)? percentile estimate\s*:\s*(\S+)")
+_COUNT_LINE = re.compile(r"^(\d+) (warnings|ERROR)", re.IGNORECASE)
+_BOOLEAN = {"min_duration_met", "min_queries_met", "early_stopping_met", "perf_constraints_met"}
+
+
+def parse_summary_text(text: str) -> Metrics:
+    """Metrics of an mlperf_log_summary.txt."""
+    out: Metrics = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if m := _ES_LINE.search(line):
+            out[f"early_stopping_{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
+            continue
+        if m := _PCT_LINE.match(line):
+            out[f"latency_{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
+            continue
+        if line.startswith("No warnings"):
+            out["num_warnings"] = 0
+        elif line.startswith("No errors"):
+            out["num_errors"] = 0
+        elif m := re.match(r"^(\d+) warnings? encountered", line):
+            out["num_warnings"] = int(m.group(1))
+        elif m := re.match(r"^(\d+) ERRORS? encountered", line, re.IGNORECASE):
+            out["num_errors"] = int(m.group(1))
+        for pattern, key in _SUMMARY_PATTERNS:
+            if (m := pattern.match(line)) and key not in out:
+                value = m.group(1).strip()
+                if key in _BOOLEAN:
+                    out[key] = _yes(value)
+                elif key in ("scenario", "validity", "sut_name"):
+                    out[key] = value
+                elif key == "mode":
+                    out[key] = _MODES.get(value, value)
+                else:
+                    out[key] = _number(value)
+                break
+    return out
+
+
+def iter_detail_records(text: str) -> list[dict[str, Any]]:
+    """The `:::MLLOG {...}` records of a detail log; malformed lines are skipped."""
+    records = []
+    for line in text.splitlines():
+        start = line.find(":::MLLOG ")
+        if start < 0:
+            continue
+        try:
+            records.append(json.loads(line[start + 9 :]))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+_DETAIL_KEYS = {
+    "effective_scenario": "scenario",
+    "effective_test_mode": "mode",
+    "sut_name": "sut_name",
+    "result_validity": "validity",
+    "result_samples_per_second": "samples_per_second",
+    "result_completed_samples_per_sec": "samples_per_second",
+    "result_scheduled_samples_per_sec": "scheduled_samples_per_second",
+    "result_qps_with_loadgen_overhead": "queries_per_second",
+    "result_qps_without_loadgen_overhead": "queries_per_second_without_overhead",
+    "result_min_latency_ns": "latency_min_ns",
+    "result_max_latency_ns": "latency_max_ns",
+    "result_mean_latency_ns": "latency_mean_ns",
+    "result_min_duration_met": "min_duration_met",
+    "result_min_queries_met": "min_queries_met",
+    "early_stopping_met": "early_stopping_met",
+    "result_perf_constraints_met": "perf_constraints_met",
+    "effective_samples_per_query": "samples_per_query",
+    "effective_target_qps": "target_qps",
+    "effective_target_latency_ns": "target_latency_ns",
+    "effective_performance_sample_count": "performance_sample_count",
+    "effective_qsl_rng_seed": "qsl_rng_seed",
+    "effective_sample_index_rng_seed": "sample_index_rng_seed",
+    "effective_schedule_rng_seed": "schedule_rng_seed",
+    "effective_min_duration_ms": "min_duration_ms",
+    "effective_min_query_count": "min_query_count",
+    "result_query_count": "query_count",
+    "loadgen_version": "loadgen_version",
+    "test_datetime": "test_datetime",
+}
+_DETAIL_PCT = re.compile(r"^result_(\d+(?:\.\d+)?)_percentile_latency_ns$")
+
+
+def parse_detail_text(text: str) -> Metrics:
+    """Metrics of an mlperf_log_detail.txt, with counts of its error_* and warning_* records."""
+    out: Metrics = {}
+    errors = warnings = 0
+    messages: list[str] = []
+    for rec in iter_detail_records(text):
+        key = rec.get("key", "")
+        value = rec.get("value")
+        if key == "error_invalid_config" or key.startswith("error"):
+            errors += 1
+            messages.append(f"{key}: {value}")
+            continue
+        if key.startswith("warning"):
+            warnings += 1
+            continue
+        if key == "early_stopping_latency_ss":
+            out["early_stopping_p90_ns"] = value
+        elif key == "early_stopping_latency_ms":
+            out["early_stopping_p99_ns"] = value
+        elif m := _DETAIL_PCT.match(key):
+            out[f"latency_{_pct_name(m.group(1))}_ns"] = value
+        elif key in _DETAIL_KEYS:
+            name = _DETAIL_KEYS[key]
+            if name == "mode" and isinstance(value, str):
+                value = _MODES.get(value, value)
+            out[name] = value
+    out["num_errors"] = errors
+    out["num_warnings"] = warnings
+    if messages:
+        out["errors"] = "; ".join(messages)[:2000]
+    return out
+
+
+def read_logs(folder: Path) -> Metrics:
+    """Metrics of a LoadGen output folder: the detail log where present, the summary filling in."""
+    out: Metrics = {}
+    summary = folder / SUMMARY
+    detail = folder / DETAIL
+    if summary.is_file():
+        out.update(parse_summary_text(summary.read_text(errors="replace")))
+    if detail.is_file():
+        out.update({k: v for k, v in parse_detail_text(detail.read_text(errors="replace")).items()
+                    if v is not None})
+    if out.get("samples_per_second") is None and out.get("queries_per_second") is not None:
+        qps = float(out["queries_per_second"])  # type: ignore[arg-type]
+        spq = out.get("samples_per_query") or 1
+        out["samples_per_second"] = qps * float(spq)  # type: ignore[arg-type]
+    return out

@@ -1,0 +1,102 @@
+"""The worker process: `python -m repro.harness REQUEST.json` runs one LoadGen test.
+
+It runs inside the realized environment, imports the backend and LoadGen, and writes
+`worker.json` (atomically) beside LoadGen's logs; the orchestrator reads both.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from repro.harness.request import WorkerRequest, WorkerResult
+from repro.spec.io import atomic_write_text
+
+RESULT_FILE = "worker.json"
+LATENCIES_FILE = "latencies_ns.npy"
+
+
+def _write(out_dir: Path, result: WorkerResult) -> None:
+    atomic_write_text(out_dir / RESULT_FILE, result.model_dump_json(indent=2) + "\n")
+
+
+def execute(req: WorkerRequest) -> WorkerResult:
+    """Load the backend and data, run LoadGen, and describe what ran."""
+    import mlperf_loadgen as lg  # noqa: F401  (fail early, before the model loads)
+
+    from repro.backends import get_backend
+    from repro.harness.dataset import open_npz_array
+    from repro.harness.loadgen import run_test
+
+    timings: dict[str, float] = {}
+    out_dir = Path(req.output_dir)
+    t = time.perf_counter()
+    backend = get_backend(req.backend)()
+    backend.load(
+        Path(req.model_path),
+        req.backend_options,
+        input_name=req.input_name,
+        output_name=req.output_name,
+    )
+    timings["load_s"] = time.perf_counter() - t
+    source = open_npz_array(Path(req.dataset_path), req.inputs_key)
+    if source.shape[0] < req.total_sample_count:
+        raise ValueError(
+            f"the dataset has {source.shape[0]} samples, the spec's total_sample_count is "
+            f"{req.total_sample_count}"
+        )
+    # One warm-up inference outside LoadGen's clock: first-call allocations are not the SUT.
+    probe = np.asarray(backend.predict(np.ascontiguousarray(source[:1])))
+    t = time.perf_counter()
+    log = run_test(
+        predict=backend.predict,
+        source=source,
+        scenario=req.scenario,
+        mode=req.mode,
+        settings=req.settings,
+        seeds=req.seeds,
+        batch_size=req.batch_size,
+        total_count=req.total_sample_count,
+        perf_count=req.performance_sample_count,
+        output_dir=out_dir,
+        record_latencies=req.record_latencies,
+    )
+    timings["loadgen_s"] = time.perf_counter() - t
+    latencies = None
+    if req.record_latencies and log.values:
+        np.save(out_dir / LATENCIES_FILE, log.array())
+        latencies = LATENCIES_FILE
+    detail = (out_dir / "mlperf_log_detail.txt").read_text(errors="replace")
+    return WorkerResult(
+        status="complete",
+        backend=backend.describe(),
+        timings_s=timings,
+        queries_completed=len(log.values),
+        samples_completed=log.samples,
+        latencies_file=latencies,
+        audit_config_found="Found Audit Config" in detail,
+        output_dtype=probe.dtype.str,
+        output_shape=list(probe.shape[1:]),
+    )
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m repro.harness REQUEST.json", file=sys.stderr)
+        return 2
+    req = WorkerRequest.model_validate(json.loads(Path(argv[0]).read_text()))
+    out_dir = Path(req.output_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        result = execute(req)
+    except Exception as exc:
+        traceback.print_exc()
+        _write(out_dir, WorkerResult(status="failed", error=f"{type(exc).__name__}: {exc}"))
+        return 3
+    _write(out_dir, result)
+    return 0

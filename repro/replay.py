@@ -1,0 +1,342 @@
+"""Use case: replay an experiment spec with LoadGen, one worker process per test."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import secrets
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repro import __version__, _subprocess
+from repro.artifacts.cache import ArtifactCache
+from repro.artifacts.npz import read_npz
+from repro.environments.base import RealizedEnvironment
+from repro.errors import RunError, UsageError
+from repro.fetching import fetch_all
+from repro.harness.accuracy import decode_accuracy_log, score
+from repro.harness.logs import ACCURACY, read_logs
+from repro.harness.request import WorkerRequest, WorkerResult
+from repro.harness.worker import RESULT_FILE
+from repro.runs import RUN_FILE, RunRecord, RunStatus, TestRecord
+from repro.spec.io import atomic_write_text
+from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
+
+Reporter = Callable[[str], None]
+#: wraps the wait for one worker: (label, expected seconds) -> context manager
+ProgressFactory = Callable[[str, float], contextlib.AbstractContextManager[Any]]
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """What the user chose on the command line."""
+
+    scenarios: tuple[ScenarioName, ...] = ()
+    modes: tuple[ModeName, ...] = ()
+    min_duration_ms: int | None = None
+    min_query_count: int | None = None
+    max_duration_ms: int | None = None
+    repeat: int = 1
+    results_dir: Path = Path("results")
+    run_id: str | None = None
+    worker_timeout_s: float = 3600.0
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+def new_run_id() -> str:
+    """Sortable by time, unique: 20261129T171502Z-3fa2c1."""
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{now}-{secrets.token_hex(3)}"
+
+
+def _utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM ends the replay like Ctrl-C: the run is marked interrupted, not left half-done."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Interrupted()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) -> dict[str, Any]:
+    """The LoadGen TestSettings fields for one scenario, with the command line's overrides."""
+    sc = next(s for s in spec.workload.scenarios if s.scenario == scenario)
+    settings = sc.settings.model_dump(exclude_none=True)
+    for key in ("min_duration_ms", "min_query_count", "max_duration_ms"):
+        value = getattr(opts, key)
+        if value is not None:
+            settings[key] = value
+    if settings.get("max_duration_ms") and settings["max_duration_ms"] < settings["min_duration_ms"]:
+        settings["max_duration_ms"] = 0
+    return settings
+
+
+def selected(spec: ExperimentSpec, opts: ReplayOptions) -> list[tuple[ScenarioName, ModeName]]:
+    """The (scenario, mode) pairs to run, in the spec's order; unknown choices are errors."""
+    in_spec = [s.scenario for s in spec.workload.scenarios]
+    for sc in opts.scenarios:
+        if sc not in in_spec:
+            raise UsageError(
+                f"--scenario {sc}: the spec {spec.name!r} has no such scenario; it has {in_spec}"
+            )
+    for mode in opts.modes:
+        if mode not in spec.workload.modes:
+            raise UsageError(
+                f"--mode {mode}: the spec {spec.name!r} runs {spec.workload.modes} only"
+            )
+    scenarios = [s for s in in_spec if not opts.scenarios or s in opts.scenarios]
+    modes = [m for m in spec.workload.modes if not opts.modes or m in opts.modes]
+    return [(s, m) for s in scenarios for m in modes]
+
+
+def _expected_seconds(settings: dict[str, Any], mode: str) -> float:
+    if mode == "accuracy":
+        return 2.0
+    return settings.get("min_duration_ms", 10000) / 1000 + 1.0
+
+
+class Replayer:
+    """Runs the tests of one replay and assembles its run record."""
+
+    def __init__(
+        self,
+        spec: ExperimentSpec,
+        spec_path: Path,
+        env: RealizedEnvironment,
+        *,
+        cache: ArtifactCache,
+        opts: ReplayOptions,
+        report: Reporter,
+        progress: ProgressFactory,
+    ) -> None:
+        self.spec = spec
+        self.spec_path = spec_path
+        self.env = env
+        self.cache = cache
+        self.opts = opts
+        self.report = report
+        self.progress = progress
+        self.artifacts: dict[str, Path] = {}
+        self._labels: np.ndarray | None = None
+
+    def run(self) -> tuple[Path, RunRecord]:
+        spec, opts = self.spec, self.opts
+        pairs = selected(spec, opts)
+        self.artifacts = {
+            name: m.path
+            for name, m in fetch_all(spec, self.spec_path, cache=self.cache, progress=self.report)
+            .items()
+        }
+        run_id = opts.run_id or new_run_id()
+        parent = opts.results_dir / spec.name
+        final = parent / run_id
+        if final.exists():
+            raise UsageError(f"{final} already exists; choose another run id")
+        work = parent / f".{run_id}.partial"
+        work.mkdir(parents=True, exist_ok=False)
+        record = RunRecord(
+            run_id=run_id,
+            spec_name=spec.name,
+            spec_id=spec.id or "",
+            spec_path=str(self.spec_path),
+            status="interrupted",
+            started_utc=_utc_now(),
+            repro_version=__version__,
+            environment={"manager": self.env.manager, "reason": self.env.reason,
+                         **self.env.details},
+            overrides={k: v for k, v in {
+                "scenarios": list(opts.scenarios), "modes": list(opts.modes),
+                "min_duration_ms": opts.min_duration_ms, "min_query_count": opts.min_query_count,
+                "max_duration_ms": opts.max_duration_ms, "repeat": opts.repeat,
+                **opts.overrides}.items() if v not in (None, [], {})},
+        )
+        t0 = time.monotonic()
+        try:
+            with _sigterm_as_interrupt():
+                record.fingerprint = self._fingerprint(work)
+                for scenario, mode in pairs:
+                    repeats = opts.repeat if mode == "performance" else 1
+                    for k in range(1, repeats + 1):
+                        record.tests.append(self._run_test(work, scenario, mode, k, repeats))
+            record.status = _overall(record.tests)
+        except (KeyboardInterrupt, _Interrupted):
+            record.status = "interrupted"
+            record.message = "stopped by a signal before all tests finished"
+        finally:
+            record.finished_utc = _utc_now()
+            record.duration_s = round(time.monotonic() - t0, 3)
+            atomic_write_text(work / RUN_FILE, record.model_dump_json(indent=2, by_alias=True))
+            work.replace(final)
+        if record.status == "interrupted":
+            raise KeyboardInterrupt
+        return final, record
+
+    def _fingerprint(self, work: Path) -> dict[str, Any]:
+        proc = _subprocess.run(
+            [*self.env.python, "-m", "repro.fingerprint"], env=self.env.env, timeout_s=120
+        )
+        if proc.returncode != 0:
+            return {"error": proc.stderr[-2000:]}
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data
+
+    def _request(
+        self, scenario: ScenarioName, mode: ModeName, out_dir: Path
+    ) -> WorkerRequest:
+        spec, wl = self.spec, self.spec.workload
+        options = spec.backend.options.model_dump(mode="json")
+        if spec.backend.name == "tvm":
+            db = spec.backend.options.tuning_database  # type: ignore[union-attr]
+            options["tuning_database_path"] = str(self.artifacts[db]) if db else None
+            options["model_sha256"] = spec.artifacts[wl.model].sha256
+            options["cache_dir"] = str(self.cache.root)
+        return WorkerRequest(
+            spec_id=spec.id or "",
+            spec_name=spec.name,
+            scenario=scenario,
+            mode=mode,
+            settings=scenario_settings(spec, scenario, self.opts),
+            seeds=wl.seeds.model_dump(),
+            backend=spec.backend.name,
+            backend_options=options,
+            model_path=str(self.artifacts[wl.model]),
+            dataset_path=str(self.artifacts[wl.dataset]),
+            inputs_key=wl.inputs_key,
+            input_name=wl.input_name,
+            output_name=wl.output_name,
+            batch_size=wl.batch_size,
+            total_sample_count=wl.total_sample_count,
+            performance_sample_count=wl.performance_sample_count,
+            output_dir=str(out_dir.resolve()),
+        )
+
+    def _run_test(
+        self, work: Path, scenario: ScenarioName, mode: ModeName, k: int, repeats: int
+    ) -> TestRecord:
+        rel = f"{scenario}/{mode}" + (f"/run_{k}" if mode == "performance" else "")
+        out_dir = work / rel
+        out_dir.mkdir(parents=True)
+        req = self._request(scenario, mode, out_dir)
+        req_path = out_dir / "request.json"
+        req_path.write_text(req.model_dump_json(indent=2))
+        label = f"{scenario} {mode}" + (f" {k}/{repeats}" if repeats > 1 else "")
+        proc = _subprocess.spawn(
+            self.env.worker_command(req_path.resolve()),
+            env=self.env.env,
+            cwd=out_dir,
+            log_path=out_dir / "worker.log",
+        )
+        try:
+            with self.progress(label, _expected_seconds(req.settings, mode)):
+                rc = proc.wait(timeout=self.opts.worker_timeout_s)
+        except BaseException:
+            _stop(proc)
+            raise
+        return self._collect(req, rel, out_dir, rc, k)
+
+    def _collect(
+        self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int
+    ) -> TestRecord:
+        base = {"scenario": req.scenario, "mode": req.mode, "repeat": k, "dir": rel,
+                "settings": req.settings}
+        result_path = out_dir / RESULT_FILE
+        if not result_path.is_file():
+            log_tail = (out_dir / "worker.log").read_text(errors="replace")[-1500:]
+            return TestRecord(**base, status="failed",
+                              error=f"worker exited with {rc} and wrote no result: {log_tail}")
+        result = WorkerResult.model_validate_json(result_path.read_text())
+        if result.status == "failed":
+            return TestRecord(**base, status="failed", error=result.error)
+        metrics = read_logs(out_dir)
+        metrics["sut_queries_completed"] = result.queries_completed
+        accuracy = self._accuracy(out_dir, result) if req.mode == "accuracy" else None
+        valid = metrics.get("validity") == "VALID" or (
+            req.mode == "accuracy" and not metrics.get("num_errors")
+        )
+        if result.audit_config_found:
+            valid = False
+            metrics["errors"] = "LoadGen found an audit.config and changed the settings"
+        return TestRecord(
+            **base,
+            status="valid" if valid else "invalid",
+            metrics=metrics,
+            accuracy=accuracy,
+            backend=result.backend,
+            timings_s=result.timings_s,
+            latencies_file=result.latencies_file,
+        )
+
+    def _accuracy(self, out_dir: Path, result: WorkerResult) -> dict[str, Any]:
+        acc = self.spec.workload.accuracy
+        preds = decode_accuracy_log(
+            out_dir / ACCURACY,
+            dtype=result.output_dtype or "<i8",
+            shape=tuple(result.output_shape),
+        )
+        out: dict[str, Any] = {"metric": acc.metric, "predictions_sha256": preds.digest()}
+        if acc.metric == "top1":
+            labels = self._dataset_labels()
+            out.update(score(preds, labels, class_offset=acc.class_offset))
+        else:
+            ref = self.spec.original.reference_predictions if self.spec.original else None
+            if ref is None:
+                out.update({"value": None, "note": "no reference predictions in the spec"})
+            else:
+                out.update(score(preds, np.asarray(ref.top1, dtype=np.int64)))
+        np.save(out_dir / "predictions.npy", np.stack([preds.indices, preds.top1]))
+        return out
+
+    def _dataset_labels(self) -> np.ndarray:
+        if self._labels is None:
+            data = read_npz(self.artifacts[self.spec.workload.dataset])
+            key = self.spec.workload.accuracy.labels_key
+            if key not in data:
+                raise RunError(f"dataset has no {key!r} array for the top1 metric")
+            self._labels = data[key].astype(np.int64)
+        return self._labels
+
+
+def _stop(proc: Any) -> None:
+    """Stop a worker: SIGINT (LoadGen flushes its logs), then SIGKILL."""
+    import os
+
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=5)
+    except Exception:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _overall(tests: list[TestRecord]) -> RunStatus:
+    if any(t.status == "failed" for t in tests):
+        return "failed"
+    if any(t.status == "invalid" for t in tests):
+        return "invalid"
+    return "complete"

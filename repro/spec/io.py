@@ -1,0 +1,169 @@
+"""Read and write experiment specs: schema-version check first, then clear field-level errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from repro.errors import SpecError
+from repro.spec.models import SUPPORTED_SCHEMAS, ExperimentSpec
+
+#: fields left out of the spec id: the id itself and what was observed when it ran
+ID_EXCLUDED = ("id", "original")
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys, no whitespace: the form that is hashed."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def spec_id(spec: ExperimentSpec) -> str:
+    """sha256 of the canonical JSON of the spec, without its id and its observed original.
+
+    Defaults are filled in first, so writing a default out or leaving it away gives the same
+    id; `original` is left out because two captures of one experiment observe different numbers.
+    """
+    data = spec.model_dump(mode="json", by_alias=True)
+    for key in ID_EXCLUDED:
+        data.pop(key, None)
+    return hashlib.sha256(canonical_json(data).encode()).hexdigest()
+
+
+def json_path(loc: tuple[int | str, ...], raw: Any) -> str:
+    """Turn a pydantic error location into a JSON path of the user's document.
+
+    Discriminated unions put their tag into the location (`backend.onnxruntime.options`);
+    elements that are not in the document are dropped, except a last, missing field.
+    """
+    path = "$"
+    node = raw
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(node, dict) and part in node:
+            path += f".{part}"
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            path += f"[{part}]"
+            node = node[part]
+        elif last and isinstance(part, str) and part not in ("function-after",):
+            path += f".{part}"
+        # else: a union tag or validator name, not part of the document
+    return path
+
+
+def _describe(err: dict[str, Any]) -> str:
+    msg = str(err["msg"])
+    if err["type"] == "extra_forbidden":
+        return "unknown field; remove it or check its spelling"
+    if err["type"] == "missing":
+        return "required field is missing"
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if err["type"] == "string_pattern_mismatch" and "sha256" in str(err.get("loc", "")):
+        return f"{msg} (a sha256 is 64 lowercase hex digits)"
+    return msg
+
+
+def format_validation_error(source: str, exc: ValidationError, raw: Any) -> str:
+    """One message naming the file and, per problem, the JSON path and what was expected."""
+    lines = [f"{source}: invalid experiment spec ({exc.error_count()} problem(s))"]
+    for err in exc.errors():
+        where = json_path(tuple(err["loc"]), raw)
+        got = ""
+        if err["type"] not in ("missing", "extra_forbidden") and "input" in err:
+            shown = json.dumps(err["input"], default=str)
+            got = f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
+        lines.append(f"  {where}: {_describe(err)}{got}")
+    return "\n".join(lines)
+
+
+def parse_spec(raw: Any, *, source: str) -> ExperimentSpec:
+    """Validate an already-parsed JSON document as an experiment spec."""
+    if not isinstance(raw, dict):
+        raise SpecError(f"{source}: $: expected a JSON object, got {type(raw).__name__}")
+    version = raw.get("schema")
+    if version is None:
+        raise SpecError(
+            f"{source}: $.schema: required field is missing",
+            hint=f'add "schema": "{SUPPORTED_SCHEMAS[-1]}"',
+        )
+    if version not in SUPPORTED_SCHEMAS:
+        raise SpecError(
+            f"{source}: $.schema: unsupported schema version {version!r}; "
+            f"this repro reads {', '.join(SUPPORTED_SCHEMAS)}",
+            hint="upgrade repro, or write the spec for a supported version",
+        )
+    try:
+        return ExperimentSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(
+            format_validation_error(source, exc, raw),
+            hint="`repro schema` prints the JSON Schema of a valid spec",
+        ) from None
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; a syntax error names the file, line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SpecError(f"{path}: is a directory, expected a JSON file") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(
+            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def load_spec(path: Path, *, check_id: bool = True) -> ExperimentSpec:
+    """Read, validate and (unless told otherwise) check the id of a spec file."""
+    spec = parse_spec(read_json(path), source=str(path))
+    if check_id and spec.id is not None and spec.id != spec_id(spec):
+        raise SpecError(
+            f"{path}: $.id: {spec.id} is not the digest of this spec ({spec_id(spec)}); "
+            "the spec was edited after its id was computed",
+            hint=f"run `repro validate --fix-id {path}` to rewrite the id",
+        )
+    return spec
+
+
+def with_id(spec: ExperimentSpec) -> ExperimentSpec:
+    """The same spec with its id filled in."""
+    return spec.model_copy(update={"id": spec_id(spec)})
+
+
+def dump_spec(spec: ExperimentSpec) -> str:
+    """The spec as pretty JSON, None-valued optional fields left out."""
+    data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write to a temporary name in the same folder, then rename over the target."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_spec(spec: ExperimentSpec, path: Path) -> ExperimentSpec:
+    """Fill in the id and write the spec atomically; returns the spec as written."""
+    spec = with_id(spec)
+    atomic_write_text(path, dump_spec(spec))
+    return spec

@@ -1,0 +1,180 @@
+"""Semantic checks of a spec beyond its schema: references, lock files, LoadGen's own rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from repro.artifacts.cache import sha256_file
+from repro.artifacts.fetch import resolve_path
+from repro.artifacts.recipes import RECIPES
+from repro.errors import SpecError
+from repro.spec.io import load_spec
+from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName
+
+#: TestSettings fields that belong to one scenario only
+SCENARIO_FIELDS: dict[ScenarioName, tuple[str, ...]] = {
+    "SingleStream": ("single_stream_expected_latency_ns", "single_stream_target_latency_percentile"),
+    "MultiStream": (
+        "multi_stream_expected_latency_ns",
+        "multi_stream_samples_per_query",
+        "multi_stream_target_latency_percentile",
+    ),
+    "Server": (
+        "server_target_qps",
+        "server_target_latency_ns",
+        "server_target_latency_percentile",
+        "server_coalesce_queries",
+        "server_max_async_queries",
+    ),
+    "Offline": ("offline_expected_qps",),
+}
+#: fields without which LoadGen's run would be meaningless for the scenario
+REQUIRED_FIELDS: dict[ScenarioName, tuple[str, ...]] = {
+    "SingleStream": ("single_stream_expected_latency_ns",),
+    "MultiStream": ("multi_stream_expected_latency_ns",),
+    "Server": ("server_target_qps", "server_target_latency_ns"),
+    "Offline": ("offline_expected_qps",),
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding of `repro validate`: where in the spec, what, and how bad."""
+
+    where: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+
+def _check_lock(lock: LockFile, where: str, base: Path) -> list[Problem]:
+    path = resolve_path(lock.path, base)
+    if not path.is_file():
+        return [Problem(f"{where}.path", f"lock file {lock.path} does not exist (looked at {path})")]
+    got = sha256_file(path)
+    if got != lock.sha256:
+        return [
+            Problem(
+                f"{where}.sha256",
+                f"lock file {lock.path} has sha256 {got}, the spec pins {lock.sha256}; "
+                "re-capture the environment or restore the lock file",
+            )
+        ]
+    return []
+
+
+def _check_settings(name: ScenarioName, s: LoadGenSettings, where: str) -> list[Problem]:
+    problems = []
+    foreign = [
+        f
+        for other, fields in SCENARIO_FIELDS.items()
+        if other != name
+        for f in fields
+        if getattr(s, f) is not None
+    ]
+    problems += [
+        Problem(f"{where}.settings.{f}", f"does not apply to the {name} scenario; remove it")
+        for f in foreign
+    ]
+    problems += [
+        Problem(f"{where}.settings.{f}", f"required for the {name} scenario")
+        for f in REQUIRED_FIELDS[name]
+        if getattr(s, f) is None
+    ]
+    if s.min_query_count == 0 and s.min_duration_ms == 0:
+        problems.append(
+            Problem(f"{where}.settings", "min_duration_ms and min_query_count are both 0")
+        )
+    return problems
+
+
+def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
+    """Every semantic problem of a schema-valid spec; an empty list means it is runnable."""
+    base = spec_path.parent
+    problems: list[Problem] = []
+    for name, art in spec.artifacts.items():
+        where = f"$.artifacts.{name}"
+        if art.recipe is not None:
+            recipe = RECIPES.get(art.recipe)
+            if recipe is None:
+                problems.append(
+                    Problem(f"{where}.recipe", f"unknown recipe; expected one of {sorted(RECIPES)}")
+                )
+            else:
+                try:
+                    recipe.resolve(art.params, where=where)
+                except SpecError as exc:
+                    problems.append(Problem(f"{where}.params", exc.message))
+        if art.path is not None and not resolve_path(art.path, base).is_file():
+            problems.append(Problem(f"{where}.path", f"{art.path} does not exist"))
+    wl = spec.workload
+    for field, ref in (("model", wl.model), ("dataset", wl.dataset)):
+        if ref not in spec.artifacts:
+            problems.append(
+                Problem(
+                    f"$.workload.{field}",
+                    f"names artifact {ref!r}, which is not in $.artifacts "
+                    f"(has {sorted(spec.artifacts)})",
+                )
+            )
+    if spec.backend.name == "tvm":
+        db = spec.backend.options.tuning_database
+        if db is not None and db not in spec.artifacts:
+            problems.append(
+                Problem(
+                    "$.backend.options.tuning_database",
+                    f"names artifact {db!r}, which is not in $.artifacts",
+                )
+            )
+    for i, sc in enumerate(wl.scenarios):
+        problems += _check_settings(sc.scenario, sc.settings, f"$.workload.scenarios[{i}]")
+        per_query = sc.settings.multi_stream_samples_per_query or 1
+        if sc.scenario == "MultiStream" and per_query > wl.performance_sample_count:
+            problems.append(
+                Problem(
+                    f"$.workload.scenarios[{i}].settings.multi_stream_samples_per_query",
+                    "larger than performance_sample_count",
+                )
+            )
+    env = spec.environment
+    for attr in ("python_lock", "flake_lock", "spack_lock", "spack_yaml"):
+        lock = getattr(env, attr, None)
+        if lock is not None:
+            problems += _check_lock(lock, f"$.environment.{attr}", base)
+    if "accuracy" in wl.modes and wl.accuracy.metric == "agreement":
+        ref = spec.original.reference_predictions if spec.original else None
+        if ref is None:
+            problems.append(
+                Problem(
+                    "$.original.reference_predictions",
+                    "accuracy metric 'agreement' has no reference predictions yet; "
+                    "`repro capture` records them",
+                    "warning",
+                )
+            )
+        elif len(ref.top1) != wl.total_sample_count:
+            problems.append(
+                Problem(
+                    "$.original.reference_predictions.top1",
+                    f"has {len(ref.top1)} entries, total_sample_count is "
+                    f"{wl.total_sample_count}",
+                )
+            )
+    return problems
+
+
+def validate_file(path: Path) -> tuple[ExperimentSpec, list[Problem]]:
+    """Load (schema check) then check semantics; schema errors raise SpecError."""
+    spec = load_spec(path)
+    return spec, check(spec, path)
+
+
+def require_valid(path: Path) -> ExperimentSpec:
+    """Load a spec and raise SpecError listing every semantic error."""
+    spec, problems = validate_file(path)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        lines = "\n".join(f"  {p.where}: {p.message}" for p in errors)
+        raise SpecError(f"{path}: invalid experiment spec ({len(errors)} problem(s))\n{lines}")
+    return spec
