@@ -18,8 +18,6 @@ def fetch_all(
 ) -> dict[str, Materialized]:
     """Every artifact of the spec, verified, in the spec's order."""
     return {
-        name: materialize(
-            name, art, base_dir=spec_path.parent, cache=cache, progress=progress
-        )
+        name: materialize(name, art, base_dir=spec_path.parent, cache=cache, progress=progress)
         for name, art in spec.artifacts.items()
     }

@@ -105,7 +105,7 @@ def _container() -> str | None:
     for name in ("docker", "kubepods", "containerd", "lxc"):
         if name in cgroup:
             return name
-    return None if cgroup else None
+    return None
 
 
 def _os_release() -> str | None:
@@ -122,8 +122,12 @@ def _gpus() -> list[dict[str, str]] | None:
         return None
     try:
         proc = _subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,uuid",
-             "--format=csv,noheader"], timeout_s=5,
+            [
+                "nvidia-smi",
+                "--query-gpu=name,driver_version,memory.total,uuid",
+                "--format=csv,noheader",
+            ],
+            timeout_s=5,
         )
     except (OSError, TimeoutError):
         return None
@@ -158,8 +162,10 @@ def _native(deep: bool) -> dict[str, Any]:
         import tvm
 
         info = tvm.support.libinfo()
-        out["tvm"] = {"version": tvm.__version__,
-                      "libinfo": {k: str(v) for k, v in dict(info).items()}}
+        out["tvm"] = {
+            "version": tvm.__version__,
+            "libinfo": {k: str(v) for k, v in dict(info).items()},
+        }
     except ImportError:
         out["tvm"] = None
     return out

@@ -26,7 +26,7 @@ from repro.harness.logs import ACCURACY, read_logs
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.worker import RESULT_FILE
 from repro.runs import RUN_FILE, RunRecord, RunStatus, TestRecord
-from repro.spec.io import atomic_write_text
+from repro.spec.io import atomic_write_text, spec_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
 
 Reporter = Callable[[str], None]
@@ -90,7 +90,10 @@ def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) 
         value = getattr(opts, key)
         if value is not None:
             settings[key] = value
-    if settings.get("max_duration_ms") and settings["max_duration_ms"] < settings["min_duration_ms"]:
+    if (
+        settings.get("max_duration_ms")
+        and settings["max_duration_ms"] < settings["min_duration_ms"]
+    ):
         settings["max_duration_ms"] = 0
     return settings
 
@@ -116,7 +119,7 @@ def selected(spec: ExperimentSpec, opts: ReplayOptions) -> list[tuple[ScenarioNa
 def _expected_seconds(settings: dict[str, Any], mode: str) -> float:
     if mode == "accuracy":
         return 2.0
-    return settings.get("min_duration_ms", 10000) / 1000 + 1.0
+    return float(settings.get("min_duration_ms", 10000)) / 1000 + 1.0
 
 
 class Replayer:
@@ -148,8 +151,9 @@ class Replayer:
         pairs = selected(spec, opts)
         self.artifacts = {
             name: m.path
-            for name, m in fetch_all(spec, self.spec_path, cache=self.cache, progress=self.report)
-            .items()
+            for name, m in fetch_all(
+                spec, self.spec_path, cache=self.cache, progress=self.report
+            ).items()
         }
         run_id = opts.run_id or new_run_id()
         parent = opts.results_dir / spec.name
@@ -161,18 +165,29 @@ class Replayer:
         record = RunRecord(
             run_id=run_id,
             spec_name=spec.name,
-            spec_id=spec.id or "",
+            spec_id=spec_id(spec),
             spec_path=str(self.spec_path),
             status="interrupted",
             started_utc=_utc_now(),
             repro_version=__version__,
-            environment={"manager": self.env.manager, "reason": self.env.reason,
-                         **self.env.details},
-            overrides={k: v for k, v in {
-                "scenarios": list(opts.scenarios), "modes": list(opts.modes),
-                "min_duration_ms": opts.min_duration_ms, "min_query_count": opts.min_query_count,
-                "max_duration_ms": opts.max_duration_ms, "repeat": opts.repeat,
-                **opts.overrides}.items() if v not in (None, [], {})},
+            environment={
+                "manager": self.env.manager,
+                "reason": self.env.reason,
+                **self.env.details,
+            },
+            overrides={
+                k: v
+                for k, v in {
+                    "scenarios": list(opts.scenarios),
+                    "modes": list(opts.modes),
+                    "min_duration_ms": opts.min_duration_ms,
+                    "min_query_count": opts.min_query_count,
+                    "max_duration_ms": opts.max_duration_ms,
+                    "repeat": opts.repeat,
+                    **opts.overrides,
+                }.items()
+                if v not in (None, [], {})
+            },
         )
         t0 = time.monotonic()
         try:
@@ -204,18 +219,16 @@ class Replayer:
         data: dict[str, Any] = json.loads(proc.stdout)
         return data
 
-    def _request(
-        self, scenario: ScenarioName, mode: ModeName, out_dir: Path
-    ) -> WorkerRequest:
+    def _request(self, scenario: ScenarioName, mode: ModeName, out_dir: Path) -> WorkerRequest:
         spec, wl = self.spec, self.spec.workload
         options = spec.backend.options.model_dump(mode="json")
         if spec.backend.name == "tvm":
-            db = spec.backend.options.tuning_database  # type: ignore[union-attr]
+            db = spec.backend.options.tuning_database
             options["tuning_database_path"] = str(self.artifacts[db]) if db else None
             options["model_sha256"] = spec.artifacts[wl.model].sha256
             options["cache_dir"] = str(self.cache.root)
         return WorkerRequest(
-            spec_id=spec.id or "",
+            spec_id=spec_id(spec),
             spec_name=spec.name,
             scenario=scenario,
             mode=mode,
@@ -258,16 +271,22 @@ class Replayer:
             raise
         return self._collect(req, rel, out_dir, rc, k)
 
-    def _collect(
-        self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int
-    ) -> TestRecord:
-        base = {"scenario": req.scenario, "mode": req.mode, "repeat": k, "dir": rel,
-                "settings": req.settings}
+    def _collect(self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int) -> TestRecord:
+        base = {
+            "scenario": req.scenario,
+            "mode": req.mode,
+            "repeat": k,
+            "dir": rel,
+            "settings": req.settings,
+        }
         result_path = out_dir / RESULT_FILE
         if not result_path.is_file():
             log_tail = (out_dir / "worker.log").read_text(errors="replace")[-1500:]
-            return TestRecord(**base, status="failed",
-                              error=f"worker exited with {rc} and wrote no result: {log_tail}")
+            return TestRecord(
+                **base,
+                status="failed",
+                error=f"worker exited with {rc} and wrote no result: {log_tail}",
+            )
         result = WorkerResult.model_validate_json(result_path.read_text())
         if result.status == "failed":
             return TestRecord(**base, status="failed", error=result.error)

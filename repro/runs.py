@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from repro.errors import SpecError
 from repro.spec.models import ModeName, ScenarioName
 
-RUN_SCHEMA = "repro.run/v1"
+RUN_SCHEMA: Final = "repro.run/v1"
 RUN_FILE = "run.json"
 RunStatus = Literal["complete", "invalid", "failed", "interrupted"]
 
@@ -94,6 +94,7 @@ def list_runs(results_dir: Path) -> list[Path]:
     if not results_dir.is_dir():
         return []
     return sorted(
-        p for p in results_dir.iterdir()
+        p
+        for p in results_dir.iterdir()
         if p.is_dir() and not p.name.startswith(".") and (p / RUN_FILE).is_file()
     )

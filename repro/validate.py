@@ -15,7 +15,10 @@ from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, Scenari
 
 #: TestSettings fields that belong to one scenario only
 SCENARIO_FIELDS: dict[ScenarioName, tuple[str, ...]] = {
-    "SingleStream": ("single_stream_expected_latency_ns", "single_stream_target_latency_percentile"),
+    "SingleStream": (
+        "single_stream_expected_latency_ns",
+        "single_stream_target_latency_percentile",
+    ),
     "MultiStream": (
         "multi_stream_expected_latency_ns",
         "multi_stream_samples_per_query",
@@ -51,7 +54,9 @@ class Problem:
 def _check_lock(lock: LockFile, where: str, base: Path) -> list[Problem]:
     path = resolve_path(lock.path, base)
     if not path.is_file():
-        return [Problem(f"{where}.path", f"lock file {lock.path} does not exist (looked at {path})")]
+        return [
+            Problem(f"{where}.path", f"lock file {lock.path} does not exist (looked at {path})")
+        ]
     got = sha256_file(path)
     if got != lock.sha256:
         return [
@@ -109,12 +114,12 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
         if art.path is not None and not resolve_path(art.path, base).is_file():
             problems.append(Problem(f"{where}.path", f"{art.path} does not exist"))
     wl = spec.workload
-    for field, ref in (("model", wl.model), ("dataset", wl.dataset)):
-        if ref not in spec.artifacts:
+    for field, name in (("model", wl.model), ("dataset", wl.dataset)):
+        if name not in spec.artifacts:
             problems.append(
                 Problem(
                     f"$.workload.{field}",
-                    f"names artifact {ref!r}, which is not in $.artifacts "
+                    f"names artifact {name!r}, which is not in $.artifacts "
                     f"(has {sorted(spec.artifacts)})",
                 )
             )
@@ -157,8 +162,7 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
             problems.append(
                 Problem(
                     "$.original.reference_predictions.top1",
-                    f"has {len(ref.top1)} entries, total_sample_count is "
-                    f"{wl.total_sample_count}",
+                    f"has {len(ref.top1)} entries, total_sample_count is {wl.total_sample_count}",
                 )
             )
     return problems

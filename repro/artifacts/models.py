@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -13,8 +14,8 @@ class _GraphBuilder:
 
     def __init__(self, rng: np.random.Generator) -> None:
         self.rng = rng
-        self.nodes: list[object] = []
-        self.inits: list[object] = []
+        self.nodes: list[Any] = []
+        self.inits: list[Any] = []
         self._n = 0
 
     def name(self, prefix: str) -> str:
@@ -28,16 +29,14 @@ class _GraphBuilder:
         self.inits.append(numpy_helper.from_array(value, name))
         return name
 
-    def node(self, op: str, inputs: list[str], **attrs: object) -> str:
+    def node(self, op: str, inputs: list[str], **attrs: Any) -> str:
         from onnx import helper
 
         out = self.name(op.lower())
         self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
         return out
 
-    def conv(
-        self, x: str, c_in: int, c_out: int, k: int, stride: int, *, gain: float = 1.0
-    ) -> str:
+    def conv(self, x: str, c_in: int, c_out: int, k: int, stride: int, *, gain: float = 1.0) -> str:
         """Conv with its batch norm folded into weights and bias (as in inference graphs)."""
         std = gain * np.sqrt(2.0 / (c_in * k * k))
         w = (self.rng.standard_normal((c_out, c_in, k, k)) * std).astype(np.float32)
@@ -91,7 +90,9 @@ def write_resnet50(out: Path, *, seed: int, num_classes: int, base_width: int, o
         [helper.make_tensor_value_info("input_tensor:0", TensorProto.FLOAT, ["N", 3, 224, 224])],
         [
             helper.make_tensor_value_info("ArgMax:0", TensorProto.INT64, ["N"]),
-            helper.make_tensor_value_info("softmax_tensor:0", TensorProto.FLOAT, ["N", num_classes]),
+            helper.make_tensor_value_info(
+                "softmax_tensor:0", TensorProto.FLOAT, ["N", num_classes]
+            ),
         ],
         g.inits,
     )
@@ -142,7 +143,9 @@ def write_digits_mlp(
 
 def _save(graph: object, opset: int, out: Path, onnx: object, helper: object) -> None:
     model = helper.make_model(  # type: ignore[attr-defined]
-        graph, producer_name="repro", opset_imports=[helper.make_opsetid("", opset)]  # type: ignore[attr-defined]
+        graph,
+        producer_name="repro",
+        opset_imports=[helper.make_opsetid("", opset)],  # type: ignore[attr-defined]
     )
     model.ir_version = 8
     onnx.checker.check_model(model)  # type: ignore[attr-defined]

@@ -43,9 +43,7 @@ class Recipe:
             if want is float and isinstance(value, int) and not isinstance(value, bool):
                 ok, value = True, float(value)
             if not ok:
-                raise SpecError(
-                    f"{where}.params.{key}: expected {want.__name__}, got {value!r}"
-                )
+                raise SpecError(f"{where}.params.{key}: expected {want.__name__}, got {value!r}")
             if key in self.choices and value not in self.choices[key]:
                 raise SpecError(
                     f"{where}.params.{key}: expected one of {list(self.choices[key])}, "

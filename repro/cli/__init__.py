@@ -33,8 +33,9 @@ class ReproGroup(click.Group):
                 traceback.print_exc()
             else:
                 click.secho(f"internal error: {type(exc).__name__}: {exc}", err=True, fg="red")
-                click.echo("hint: this is a bug in repro; rerun with --debug for the traceback",
-                           err=True)
+                click.echo(
+                    "hint: this is a bug in repro; rerun with --debug for the traceback", err=True
+                )
             ctx.exit(EXIT_INTERNAL)
 
 

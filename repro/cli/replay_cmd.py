@@ -15,32 +15,81 @@ from repro.spec.models import SCENARIOS
 
 @click.command()
 @click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
-@click.option("--scenario", "-s", "scenarios", multiple=True, type=click.Choice(SCENARIOS),
-              help="Run only this scenario (repeatable). Default: all in the spec.")
-@click.option("--mode", "-m", "modes", multiple=True,
-              type=click.Choice(["performance", "accuracy"]),
-              help="Run only this mode (repeatable). Default: the spec's modes.")
-@click.option("--min-duration-ms", type=click.IntRange(min=0), default=None,
-              help="Override min_duration_ms of every scenario (quick runs).")
-@click.option("--min-query-count", type=click.IntRange(min=0), default=None,
-              help="Override min_query_count of every scenario.")
-@click.option("--max-duration-ms", type=click.IntRange(min=0), default=None,
-              help="Override max_duration_ms of every scenario.")
-@click.option("--repeat", "-n", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Independent performance runs per scenario, for the report's statistics.")
-@click.option("--env", "env_name", default="auto", show_default=True,
-              type=click.Choice(["auto", "native", "venv", "nix", "spack", "docker"]),
-              help="Where the worker runs: auto takes the captured manager if installed, "
-              "else venv.")
-@click.option("--results-dir", "-o", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("results"), show_default=True, help="Parent of results/<name>/.")
+@click.option(
+    "--scenario",
+    "-s",
+    "scenarios",
+    multiple=True,
+    type=click.Choice(SCENARIOS),
+    help="Run only this scenario (repeatable). Default: all in the spec.",
+)
+@click.option(
+    "--mode",
+    "-m",
+    "modes",
+    multiple=True,
+    type=click.Choice(["performance", "accuracy"]),
+    help="Run only this mode (repeatable). Default: the spec's modes.",
+)
+@click.option(
+    "--min-duration-ms",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Override min_duration_ms of every scenario (quick runs).",
+)
+@click.option(
+    "--min-query-count",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Override min_query_count of every scenario.",
+)
+@click.option(
+    "--max-duration-ms",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Override max_duration_ms of every scenario.",
+)
+@click.option(
+    "--repeat",
+    "-n",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Independent performance runs per scenario, for the report's statistics.",
+)
+@click.option(
+    "--env",
+    "env_name",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", "native", "venv", "nix", "spack", "docker"]),
+    help="Where the worker runs: auto takes the captured manager if installed, else venv.",
+)
+@click.option(
+    "--results-dir",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Parent of results/<name>/.",
+)
 @click.option("--run-id", default=None, help="Name of the run directory (default: time-based).")
 @cache_dir_option
 @json_option
-def replay(spec_path: Path, scenarios: tuple[str, ...], modes: tuple[str, ...],
-           min_duration_ms: int | None, min_query_count: int | None,
-           max_duration_ms: int | None, repeat: int, env_name: str, results_dir: Path,
-           run_id: str | None, cache_dir: Path | None, as_json: bool) -> None:
+def replay(
+    spec_path: Path,
+    scenarios: tuple[str, ...],
+    modes: tuple[str, ...],
+    min_duration_ms: int | None,
+    min_query_count: int | None,
+    max_duration_ms: int | None,
+    repeat: int,
+    env_name: str,
+    results_dir: Path,
+    run_id: str | None,
+    cache_dir: Path | None,
+    as_json: bool,
+) -> None:
     """Replay an experiment: verify artifacts, realize the environment, run LoadGen.
 
     Writes results/<name>/<run-id>/ with LoadGen's logs per scenario and mode, and run.json.
@@ -51,22 +100,26 @@ def replay(spec_path: Path, scenarios: tuple[str, ...], modes: tuple[str, ...],
       repro replay specs/ort-digits.json --min-duration-ms 1000 --repeat 3
     """
     from repro.environments import realize
-    from repro.replay import ReplayOptions, Replayer
+    from repro.replay import Replayer, ReplayOptions
     from repro.validate import require_valid
 
     spec = require_valid(spec_path)
     opts = ReplayOptions(
         scenarios=tuple(scenarios),  # type: ignore[arg-type]
         modes=tuple(modes),  # type: ignore[arg-type]
-        min_duration_ms=min_duration_ms, min_query_count=min_query_count,
-        max_duration_ms=max_duration_ms, repeat=repeat, results_dir=results_dir,
+        min_duration_ms=min_duration_ms,
+        min_query_count=min_query_count,
+        max_duration_ms=max_duration_ms,
+        repeat=repeat,
+        results_dir=results_dir,
         run_id=run_id,
     )
     cache = ArtifactCache(cache_dir)
     env = realize(env_name, spec, spec_path, cache.root / "envs")
     note(f"environment: {env.manager} ({env.reason})")
-    run_dir, record = Replayer(spec, spec_path, env, cache=cache, opts=opts, report=note,
-                               progress=TimedBar).run()
+    run_dir, record = Replayer(
+        spec, spec_path, env, cache=cache, opts=opts, report=note, progress=TimedBar
+    ).run()
     if as_json:
         click.echo(record.model_dump_json(indent=2, by_alias=True))
     else:
@@ -74,12 +127,18 @@ def replay(spec_path: Path, scenarios: tuple[str, ...], modes: tuple[str, ...],
     if record.status != "complete":
         bad = [t for t in record.tests if t.status != "valid"]
         details = "; ".join(
-            f"{t.scenario} {t.mode}: {t.status}" + (f" ({t.error or t.metrics.get('errors')})"
-                                                     if t.error or t.metrics.get("errors") else "")
+            f"{t.scenario} {t.mode}: {t.status}"
+            + (
+                f" ({t.error or t.metrics.get('errors')})"
+                if t.error or t.metrics.get("errors")
+                else ""
+            )
             for t in bad
         )
-        raise RunError(f"run {record.status}: {details}",
-                       hint=f"LoadGen's logs are in {run_dir}; mlperf_log_summary.txt says why")
+        raise RunError(
+            f"run {record.status}: {details}",
+            hint=f"LoadGen's logs are in {run_dir}; mlperf_log_summary.txt says why",
+        )
 
 
 def print_run_summary(run_dir: Path, record: object) -> None:
@@ -102,4 +161,3 @@ def print_run_summary(run_dir: Path, record: object) -> None:
         if t.error:
             parts.append(t.error.splitlines()[0][:120])
         click.echo("  " + "  ".join(parts))
-

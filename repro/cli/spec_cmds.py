@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -112,11 +113,20 @@ def fetch(specs: tuple[Path, ...], cache_dir: Path | None, as_json: bool) -> Non
     for path in specs:
         spec = require_valid(path)
         for m in fetch_all(spec, path, cache=cache, progress=note).values():
-            out.append({"spec": str(path), "artifact": m.name, "sha256": m.sha256,
-                        "size_bytes": m.size_bytes, "path": str(m.path), "origin": m.origin})
+            out.append(
+                {
+                    "spec": str(path),
+                    "artifact": m.name,
+                    "sha256": m.sha256,
+                    "size_bytes": m.size_bytes,
+                    "path": str(m.path),
+                    "origin": m.origin,
+                }
+            )
             if not as_json:
-                click.echo(f"{spec.name}: {m.name}: {m.sha256[:16]} {m.size_bytes} B "
-                           f"({m.origin}) {m.path}")
+                click.echo(
+                    f"{spec.name}: {m.name}: {m.sha256[:16]} {m.size_bytes} B ({m.origin}) {m.path}"
+                )
     if as_json:
         click.echo(json.dumps(out, indent=2))
 
@@ -130,9 +140,14 @@ def recipe() -> None:
 @json_option
 def recipe_list(as_json: bool) -> None:
     """List the registered recipes and their default parameters."""
-    rows = [
-        {"name": r.name, "defaults": dict(r.defaults), "media_type": r.media_type,
-         "deterministic_across_cpus": r.deterministic_across_cpus, "description": r.description}
+    rows: list[dict[str, Any]] = [
+        {
+            "name": r.name,
+            "defaults": dict(r.defaults),
+            "media_type": r.media_type,
+            "deterministic_across_cpus": r.deterministic_across_cpus,
+            "description": r.description,
+        }
         for r in RECIPES.values()
     ]
     if as_json:
@@ -178,4 +193,3 @@ def recipe_run(name: str, output: Path, params: tuple[str, ...]) -> None:
     finally:
         tmp.unlink(missing_ok=True)
     click.echo(f"{sha256_file(output)}  {output}")
-

@@ -34,14 +34,19 @@ def choose(name: str, spec: ExperimentSpec) -> tuple[str, str]:
     if name != "auto":
         ok, why = get_manager(name).available()
         if not ok:
-            raise EnvironmentSetupError(f"environment {name!r} is not usable here: {why}",
-                                        hint="use --env auto, venv or native")
+            raise EnvironmentSetupError(
+                f"environment {name!r} is not usable here: {why}",
+                hint="use --env auto, venv or native",
+            )
         return name, f"asked for with --env {name}"
     captured = spec.environment.manager
     ok, why = get_manager(captured).available()
     if ok:
         return captured, f"auto: the captured manager {captured!r} is available"
-    return "venv", f"auto: the captured manager {captured!r} is not usable here ({why}); fell back to venv"
+    return (
+        "venv",
+        f"auto: the captured manager {captured!r} is not usable here ({why}); fell back to venv",
+    )
 
 
 def realize(name: str, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:

@@ -11,17 +11,48 @@ from repro.spec.models import ExperimentSpec
 
 #: variables that change results or speed; passed to the worker and recorded in fingerprints
 RESULT_VARIABLE_PREFIXES = (
-    "OMP_", "MKL_", "KMP_", "OPENBLAS_", "GOTO_", "BLIS_", "TVM_", "ORT_", "ONNXRUNTIME_",
-    "CUDA_", "NVIDIA_", "HIP_", "ROCR_", "DNNL_", "ONEDNN_", "TF_", "XLA_",
+    "OMP_",
+    "MKL_",
+    "KMP_",
+    "OPENBLAS_",
+    "GOTO_",
+    "BLIS_",
+    "TVM_",
+    "ORT_",
+    "ONNXRUNTIME_",
+    "CUDA_",
+    "NVIDIA_",
+    "HIP_",
+    "ROCR_",
+    "DNNL_",
+    "ONEDNN_",
+    "TF_",
+    "XLA_",
 )
-BASE_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "USER",
-                  "REPRO_CACHE_DIR", "XDG_CACHE_HOME", "NIX_PATH", "NIX_REMOTE", "SPACK_ROOT")
+BASE_VARIABLES = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+    "USER",
+    "REPRO_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "NIX_PATH",
+    "NIX_REMOTE",
+    "SPACK_ROOT",
+)
 
 
 def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     """A whitelisted copy of this process's environment, as pyperf gives its workers."""
-    env = {k: v for k, v in os.environ.items()
-           if k in BASE_VARIABLES or k.startswith(RESULT_VARIABLE_PREFIXES)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in BASE_VARIABLES or k.startswith(RESULT_VARIABLE_PREFIXES)
+    }
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONHASHSEED"] = "0"
     env.update(extra or {})

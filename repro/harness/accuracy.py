@@ -50,5 +50,5 @@ def score(
     got = preds.top1 + class_offset
     want = reference[preds.indices]
     correct = int(np.sum(got == want))
-    total = int(len(preds.indices))
+    total = len(preds.indices)
     return {"value": correct / total if total else 0.0, "correct": correct, "total": total}

@@ -21,7 +21,7 @@ def open_npz_array(path: Path, key: str) -> np.ndarray:
             raise KeyError(f"{path.name} has no array {key!r} (has {names})") from None
         if info.compress_type != zipfile.ZIP_STORED:
             with zf.open(info) as fh:
-                return np.lib.format.read_array(fh, allow_pickle=False)  # type: ignore[no-any-return]
+                return np.lib.format.read_array(fh, allow_pickle=False)
     with path.open("rb") as fh:
         fh.seek(info.header_offset + 26)
         name_len = int.from_bytes(fh.read(2), "little")

@@ -202,8 +202,6 @@ def run_test(
         else:
             lg.DestroySUT(sut)
         lg.DestroyQSL(qsl)
-    if scenario == "SingleStream":
-        log.samples = len(log.values)
-    elif scenario == "Server":
+    if scenario == "SingleStream" or scenario == "Server":
         log.samples = len(log.values)
     return log

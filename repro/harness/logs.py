@@ -22,8 +22,12 @@ SUMMARY = "mlperf_log_summary.txt"
 DETAIL = "mlperf_log_detail.txt"
 ACCURACY = "mlperf_log_accuracy.json"
 
-_MODES = {"PerformanceOnly": "performance", "AccuracyOnly": "accuracy",
-          "SubmissionRun": "submission", "FindPeakPerformance": "find_peak"}
+_MODES = {
+    "PerformanceOnly": "performance",
+    "AccuracyOnly": "accuracy",
+    "SubmissionRun": "submission",
+    "FindPeakPerformance": "find_peak",
+}
 
 
 def _pct_name(pct: str) -> str:
@@ -199,10 +203,15 @@ def read_logs(folder: Path) -> Metrics:
     if summary.is_file():
         out.update(parse_summary_text(summary.read_text(errors="replace")))
     if detail.is_file():
-        out.update({k: v for k, v in parse_detail_text(detail.read_text(errors="replace")).items()
-                    if v is not None})
+        out.update(
+            {
+                k: v
+                for k, v in parse_detail_text(detail.read_text(errors="replace")).items()
+                if v is not None
+            }
+        )
     if out.get("samples_per_second") is None and out.get("queries_per_second") is not None:
         qps = float(out["queries_per_second"])  # type: ignore[arg-type]
         spq = out.get("samples_per_query") or 1
-        out["samples_per_second"] = qps * float(spq)  # type: ignore[arg-type]
+        out["samples_per_second"] = qps * float(spq)
     return out

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def json_path(loc: tuple[int | str, ...], raw: Any) -> str:
     return path
 
 
-def _describe(err: dict[str, Any]) -> str:
+def _describe(err: Mapping[str, Any]) -> str:
     msg = str(err["msg"])
     if err["type"] == "extra_forbidden":
         return "unknown field; remove it or check its spelling"

@@ -7,11 +7,11 @@ Format history (the `schema` field):
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-SCHEMA_V1 = "repro.experiment/v1"
+SCHEMA_V1: Final = "repro.experiment/v1"
 SUPPORTED_SCHEMAS = (SCHEMA_V1,)
 
 Sha256 = Annotated[
@@ -174,6 +174,10 @@ class AccuracySpec(_Model):
     labels_key: str = Field("labels", description="array of labels inside the dataset artifact")
 
 
+def _both_modes() -> list[ModeName]:
+    return ["performance", "accuracy"]
+
+
 class Workload(_Model):
     """What LoadGen runs: the model on the data set, scenario by scenario."""
 
@@ -192,9 +196,7 @@ class Workload(_Model):
     performance_sample_count: PosInt
     batch_size: PosInt = Field(1, description="largest batch the SUT runs (Offline, Server)")
     scenarios: Annotated[list[ScenarioSpec], Field(min_length=1)]
-    modes: Annotated[list[ModeName], Field(min_length=1)] = Field(
-        default_factory=lambda: ["performance", "accuracy"]
-    )
+    modes: Annotated[list[ModeName], Field(min_length=1)] = Field(default_factory=_both_modes)
     seeds: Seeds
     accuracy: AccuracySpec
 

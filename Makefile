@@ -1,0 +1,38 @@
+# The two commands of the README: `make demo` and `make test`. Both set up .venv first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+SPEC ?= specs/ort-digits.json
+EXTRAS ?= dev,tvm
+
+.PHONY: setup demo test lint schema bench clean
+
+$(BIN)/repro: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $(BIN)/repro
+
+setup: $(BIN)/repro
+
+demo: setup
+	$(BIN)/repro validate specs/*.json
+	$(BIN)/repro fetch $(SPEC)
+	$(BIN)/repro replay $(SPEC) --min-duration-ms 1000
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check repro tests bench
+	$(BIN)/ruff format --check repro tests bench
+	$(BIN)/mypy
+
+schema: setup
+	$(BIN)/repro schema > specs/schema/experiment-v1.schema.json
+
+bench: setup
+	$(BIN)/python bench/harness_overhead.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

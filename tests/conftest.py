@@ -1,0 +1,43 @@
+"""Shared fixtures: paths, the published fixtures beside the checkout, and a private cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture
+def shared_fixtures() -> Path:
+    """../shared/fixtures: real published MLPerf trees and lock files (absent in a user's clone)."""
+    if not SHARED_FIXTURES.is_dir():
+        pytest.skip(f"{SHARED_FIXTURES} is absent: the published fixtures come with the dev setup")
+    return SHARED_FIXTURES
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private artifact cache for the test."""
+    path = tmp_path / "cache"
+    monkeypatch.setenv("REPRO_CACHE_DIR", str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the session's real runs, so recipes are generated once."""
+    return tmp_path_factory.mktemp("shared-cache")

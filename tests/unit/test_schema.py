@@ -1,0 +1,41 @@
+"""The published JSON Schema: committed, current, and accepting every shipped spec."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.spec.schema import COMMITTED_PATH, json_schema, schema_text
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = sorted((ROOT / "specs").glob("*.json")) + sorted(
+    (ROOT / "tests" / "data" / "specs").glob("valid-*.json")
+)
+
+
+def test_committed_schema_is_current(root: Path) -> None:
+    committed = (root / COMMITTED_PATH).read_text()
+    assert committed == schema_text(), "stale schema: run `repro schema > " + COMMITTED_PATH + "`"
+
+
+def test_repro_schema_prints_the_committed_schema(root: Path) -> None:
+    result = CliRunner().invoke(cli, ["schema"])
+    assert result.exit_code == 0
+    assert result.stdout == (root / COMMITTED_PATH).read_text()
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_specs_validate_against_the_schema(path: Path) -> None:
+    jsonschema.Draft202012Validator(json_schema()).validate(json.loads(path.read_text()))
+
+
+def test_schema_rejects_an_unknown_field() -> None:
+    raw = json.loads((ROOT / "specs" / "ort-digits.json").read_text())
+    raw["surprise"] = 1
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(json_schema()).validate(raw)

@@ -1,0 +1,84 @@
+"""Each malformed spec gets exit 2 and one message naming the file, the field and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+
+CASES = [
+    ("bad-json-syntax.json", "invalid JSON at line"),
+    ("bad-wrong-type.json", "$.workload.batch_size: Input should be a valid integer"),
+    ("bad-unknown-field.json", "$.workload.bacth_size: unknown field"),
+    ("bad-missing-field.json", "$.workload.seeds: required field is missing"),
+    ("bad-schema-version.json", "$.schema: unsupported schema version 'repro.experiment/v9'"),
+    ("bad-sha256.json", "$.artifacts.dataset.sha256"),
+    (
+        "bad-negative-duration.json",
+        "$.workload.scenarios[0].settings.min_duration_ms: "
+        "Input should be greater than or equal to 0",
+    ),
+    (
+        "bad-unknown-scenario.json",
+        "$.workload.scenarios[1].scenario: Input should be 'SingleStream'",
+    ),
+    ("bad-two-sources.json", "$.artifacts.dataset: give exactly one source"),
+    (
+        "bad-foreign-setting.json",
+        "$.workload.scenarios[3].settings.server_target_qps: "
+        "does not apply to the Offline scenario",
+    ),
+    ("bad-missing-artifact-ref.json", "$.workload.model: names artifact 'weights'"),
+    ("bad-missing-lock.json", "$.environment.python_lock.path: lock file nonexistent.lock"),
+    ("bad-stale-id.json", "$.id: 1111"),
+    ("bad-perf-count.json", "performance_sample_count must be <= total_sample_count"),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), CASES)
+def test_bad_spec_exits_2_with_file_and_field(data_dir: Path, name: str, expected: str) -> None:
+    path = data_dir / "specs" / name
+    result = CliRunner().invoke(cli, ["validate", str(path)])
+    assert result.exit_code == 2, result.output
+    assert str(path) in result.stderr
+    assert expected in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_sha256_error_says_what_a_sha256_is(data_dir: Path) -> None:
+    result = CliRunner().invoke(cli, ["validate", str(data_dir / "specs" / "bad-sha256.json")])
+    assert "64 lowercase hex digits" in result.stderr
+
+
+def test_valid_spec_exits_0(data_dir: Path) -> None:
+    result = CliRunner().invoke(cli, ["validate", str(data_dir / "specs" / "valid-digits.json")])
+    assert result.exit_code == 0, result.stderr
+    assert "ok (ort-digits" in result.stdout
+
+
+def test_several_specs_report_each_and_exit_2(data_dir: Path) -> None:
+    specs = data_dir / "specs"
+    result = CliRunner().invoke(
+        cli, ["validate", str(specs / "valid-digits.json"), str(specs / "bad-sha256.json")]
+    )
+    assert result.exit_code == 2
+    assert "1 of 2 spec(s) invalid" in result.stderr
+
+
+def test_missing_file_is_bad_input(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["validate", str(tmp_path / "nope.json")])
+    assert result.exit_code == 2
+    assert "no such file" in result.stderr
+
+
+def test_fix_id_rewrites_a_stale_id(data_dir: Path, tmp_path: Path) -> None:
+    target = tmp_path / "s.json"
+    target.write_text((data_dir / "specs" / "bad-stale-id.json").read_text())
+    # the spec's relative model path must still resolve: point it at the real file
+    text = target.read_text().replace("../../../artifacts", str(data_dir.parents[1] / "artifacts"))
+    target.write_text(text)
+    assert CliRunner().invoke(cli, ["validate", "--fix-id", str(target)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["validate", str(target)]).exit_code == 0
