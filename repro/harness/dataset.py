@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import zipfile
 from pathlib import Path
 
@@ -45,6 +46,9 @@ class SampleStore:
         self.source = source
         self.loaded = np.empty((0, *source.shape[1:]), dtype=source.dtype)
         self.position = np.full(source.shape[0], -1, dtype=np.int64)
+        # Batch buffers reused across calls: a fresh multi-MB array per batch costs page faults.
+        # Safe because inference is synchronous and one batch is in flight per thread.
+        self._buffers: dict[tuple[int, int], np.ndarray] = {}
 
     def load(self, indices: list[int]) -> None:
         idx = np.asarray(indices, dtype=np.int64)
@@ -61,5 +65,12 @@ class SampleStore:
         return self.loaded[p : p + 1]
 
     def batch(self, indices: list[int] | np.ndarray) -> np.ndarray:
-        """A contiguous batch of loaded samples (one gather)."""
-        return self.loaded[self.position[np.asarray(indices, dtype=np.int64)]]
+        """A contiguous batch of loaded samples, gathered into a reused per-thread buffer."""
+        rows = self.position[np.asarray(indices, dtype=np.int64)]
+        key = (threading.get_ident(), len(rows))
+        buf = self._buffers.get(key)
+        if buf is None:
+            buf = self._buffers[key] = np.empty((len(rows), *self.loaded.shape[1:]),
+                                                dtype=self.loaded.dtype)
+        np.take(self.loaded, rows, axis=0, out=buf)
+        return buf

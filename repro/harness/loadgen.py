@@ -72,19 +72,24 @@ def single_stream_sut(predict: Predict, store: SampleStore, log: LatencyLog) -> 
 def batched_inline_sut(
     predict: Predict, store: SampleStore, log: LatencyLog, batch_size: int
 ) -> Any:
-    """MultiStream and Offline: run each query's samples inline, in batches of `batch_size`."""
+    """MultiStream and Offline: run each query's samples inline, in batches of `batch_size`.
+
+    ConstructFastSUT hands over ids and indices as lists: building a QuerySample object per
+    sample halves LoadGen's Offline rate for small models (measured: 0.57 vs 1.18 M samples/s).
+    """
     perf = time.perf_counter_ns
 
-    def issue(samples: list[Any]) -> None:
+    def issue(ids: list[int], indices: list[int]) -> None:
         t0 = perf()
-        for start in range(0, len(samples), batch_size):
-            chunk = samples[start : start + batch_size]
-            out = predict(store.batch([s.index for s in chunk]))
-            _respond([s.id for s in chunk], out)
+        n = len(ids)
+        idx = np.asarray(indices, dtype=np.int64)
+        for start in range(0, n, batch_size):
+            out = predict(store.batch(idx[start : start + batch_size]))
+            _respond(ids[start : start + batch_size], out)
         log.values.append(perf() - t0)
-        log.samples += len(samples)
+        log.samples += n
 
-    return lg.ConstructSUT(issue, _flush)
+    return lg.ConstructFastSUT(issue, _flush)
 
 
 class ServerSut:
@@ -101,13 +106,13 @@ class ServerSut:
         self.pending: queue.SimpleQueue[tuple[int, int, int] | None] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._serve, name="repro-server", daemon=True)
         self.thread.start()
-        self.sut = lg.ConstructSUT(self._issue, _flush)
+        self.sut = lg.ConstructFastSUT(self._issue, _flush)
 
-    def _issue(self, samples: list[Any]) -> None:
+    def _issue(self, ids: list[int], indices: list[int]) -> None:
         t0 = time.perf_counter_ns()
         put = self.pending.put
-        for s in samples:
-            put((s.id, s.index, t0))
+        for qid, index in zip(ids, indices, strict=True):
+            put((qid, index, t0))
 
     def _serve(self) -> None:
         get, get_nowait = self.pending.get, self.pending.get_nowait
@@ -197,10 +202,7 @@ def run_test(
     finally:
         if server is not None:
             server.stop()
-        if scenario == "SingleStream":
-            lg.DestroyFastSUT(sut)
-        else:
-            lg.DestroySUT(sut)
+        lg.DestroyFastSUT(sut)
         lg.DestroyQSL(qsl)
     if scenario == "SingleStream" or scenario == "Server":
         log.samples = len(log.values)

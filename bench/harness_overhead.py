@@ -1,0 +1,190 @@
+"""Harness overhead: a plain backend loop vs repro's LoadGen harness, interleaved in one run.
+
+(a) Offline: samples/s of a plain loop over in-memory batches vs LoadGen's Offline result,
+    same model, batch size and threads.  Target on resnet50: ratio >= 0.99.
+(b) SingleStream: p50 of timed plain `session.run` calls on one sample vs LoadGen's p50.
+    Target on resnet50: overhead <= 5 us.
+
+Each measurement runs in a fresh process (LoadGen allows one test per process; the plain loops
+get the same treatment), alternating plain and harness `--rounds` times, because these machines
+are noisy: compare the figures measured next to each other, not across runs.
+
+    python bench/harness_overhead.py                 # both models, 3 rounds
+    python bench/harness_overhead.py --model digits --rounds 5 --duration-ms 3000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from repro.artifacts.cache import ArtifactCache  # noqa: E402
+from repro.fetching import fetch_all  # noqa: E402
+from repro.harness.logs import read_logs  # noqa: E402
+from repro.harness.request import WorkerRequest  # noqa: E402
+from repro.replay import ReplayOptions, scenario_settings  # noqa: E402
+from repro.spec.io import load_spec  # noqa: E402
+
+SPECS = {"resnet50": ROOT / "specs" / "ort-resnet50.json", "digits": ROOT / "specs" / "ort-digits.json"}
+
+
+def plain_worker(request: Path, kind: str, duration_s: float) -> None:
+    """Inside a fresh process: the backend alone, timed by a plain loop; prints JSON."""
+    from repro.backends import get_backend
+    from repro.harness.dataset import open_npz_array
+
+    req = WorkerRequest.model_validate_json(request.read_text())
+    backend = get_backend(req.backend)()
+    backend.load(Path(req.model_path), req.backend_options, input_name=req.input_name,
+                 output_name=req.output_name)
+    data = np.ascontiguousarray(open_npz_array(Path(req.dataset_path), req.inputs_key)
+                                [: req.performance_sample_count])
+    predict = backend.predict
+    predict(data[:1])
+    n = len(data)
+    if kind == "offline":
+        bs = req.batch_size
+        batches = [data[i : i + bs] for i in range(0, n - bs + 1, bs)] or [data]
+        done, i = 0, 0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < duration_s:
+            b = batches[i % len(batches)]
+            predict(b)
+            done += len(b)
+            i += 1
+        print(json.dumps({"samples_per_second": done / (time.perf_counter() - t0)}))
+    else:
+        perf = time.perf_counter_ns
+        lat = []
+        order = np.random.default_rng(0).integers(0, n, size=1_000_000)
+        end = perf() + int(duration_s * 1e9)
+        k = 0
+        while True:
+            j = int(order[k % len(order)])
+            x = data[j : j + 1]
+            t = perf()
+            predict(x)
+            t2 = perf()
+            lat.append(t2 - t)
+            k += 1
+            if t2 > end:
+                break
+        print(json.dumps({"p50_ns": float(np.percentile(lat, 50)), "count": len(lat)}))
+
+
+def _request(spec_path: Path, scenario: str, out_dir: Path, duration_ms: int, cache: ArtifactCache
+             ) -> Path:
+    spec = load_spec(spec_path)
+    arts = fetch_all(spec, spec_path, cache=cache)
+    opts = ReplayOptions(min_duration_ms=duration_ms)
+    settings = scenario_settings(spec, scenario, opts)
+    settings["min_query_count"] = 1
+    wl = spec.workload
+    req = WorkerRequest(
+        spec_id="bench", spec_name=spec.name, scenario=scenario, mode="performance",  # type: ignore[arg-type]
+        settings=settings, seeds=wl.seeds.model_dump(), backend=spec.backend.name,
+        backend_options=spec.backend.options.model_dump(mode="json"),
+        model_path=str(arts[wl.model].path), dataset_path=str(arts[wl.dataset].path),
+        inputs_key=wl.inputs_key, input_name=wl.input_name, output_name=wl.output_name,
+        batch_size=wl.batch_size, total_sample_count=wl.total_sample_count,
+        performance_sample_count=wl.performance_sample_count, output_dir=str(out_dir),
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "request.json"
+    path.write_text(req.model_dump_json())
+    return path
+
+
+def _harness(req: Path) -> dict[str, float]:
+    subprocess.run([sys.executable, "-m", "repro.harness", str(req)], check=True,
+                   capture_output=True, cwd=req.parent)
+    m = read_logs(req.parent)
+    return {k: float(v) for k, v in m.items() if k in ("samples_per_second", "latency_p50_ns")
+            and v is not None}
+
+
+def _plain(req: Path, kind: str, duration_s: float) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--plain-worker", str(req), kind,
+                          str(duration_s)], check=True, capture_output=True, text=True)
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def bench_model(name: str, rounds: int, duration_ms: int, workdir: Path, cache: ArtifactCache
+                ) -> dict[str, object]:
+    spec = SPECS[name]
+    offline_ratios, ss_overheads = [], []
+    rows = []
+    for r in range(rounds):
+        req_off = _request(spec, "Offline", workdir / name / f"off{r}", duration_ms, cache)
+        req_ss = _request(spec, "SingleStream", workdir / name / f"ss{r}", duration_ms, cache)
+        # alternate which goes first, so drift does not favour one side
+        if r % 2 == 0:
+            plain_off = _plain(req_off, "offline", duration_ms / 1000)
+            harness_off = _harness(req_off)
+        else:
+            harness_off = _harness(req_off)
+            plain_off = _plain(req_off, "offline", duration_ms / 1000)
+        plain_ss = _plain(req_ss, "single", duration_ms / 1000)
+        harness_ss = _harness(req_ss)
+        ratio = harness_off["samples_per_second"] / plain_off["samples_per_second"]
+        overhead_us = (harness_ss["latency_p50_ns"] - plain_ss["p50_ns"]) / 1000
+        offline_ratios.append(ratio)
+        ss_overheads.append(overhead_us)
+        rows.append((r + 1, plain_off["samples_per_second"], harness_off["samples_per_second"],
+                     ratio, plain_ss["p50_ns"] / 1000, harness_ss["latency_p50_ns"] / 1000,
+                     overhead_us))
+        print(f"  {name} round {r + 1}: Offline plain {rows[-1][1]:.1f}/s harness "
+              f"{rows[-1][2]:.1f}/s ratio {ratio:.4f} | SingleStream p50 plain "
+              f"{rows[-1][4]:.2f} us harness {rows[-1][5]:.2f} us overhead {overhead_us:+.2f} us",
+              flush=True)
+    return {
+        "model": name,
+        "offline_ratio_median": statistics.median(offline_ratios),
+        "offline_ratio_best": max(offline_ratios),
+        "singlestream_overhead_us_median": statistics.median(ss_overheads),
+        "rounds": rows,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", choices=["resnet50", "digits", "both"], default="both")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration-ms", type=int, default=5000)
+    parser.add_argument("--plain-worker", nargs=3, metavar=("REQUEST", "KIND", "SECONDS"))
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.plain_worker:
+        plain_worker(Path(args.plain_worker[0]), args.plain_worker[1], float(args.plain_worker[2]))
+        return
+    cache = ArtifactCache()
+    names = ["resnet50", "digits"] if args.model == "both" else [args.model]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            print(f"{name}: {args.rounds} interleaved rounds of {args.duration_ms} ms", flush=True)
+            results.append(bench_model(name, args.rounds, args.duration_ms, Path(tmp), cache))
+    print("\nsummary (median over rounds)")
+    for res in results:
+        print(f"  {res['model']:<9} Offline harness/plain = {res['offline_ratio_median']:.4f} "
+              f"(best {res['offline_ratio_best']:.4f})   SingleStream p50 overhead = "
+              f"{res['singlestream_overhead_us_median']:+.2f} us")
+    if args.json:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
