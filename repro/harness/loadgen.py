@@ -31,11 +31,15 @@ MODES = {"performance": lg.TestMode.PerformanceOnly, "accuracy": lg.TestMode.Acc
 
 
 class LatencyLog:
-    """SUT-side latency of each query (issue callback entry to completion), in ns."""
+    """SUT-side latency of each query (issue callback entry to completion), in ns.
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
+    SingleStream also records the time inside `predict` of each query, so that the harness's
+    own cost per query (latency minus inference) is measured in the same run.
+    """
+
+    def __init__(self) -> None:
         self.values: list[int] = []
+        self.inference: list[int] = []
         self.samples = 0
 
     def array(self) -> np.ndarray:
@@ -55,16 +59,20 @@ def _respond(ids: list[int], out: np.ndarray) -> None:
 def single_stream_sut(predict: Predict, store: SampleStore, log: LatencyLog) -> Any:
     """Inline in LoadGen's issue thread, through ConstructFastSUT (no QuerySample objects)."""
     perf = time.perf_counter_ns
-    lat = log.values
+    lat, inf = log.values, log.inference
     one = store.one
     complete = lg.QuerySamplesComplete
     response = lg.QuerySampleResponse
 
     def issue(ids: list[int], indices: list[int]) -> None:
         t0 = perf()
-        out = predict(one(indices[0]))
+        x = one(indices[0])
+        t1 = perf()
+        out = predict(x)
+        t2 = perf()
         complete([response(ids[0], out.ctypes.data, out.nbytes)])
         lat.append(perf() - t0)
+        inf.append(t2 - t1)
 
     return lg.ConstructFastSUT(issue, _flush)
 
@@ -174,11 +182,10 @@ def run_test(
     total_count: int,
     perf_count: int,
     output_dir: Path,
-    record_latencies: bool,
 ) -> LatencyLog:
     """Run one LoadGen test; LoadGen writes its logs untouched into `output_dir`."""
     store = SampleStore(source)
-    log = LatencyLog(record_latencies)
+    log = LatencyLog()
     qsl = lg.ConstructQSL(total_count, perf_count, store.load, store.unload)
     server: ServerSut | None = None
     if scenario == "SingleStream":

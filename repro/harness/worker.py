@@ -19,6 +19,7 @@ from repro.spec.io import atomic_write_text
 
 RESULT_FILE = "worker.json"
 LATENCIES_FILE = "latencies_ns.npy"
+INFERENCE_FILE = "inference_ns.npy"
 
 
 def _write(out_dir: Path, result: WorkerResult) -> None:
@@ -64,13 +65,14 @@ def execute(req: WorkerRequest) -> WorkerResult:
         total_count=req.total_sample_count,
         perf_count=req.performance_sample_count,
         output_dir=out_dir,
-        record_latencies=req.record_latencies,
     )
     timings["loadgen_s"] = time.perf_counter() - t
     latencies = None
     if req.record_latencies and log.values:
         np.save(out_dir / LATENCIES_FILE, log.array())
         latencies = LATENCIES_FILE
+    if log.inference:
+        np.save(out_dir / INFERENCE_FILE, np.asarray(log.inference, dtype=np.int64))
     detail = (out_dir / "mlperf_log_detail.txt").read_text(errors="replace")
     return WorkerResult(
         status="complete",
