@@ -36,7 +36,10 @@ from repro.harness.request import WorkerRequest  # noqa: E402
 from repro.replay import ReplayOptions, scenario_settings  # noqa: E402
 from repro.spec.io import load_spec  # noqa: E402
 
-SPECS = {"resnet50": ROOT / "specs" / "ort-resnet50.json", "digits": ROOT / "specs" / "ort-digits.json"}
+SPECS = {
+    "resnet50": ROOT / "specs" / "ort-resnet50.json",
+    "digits": ROOT / "specs" / "ort-digits.json",
+}
 
 
 def plain_worker(request: Path, kind: str, duration_s: float) -> None:
@@ -46,10 +49,15 @@ def plain_worker(request: Path, kind: str, duration_s: float) -> None:
 
     req = WorkerRequest.model_validate_json(request.read_text())
     backend = get_backend(req.backend)()
-    backend.load(Path(req.model_path), req.backend_options, input_name=req.input_name,
-                 output_name=req.output_name)
-    data = np.ascontiguousarray(open_npz_array(Path(req.dataset_path), req.inputs_key)
-                                [: req.performance_sample_count])
+    backend.load(
+        Path(req.model_path),
+        req.backend_options,
+        input_name=req.input_name,
+        output_name=req.output_name,
+    )
+    data = np.ascontiguousarray(
+        open_npz_array(Path(req.dataset_path), req.inputs_key)[: req.performance_sample_count]
+    )
     predict = backend.predict
     predict(data[:1])
     n = len(data)
@@ -83,8 +91,9 @@ def plain_worker(request: Path, kind: str, duration_s: float) -> None:
         print(json.dumps({"p50_ns": float(np.percentile(lat, 50)), "count": len(lat)}))
 
 
-def _request(spec_path: Path, scenario: str, out_dir: Path, duration_ms: int, cache: ArtifactCache
-             ) -> Path:
+def _request(
+    spec_path: Path, scenario: str, out_dir: Path, duration_ms: int, cache: ArtifactCache
+) -> Path:
     spec = load_spec(spec_path)
     arts = fetch_all(spec, spec_path, cache=cache)
     opts = ReplayOptions(min_duration_ms=duration_ms)
@@ -92,13 +101,24 @@ def _request(spec_path: Path, scenario: str, out_dir: Path, duration_ms: int, ca
     settings["min_query_count"] = 1
     wl = spec.workload
     req = WorkerRequest(
-        spec_id="bench", spec_name=spec.name, scenario=scenario, mode="performance",  # type: ignore[arg-type]
-        settings=settings, seeds=wl.seeds.model_dump(), backend=spec.backend.name,
+        spec_id="bench",
+        spec_name=spec.name,
+        scenario=scenario,
+        mode="performance",  # type: ignore[arg-type]
+        settings=settings,
+        seeds=wl.seeds.model_dump(),
+        backend=spec.backend.name,
         backend_options=spec.backend.options.model_dump(mode="json"),
-        model_path=str(arts[wl.model].path), dataset_path=str(arts[wl.dataset].path),
-        inputs_key=wl.inputs_key, input_name=wl.input_name, output_name=wl.output_name,
-        batch_size=wl.batch_size, total_sample_count=wl.total_sample_count,
-        performance_sample_count=wl.performance_sample_count, output_dir=str(out_dir),
+        model_path=str(arts[wl.model].path),
+        dataset_path=str(arts[wl.dataset].path),
+        inputs_key=wl.inputs_key,
+        input_name=wl.input_name,
+        output_name=wl.output_name,
+        batch_size=wl.batch_size,
+        total_sample_count=wl.total_sample_count,
+        performance_sample_count=wl.performance_sample_count,
+        output_dir=str(out_dir),
+        record_latencies=True,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "request.json"
@@ -107,11 +127,18 @@ def _request(spec_path: Path, scenario: str, out_dir: Path, duration_ms: int, ca
 
 
 def _harness(req: Path) -> dict[str, float]:
-    subprocess.run([sys.executable, "-m", "repro.harness", str(req)], check=True,
-                   capture_output=True, cwd=req.parent)
+    subprocess.run(
+        [sys.executable, "-m", "repro.harness", str(req)],
+        check=True,
+        capture_output=True,
+        cwd=req.parent,
+    )
     m = read_logs(req.parent)
-    out = {k: float(v) for k, v in m.items() if k in ("samples_per_second", "latency_p50_ns")
-           and v is not None}
+    out = {
+        k: float(v)
+        for k, v in m.items()
+        if k in ("samples_per_second", "latency_p50_ns") and v is not None
+    }
     inference = req.parent / "inference_ns.npy"
     if inference.is_file():
         # Same run, same queries: LoadGen's p50 minus the p50 of the time inside predict().
@@ -120,14 +147,19 @@ def _harness(req: Path) -> dict[str, float]:
 
 
 def _plain(req: Path, kind: str, duration_s: float) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--plain-worker", str(req), kind,
-                          str(duration_s)], check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--plain-worker", str(req), kind, str(duration_s)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
-def bench_model(name: str, rounds: int, duration_ms: int, workdir: Path, cache: ArtifactCache
-                ) -> dict[str, object]:
+def bench_model(
+    name: str, rounds: int, duration_ms: int, workdir: Path, cache: ArtifactCache
+) -> dict[str, object]:
     spec = SPECS[name]
     offline_ratios, ss_overheads, in_run = [], [], []
     rows = []
@@ -148,14 +180,24 @@ def bench_model(name: str, rounds: int, duration_ms: int, workdir: Path, cache: 
         offline_ratios.append(ratio)
         ss_overheads.append(overhead_us)
         in_run.append(harness_ss["in_run_overhead_ns"] / 1000)
-        rows.append((r + 1, plain_off["samples_per_second"], harness_off["samples_per_second"],
-                     ratio, plain_ss["p50_ns"] / 1000, harness_ss["latency_p50_ns"] / 1000,
-                     overhead_us))
-        print(f"  {name} round {r + 1}: Offline plain {rows[-1][1]:.1f}/s harness "
-              f"{rows[-1][2]:.1f}/s ratio {ratio:.4f} | SingleStream p50 plain "
-              f"{rows[-1][4]:.2f} us harness {rows[-1][5]:.2f} us overhead {overhead_us:+.2f} us "
-              f"(in-run: LoadGen p50 - predict p50 = {in_run[-1]:+.2f} us)",
-              flush=True)
+        rows.append(
+            (
+                r + 1,
+                plain_off["samples_per_second"],
+                harness_off["samples_per_second"],
+                ratio,
+                plain_ss["p50_ns"] / 1000,
+                harness_ss["latency_p50_ns"] / 1000,
+                overhead_us,
+            )
+        )
+        print(
+            f"  {name} round {r + 1}: Offline plain {rows[-1][1]:.1f}/s harness "
+            f"{rows[-1][2]:.1f}/s ratio {ratio:.4f} | SingleStream p50 plain "
+            f"{rows[-1][4]:.2f} us harness {rows[-1][5]:.2f} us overhead {overhead_us:+.2f} us "
+            f"(in-run: LoadGen p50 - predict p50 = {in_run[-1]:+.2f} us)",
+            flush=True,
+        )
     return {
         "model": name,
         "offline_ratio_median": statistics.median(offline_ratios),
@@ -167,8 +209,9 @@ def bench_model(name: str, rounds: int, duration_ms: int, workdir: Path, cache: 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model", choices=["resnet50", "digits", "both"], default="both")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration-ms", type=int, default=5000)
@@ -187,10 +230,12 @@ def main() -> None:
             results.append(bench_model(name, args.rounds, args.duration_ms, Path(tmp), cache))
     print("\nsummary (median over rounds)")
     for res in results:
-        print(f"  {res['model']:<9} Offline harness/plain = {res['offline_ratio_median']:.4f} "
-              f"(best {res['offline_ratio_best']:.4f})   SingleStream p50 overhead = "
-              f"{res['singlestream_overhead_us_median']:+.2f} us (in-run, same queries: "
-              f"{res['singlestream_in_run_overhead_us_median']:+.2f} us)")
+        print(
+            f"  {res['model']:<9} Offline harness/plain = {res['offline_ratio_median']:.4f} "
+            f"(best {res['offline_ratio_best']:.4f})   SingleStream p50 overhead = "
+            f"{res['singlestream_overhead_us_median']:+.2f} us (in-run, same queries: "
+            f"{res['singlestream_in_run_overhead_us_median']:+.2f} us)"
+        )
     if args.json:
         print(json.dumps(results, indent=2))
 

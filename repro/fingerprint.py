@@ -24,7 +24,7 @@ FINGERPRINT_SCHEMA = "repro.fingerprint/v1"
 #: CPU flags that change which kernels inference libraries pick
 INTERESTING_FLAGS = re.compile(
     r"^(sse4_1|sse4_2|avx|avx2|fma|f16c|avx512.*|avx_vnni.*|amx.*|vnni|bf16|sha_ni|"
-    r"neon|asimd.*|sve.*|sme.*|hypervisor)$"
+    r"neon|asimd.*|sve.*|sme\d*|hypervisor)$"
 )
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
+from repro.cli.capture_cmd import capture
+from repro.cli.env_cmds import env
 from repro.cli.replay_cmd import replay
 from repro.cli.spec_cmds import fetch, recipe, schema, validate
 
-COMMANDS: list[click.Command] = [schema, validate, fetch, recipe, replay]
+COMMANDS: list[click.Command] = [capture, replay, validate, schema, fetch, recipe, env]

@@ -14,8 +14,8 @@ MANAGERS: Final[dict[str, str]] = {
     "native": "repro.environments.native:NativeManager",
     "venv": "repro.environments.venv:VenvManager",
     "nix": "repro.environments.nix:NixManager",
-    "spack": "repro.environments.spack:SpackManager",
-    "docker": "repro.environments.docker:DockerManager",
+    "spack": "repro.environments.unsupported:SpackManager",
+    "docker": "repro.environments.unsupported:DockerManager",
 }
 CHOICES: Final = ("auto", *MANAGERS)
 

@@ -6,8 +6,10 @@ import sys
 from pathlib import Path
 from typing import ClassVar
 
+from repro.artifacts.fetch import resolve_path
 from repro.environments.base import RealizedEnvironment, repro_source_root, worker_environment
-from repro.spec.models import ExperimentSpec
+from repro.pylock import installed_versions, read_pins
+from repro.spec.models import ExperimentSpec, LockFile
 
 
 class NativeManager:
@@ -26,5 +28,21 @@ class NativeManager:
             python=[sys.executable],
             env=env,
             reason="the current interpreter; package drift from the capture is recorded",
-            details={"python": sys.executable},
+            details={"python": sys.executable, "drift": drift_from_lock(spec, spec_path)},
         )
+
+
+def drift_from_lock(spec: ExperimentSpec, spec_path: Path) -> dict[str, dict[str, str | None]]:
+    """Packages whose installed version differs from the spec's Python lock (None: absent)."""
+    lock: LockFile | None = getattr(spec.environment, "python_lock", None)
+    if lock is None:
+        return {}
+    path = resolve_path(lock.path, spec_path.parent)
+    if not path.is_file():
+        return {}
+    installed = installed_versions()
+    return {
+        name: {"locked": version, "installed": installed.get(name)}
+        for name, version in read_pins(path.read_text()).items()
+        if installed.get(name) != version
+    }

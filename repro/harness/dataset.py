@@ -70,7 +70,8 @@ class SampleStore:
         key = (threading.get_ident(), len(rows))
         buf = self._buffers.get(key)
         if buf is None:
-            buf = self._buffers[key] = np.empty((len(rows), *self.loaded.shape[1:]),
-                                                dtype=self.loaded.dtype)
+            buf = self._buffers[key] = np.empty(
+                (len(rows), *self.loaded.shape[1:]), dtype=self.loaded.dtype
+            )
         np.take(self.loaded, rows, axis=0, out=buf)
         return buf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from repro.spec.models import ModeName, ScenarioName
 
@@ -31,7 +31,9 @@ class WorkerRequest(BaseModel):
     total_sample_count: int
     performance_sample_count: int
     output_dir: str
-    record_latencies: bool = True
+    record_latencies: bool = Field(
+        False, description="also keep raw per-query latencies (.npy); a histogram is always kept"
+    )
 
 
 class WorkerResult(BaseModel):

@@ -16,6 +16,7 @@ import numpy as np
 
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.spec.io import atomic_write_text
+from repro.stats.histogram import HIST_FILE, LatencyHistogram
 
 RESULT_FILE = "worker.json"
 LATENCIES_FILE = "latencies_ns.npy"
@@ -65,14 +66,17 @@ def execute(req: WorkerRequest) -> WorkerResult:
         total_count=req.total_sample_count,
         perf_count=req.performance_sample_count,
         output_dir=out_dir,
+        probe=probe,
     )
     timings["loadgen_s"] = time.perf_counter() - t
     latencies = None
+    if log.values:
+        LatencyHistogram.from_latencies(log.array()).save(out_dir / HIST_FILE)
+        latencies = HIST_FILE
     if req.record_latencies and log.values:
         np.save(out_dir / LATENCIES_FILE, log.array())
-        latencies = LATENCIES_FILE
-    if log.inference:
-        np.save(out_dir / INFERENCE_FILE, np.asarray(log.inference, dtype=np.int64))
+        if log.inference:
+            np.save(out_dir / INFERENCE_FILE, np.asarray(log.inference, dtype=np.int64))
     detail = (out_dir / "mlperf_log_detail.txt").read_text(errors="replace")
     return WorkerResult(
         status="complete",

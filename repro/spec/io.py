@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from repro.errors import SpecError
 from repro.spec.models import SUPPORTED_SCHEMAS, ExperimentSpec
 
-#: fields left out of the spec id: the id itself and what was observed when it ran
-ID_EXCLUDED = ("id", "original")
+#: fields left out of the spec id: the id itself, and where and with what outcome it last ran
+ID_EXCLUDED = ("id", "original", "hardware")
 
 
 def canonical_json(obj: Any) -> str:
@@ -25,10 +25,11 @@ def canonical_json(obj: Any) -> str:
 
 
 def spec_id(spec: ExperimentSpec) -> str:
-    """sha256 of the canonical JSON of the spec, without its id and its observed original.
+    """sha256 of the canonical JSON of the spec, without its id, original and hardware.
 
     Defaults are filled in first, so writing a default out or leaving it away gives the same
-    id; `original` is left out because two captures of one experiment observe different numbers.
+    id. `original` and `hardware` are observations (what a run measured, and where), not what
+    to run: two captures of one experiment observe different numbers and keep one id.
     """
     data = spec.model_dump(mode="json", by_alias=True)
     for key in ID_EXCLUDED:

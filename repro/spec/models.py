@@ -327,7 +327,9 @@ class ExperimentSpec(_Model):
 
     schema_: Literal["repro.experiment/v1"] = Field(SCHEMA_V1, alias="schema")
     id: Sha256 | None = Field(
-        None, description="sha256 of the canonical JSON without `id` and `original`"
+        None,
+        description="sha256 of the canonical JSON (sorted keys, compact, defaults filled in) "
+        "without `id`, `original` and `hardware`",
     )
     name: Name
     description: str = ""

@@ -1,0 +1,252 @@
+"""Use case: pin an experiment (artifacts, environment, hardware), run it once, record the original.
+
+Input is a partial spec (a JSON document that may lack the artifacts' sha256, the environment
+pins, the hardware and the original); `capture` fills all of them in, writes
+`specs/<name>.json`, locks the environment under `lockfiles/<name>/` and, unless told not to,
+runs the experiment into `results/<name>/original/` and records its headline metrics and
+reference predictions in the spec.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.artifacts.fetch import download, resolve_path
+from repro.artifacts.recipes import get_recipe
+from repro.environments.native import NativeManager
+from repro.errors import SpecError, UsageError
+from repro.fingerprint import collect
+from repro.pylock import LOCK_NAME, write_python_lock
+from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
+from repro.runs import RunRecord, TestRecord
+from repro.spec.io import parse_spec, write_spec
+from repro.spec.models import ExperimentSpec, Hardware
+from repro.validate import check
+
+#: the LoadGen seeds of MLPerf Inference v5.0's mlperf.conf, the default of a new capture
+DEFAULT_SEEDS = {
+    "qsl_rng_seed": 6023615788873153749,
+    "sample_index_rng_seed": 15036839855038426416,
+    "schedule_rng_seed": 9933818062894767841,
+}
+HEADLINE = (
+    "validity",
+    "samples_per_second",
+    "latency_p50_ns",
+    "latency_p90_ns",
+    "latency_p99_ns",
+    "early_stopping_p90_ns",
+    "early_stopping_p99_ns",
+)
+
+
+@dataclass(frozen=True)
+class CaptureOptions:
+    specs_dir: Path = Path("specs")
+    lockfiles_dir: Path = Path("lockfiles")
+    results_dir: Path = Path("results")
+    env_manager: str = "venv"
+    run: bool = True
+    force: bool = False
+    replay: ReplayOptions = field(default_factory=ReplayOptions)
+
+
+def _rel(target: Path, start: Path) -> str:
+    return os.path.relpath(target.resolve(), start.resolve())
+
+
+def pin_artifacts(
+    raw: dict[str, Any], *, base_dir: Path, cache: ArtifactCache, report: Reporter
+) -> None:
+    """Fill in a missing sha256 of each artifact from its bytes (recipe, path, or download)."""
+    arts = raw.get("artifacts")
+    if not isinstance(arts, dict) or not arts:
+        raise SpecError("$.artifacts: give at least a model and a dataset")
+    for name, art in arts.items():
+        if not isinstance(art, dict) or art.get("sha256"):
+            continue
+        where = f"$.artifacts.{name}"
+        tmp = cache.root / "tmp" / f"capture-{name}"
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if "recipe" in art:
+                recipe = get_recipe(art["recipe"], where=f"{where}.recipe")
+                params = recipe.resolve(art.get("params") or {}, where=where)
+                art["params"] = params
+                art.setdefault("media_type", recipe.media_type)
+                report(f"generating {name} with recipe {recipe.name}")
+                recipe.generate(tmp, params)
+                art["sha256"] = sha256_file(tmp)
+            elif "path" in art:
+                src = resolve_path(art["path"], base_dir)
+                if not src.is_file():
+                    raise SpecError(f"{where}.path: {art['path']} does not exist")
+                art["sha256"] = sha256_file(src)
+            elif "url" in art:
+                report(f"downloading {name} to pin its sha256 (trust on first use)")
+                download(art["url"], tmp)
+                art["sha256"] = sha256_file(tmp)
+            else:
+                raise SpecError(f"{where}: give one of url, path or recipe")
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def hardware_from(fp: dict[str, Any]) -> dict[str, Any]:
+    """The spec's hardware section from a fingerprint."""
+    hw, cpu = fp.get("hardware", {}), fp.get("hardware", {}).get("cpu", {})
+    return Hardware(
+        cpu_model=cpu.get("model"),
+        cpu_vendor=cpu.get("vendor"),
+        logical_cpus=cpu.get("logical_cpus"),
+        physical_cores=cpu.get("physical_cores"),
+        sockets=cpu.get("sockets"),
+        memory_bytes=hw.get("memory_bytes"),
+        machine=hw.get("machine"),
+        cpu_flags=cpu.get("flags") or [],
+    ).model_dump(exclude_none=True)
+
+
+def pin_environment(
+    raw: dict[str, Any], name: str, spec_dir: Path, opts: CaptureOptions, report: Reporter
+) -> None:
+    """Lock the environment the experiment runs in and record the pins in the spec."""
+    backend = (raw.get("backend") or {}).get("name")
+    if backend not in ("onnxruntime", "tvm"):
+        raise SpecError(f"$.backend.name: expected 'onnxruntime' or 'tvm', got {backend!r}")
+    lock_dir = opts.lockfiles_dir / name
+    report(f"locking the {backend} worker's Python packages (pip-compile --generate-hashes)")
+    lock = write_python_lock(backend, lock_dir / LOCK_NAME)
+    if not lock.hashes_complete:
+        report(f"warning: {lock.note}")
+    pins = {"path": _rel(lock.path, spec_dir), "sha256": lock.sha256}
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if opts.env_manager == "venv":
+        raw["environment"] = {
+            "manager": "venv",
+            "python": python,
+            "python_lock": pins,
+            "hashes_complete": lock.hashes_complete,
+        }
+    else:
+        raise UsageError(f"--env-manager {opts.env_manager}: capture supports venv")
+
+
+def original_summary(record: RunRecord) -> dict[str, dict[str, Any]]:
+    """Headline metrics per scenario (median over repeated runs) and the accuracy."""
+    out: dict[str, dict[str, Any]] = {}
+    for scenario in dict.fromkeys(t.scenario for t in record.tests):
+        row: dict[str, Any] = {}
+        perf = record.performance(scenario)
+        for key in HEADLINE:
+            values: list[Any] = [t.metrics[key] for t in perf if t.metrics.get(key) is not None]
+            if not values:
+                continue
+            row[key] = (
+                values[0]
+                if isinstance(values[0], str)
+                else statistics.median(float(v) for v in values)
+            )
+        if perf:
+            row["runs"] = len(perf)
+        acc = record.accuracy_test(scenario)
+        if acc is not None and acc.accuracy and acc.accuracy.get("value") is not None:
+            row["accuracy"] = acc.accuracy["value"]
+            row["accuracy_metric"] = acc.accuracy["metric"]
+        out[scenario] = row
+    return out
+
+
+def reference_predictions(run_dir: Path, record: RunRecord) -> dict[str, Any] | None:
+    """Top-1 per sample of the original's first accuracy run, in data-set order."""
+    acc: TestRecord | None = next((t for t in record.tests if t.mode == "accuracy"), None)
+    if acc is None or acc.status != "valid":
+        return None
+    pred_file = run_dir / acc.dir / "predictions.npy"
+    indices, top1 = np.load(pred_file)
+    ordered = top1[np.argsort(indices)]
+    return {
+        "top1": [int(v) for v in ordered],
+        "sha256": str(acc.accuracy.get("predictions_sha256")) if acc.accuracy else None,
+    }
+
+
+def capture(
+    raw: dict[str, Any],
+    *,
+    source: str,
+    cache: ArtifactCache,
+    opts: CaptureOptions,
+    report: Reporter,
+    progress: ProgressFactory,
+) -> tuple[Path, ExperimentSpec, Path | None]:
+    """Pin, write and (unless opts.run is false) run the experiment; returns the spec path."""
+    raw = dict(raw)
+    raw.setdefault("schema", "repro.experiment/v1")
+    raw.pop("id", None)
+    raw.pop("original", None)
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise SpecError(f"{source}: $.name: required to capture (it names the spec file)")
+    spec_path = opts.specs_dir / f"{name}.json"
+    spec_dir = opts.specs_dir
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    base_dir = Path(source).parent if Path(source).is_file() else Path.cwd()
+    # Paths in the partial spec are relative to its own folder; rewrite them for specs/.
+    for art in (raw.get("artifacts") or {}).values():
+        if isinstance(art, dict) and isinstance(art.get("path"), str):
+            art["path"] = _rel(resolve_path(art["path"], base_dir), spec_dir)
+    pin_artifacts(raw, base_dir=spec_dir, cache=cache, report=report)
+    pin_environment(raw, name, spec_dir, opts, report)
+    raw["hardware"] = hardware_from(collect())
+    spec = parse_spec(raw, source=source)
+    errors = [p for p in check(spec, spec_path) if p.severity == "error"]
+    if errors:
+        lines = "\n".join(f"  {p.where}: {p.message}" for p in errors)
+        raise SpecError(f"{source}: the captured spec is not runnable:\n{lines}")
+    original_dir = opts.results_dir / name / "original"
+    if opts.run and original_dir.exists() and not opts.force:
+        raise UsageError(f"{original_dir} exists; pass --force to capture a new original")
+    spec = write_spec(spec, spec_path)
+    report(f"wrote {spec_path} (id {spec.id})")
+    if not opts.run:
+        return spec_path, spec, None
+    if original_dir.exists():
+        shutil.rmtree(original_dir)
+    env = NativeManager().realize(spec, spec_path, cache.root / "envs")
+    env.reason = "capture runs the original in the interpreter whose packages were locked"
+    replay_opts = ReplayOptions(
+        **{**opts.replay.__dict__, "results_dir": opts.results_dir, "run_id": "original"}
+    )
+    run_dir, record = Replayer(
+        spec, spec_path, env, cache=cache, opts=replay_opts, report=report, progress=progress
+    ).run()
+    original: dict[str, Any] = {
+        "path": _rel(run_dir, spec_dir),
+        "metrics": original_summary(record),
+    }
+    refs = reference_predictions(run_dir, record)
+    if refs is not None:
+        original["reference_predictions"] = refs
+    final = spec.model_copy(
+        update={
+            "original": parse_spec(
+                {
+                    **spec.model_dump(mode="json", by_alias=True, exclude_none=True),
+                    "original": original,
+                },
+                source=source,
+            ).original
+        }
+    )
+    final = write_spec(final, spec_path)
+    return spec_path, final, run_dir

@@ -1,0 +1,266 @@
+"""`repro capture`: describe an experiment, pin it, run it once as the original."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from repro.artifacts.cache import ArtifactCache
+from repro.cli.progress import TimedBar, note
+from repro.cli.replay_cmd import print_run_summary
+from repro.cli.spec_cmds import cache_dir_option, json_option
+from repro.errors import RunError, SpecError, UsageError
+from repro.spec.models import SCENARIOS
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_source(text: str, option: str) -> dict[str, Any]:
+    """`recipe:NAME[,k=v...]`, an http(s)/file URL, or a local path."""
+    if text.startswith("recipe:"):
+        name, *params = text[len("recipe:") :].split(",")
+        values = {}
+        for p in params:
+            if "=" not in p:
+                raise UsageError(f"{option} {text}: recipe parameters are k=v, got {p!r}")
+            k, v = p.split("=", 1)
+            values[k] = _value(v)
+        return {"recipe": name, "params": values}
+    if text.startswith(("http://", "https://", "file://")):
+        return {"url": text}
+    return {"path": str(Path(text).resolve())}
+
+
+def _set_setting(scenarios: dict[str, dict[str, Any]], text: str) -> None:
+    if "=" not in text or "." not in text.split("=", 1)[0]:
+        raise UsageError(
+            f"--setting {text}: expected SCENARIO.key=value, e.g. Offline.offline_expected_qps=100"
+        )
+    lhs, value = text.split("=", 1)
+    scenario, key = lhs.split(".", 1)
+    if scenario not in SCENARIOS:
+        raise UsageError(
+            f"--setting {text}: unknown scenario {scenario!r}; expected one of {list(SCENARIOS)}"
+        )
+    scenarios.setdefault(scenario, {})[key] = _value(value)
+
+
+def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
+    """A partial spec: `base` (from --from) overridden by the command-line flags."""
+    from repro.capture import DEFAULT_SEEDS
+
+    raw: dict[str, Any] = json.loads(json.dumps(base))
+    for key in ("name", "description"):
+        if flags[key] is not None:
+            raw[key] = flags[key]
+    if flags["tags"]:
+        raw["tags"] = list(flags["tags"])
+    arts = raw.setdefault("artifacts", {})
+    for key in ("model", "dataset"):
+        if flags[key] is not None:
+            arts[key] = parse_source(flags[key], f"--{key}")
+    backend = raw.setdefault("backend", {"name": "onnxruntime"})
+    if flags["backend"] is not None and flags["backend"] != backend.get("name"):
+        backend.clear()
+        backend["name"] = flags["backend"]
+    for opt in flags["backend_options"]:
+        if "=" not in opt:
+            raise UsageError(f"--backend-option {opt}: expected key=value")
+        k, v = opt.split("=", 1)
+        backend.setdefault("options", {})[k] = _value(v)
+    wl = raw.setdefault("workload", {})
+    for key in (
+        "input_name",
+        "output_name",
+        "total_sample_count",
+        "performance_sample_count",
+        "batch_size",
+        "preprocessing",
+    ):
+        if flags[key] is not None:
+            wl[key] = flags[key]
+    wl.setdefault("seeds", dict(DEFAULT_SEEDS))
+    if flags["accuracy_metric"] is not None or "accuracy" not in wl:
+        wl["accuracy"] = {**wl.get("accuracy", {}), "metric": flags["accuracy_metric"] or "top1"}
+    if flags["class_offset"] is not None:
+        wl["accuracy"]["class_offset"] = flags["class_offset"]
+    if flags["modes"]:
+        wl["modes"] = list(flags["modes"])
+    scenarios = {s["scenario"]: dict(s.get("settings", {})) for s in wl.get("scenarios", [])}
+    for sc in flags["scenarios"]:
+        scenarios.setdefault(sc, {})
+    for text in flags["settings"]:
+        _set_setting(scenarios, text)
+    if scenarios:
+        wl["scenarios"] = [{"scenario": k, "settings": v} for k, v in scenarios.items()]
+    return raw
+
+
+@click.command()
+@click.option(
+    "--from",
+    "from_spec",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A (partial) spec to start from; flags override its fields.",
+)
+@click.option("--name", help="Experiment name: specs/<name>.json, results/<name>/.")
+@click.option("--description")
+@click.option("--tag", "tags", multiple=True)
+@click.option("--model", help="recipe:NAME[,k=v...] | URL | PATH")
+@click.option("--dataset", help="recipe:NAME[,k=v...] | URL | PATH (.npz with inputs[, labels])")
+@click.option("--backend", type=click.Choice(["onnxruntime", "tvm"]))
+@click.option(
+    "--backend-option",
+    "backend_options",
+    multiple=True,
+    help="key=value, e.g. intra_op_threads=2 (repeatable).",
+)
+@click.option("--scenario", "scenarios", multiple=True, type=click.Choice(SCENARIOS))
+@click.option(
+    "--setting", "settings", multiple=True, help="SCENARIO.key=value LoadGen setting (repeatable)."
+)
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["performance", "accuracy"]))
+@click.option("--input-name")
+@click.option("--output-name")
+@click.option("--preprocessing")
+@click.option("--total-sample-count", type=click.IntRange(min=1))
+@click.option("--performance-sample-count", type=click.IntRange(min=1))
+@click.option("--batch-size", type=click.IntRange(min=1))
+@click.option("--accuracy-metric", type=click.Choice(["top1", "agreement"]))
+@click.option("--class-offset", type=int)
+@click.option(
+    "--env-manager",
+    type=click.Choice(["venv", "nix"]),
+    default="venv",
+    show_default=True,
+    help="How the environment is pinned.",
+)
+@click.option("--no-run", is_flag=True, help="Pin and write the spec, run nothing.")
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Performance runs of the original, for the report's statistics.",
+)
+@click.option(
+    "--min-duration-ms",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Override min_duration_ms for the original's run.",
+)
+@click.option("--force", is_flag=True, help="Replace an existing results/<name>/original/.")
+@click.option(
+    "--specs-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("specs"),
+    show_default=True,
+)
+@click.option(
+    "--lockfiles-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("lockfiles"),
+    show_default=True,
+)
+@click.option(
+    "--results-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+)
+@cache_dir_option
+@json_option
+def capture(
+    from_spec: Path | None,
+    env_manager: str,
+    no_run: bool,
+    repeat: int,
+    min_duration_ms: int | None,
+    force: bool,
+    specs_dir: Path,
+    lockfiles_dir: Path,
+    results_dir: Path,
+    cache_dir: Path | None,
+    as_json: bool,
+    **flags: Any,
+) -> None:
+    """Pin an experiment and run it once: specs/<name>.json + lockfiles/ + original results.
+
+    Artifacts get their sha256 from their bytes, the worker's Python packages are locked with
+    hashes (pip-compile), the hardware is fingerprinted, and the original's headline metrics
+    and reference predictions are recorded in the spec. Capturing the same experiment twice
+    gives the same spec id.
+
+    \b
+    Example:
+      repro capture --name my-digits --model artifacts/digits-mlp.onnx \\
+        --dataset recipe:sklearn-digits,split=test --output-name predictions \\
+        --total-sample-count 450 --performance-sample-count 450 --scenario Offline \\
+        --setting Offline.offline_expected_qps=100000
+      repro capture --from specs/ort-digits.json --force
+    """
+    from repro.capture import CaptureOptions
+    from repro.capture import capture as run_capture
+    from repro.replay import ReplayOptions
+    from repro.spec.io import read_json
+
+    base: dict[str, Any] = {}
+    source = "command line"
+    if from_spec is not None:
+        loaded = read_json(from_spec)
+        if not isinstance(loaded, dict):
+            raise SpecError(f"{from_spec}: $: expected a JSON object")
+        base, source = loaded, str(from_spec)
+        # make the base's relative paths absolute before they are rewritten for specs/
+        for art in (base.get("artifacts") or {}).values():
+            if isinstance(art, dict) and isinstance(art.get("path"), str):
+                p = Path(art["path"])
+                art["path"] = str(p if p.is_absolute() else (from_spec.parent / p).resolve())
+    raw = build_partial(base, **flags)
+    opts = CaptureOptions(
+        specs_dir=specs_dir,
+        lockfiles_dir=lockfiles_dir,
+        results_dir=results_dir,
+        env_manager=env_manager,
+        run=not no_run,
+        force=force,
+        replay=ReplayOptions(repeat=repeat, min_duration_ms=min_duration_ms),
+    )
+    spec_path, spec, run_dir = run_capture(
+        raw,
+        source=source,
+        cache=ArtifactCache(cache_dir),
+        opts=opts,
+        report=note,
+        progress=TimedBar,
+    )
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "spec": str(spec_path),
+                    "id": spec.id,
+                    "original": str(run_dir) if run_dir else None,
+                }
+            )
+        )
+    else:
+        click.echo(f"spec {spec_path} (id {spec.id})")
+    if run_dir is not None:
+        from repro.runs import load_run
+
+        record = load_run(run_dir)
+        if not as_json:
+            print_run_summary(run_dir, record)
+        if record.status != "complete":
+            raise RunError(
+                f"the original run is {record.status}", hint=f"see LoadGen's logs in {run_dir}"
+            )

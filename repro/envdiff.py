@@ -1,0 +1,222 @@
+"""Environment drift: what changed between two fingerprints, likeliest causes of a difference first.
+
+Inputs are normalized into a flat "environment view" (group -> key -> value) taken from a
+fingerprint file, a run directory (its fingerprint plus the backend options that ran, the spec
+id and the lock hashes) or a spec (its hardware, backend options and locks).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from repro.errors import SpecError
+
+View = dict[str, dict[str, Any]]
+GROUPS = ("backend", "hardware", "os", "python", "packages", "native", "variables", "pins")
+#: packages whose version changes inference speed or results directly
+BACKEND_PACKAGES = {
+    "onnxruntime",
+    "apache-tvm",
+    "apache-tvm-ffi",
+    "mlcommons-loadgen",
+    "numpy",
+    "onnx",
+    "tvm",
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between A and B."""
+
+    group: str
+    key: str
+    a: Any
+    b: Any
+    impact: int  # 0..100, how likely to explain a speed or accuracy difference
+
+    @property
+    def level(self) -> str:
+        return "high" if self.impact >= 70 else "medium" if self.impact >= 40 else "low"
+
+
+def _impact(group: str, key: str) -> int:
+    k = key.lower()
+    if group == "backend":
+        if "thread" in k:
+            return 100
+        if k in ("name", "version", "providers_used", "execution_provider", "target"):
+            return 88
+        return 80
+    if group == "hardware":
+        if k in ("cpu.model", "machine"):
+            return 95
+        if k in ("cpu.logical_cpus", "cpu.physical_cores", "cpu.usable_cpus", "cpu.sockets"):
+            return 92
+        if k.startswith("cpu.flags"):
+            return 72
+        if k.startswith(("caches", "gpus", "numa")):
+            return 65
+        if k in ("turbo", "frequency_governor"):
+            return 60
+        return 35
+    if group == "pins":
+        return 75
+    if group == "packages":
+        return 85 if key in BACKEND_PACKAGES else 20
+    if group == "native":
+        return 70
+    if group == "variables":
+        return 68 if any(t in key for t in ("THREAD", "NUM", "AFFINITY")) else 45
+    if group == "python":
+        return 40 if k in ("version", "implementation") else 10
+    if group == "os":
+        return 40 if k in ("kernel", "release", "libc", "container") else 5
+    return 10
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    else:
+        out[prefix] = value
+
+
+def view_from_fingerprint(fp: dict[str, Any]) -> View:
+    """A fingerprint (as `repro env show --json` prints it) as a flat view."""
+    view: View = {g: {} for g in GROUPS}
+    for group in ("hardware", "os", "python", "native", "variables"):
+        _flatten("", fp.get(group) or {}, view[group])
+    view["packages"] = dict(fp.get("packages") or {})
+    # where it ran, not what ran
+    view["os"].pop("hostname", None)
+    view["python"].pop("executable", None)
+    view["python"].pop("prefix", None)
+    return view
+
+
+def _backend_view(backend: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("name", "version", "providers_used", "target"):
+        if backend.get(key) is not None:
+            out[key] = backend[key]
+    for k, v in (backend.get("options") or {}).items():
+        if not k.endswith(("_path", "cache_dir")):
+            out[f"options.{k}"] = v
+    return out
+
+
+def view_from_run(run_dir: Path) -> View:
+    from repro.runs import load_run
+
+    record = load_run(run_dir)
+    view = view_from_fingerprint(record.fingerprint)
+    if record.tests:
+        view["backend"] = _backend_view(record.tests[0].backend)
+    view["pins"] = {
+        "spec_id": record.spec_id,
+        **{k: v for k, v in record.environment.items() if k.endswith("sha256")},
+        "environment.manager": record.environment.get("manager"),
+    }
+    return view
+
+
+def view_from_spec(path: Path) -> View:
+    from repro.spec.io import load_spec, spec_id
+
+    spec = load_spec(path)
+    view: View = {g: {} for g in GROUPS}
+    hw = spec.hardware.model_dump(exclude_none=True)
+    for k, v in hw.items():
+        view["hardware"][
+            {
+                "cpu_model": "cpu.model",
+                "logical_cpus": "cpu.logical_cpus",
+                "physical_cores": "cpu.physical_cores",
+                "sockets": "cpu.sockets",
+                "cpu_flags": "cpu.flags",
+                "cpu_vendor": "cpu.vendor",
+            }.get(k, k)
+        ] = v
+    view["backend"] = {
+        "name": spec.backend.name,
+        **{f"options.{k}": v for k, v in spec.backend.options.model_dump(mode="json").items()},
+    }
+    env = spec.environment
+    view["pins"] = {"spec_id": spec_id(spec), "environment.manager": env.manager}
+    for attr in ("python_lock", "flake_lock", "spack_lock"):
+        lock = getattr(env, attr, None)
+        if lock is not None:
+            view["pins"][f"{attr}_sha256"] = lock.sha256
+            if attr == "python_lock":
+                from repro.artifacts.fetch import resolve_path
+                from repro.pylock import read_pins
+
+                lock_path = resolve_path(lock.path, path.parent)
+                if lock_path.is_file():
+                    view["packages"] = read_pins(lock_path.read_text())
+    return view
+
+
+def load_view(arg: Path) -> View:
+    """A fingerprint JSON, a run directory, or a spec; anything else is bad input."""
+    if arg.is_dir():
+        return view_from_run(arg)
+    if not arg.is_file():
+        raise SpecError(
+            f"{arg}: no such file or directory",
+            hint="give a fingerprint (repro env show --json), a run dir or a spec",
+        )
+    try:
+        data = json.loads(arg.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{arg}: not JSON: {exc}") from None
+    if isinstance(data, dict) and str(data.get("schema", "")).startswith("repro.fingerprint/"):
+        return view_from_fingerprint(data)
+    if isinstance(data, dict) and str(data.get("schema", "")).startswith("repro.experiment/"):
+        return view_from_spec(arg)
+    if isinstance(data, dict) and str(data.get("schema", "")).startswith("repro.run/"):
+        return view_from_run(arg.parent)
+    raise SpecError(f"{arg}: $.schema: not a repro fingerprint, run record or spec")
+
+
+def _flags_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
+    sa, sb = set(a or []), set(b or [])
+    return [(f"cpu.flags.{f}", f in sa, f in sb) for f in sorted(sa ^ sb)]
+
+
+def diff_views(a: View, b: View, *, compare_missing: bool = False) -> list[Change]:
+    """Every difference, most likely to matter first.
+
+    A key present on one side only is a change when `compare_missing` is set; otherwise only
+    keys both sides know are compared (a spec records less than a fingerprint).
+    """
+    changes: list[Change] = []
+    for group in GROUPS:
+        ga, gb = a.get(group, {}), b.get(group, {})
+        keys = (set(ga) | set(gb)) if compare_missing or group == "packages" else set(ga) & set(gb)
+        if group == "packages" and not (ga and gb):
+            keys = set()  # one side lists no packages: nothing to compare
+        for key in sorted(keys):
+            va, vb = ga.get(key), gb.get(key)
+            if va == vb:
+                continue
+            if key == "cpu.flags":
+                changes += [
+                    Change(group, k, x, y, _impact(group, k)) for k, x, y in _flags_changes(va, vb)
+                ]
+                continue
+            changes.append(Change(group, key, va, vb, _impact(group, key)))
+    return sorted(changes, key=lambda c: (-c.impact, c.group, c.key))
+
+
+def diff_paths(a: Path, b: Path) -> list[Change]:
+    return diff_views(load_view(a), load_view(b))
+
+
+def as_json(changes: list[Change]) -> list[dict[str, Any]]:
+    return [{**asdict(c), "level": c.level} for c in changes]

@@ -1,0 +1,115 @@
+"""The `venv` environment: a virtual environment built from the spec's hashed Python lock.
+
+Built once per lock hash under `<cache>/envs/venv-<hash>`, reused afterwards. repro itself is
+made importable through a `.pth` path entry to this checkout (as an editable install does), so
+the worker runs the same harness code as the orchestrator.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+from typing import ClassVar
+
+from repro import _subprocess
+from repro.artifacts.cache import sha256_file
+from repro.artifacts.fetch import resolve_path
+from repro.environments.base import RealizedEnvironment, repro_source_root, worker_environment
+from repro.errors import EnvironmentSetupError
+from repro.spec.models import ExperimentSpec, LockFile
+
+MARKER = ".repro-complete"
+
+
+def _python_lock(spec: ExperimentSpec) -> LockFile | None:
+    lock: LockFile | None = getattr(spec.environment, "python_lock", None)
+    return lock
+
+
+class VenvManager:
+    """Creates (or reuses) a venv keyed by the lock's sha256 and runs the worker in it."""
+
+    name: ClassVar[str] = "venv"
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        try:
+            import ensurepip  # noqa: F401
+            import venv  # noqa: F401
+        except ImportError:
+            return False, "this Python has no venv/ensurepip (Debian: apt-get install python3-venv)"
+        return True, "python -m venv"
+
+    def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
+        lock = _python_lock(spec)
+        if lock is None:
+            raise EnvironmentSetupError(
+                f"{spec_path}: $.environment.python_lock: the spec has no Python lock to build "
+                "a venv from",
+                hint="capture one with `repro capture --from SPEC --no-run`, or replay with "
+                "--env native",
+            )
+        lock_path = resolve_path(lock.path, spec_path.parent)
+        if not lock_path.is_file() or sha256_file(lock_path) != lock.sha256:
+            raise EnvironmentSetupError(
+                f"{lock_path}: missing or not the pinned sha256 {lock.sha256}",
+                hint="restore the lock file or re-capture the environment",
+            )
+        tag = f"py{sys.version_info.major}{sys.version_info.minor}"
+        target = workdir / f"venv-{lock.sha256[:16]}-{tag}"
+        hashes = bool(getattr(spec.environment, "hashes_complete", True))
+        if not (target / MARKER).is_file():
+            self._build(target, lock_path, require_hashes=hashes)
+        python = target / "bin" / "python"
+        return RealizedEnvironment(
+            manager=self.name,
+            python=[str(python)],
+            env=worker_environment({"VIRTUAL_ENV": str(target)}),
+            reason=f"venv from {lock.path} (sha256 {lock.sha256[:12]}), cached at {target}",
+            details={
+                "venv": str(target),
+                "python_lock": lock.path,
+                "python_lock_sha256": lock.sha256,
+                "require_hashes": hashes,
+            },
+        )
+
+    def _build(self, target: Path, lock_path: Path, *, require_hashes: bool) -> None:
+        if target.exists():
+            shutil.rmtree(target)  # an unfinished earlier build
+        target.parent.mkdir(parents=True, exist_ok=True)
+        steps = [
+            [sys.executable, "-m", "venv", str(target)],
+            [
+                str(target / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--disable-pip-version-check",
+                *(["--require-hashes"] if require_hashes else []),
+                "-r",
+                str(lock_path),
+            ],
+        ]
+        for cmd in steps:
+            proc = _subprocess.run(cmd, timeout_s=1800)
+            if proc.returncode != 0:
+                shutil.rmtree(target, ignore_errors=True)
+                tail = (proc.stderr or proc.stdout).strip()[-1500:]
+                raise EnvironmentSetupError(
+                    f"building the venv failed at `{' '.join(cmd[:4])} ...`: {tail}",
+                    hint="a package index must be reachable to build a venv the first time",
+                )
+        purelib = _purelib(target)
+        (purelib / "repro-source.pth").write_text(str(repro_source_root()) + "\n")
+        (target / MARKER).write_text(str(lock_path) + "\n")
+
+
+def _purelib(venv: Path) -> Path:
+    """site-packages of a venv made by this interpreter."""
+    rel = Path(sysconfig.get_path("purelib")).relative_to(sys.prefix)
+    return venv / rel

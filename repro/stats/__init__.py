@@ -1,0 +1,1 @@
+"""Statistics of runs: latency histograms, confidence intervals, equivalence verdicts."""
