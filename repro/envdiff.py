@@ -189,6 +189,13 @@ def _flags_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
     return [(f"cpu.flags.{f}", f in sa, f in sb) for f in sorted(sa ^ sb)]
 
 
+def _needed_packages(a: View, b: View) -> set[str]:
+    from repro.pylock import WORKER_PACKAGES, normalize
+
+    names = {v.get("name") for v in (a.get("backend", {}), b.get("backend", {}))}
+    return {normalize(p) for n in names if n in WORKER_PACKAGES for p in WORKER_PACKAGES[n]}
+
+
 def diff_views(a: View, b: View, *, compare_missing: bool = False) -> list[Change]:
     """Every difference, most likely to matter first.
 
@@ -198,9 +205,10 @@ def diff_views(a: View, b: View, *, compare_missing: bool = False) -> list[Chang
     changes: list[Change] = []
     for group in GROUPS:
         ga, gb = a.get(group, {}), b.get(group, {})
-        keys = (set(ga) | set(gb)) if compare_missing or group == "packages" else set(ga) & set(gb)
-        if group == "packages" and not (ga and gb):
-            keys = set()  # one side lists no packages: nothing to compare
+        keys = (set(ga) | set(gb)) if compare_missing else set(ga) & set(gb)
+        if group == "packages" and ga and gb:
+            # A package only one side has matters when the experiment's backend needs it.
+            keys |= _needed_packages(a, b) & (set(ga) | set(gb))
         for key in sorted(keys):
             va, vb = ga.get(key), gb.get(key)
             if va == vb:

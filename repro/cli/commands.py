@@ -7,6 +7,16 @@ import click
 from repro.cli.capture_cmd import capture
 from repro.cli.env_cmds import env
 from repro.cli.replay_cmd import replay
+from repro.cli.report_cmd import report
 from repro.cli.spec_cmds import fetch, recipe, schema, validate
 
-COMMANDS: list[click.Command] = [capture, replay, validate, schema, fetch, recipe, env]
+COMMANDS: list[click.Command] = [
+    capture,
+    replay,
+    report,
+    validate,
+    schema,
+    fetch,
+    recipe,
+    env,
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -9,8 +10,8 @@ import click
 from repro.artifacts.cache import ArtifactCache
 from repro.cli.progress import TimedBar, note
 from repro.cli.spec_cmds import cache_dir_option, json_option
-from repro.errors import RunError
-from repro.spec.models import SCENARIOS
+from repro.errors import RunError, UsageError
+from repro.spec.models import SCENARIOS, ExperimentSpec
 
 
 @click.command()
@@ -50,6 +51,13 @@ from repro.spec.models import SCENARIOS
     help="Override max_duration_ms of every scenario.",
 )
 @click.option(
+    "--backend-option",
+    "backend_options",
+    multiple=True,
+    help="key=value overriding a backend option, e.g. intra_op_threads=1; the run records it "
+    "and the report shows it as drift.",
+)
+@click.option(
     "--repeat",
     "-n",
     type=click.IntRange(min=1),
@@ -83,6 +91,7 @@ def replay(
     min_duration_ms: int | None,
     min_query_count: int | None,
     max_duration_ms: int | None,
+    backend_options: tuple[str, ...],
     repeat: int,
     env_name: str,
     results_dir: Path,
@@ -104,6 +113,8 @@ def replay(
     from repro.validate import require_valid
 
     spec = require_valid(spec_path)
+    if backend_options:
+        spec = override_backend(spec, spec_path, backend_options)
     opts = ReplayOptions(
         scenarios=tuple(scenarios),  # type: ignore[arg-type]
         modes=tuple(modes),  # type: ignore[arg-type]
@@ -139,6 +150,26 @@ def replay(
             f"run {record.status}: {details}",
             hint=f"LoadGen's logs are in {run_dir}; mlperf_log_summary.txt says why",
         )
+
+
+def override_backend(
+    spec: ExperimentSpec, spec_path: Path, options: tuple[str, ...]
+) -> ExperimentSpec:
+    """The spec with some backend options replaced; the spec id changes with them."""
+    from repro.spec.io import parse_spec, with_id
+
+    data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for text in options:
+        if "=" not in text:
+            raise UsageError(f"--backend-option {text}: expected key=value")
+        key, raw = text.split("=", 1)
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        data["backend"].setdefault("options", {})[key] = value
+    data.pop("id", None)
+    return with_id(parse_spec(data, source=f"{spec_path} with --backend-option"))
 
 
 def print_run_summary(run_dir: Path, record: object) -> None:

@@ -25,14 +25,18 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 
 
 @click.command()
-def schema() -> None:
+@click.option("--report", "of_report", is_flag=True, help="The schema of report.json instead.")
+def schema(of_report: bool) -> None:
     """Print the JSON Schema of the experiment spec (repro.experiment/v1).
 
     \b
     Example:
       repro schema > experiment-v1.schema.json
+      repro schema --report > report-v1.schema.json
     """
-    click.echo(schema_text(), nl=False)
+    from repro.spec.schema import report_schema_text
+
+    click.echo(report_schema_text() if of_report else schema_text(), nl=False)
 
 
 @click.command()

@@ -39,3 +39,23 @@ def test_schema_rejects_an_unknown_field() -> None:
     raw["surprise"] = 1
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(json_schema()).validate(raw)
+
+
+def test_committed_report_schema_is_current(root: Path) -> None:
+    from repro.spec.schema import REPORT_SCHEMA_PATH, report_schema_text
+
+    assert (root / REPORT_SCHEMA_PATH).read_text() == report_schema_text()
+
+
+def test_a_report_validates_against_its_schema(tmp_path: Path) -> None:
+    from repro.spec.schema import report_schema_text
+    from tests.helpers import make_run
+
+    make_run(tmp_path / "r" / "original", throughput=[100, 101])
+    make_run(tmp_path / "r" / "b", throughput=[100, 99])
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", str(tmp_path / "r"), "-o", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    jsonschema.Draft202012Validator(json.loads(report_schema_text())).validate(report)

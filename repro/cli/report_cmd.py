@@ -1,0 +1,103 @@
+"""`repro report --compare ORIGINAL [REPLAY...]`: the reproducibility verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from repro.cli.progress import note
+from repro.errors import EXIT_NEGATIVE, UsageError
+
+FORMATS = ("md", "html", "json")
+
+
+@click.command()
+@click.option(
+    "--compare",
+    "original",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The original: results/<name>/, a run dir, or a published MLPerf result.",
+)
+@click.argument("replays", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Report folder (default: reports/<name>/).",
+)
+@click.option(
+    "--format",
+    "formats",
+    default="md,html,json",
+    show_default=True,
+    help="Comma-separated: md, html, json.",
+)
+@click.option(
+    "--spec",
+    "spec_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Take the tolerances from this spec.",
+)
+@click.option("--strict", is_flag=True, help="Exit 1 on an inconclusive verdict too.")
+@click.option("--json", "as_json", is_flag=True, help="Print report.json to stdout.")
+def report(
+    original: Path,
+    replays: tuple[Path, ...],
+    output: Path | None,
+    formats: str,
+    spec_path: Path | None,
+    strict: bool,
+    as_json: bool,
+) -> None:
+    """Compare replays with the original: per scenario and metric, a verdict and its reason.
+
+    Exit 0 when everything is reproduced (or inconclusive, unless --strict), 1 when a metric
+    is not reproduced, 2 on bad input.
+
+    \b
+    Example:
+      repro report --compare results/ort-digits/
+      repro report --compare results/ort-digits/original results/ort-digits/20261129T1715Z-3fa2c1
+    """
+    from repro.compare import build_report, resolve_inputs, tolerances_for
+    from repro.reports import html as html_report
+    from repro.reports import markdown
+    from repro.spec.io import atomic_write_text
+
+    wanted = [f.strip() for f in formats.split(",") if f.strip()]
+    bad = [f for f in wanted if f not in FORMATS]
+    if bad or not wanted:
+        raise UsageError(f"--format {formats}: expected a comma-separated subset of {FORMATS}")
+    orig, reps = resolve_inputs(original, list(replays))
+    result = build_report(orig, reps, tolerances=tolerances_for(orig, spec_path), strict=strict)
+    out_dir = output or Path("reports") / result.spec_name.replace("/", "_")
+    rendered = {
+        "md": lambda: markdown.render(result),
+        "html": lambda: html_report.render(result),
+        "json": lambda: result.model_dump_json(indent=2, by_alias=True) + "\n",
+    }
+    for fmt in wanted:
+        atomic_write_text(out_dir / f"report.{fmt}", rendered[fmt]())
+    if as_json:
+        click.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
+    else:
+        click.echo(result.summary)
+        for s in result.scenarios:
+            worst = [m for m in s.metrics if m.verdict != "reproduced"]
+            line = f"  {s.scenario:<12} {s.verdict}"
+            if worst:
+                line += f": {worst[0].label} {worst[0].reason}"
+            click.echo(line)
+        if result.drift:
+            top = result.drift[0]
+            click.echo(
+                f"  likeliest cause of drift: {top.group} {top.key}: {top.original} -> {top.replay}"
+            )
+    note(f"report written to {out_dir}/report.{{{','.join(wanted)}}}")
+    if result.verdict == "not reproduced" or (strict and result.verdict == "inconclusive"):
+        raise click.exceptions.Exit(EXIT_NEGATIVE)

@@ -1,0 +1,492 @@
+"""Use case: compare replays with the original, metric by metric, with a verdict and its reason.
+
+Format history of the report (the `schema` field):
+# repro.report/v1 - first version.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from repro import __version__
+from repro.envdiff import diff_views, view_from_fingerprint
+from repro.errors import SpecError
+from repro.runs import RunRecord, TestRecord, list_runs, load_run
+from repro.spec.models import Tolerances
+from repro.stats.histogram import LatencyHistogram
+from repro.stats.significance import (
+    Comparison,
+    compare_accuracy,
+    compare_percentile,
+    compare_runs,
+)
+
+REPORT_SCHEMA: Final = "repro.report/v1"
+Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
+
+#: (metric key, label, unit, tolerance kind) compared per scenario
+METRICS: dict[str, list[tuple[str, str, str, str]]] = {
+    "SingleStream": [
+        ("latency_p50_ns", "latency p50", "ns", "latency"),
+        ("latency_p90_ns", "latency p90 (MLPerf metric)", "ns", "latency"),
+        ("latency_p99_ns", "latency p99", "ns", "latency"),
+        ("early_stopping_p90_ns", "early-stopping p90 estimate", "ns", "latency"),
+        ("samples_per_second", "throughput", "samples/s", "throughput"),
+    ],
+    "MultiStream": [
+        ("latency_p50_ns", "latency p50", "ns", "latency"),
+        ("latency_p90_ns", "latency p90", "ns", "latency"),
+        ("latency_p99_ns", "latency p99 (MLPerf metric)", "ns", "latency"),
+        ("early_stopping_p99_ns", "early-stopping p99 estimate", "ns", "latency"),
+    ],
+    "Server": [
+        ("samples_per_second", "completed samples/s (MLPerf metric)", "samples/s", "throughput"),
+        ("latency_p50_ns", "latency p50", "ns", "latency"),
+        ("latency_p90_ns", "latency p90", "ns", "latency"),
+        ("latency_p99_ns", "latency p99", "ns", "latency"),
+    ],
+    "Offline": [
+        ("samples_per_second", "throughput (MLPerf metric)", "samples/s", "throughput"),
+    ],
+}
+PERCENTILE_OF = {"latency_p50_ns": 50.0, "latency_p90_ns": 90.0, "latency_p99_ns": 99.0}
+
+
+class MetricResult(BaseModel):
+    """One metric of one scenario: the values on each side, the difference and the verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+    metric: str
+    label: str
+    unit: str
+    original: list[float | str] = Field(description="one value per original run")
+    replay: list[float | str] = Field(description="one value per replay run")
+    original_value: float | str | None
+    replay_value: float | str | None
+    delta_rel: float | None = Field(None, description="replay / original - 1")
+    ci: list[float] | None = Field(None, description="confidence interval of delta_rel")
+    tolerance: float | None = None
+    method: str
+    verdict: Verdict
+    reason: str
+    mde_rel: float | None = Field(None, description="smallest detectable relative difference")
+
+
+class CdfPoints(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    latency_ns: list[float]
+    fraction: list[float]
+
+
+class ScenarioResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    scenario: str
+    verdict: Verdict
+    metrics: list[MetricResult]
+    prediction_agreement: float | None = Field(
+        None, description="fraction of samples with identical top-1 in both accuracy logs"
+    )
+    cdf: dict[str, CdfPoints] = Field(default_factory=dict)
+
+
+class DriftEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    group: str
+    key: str
+    original: Any
+    replay: Any
+    impact: int
+    level: str
+
+
+class SideInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    kind: Literal["repro", "mlperf"]
+    run_id: str
+    spec_id: str
+    status: str
+    environment: dict[str, Any] = Field(default_factory=dict)
+
+
+class Report(BaseModel):
+    """The reproducibility report (report.json)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    schema_: Literal["repro.report/v1"] = Field(REPORT_SCHEMA, alias="schema")
+    spec_name: str
+    generated_utc: str
+    repro_version: str
+    verdict: Verdict
+    summary: str
+    strict: bool
+    confidence: float
+    tolerances: dict[str, float]
+    original: SideInfo
+    replays: list[SideInfo]
+    scenarios: list[ScenarioResult]
+    drift: list[DriftEntry]
+    notes: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Side:
+    """A run (or a published result) with where it came from."""
+
+    path: Path
+    kind: Literal["repro", "mlperf"]
+    record: RunRecord
+
+
+def resolve_inputs(original: Path, replays: list[Path]) -> tuple[Side, list[Side]]:
+    """Find the original and the replays; `results/<name>/` means original/ + latest run."""
+    from repro.mlperf_tree import is_mlperf_result, read_mlperf_result
+
+    if not original.exists():
+        raise SpecError(f"{original}: no such directory")
+    if is_mlperf_result(original):
+        orig = Side(original, "mlperf", read_mlperf_result(original))
+    elif (original / "run.json").is_file():
+        orig = Side(original, "repro", load_run(original))
+    elif (original / "original" / "run.json").is_file():
+        orig = Side(original / "original", "repro", load_run(original / "original"))
+    else:
+        raise SpecError(
+            f"{original}: not a run directory, a results/<name>/ folder or an MLPerf result",
+            hint="pass results/<name>/, results/<name>/original/ or a published "
+            "results/<system>/<benchmark>/ folder",
+        )
+    sides = [Side(p, "repro", load_run(p)) for p in replays]
+    if not sides:
+        if orig.kind == "mlperf":
+            raise SpecError(
+                f"{original}: a published result needs a replay to compare with",
+                hint="repro report --compare TREE results/<name>/<run-id>",
+            )
+        latest = _latest_complete(orig.path.parent, exclude=orig.path)
+        if latest is None:
+            raise SpecError(
+                f"{orig.path.parent}: no finished replay to compare with the original",
+                hint=f"run `repro replay` on the spec of {orig.record.spec_name} first",
+            )
+        sides = [Side(latest, "repro", load_run(latest))]
+    for s in sides:
+        if s.record.status == "interrupted":
+            raise SpecError(
+                f"{s.path}: the run did not finish (status interrupted); "
+                "it is never compared as if complete"
+            )
+    return orig, sides
+
+
+def _latest_complete(parent: Path, *, exclude: Path) -> Path | None:
+    candidates = [p for p in list_runs(parent) if p.resolve() != exclude.resolve()]
+    for p in reversed(candidates):
+        if load_run(p).status in ("complete", "invalid"):
+            return p
+    return None
+
+
+def _values(tests: list[TestRecord], key: str) -> list[float | str]:
+    return [t.metrics[key] for t in tests if t.metrics.get(key) is not None]
+
+
+def _pool(hists: list[LatencyHistogram]) -> LatencyHistogram | None:
+    """One histogram of all the queries of several runs."""
+    if not hists:
+        return None
+    bins = np.concatenate([h.bins for h in hists])
+    counts = np.concatenate([h.counts for h in hists])
+    ub, inv = np.unique(bins, return_inverse=True)
+    return LatencyHistogram(ub.astype(np.int32), np.bincount(inv, weights=counts).astype(np.int64))
+
+
+def _histograms(runs: list[tuple[Side, TestRecord]]) -> LatencyHistogram | None:
+    """The pooled per-query latency histogram of runs, where they kept one."""
+    hists = []
+    for side, t in runs:
+        if side.kind == "repro" and t.latencies_file:
+            path = side.path / t.dir / t.latencies_file
+            if path.is_file() and path.suffix == ".npz":
+                hists.append(LatencyHistogram.load(path))
+    return _pool(hists)
+
+
+def _mean(values: list[float | str]) -> float | str | None:
+    nums = [float(v) for v in values if not isinstance(v, str)]
+    if nums:
+        return float(np.mean(nums))
+    return values[0] if values else None
+
+
+def compare_metric(
+    key: str,
+    label: str,
+    unit: str,
+    kind: str,
+    orig: list[TestRecord],
+    rep: list[TestRecord],
+    hist: tuple[LatencyHistogram | None, LatencyHistogram | None],
+    tol: Tolerances,
+) -> MetricResult | None:
+    a, b = _values(orig, key), _values(rep, key)
+    if not a or not b:
+        return None
+    tolerance = tol.throughput_rel if kind == "throughput" else tol.latency_rel
+    base = {
+        "metric": key,
+        "label": label,
+        "unit": unit,
+        "original": a,
+        "replay": b,
+        "original_value": _mean(a),
+        "replay_value": _mean(b),
+        "tolerance": tolerance,
+    }
+    fa, fb = [float(v) for v in a], [float(v) for v in b]
+    q = PERCENTILE_OF.get(key)
+    ha, hb = hist
+    if q is not None and (len(fa) < 2 or len(fb) < 2) and ha is not None and hb is not None:
+        cmp: Comparison = compare_percentile(
+            ha,
+            hb,
+            q,
+            tol=tolerance,
+            confidence=tol.confidence,
+            point=(float(np.mean(fa)), float(np.mean(fb))),
+        )
+    else:
+        cmp = compare_runs(fa, fb, tol=tolerance, confidence=tol.confidence)
+    return MetricResult(
+        **base,
+        delta_rel=cmp.delta_rel,
+        ci=list(cmp.ci) if cmp.ci else None,
+        method=cmp.method,
+        verdict=cmp.verdict,
+        reason=cmp.reason,
+        mde_rel=cmp.mde_rel,
+    )
+
+
+def _validity(orig: list[TestRecord], rep: list[TestRecord]) -> MetricResult | None:
+    a = [str(t.metrics.get("validity")) for t in orig if t.metrics.get("validity")]
+    b = [str(t.metrics.get("validity")) for t in rep if t.metrics.get("validity")]
+    if not a or not b:
+        return None
+    a_ok, b_ok = all(v == "VALID" for v in a), all(v == "VALID" for v in b)
+    ok = b_ok or not a_ok
+    reason = (
+        "LoadGen judged every run VALID"
+        if a_ok and b_ok
+        else "the original was not VALID either"
+        if not a_ok
+        else f"LoadGen judged {b.count('INVALID')} replay run(s) INVALID"
+    )
+    return MetricResult(
+        metric="validity",
+        label="LoadGen validity",
+        unit="",
+        original=list(a),
+        replay=list(b),
+        original_value="VALID" if a_ok else "INVALID",
+        replay_value="VALID" if b_ok else "INVALID",
+        method="exact",
+        verdict="reproduced" if ok else "not reproduced",
+        reason=reason,
+    )
+
+
+def _accuracy(
+    orig: TestRecord | None, rep: list[TestRecord], tol: Tolerances
+) -> MetricResult | None:
+    if orig is None or not orig.accuracy or not rep:
+        return None
+    a = orig.accuracy.get("value")
+    values = [t.accuracy.get("value") for t in rep if t.accuracy]
+    b = [float(v) for v in values if v is not None]
+    if a is None or not b:
+        return None
+    cmp = compare_accuracy(float(a), min(b), ratio=tol.accuracy_ratio)
+    metric = str(orig.accuracy.get("metric", "accuracy"))
+    return MetricResult(
+        metric="accuracy",
+        label=f"accuracy ({metric})",
+        unit="fraction",
+        original=[float(a)],
+        replay=[float(v) for v in b],
+        original_value=float(a),
+        replay_value=min(b),
+        delta_rel=cmp.delta_rel,
+        tolerance=1 - tol.accuracy_ratio,
+        method=cmp.method,
+        verdict=cmp.verdict,
+        reason=cmp.reason,
+    )
+
+
+def _agreement(
+    orig: Side, o: TestRecord | None, reps: list[tuple[Side, TestRecord]]
+) -> float | None:
+    if orig.kind != "repro" or o is None:
+        return None
+    pa = orig.path / o.dir / "predictions.npy"
+    if not pa.is_file():
+        return None
+    ia, ta = np.load(pa)
+    fractions = []
+    for side, t in reps:
+        pb = side.path / t.dir / "predictions.npy"
+        if not pb.is_file():
+            continue
+        ib, tb = np.load(pb)
+        common, xa, xb = np.intersect1d(ia, ib, return_indices=True)
+        if len(common):
+            fractions.append(float(np.mean(ta[xa] == tb[xb])))
+    return min(fractions) if fractions else None
+
+
+def _cdf(h: LatencyHistogram | None, points: int = 200) -> CdfPoints | None:
+    if h is None:
+        return None
+    frac = np.cumsum(h.counts) / h.total
+    idx = np.unique(np.linspace(0, len(frac) - 1, min(points, len(frac))).astype(int))
+    return CdfPoints(
+        latency_ns=[float(v) for v in h.values()[idx]], fraction=[float(v) for v in frac[idx]]
+    )
+
+
+def _overall(verdicts: list[Verdict]) -> Verdict:
+    if "not reproduced" in verdicts:
+        return "not reproduced"
+    if "inconclusive" in verdicts:
+        return "inconclusive"
+    return "reproduced"
+
+
+def compare_scenario(
+    scenario: str, orig: Side, reps: list[Side], tol: Tolerances
+) -> ScenarioResult | None:
+    o_perf = orig.record.performance(scenario)
+    r_perf = [(s, t) for s in reps for t in s.record.performance(scenario)]
+    o_acc = orig.record.accuracy_test(scenario)
+    r_acc = [(s, t) for s in reps if (t := s.record.accuracy_test(scenario)) is not None]
+    if not (o_perf and r_perf) and not (o_acc and r_acc):
+        return None
+    # Offline is one query: its per-sample "latencies" say nothing about the SUT.
+    hist_o = _histograms([(orig, t) for t in o_perf]) if scenario != "Offline" else None
+    hist_r = _histograms(r_perf) if scenario != "Offline" else None
+    rep_tests = [t for _, t in r_perf]
+    metrics = [m for m in (_validity(o_perf, rep_tests),) if m is not None]
+    for key, label, unit, kind in METRICS.get(scenario, []):
+        m = compare_metric(key, label, unit, kind, o_perf, rep_tests, (hist_o, hist_r), tol)
+        if m is not None:
+            metrics.append(m)
+    acc = _accuracy(o_acc, [t for _, t in r_acc], tol)
+    if acc is not None:
+        metrics.append(acc)
+    cdf = {k: c for k, c in (("original", _cdf(hist_o)), ("replay", _cdf(hist_r))) if c is not None}
+    return ScenarioResult(
+        scenario=scenario,
+        verdict=_overall([m.verdict for m in metrics]) if metrics else "inconclusive",
+        metrics=metrics,
+        prediction_agreement=_agreement(orig, o_acc, r_acc),
+        cdf=cdf,
+    )
+
+
+def _side_info(s: Side) -> SideInfo:
+    return SideInfo(
+        path=str(s.path),
+        kind=s.kind,
+        run_id=s.record.run_id,
+        spec_id=s.record.spec_id,
+        status=s.record.status,
+        environment={
+            k: v
+            for k, v in s.record.environment.items()
+            if k in ("manager", "reason", "python_lock_sha256")
+        },
+    )
+
+
+def _drift(orig: Side, reps: list[Side]) -> list[DriftEntry]:
+    from repro.envdiff import view_from_run
+
+    def view(s: Side) -> dict[str, dict[str, Any]]:
+        return (
+            view_from_run(s.path)
+            if s.kind == "repro"
+            else view_from_fingerprint(s.record.fingerprint)
+        )
+
+    changes = diff_views(view(orig), view(reps[0]))
+    return [
+        DriftEntry(
+            group=c.group, key=c.key, original=c.a, replay=c.b, impact=c.impact, level=c.level
+        )
+        for c in changes
+    ]
+
+
+def build_report(
+    orig: Side, reps: list[Side], *, tolerances: Tolerances, strict: bool = False
+) -> Report:
+    """Compare every scenario both sides ran; the overall verdict is the worst of them."""
+    scenarios = []
+    order = ("SingleStream", "MultiStream", "Server", "Offline")
+    for scenario in order:
+        result = compare_scenario(scenario, orig, reps, tolerances)
+        if result is not None:
+            scenarios.append(result)
+    notes = []
+    if not scenarios:
+        raise SpecError("the original and the replay have no scenario in common")
+    if orig.kind == "repro" and any(r.record.spec_id != orig.record.spec_id for r in reps):
+        notes.append(
+            "the replay ran a different spec id than the original: "
+            "the experiment itself was changed (see the drift)"
+        )
+    verdict = _overall([s.verdict for s in scenarios])
+    counts = {
+        v: sum(m.verdict == v for s in scenarios for m in s.metrics)
+        for v in ("reproduced", "not reproduced", "inconclusive")
+    }
+    summary = (
+        f"{verdict.upper()}: {counts['reproduced']} metric(s) reproduced, "
+        f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} "
+        f"inconclusive across {len(scenarios)} scenario(s)"
+    )
+    return Report(
+        spec_name=orig.record.spec_name,
+        generated_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        repro_version=__version__,
+        verdict=verdict,
+        summary=summary,
+        strict=strict,
+        confidence=tolerances.confidence,
+        tolerances=tolerances.model_dump(),
+        original=_side_info(orig),
+        replays=[_side_info(r) for r in reps],
+        scenarios=scenarios,
+        drift=_drift(orig, reps),
+        notes=notes,
+    )
+
+
+def tolerances_for(orig: Side, spec_path: Path | None) -> Tolerances:
+    """The spec's tolerances (given, or the one the original ran), else MLPerf's defaults."""
+    from repro.spec.io import load_spec
+
+    candidates = [spec_path] if spec_path else []
+    if orig.kind == "repro" and orig.record.spec_path:
+        candidates.append(Path(orig.record.spec_path))
+    for path in candidates:
+        if path is not None and path.is_file():
+            return load_spec(path, check_id=False).tolerances
+    return Tolerances()

@@ -1,0 +1,1 @@
+"""Renderers of the reproducibility report: Markdown, HTML, JSON."""

@@ -1,0 +1,45 @@
+"""Formatting shared by the renderers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def value(v: Any, unit: str) -> str:
+    """A metric value with a readable unit."""
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    if unit == "ns":
+        if v >= 1e9:
+            return f"{v / 1e9:.3f} s"
+        if v >= 1e6:
+            return f"{v / 1e6:.3f} ms"
+        return f"{v / 1e3:.2f} µs"
+    if unit == "fraction":
+        return f"{100 * v:.2f} %"
+    if unit == "samples/s":
+        return f"{v:,.1f}/s"
+    return f"{v:g}"
+
+
+def delta(d: float | None) -> str:
+    return "-" if d is None else f"{100 * d:+.1f} %"
+
+
+def interval(ci: list[float] | None) -> str:
+    if not ci:
+        return "-"
+    return f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}] %"
+
+
+def runs(values: list[Any]) -> str:
+    return f" ({len(values)} runs)" if len(values) > 1 else ""
+
+
+VERDICT_MARK = {
+    "reproduced": "✅ reproduced",
+    "not reproduced": "❌ not reproduced",
+    "inconclusive": "⚠️ inconclusive",
+}

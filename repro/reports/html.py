@@ -1,0 +1,190 @@
+"""report.html: self-contained (inline CSS and SVG), for a person."""
+
+from __future__ import annotations
+
+import html
+import math
+
+from repro.compare import CdfPoints, MetricResult, Report
+from repro.reports.fmt import VERDICT_MARK, delta, interval, runs, value
+
+CSS = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
+table{border-collapse:collapse;width:100%;font-size:14px;margin:.5em 0 1.5em}
+th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+.reproduced{color:#1a7f37}.not-reproduced{color:#cf222e}.inconclusive{color:#9a6700}
+.verdict{font-size:1.3em;font-weight:bold} svg{background:#fafafa;border:1px solid #eee}
+.plots{display:flex;gap:1em;flex-wrap:wrap} code{font-size:13px}
+"""
+W, H, PAD = 460, 260, 45
+
+
+def _cls(verdict: str) -> str:
+    return verdict.replace(" ", "-")
+
+
+def cdf_svg(cdf: dict[str, CdfPoints], title: str) -> str:
+    """Latency CDFs of original and replay on a log-scaled time axis."""
+    xs = [x for c in cdf.values() for x in c.latency_ns if x > 0]
+    if not xs:
+        return ""
+    lo, hi = math.log10(min(xs)), math.log10(max(xs))
+    hi = hi if hi > lo else lo + 1
+
+    def px(x: float) -> float:
+        return PAD + (math.log10(x) - lo) / (hi - lo) * (W - 2 * PAD)
+
+    def py(f: float) -> float:
+        return H - PAD + f * (2 * PAD - H)
+
+    parts = [
+        f'<svg width="{W}" height="{H}" role="img" aria-label="{html.escape(title)}">',
+        f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="13">{html.escape(title)}</text>',
+    ]
+    for exp in range(math.floor(lo), math.ceil(hi) + 1):
+        x = px(10**exp)
+        if PAD <= x <= W - PAD:
+            label = value(10.0**exp, "ns")
+            parts.append(
+                f'<line x1="{x:.1f}" y1="{PAD}" x2="{x:.1f}" y2="{H - PAD}" '
+                f'stroke="#ddd"/><text x="{x:.1f}" y="{H - PAD + 15}" font-size="10" '
+                f'text-anchor="middle">{label}</text>'
+            )
+    for f in (0, 0.5, 0.9, 0.99, 1.0):
+        parts.append(
+            f'<text x="{PAD - 5}" y="{py(f) + 3:.1f}" font-size="10" text-anchor="end">{f:g}</text>'
+        )
+    colours = {"original": "#0969da", "replay": "#cf222e"}
+    for i, (name, c) in enumerate(cdf.items()):
+        pts = " ".join(
+            f"{px(x):.1f},{py(f):.1f}"
+            for x, f in zip(c.latency_ns, c.fraction, strict=True)
+            if x > 0
+        )
+        parts.append(
+            f'<polyline fill="none" stroke="{colours.get(name, "#555")}" '
+            f'stroke-width="2" points="{pts}"/>'
+        )
+        parts.append(
+            f'<text x="{W - PAD}" y="{PAD + 14 * i}" font-size="11" text-anchor="end" '
+            f'fill="{colours.get(name, "#555")}">{name}</text>'
+        )
+    parts.append(
+        f'<text x="{W / 2}" y="{H - 8}" font-size="11" text-anchor="middle">'
+        "SUT-side latency per query (log scale)</text></svg>"
+    )
+    return "".join(parts)
+
+
+def bars_svg(metrics: list[MetricResult], title: str) -> str:
+    """Each metric's relative difference with its interval, against the tolerance band."""
+    rows = [m for m in metrics if m.delta_rel is not None]
+    if not rows:
+        return ""
+    span = max(
+        [0.15]
+        + [abs(m.delta_rel or 0) for m in rows]
+        + [abs(v) for m in rows for v in (m.ci or [])]
+        + [m.tolerance or 0 for m in rows]
+    )
+    span *= 1.15
+    height = PAD + 26 * len(rows) + 20
+    mid = 250 + (W + 150 - 250) / 2
+
+    def px(d: float) -> float:
+        return mid + d / span * (W + 150 - 250) / 2
+
+    parts = [
+        f'<svg width="{W + 150}" height="{height}" role="img" aria-label="{html.escape(title)}">',
+        f'<text x="{(W + 150) / 2}" y="18" text-anchor="middle" font-size="13">'
+        f"{html.escape(title)}</text>",
+        f'<line x1="{mid}" y1="{PAD - 15}" x2="{mid}" y2="{height - 10}" stroke="#999"/>',
+    ]
+    colours = {"reproduced": "#1a7f37", "not reproduced": "#cf222e", "inconclusive": "#9a6700"}
+    for i, m in enumerate(rows):
+        y = PAD + 26 * i
+        tol = m.tolerance or 0
+        parts.append(
+            f'<rect x="{px(-tol):.1f}" y="{y - 8}" width="{px(tol) - px(-tol):.1f}" '
+            f'height="16" fill="#e6f4ea"/>'
+        )
+        parts.append(
+            f'<text x="245" y="{y + 4}" font-size="11" text-anchor="end">'
+            f"{html.escape(m.label[:38])}</text>"
+        )
+        c = colours[m.verdict]
+        if m.ci:
+            parts.append(
+                f'<line x1="{px(m.ci[0]):.1f}" y1="{y}" x2="{px(m.ci[1]):.1f}" '
+                f'y2="{y}" stroke="{c}" stroke-width="2"/>'
+            )
+        parts.append(f'<circle cx="{px(m.delta_rel or 0):.1f}" cy="{y}" r="4" fill="{c}"/>')
+        parts.append(
+            f'<text x="{W + 145}" y="{y + 4}" font-size="11" text-anchor="end" '
+            f'fill="{c}">{delta(m.delta_rel)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render(report: Report) -> str:
+    e = html.escape
+    out = [
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>repro report: {e(report.spec_name)}</title><style>{CSS}</style></head><body>",
+        f"<h1>Reproducibility report: {e(report.spec_name)}</h1>",
+        f"<p class='verdict {_cls(report.verdict)}'>{e(VERDICT_MARK[report.verdict])}</p>",
+        f"<p>{e(report.summary)}</p><ul>",
+        f"<li>original: <code>{e(report.original.path)}</code> ({e(report.original.kind)}, "
+        f"run <code>{e(report.original.run_id)}</code>)</li>",
+    ]
+    out += [
+        f"<li>replay: <code>{e(r.path)}</code> (run <code>{e(r.run_id)}</code>)</li>"
+        for r in report.replays
+    ]
+    out += [f"<li>note: {e(n)}</li>" for n in report.notes]
+    out.append(
+        "</ul><p>Green bands: tolerances; lines: confidence intervals of the difference.</p>"
+    )
+    for s in report.scenarios:
+        out.append(
+            f"<h2>{e(s.scenario)} — <span class='{_cls(s.verdict)}'>"
+            f"{e(VERDICT_MARK[s.verdict])}</span></h2><div class='plots'>"
+        )
+        out.append(bars_svg(s.metrics, f"{s.scenario}: replay vs original"))
+        if s.cdf:
+            out.append(cdf_svg(s.cdf, f"{s.scenario}: latency CDF"))
+        out.append(
+            "</div><table><tr><th>metric</th><th>original</th><th>replay</th><th>Δ</th>"
+            "<th>CI of Δ</th><th>verdict</th><th>why</th></tr>"
+        )
+        for m in s.metrics:
+            out.append(
+                f"<tr><td>{e(m.label)}</td><td>{e(value(m.original_value, m.unit))}"
+                f"{e(runs(m.original))}</td><td>{e(value(m.replay_value, m.unit))}"
+                f"{e(runs(m.replay))}</td><td>{e(delta(m.delta_rel))}</td>"
+                f"<td>{e(interval(m.ci))}</td><td class='{_cls(m.verdict)}'>{e(m.verdict)}</td>"
+                f"<td>{e(m.reason)} <small>({e(m.method)})</small></td></tr>"
+            )
+        out.append("</table>")
+        if s.prediction_agreement is not None:
+            out.append(
+                f"<p>Prediction agreement: {100 * s.prediction_agreement:.2f} % of "
+                "samples identical.</p>"
+            )
+    out.append("<h2>Environment drift (likeliest causes first)</h2>")
+    if report.drift:
+        out.append("<table><tr><th>impact</th><th>what</th><th>original</th><th>replay</th></tr>")
+        for d in report.drift[:60]:
+            out.append(
+                f"<tr><td>{e(d.level)}</td><td>{e(d.group)}: <code>{e(d.key)}</code></td>"
+                f"<td>{e(str(d.original))}</td><td>{e(str(d.replay))}</td></tr>"
+            )
+        out.append("</table>")
+    else:
+        out.append("<p>No difference between the two environments' fingerprints.</p>")
+    out.append(
+        f"<p><small>repro {e(report.repro_version)}, {e(report.generated_utc)}</small>"
+        "</p></body></html>\n"
+    )
+    return "\n".join(out)

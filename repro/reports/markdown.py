@@ -1,0 +1,57 @@
+"""report.md: for a pull request or a CI log."""
+
+from __future__ import annotations
+
+from repro.compare import Report
+from repro.reports.fmt import VERDICT_MARK, delta, interval, runs, value
+
+
+def render(report: Report) -> str:
+    t = report.tolerances
+    lines = [
+        f"# Reproducibility report: {report.spec_name}",
+        "",
+        f"**{VERDICT_MARK[report.verdict]}** — {report.summary}",
+        "",
+        f"- original: `{report.original.path}` ({report.original.kind}, run "
+        f"`{report.original.run_id}`)",
+        *[
+            f"- replay: `{r.path}` (run `{r.run_id}`, environment {r.environment.get('manager')})"
+            for r in report.replays
+        ],
+        f"- tolerances: throughput ±{t['throughput_rel']:.0%}, latency ±{t['latency_rel']:.0%}, "
+        f"accuracy ≥ {t['accuracy_ratio']:.0%} of the original; "
+        f"{report.confidence:.0%} confidence intervals",
+        *[f"- note: {n}" for n in report.notes],
+    ]
+    for s in report.scenarios:
+        lines += [
+            "",
+            f"## {s.scenario} — {VERDICT_MARK[s.verdict]}",
+            "",
+            f"| metric | original | replay | Δ | {report.confidence:.0%} CI of Δ | verdict | why |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for m in s.metrics:
+            lines.append(
+                f"| {m.label} | {value(m.original_value, m.unit)}{runs(m.original)} "
+                f"| {value(m.replay_value, m.unit)}{runs(m.replay)} | {delta(m.delta_rel)} "
+                f"| {interval(m.ci)} | {VERDICT_MARK[m.verdict]} | {m.reason} ({m.method}) |"
+            )
+        if s.prediction_agreement is not None:
+            lines += [
+                "",
+                f"Prediction agreement (accuracy logs): "
+                f"{100 * s.prediction_agreement:.2f} % of samples identical.",
+            ]
+    lines += ["", "## Environment drift (likeliest causes first)", ""]
+    if report.drift:
+        lines += ["| impact | what | original | replay |", "|---|---|---|---|"]
+        for d in report.drift[:40]:
+            lines.append(f"| {d.level} | {d.group}: `{d.key}` | {d.original} | {d.replay} |")
+        if len(report.drift) > 40:
+            lines.append(f"| | … {len(report.drift) - 40} more in report.json | | |")
+    else:
+        lines.append("No difference between the two environments' fingerprints.")
+    lines += ["", f"_repro {report.repro_version}, {report.generated_utc}_", ""]
+    return "\n".join(lines)

@@ -1,0 +1,161 @@
+"""Noise-aware verdicts: bootstrap confidence intervals and an equivalence test.
+
+For a metric with a relative tolerance `tol`, the difference is d = replay / original - 1.
+  reproduced      the confidence interval of d lies inside [-tol, +tol]
+  not reproduced  the interval lies wholly outside it
+  inconclusive    otherwise; the report gives the smallest difference the data could detect
+With one value on each side there is no interval: a point comparison, labelled as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from repro.stats.histogram import LatencyHistogram
+
+Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
+Method = Literal["bootstrap-runs", "bootstrap-queries", "pooled-noise", "point", "exact"]
+#: z(0.975) + z(0.80): the difference a two-sided 5 % test detects with 80 % power, per SE
+MDE_FACTOR = 2.8
+SEED = 20261129
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The outcome for one metric."""
+
+    verdict: Verdict
+    method: Method
+    delta_rel: float  # point estimate of replay / original - 1
+    ci: tuple[float, float] | None  # interval of delta_rel
+    mde_rel: float | None = None  # smallest detectable relative difference (inconclusive)
+    reason: str = ""
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+def _decide(delta: float, lo: float, hi: float, tol: float) -> Verdict:
+    if -tol <= lo and hi <= tol:
+        return "reproduced"
+    if hi < -tol or lo > tol:
+        return "not reproduced"
+    return "inconclusive"
+
+
+def _interval(boot: np.ndarray, confidence: float) -> tuple[float, float]:
+    a = (1 - confidence) / 2
+    lo, hi = np.quantile(boot, [a, 1 - a])
+    return float(lo), float(hi)
+
+
+def compare_runs(
+    original: list[float],
+    replay: list[float],
+    *,
+    tol: float,
+    confidence: float = 0.95,
+    n_boot: int = 4000,
+) -> Comparison:
+    """Compare run-level values (one per repeated run) of a metric."""
+    a = np.asarray(original, dtype=np.float64)
+    b = np.asarray(replay, dtype=np.float64)
+    if len(a) == 0 or len(b) == 0 or np.any(a <= 0) or np.any(b <= 0):
+        raise ValueError("need positive values on both sides")
+    delta = float(b.mean() / a.mean() - 1)
+    if len(a) == 1 and len(b) == 1:
+        verdict: Verdict = "reproduced" if abs(delta) <= tol else "not reproduced"
+        return Comparison(
+            verdict,
+            "point",
+            delta,
+            None,
+            reason="one run on each side: a point comparison, no interval",
+        )
+    rng = np.random.Generator(np.random.PCG64(SEED))
+    if len(a) >= 2 and len(b) >= 2:
+        ma = rng.choice(a, size=(n_boot, len(a))).mean(axis=1)
+        mb = rng.choice(b, size=(n_boot, len(b))).mean(axis=1)
+        boot = mb / ma - 1
+        method: Method = "bootstrap-runs"
+    else:
+        # One side has a single run: take the run-to-run noise of the other side for both.
+        many = a if len(a) > 1 else b
+        cv = float(many.std(ddof=1) / many.mean())
+        se_rel = cv * np.sqrt(1 / len(many) + 1)  # the mean of `many` plus the single run
+        boot = delta + rng.standard_normal(n_boot) * se_rel
+        method = "pooled-noise"
+    lo, hi = _interval(boot, confidence)
+    verdict = _decide(delta, lo, hi, tol)
+    se = float(np.std(boot))
+    mde = MDE_FACTOR * se if verdict == "inconclusive" else None
+    return Comparison(verdict, method, delta, (lo, hi), mde, _reason(verdict, delta, tol, mde))
+
+
+def compare_percentile(
+    original: LatencyHistogram,
+    replay: LatencyHistogram,
+    q: float,
+    *,
+    tol: float,
+    confidence: float = 0.95,
+    n_boot: int = 400,
+    point: tuple[float, float] | None = None,
+) -> Comparison:
+    """Compare a latency percentile by resampling the queries of each side (multinomial).
+
+    `point` gives the (original, replay) values LoadGen reported; the interval's spread comes
+    from the bootstrap of the per-query latencies.
+    """
+    rng = np.random.Generator(np.random.PCG64(SEED))
+    sa = _boot_percentile(original, q, n_boot, rng)
+    sb = _boot_percentile(replay, q, n_boot, rng)
+    pa = point[0] if point else original.percentile(q)
+    pb = point[1] if point else replay.percentile(q)
+    delta = pb / pa - 1
+    boot = sb / sa - 1
+    boot = boot - np.median(boot) + delta  # centre the spread on LoadGen's values
+    lo, hi = _interval(boot, confidence)
+    verdict = _decide(delta, lo, hi, tol)
+    mde = MDE_FACTOR * float(np.std(boot)) if verdict == "inconclusive" else None
+    return Comparison(
+        verdict,
+        "bootstrap-queries",
+        delta,
+        (lo, hi),
+        mde,
+        _reason(verdict, delta, tol, mde) + " (within-run noise of the queries)",
+        {"queries_original": original.total, "queries_replay": replay.total},
+    )
+
+
+def _boot_percentile(
+    h: LatencyHistogram, q: float, n_boot: int, rng: np.random.Generator
+) -> np.ndarray:
+    p = h.counts / h.total
+    counts = rng.multinomial(h.total, p, size=n_boot)
+    return h.percentiles_of(counts, q)
+
+
+def compare_accuracy(original: float, replay: float, *, ratio: float) -> Comparison:
+    """Accuracy is reproduced when the replay reaches `ratio` x the original (MLPerf: 0.99)."""
+    delta = replay / original - 1 if original else 0.0
+    ok = replay >= ratio * original
+    reason = (
+        f"replay accuracy {replay:.4%} {'>=' if ok else '<'} {ratio:g} x original "
+        f"{original:.4%} = {ratio * original:.4%}"
+    )
+    return Comparison("reproduced" if ok else "not reproduced", "exact", delta, None, reason=reason)
+
+
+def _reason(verdict: Verdict, delta: float, tol: float, mde: float | None) -> str:
+    if verdict == "reproduced":
+        return f"the interval of the difference lies within +/-{tol:.0%}"
+    if verdict == "not reproduced":
+        side = "higher" if delta > 0 else "lower"
+        return f"the replay is {abs(delta):.1%} {side}; the interval lies outside +/-{tol:.0%}"
+    return (
+        f"the noise is larger than the tolerance: the data could only detect a difference "
+        f"of about {mde:.1%} (tolerance {tol:.0%}); run more repeats (--repeat)"
+    )

@@ -1,0 +1,112 @@
+"""Synthetic run directories for testing the report without running LoadGen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repro.runs import RunRecord, TestRecord
+from repro.stats.histogram import LatencyHistogram
+
+FINGERPRINT: dict[str, Any] = {
+    "schema": "repro.fingerprint/v1",
+    "hardware": {
+        "machine": "x86_64",
+        "cpu": {"model": "Test CPU", "logical_cpus": 2, "physical_cores": 2, "flags": ["avx2"]},
+    },
+    "os": {"kernel": "6.1"},
+    "python": {"version": "3.11.7"},
+    "packages": {"onnxruntime": "1.32.0", "numpy": "2.4.6", "mlcommons-loadgen": "6.0.17"},
+    "native": {},
+    "variables": {},
+}
+
+
+def make_run(
+    path: Path,
+    *,
+    throughput: list[float],
+    latency_scale: float = 1.0,
+    threads: int = 2,
+    accuracy: float = 0.9,
+    spec_id: str = "a" * 64,
+    seed: int = 0,
+    status: str = "complete",
+    fingerprint: dict[str, Any] | None = None,
+) -> Path:
+    """An Offline + SingleStream run with given per-repeat throughputs and latency scale."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    tests = []
+    for k, tp in enumerate(throughput, start=1):
+        rel = f"Offline/performance/run_{k}"
+        (path / rel).mkdir(parents=True)
+        tests.append(
+            TestRecord(
+                scenario="Offline",
+                mode="performance",
+                repeat=k,
+                dir=rel,
+                status="valid",
+                metrics={"validity": "VALID", "samples_per_second": tp},
+            )
+        )
+        rel = f"SingleStream/performance/run_{k}"
+        (path / rel).mkdir(parents=True)
+        lat = rng.lognormal(np.log(1e6 * latency_scale), 0.2, size=20_000)
+        LatencyHistogram.from_latencies(lat).save(path / rel / "latency_hist.npz")
+        tests.append(
+            TestRecord(
+                scenario="SingleStream",
+                mode="performance",
+                repeat=k,
+                dir=rel,
+                status="valid",
+                metrics={
+                    "validity": "VALID",
+                    "samples_per_second": 1e9 / float(np.mean(lat)),
+                    **{f"latency_p{q}_ns": float(np.percentile(lat, q)) for q in (50, 90, 99)},
+                },
+                latencies_file="latency_hist.npz",
+            )
+        )
+    rel = "Offline/accuracy"
+    (path / rel).mkdir(parents=True)
+    preds = np.stack([np.arange(100), np.arange(100) % 10])
+    np.save(path / rel / "predictions.npy", preds)
+    tests.append(
+        TestRecord(
+            scenario="Offline",
+            mode="accuracy",
+            dir=rel,
+            status="valid",
+            accuracy={"metric": "top1", "value": accuracy},
+        )
+    )
+    record = RunRecord(
+        run_id=path.name,
+        spec_name="synthetic",
+        spec_id=spec_id,
+        spec_path="",
+        status=status,  # type: ignore[arg-type]
+        started_utc="2026-11-29T00:00:00+00:00",
+        repro_version="test",
+        environment={"manager": "native"},
+        fingerprint=fingerprint or FINGERPRINT,
+        tests=[
+            t.model_copy(
+                update={
+                    "backend": {
+                        "name": "onnxruntime",
+                        "version": "1.32.0",
+                        "options": {"intra_op_threads": threads},
+                    }
+                }
+            )
+            for t in tests
+        ],
+    )
+    (path / "run.json").write_text(json.dumps(record.model_dump(mode="json", by_alias=True)))
+    return path

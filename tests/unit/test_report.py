@@ -1,0 +1,130 @@
+"""The report command: verdicts, exit codes, drift ordering, outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.compare import Report, build_report, resolve_inputs
+from repro.reports import markdown
+from repro.spec.models import Tolerances
+from tests.helpers import make_run
+
+
+def _report(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["report", "-o", str(tmp_path / "out"), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_two_equal_runs_are_reproduced_exit_0(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1)
+    make_run(tmp_path / "r" / "run2", throughput=[100.5, 99.5, 100], seed=2)
+    code, out, err = _report(tmp_path, "--compare", str(tmp_path / "r"))
+    assert code == 0, out + err
+    assert out.startswith("REPRODUCED")
+    for fmt in ("md", "html", "json"):
+        assert (tmp_path / "out" / f"report.{fmt}").is_file()
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert data["schema"] == "repro.report/v1"
+    assert data["verdict"] == "reproduced"
+
+
+def test_fewer_threads_is_not_reproduced_with_threads_named_first(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], threads=2, seed=1)
+    make_run(
+        tmp_path / "r" / "slow",
+        throughput=[55, 56, 54],
+        latency_scale=1.8,
+        threads=1,
+        seed=2,
+        spec_id="b" * 64,
+    )
+    code, out, _ = _report(
+        tmp_path, "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "slow")
+    )
+    assert code == 1
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    offline = next(s for s in data["scenarios"] if s["scenario"] == "Offline")
+    tp = next(m for m in offline["metrics"] if m["metric"] == "samples_per_second")
+    assert tp["verdict"] == "not reproduced"
+    assert data["drift"][0]["key"] == "options.intra_op_threads"
+    assert "likeliest cause of drift: backend options.intra_op_threads: 2 -> 1" in out
+
+
+def test_inconclusive_is_0_unless_strict(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100, 80], seed=1)
+    make_run(tmp_path / "r" / "noisy", throughput=[115, 90], seed=1)
+    args = ["--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "noisy")]
+    code, out, _ = _report(tmp_path, *args)
+    assert out.startswith("INCONCLUSIVE")
+    assert code == 0
+    code, _, _ = _report(tmp_path, "--strict", *args)
+    assert code == 1
+
+
+def test_accuracy_drop_is_not_reproduced(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100], accuracy=0.97, seed=1)
+    make_run(tmp_path / "r" / "run2", throughput=[100], accuracy=0.90, seed=1)
+    code, _, _ = _report(tmp_path, "--compare", str(tmp_path / "r"))
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "no such directory"),
+        ("not_a_run", "not a run directory"),
+        ("no_replay", "no finished replay"),
+        ("interrupted", "did not finish"),
+    ],
+)
+def test_bad_input_exits_2(tmp_path: Path, setup: str, message: str) -> None:
+    target = tmp_path / "r"
+    if setup == "not_a_run":
+        target.mkdir()
+    elif setup == "no_replay":
+        make_run(target / "original", throughput=[100])
+    elif setup == "interrupted":
+        make_run(target / "original", throughput=[100])
+        make_run(target / "x", throughput=[100], status="interrupted")
+        target = target / "original"
+        code, _, err = _report(tmp_path, "--compare", str(target), str(tmp_path / "r" / "x"))
+        assert code == 2
+        assert message in err
+        return
+    code, _, err = _report(tmp_path, "--compare", str(target))
+    assert code == 2, err
+    assert message in err
+
+
+def test_bad_format_is_usage_error(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100])
+    make_run(tmp_path / "r" / "b", throughput=[100])
+    code, _, err = _report(tmp_path, "--compare", str(tmp_path / "r"), "--format", "pdf")
+    assert code == 2
+    assert "--format" in err
+
+
+def test_markdown_golden(tmp_path: Path, data_dir: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1)
+    make_run(tmp_path / "r" / "replay", throughput=[90, 91, 89], seed=2, threads=1)
+    orig, reps = resolve_inputs(tmp_path / "r" / "original", [tmp_path / "r" / "replay"])
+    report: Report = build_report(orig, reps, tolerances=Tolerances())
+    report = report.model_copy(
+        update={
+            "generated_utc": "GENERATED",
+            "original": report.original.model_copy(update={"path": "ORIGINAL"}),
+            "replays": [r.model_copy(update={"path": "REPLAY"}) for r in report.replays],
+        }
+    )
+    text = markdown.render(report)
+    golden = data_dir / "reports" / "threads-drop.md"
+    if os.environ.get("REPRO_UPDATE_GOLDEN"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text)
+    assert text == golden.read_text()
