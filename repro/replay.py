@@ -225,8 +225,10 @@ class Replayer:
         if spec.backend.name == "tvm":
             db = spec.backend.options.tuning_database
             options["tuning_database_path"] = str(self.artifacts[db]) if db else None
+            options["tuning_database_sha256"] = spec.artifacts[db].sha256 if db else None
             options["model_sha256"] = spec.artifacts[wl.model].sha256
             options["cache_dir"] = str(self.cache.root)
+            options["batch_size"] = wl.batch_size
         return WorkerRequest(
             spec_id=spec_id(spec),
             spec_name=spec.name,

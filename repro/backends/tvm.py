@@ -1,0 +1,255 @@
+"""The Apache TVM backend: ONNX -> Relax, compiled for the spec's target, run with the Relax VM.
+
+Compiled modules are cached as shared libraries keyed by (model sha256, tuning-database sha256,
+TVM version, target, opt level, batch size): a warm replay loads instead of compiling. Without a
+MetaSchedule database the module is untuned, which on a CPU is ~90x slower than onnxruntime;
+the backend says so in its description and on stderr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+CACHE_FORMAT = 1
+
+
+def target_dict(target: dict[str, Any] | str) -> dict[str, Any] | str:
+    """The spec's target; "host" means the CPU LLVM reports for this machine."""
+    if target == "host":
+        import tvm
+
+        return {"kind": "llvm", "mcpu": tvm.target.codegen.llvm_get_system_cpu()}
+    return target
+
+
+def module_key(
+    *,
+    model_sha256: str,
+    db_sha256: str | None,
+    tvm_version: str,
+    target: dict[str, Any] | str,
+    opt_level: int,
+    batch: int,
+) -> str:
+    """The compiled-module cache key: everything that changes the compiled code."""
+    doc = {
+        "format": CACHE_FORMAT,
+        "model": model_sha256,
+        "db": db_sha256,
+        "tvm": tvm_version,
+        "target": target,
+        "opt_level": opt_level,
+        "batch": batch,
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def unpack_database(path: Path, work_dir: Path) -> tuple[Path, Path]:
+    """The two JSON-lines files of a MetaSchedule database from repro's one-file form."""
+    doc = json.loads(path.read_text())
+    if doc.get("format") != "repro.tvm-meta-schedule-db/v1":
+        raise ValueError(f"{path}: not a repro MetaSchedule database")
+    workload = work_dir / "database_workload.json"
+    records = work_dir / "database_tuning_record.json"
+    workload.write_text(doc["workload"])
+    records.write_text(doc["tuning_record"])
+    return workload, records
+
+
+def pack_database(work_dir: Path, out: Path, meta: dict[str, Any]) -> None:
+    """MetaSchedule's JSON database folder as one deterministic file (an artifact)."""
+    doc = {
+        "format": "repro.tvm-meta-schedule-db/v1",
+        "meta": meta,
+        "workload": (work_dir / "database_workload.json").read_text(),
+        "tuning_record": (work_dir / "database_tuning_record.json").read_text(),
+    }
+    out.write_text(json.dumps(doc, sort_keys=True, indent=1) + "\n")
+
+
+def import_onnx(model: Path, input_name: str, shape: list[int]) -> Any:
+    import onnx
+    from tvm.relax.frontend.onnx import from_onnx
+
+    return from_onnx(onnx.load(str(model)), shape_dict={input_name: shape})
+
+
+def first_input(model: Path) -> tuple[str, list[int | str]]:
+    """Name and shape (symbolic dims as names) of an ONNX model's first input."""
+    import onnx
+
+    graph = onnx.load(str(model), load_external_data=False).graph
+    inits = {i.name for i in graph.initializer}
+    inp = next(i for i in graph.input if i.name not in inits)
+    dims = [
+        d.dim_value if d.HasField("dim_value") else (d.dim_param or "N")
+        for d in inp.type.tensor_type.shape.dim
+    ]
+    return inp.name, dims
+
+
+def output_names(model: Path) -> list[str]:
+    import onnx
+
+    return [o.name for o in onnx.load(str(model), load_external_data=False).graph.output]
+
+
+class TvmBackend:
+    """Compiles (or loads from the cache) one module per batch size, runs it with the VM."""
+
+    name: ClassVar[str] = "tvm"
+
+    def __init__(self) -> None:
+        self.info: dict[str, Any] = {}
+        self.vms: dict[int, Any] = {}
+        self.max_batch = 1
+
+    def load(
+        self,
+        model: Path,
+        options: dict[str, Any],
+        *,
+        input_name: str | None,
+        output_name: str | None,
+    ) -> None:
+        threads = int(options.get("threads", 0))
+        if threads:
+            # Read by TVM's thread pool when it starts: set before the first import of tvm.
+            os.environ["TVM_NUM_THREADS"] = str(threads)
+        import tvm
+
+        name, dims = first_input(model)
+        self.input_name = input_name or name
+        outputs = output_names(model)
+        self.output_index = outputs.index(output_name) if output_name else 0
+        target = target_dict(options.get("target", "llvm"))
+        db_path = options.get("tuning_database_path")
+        db_sha = options.get("tuning_database_sha256")
+        self.max_batch = int(options.get("batch_size", 1))
+        cache = Path(options.get("cache_dir") or tempfile.gettempdir()) / "tvm"
+        cache.mkdir(parents=True, exist_ok=True)
+        compile_s: dict[str, float] = {}
+        cached: dict[str, bool] = {}
+        for batch in sorted({1, self.max_batch}):
+            key = module_key(
+                model_sha256=str(options.get("model_sha256")),
+                db_sha256=db_sha,
+                tvm_version=tvm.__version__,
+                target=target,
+                opt_level=int(options.get("opt_level", 3)),
+                batch=batch,
+            )
+            lib_path = cache / f"{key}.so"
+            t = time.perf_counter()
+            if not lib_path.is_file():
+                shape = [batch if isinstance(d, str) else d for d in dims]
+                exe = self._compile(
+                    model,
+                    shape,
+                    target,
+                    int(options.get("opt_level", 3)),
+                    Path(db_path) if db_path else None,
+                )
+                tmp = lib_path.with_name(f".{lib_path.name}.{os.getpid()}.partial.so")
+                exe.export_library(str(tmp))
+                tmp.replace(lib_path)
+                cached[str(batch)] = False
+            else:
+                cached[str(batch)] = True
+            lib = tvm.runtime.load_module(str(lib_path))
+            self.vms[batch] = tvm.relax.VirtualMachine(lib, tvm.cpu())
+            compile_s[str(batch)] = round(time.perf_counter() - t, 3)
+        if not db_path:
+            print(
+                "repro: WARNING: TVM module is UNTUNED (no MetaSchedule database): expect it "
+                "to be ~90x slower than onnxruntime on a CPU; `repro tune SPEC` makes one",
+                file=sys.stderr,
+            )
+        libinfo = {k: str(v) for k, v in dict(tvm.support.libinfo()).items()}
+        self.info = {
+            "name": self.name,
+            "version": tvm.__version__,
+            "tvm_ffi_version": _version("apache-tvm-ffi"),
+            "target": target,
+            "host_cpu": tvm.target.codegen.llvm_get_system_cpu(),
+            "options": {k: v for k, v in options.items() if not k.endswith(("_path", "cache_dir"))},
+            "tuned": bool(db_path),
+            "tuning_database_sha256": db_sha,
+            "compile_or_load_s": compile_s,
+            "module_cache_hit": cached,
+            "libinfo": libinfo,
+            "dnnl": libinfo.get("USE_DNNL", "OFF") not in ("OFF", "", "NOT-FOUND"),
+            "dnnl_note": "this TVM build has no DNNL/oneDNN inside (apache-tvm wheels on PyPI "
+            "do not); a Spack build with +dnnl provides it"
+            if libinfo.get("USE_DNNL", "OFF") in ("OFF", "", "NOT-FOUND")
+            else "DNNL built in",
+            "input_name": self.input_name,
+            "output_index": self.output_index,
+        }
+
+    @staticmethod
+    def _compile(
+        model: Path,
+        shape: list[int],
+        target: dict[str, Any] | str,
+        opt_level: int,
+        db_path: Path | None,
+    ) -> Any:
+        import tvm
+
+        name, _ = first_input(model)
+        mod = import_onnx(model, name, shape)
+        tgt = tvm.target.Target(target)
+        if db_path is None:
+            with tvm.transform.PassContext(opt_level=opt_level):
+                return tvm.compile(mod, target=tgt)
+        from tvm.s_tir import meta_schedule as ms
+        from tvm.s_tir.meta_schedule.relax_integration import compile_relax
+
+        with tempfile.TemporaryDirectory() as work:
+            workload, records = unpack_database(db_path, Path(work))
+            database = ms.database.JSONDatabase(str(workload), str(records))
+            with tvm.transform.PassContext(opt_level=opt_level):
+                exe = compile_relax(database, mod, tgt, params=None)
+        return exe
+
+    def predict(self, batch: np.ndarray) -> np.ndarray:
+        n = batch.shape[0]
+        if n == 1 or n == self.max_batch:
+            return self._run(n, batch)
+        if n > self.max_batch:
+            return np.concatenate(
+                [self.predict(batch[i : i + self.max_batch]) for i in range(0, n, self.max_batch)]
+            )
+        padded = np.zeros((self.max_batch, *batch.shape[1:]), dtype=batch.dtype)
+        padded[:n] = batch
+        return self._run(self.max_batch, padded)[:n]
+
+    def _run(self, size: int, batch: np.ndarray) -> np.ndarray:
+        import tvm
+
+        out = self.vms[size]["main"](tvm.runtime.tensor(np.ascontiguousarray(batch)))
+        if isinstance(out, tvm.runtime.Tensor):
+            return np.asarray(out.numpy())
+        return np.asarray(out[self.output_index].numpy())
+
+    def describe(self) -> dict[str, Any]:
+        return self.info
+
+
+def _version(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
