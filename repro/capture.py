@@ -55,6 +55,7 @@ class CaptureOptions:
     lockfiles_dir: Path = Path("lockfiles")
     results_dir: Path = Path("results")
     env_manager: str = "venv"
+    flake_dir: Path = Path("nix")
     run: bool = True
     force: bool = False
     replay: ReplayOptions = field(default_factory=ReplayOptions)
@@ -137,8 +138,14 @@ def pin_environment(
             "python_lock": pins,
             "hashes_complete": lock.hashes_complete,
         }
+    elif opts.env_manager == "nix":
+        from repro.nix.pins import capture_nix_environment
+
+        raw["environment"] = capture_nix_environment(
+            flake_dir=opts.flake_dir, spec_dir=spec_dir, backend=backend, python_lock=pins
+        )
     else:
-        raise UsageError(f"--env-manager {opts.env_manager}: capture supports venv")
+        raise UsageError(f"--env-manager {opts.env_manager}: capture supports venv and nix")
 
 
 def original_summary(record: RunRecord) -> dict[str, dict[str, Any]]:

@@ -159,6 +159,29 @@ def view_from_spec(path: Path) -> View:
                 lock_path = resolve_path(lock.path, path.parent)
                 if lock_path.is_file():
                     view["packages"] = read_pins(lock_path.read_text())
+            if attr == "flake_lock":
+                from repro.artifacts.fetch import resolve_path as _resolve
+
+                flake_lock = _resolve(lock.path, path.parent)
+                if flake_lock.is_file():
+                    view["pins"].update(_flake_pins(flake_lock))
+    return view
+
+
+def _flake_pins(lock_path: Path) -> dict[str, Any]:
+    from repro.nix.flakelock import read_flake_lock
+
+    pins: dict[str, Any] = {}
+    for i in read_flake_lock(lock_path).inputs():
+        where = i.url or i.path or (f"{i.owner}/{i.repo}" if i.owner else None)
+        pins[f"nix.{i.name}"] = f"{i.type}:{where}@{i.rev or '-'} {i.nar_hash}"
+    return pins
+
+
+def view_from_flake_lock(path: Path) -> View:
+    """A flake.lock alone: its inputs, each as type:source@rev narHash."""
+    view: View = {g: {} for g in GROUPS}
+    view["pins"] = _flake_pins(path)
     return view
 
 
@@ -181,6 +204,8 @@ def load_view(arg: Path) -> View:
         return view_from_spec(arg)
     if isinstance(data, dict) and str(data.get("schema", "")).startswith("repro.run/"):
         return view_from_run(arg.parent)
+    if isinstance(data, dict) and "nodes" in data and "root" in data:
+        return view_from_flake_lock(arg)
     raise SpecError(f"{arg}: $.schema: not a repro fingerprint, run record or spec")
 
 

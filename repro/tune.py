@@ -44,7 +44,13 @@ def tune(
         raise BackendUnavailableError(
             f"TVM is not installed: {exc}", hint="pip install 'repro[tvm]'"
         ) from exc
-    from repro.backends.tvm import first_input, import_onnx, pack_database, target_dict
+    from repro.backends.tvm import (
+        first_input,
+        import_onnx,
+        pack_database,
+        prepare_for_tuning,
+        target_dict,
+    )
 
     opts = spec.backend.options
     wl = spec.workload
@@ -53,7 +59,7 @@ def tune(
     )
     if opts.threads:
         os.environ["TVM_NUM_THREADS"] = str(opts.threads)
-    target = tvm.target.Target(target_dict(opts.target))
+    target = tvm.target.Target(target_dict(opts.target, threads=opts.threads))
     name, dims = first_input(model.path)
     try:
         import xgboost  # noqa: F401
@@ -69,7 +75,8 @@ def tune(
     tasks_total = 0
     with tempfile.TemporaryDirectory() as work:
         for batch in sorted({1, wl.batch_size}):
-            mod = import_onnx(model.path, name, [batch if isinstance(d, str) else d for d in dims])
+            shape = [batch if isinstance(d, str) else d for d in dims]
+            mod = prepare_for_tuning(import_onnx(model.path, name, shape), target)
             tasks = extract_tasks(mod, target)
             tasks_total += len(tasks)
             report(

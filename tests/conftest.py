@@ -41,3 +41,25 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One cache for the session's real runs, so recipes are generated once."""
     return tmp_path_factory.mktemp("shared-cache")
+
+
+#: markers for what this machine cannot do; such tests run only when asked for
+OPT_IN = {
+    "network": "REPRO_TEST_NETWORK",
+    "spack": "REPRO_TEST_SPACK",
+    "docker": "REPRO_TEST_DOCKER",
+    "gpu": "REPRO_TEST_GPU",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    import os
+
+    for item in items:
+        for marker, variable in OPT_IN.items():
+            if marker in item.keywords and not os.environ.get(variable):
+                item.add_marker(
+                    pytest.mark.skip(
+                        reason=f"needs {marker}: set {variable}=1 to run it (see README)"
+                    )
+                )

@@ -22,12 +22,18 @@ import numpy as np
 CACHE_FORMAT = 1
 
 
-def target_dict(target: dict[str, Any] | str) -> dict[str, Any] | str:
-    """The spec's target; "host" means the CPU LLVM reports for this machine."""
+def target_dict(target: dict[str, Any] | str, *, threads: int = 0) -> dict[str, Any] | str:
+    """The effective target: "host" is the CPU LLVM reports here; an LLVM target gets the
+    `num-cores` MetaSchedule requires (the spec's threads, else this machine's CPUs), the same
+    for tuning and compiling so that database records match."""
     if target == "host":
         import tvm
 
-        return {"kind": "llvm", "mcpu": tvm.target.codegen.llvm_get_system_cpu()}
+        target = {"kind": "llvm", "mcpu": tvm.target.codegen.llvm_get_system_cpu()}
+    if target == "llvm":
+        target = {"kind": "llvm"}
+    if isinstance(target, dict) and target.get("kind") == "llvm" and "num-cores" not in target:
+        target = {**target, "num-cores": threads or os.cpu_count() or 1}
     return target
 
 
@@ -103,6 +109,31 @@ def output_names(model: Path) -> list[str]:
     return [o.name for o in onnx.load(str(model), load_external_data=False).graph.output]
 
 
+def prepare_for_tuning(mod: Any, target: Any) -> Any:
+    """Legalize and fuse as `compile_relax` does before it applies a database, so that the
+    tuned workloads are the ones compilation later looks up."""
+    import tvm
+    from tvm import relax
+    from tvm.relax import pipeline
+
+    try:
+        dispatch = list(pipeline.library_dispatch_passes(target))
+    except (ValueError, AttributeError):
+        dispatch = []
+    seq = tvm.transform.Sequential(
+        [
+            *dispatch,
+            relax.transform.LegalizeOps(),
+            relax.transform.AnnotateTIROpPattern(),
+            relax.transform.FoldConstant(),
+            relax.transform.FuseOps(),
+            relax.transform.FuseTIR(),
+        ]
+    )
+    with tvm.transform.PassContext(opt_level=3):
+        return seq(mod)
+
+
 class TvmBackend:
     """Compiles (or loads from the cache) one module per batch size, runs it with the VM."""
 
@@ -131,7 +162,7 @@ class TvmBackend:
         self.input_name = input_name or name
         outputs = output_names(model)
         self.output_index = outputs.index(output_name) if output_name else 0
-        target = target_dict(options.get("target", "llvm"))
+        target = target_dict(options.get("target", "llvm"), threads=threads)
         db_path = options.get("tuning_database_path")
         db_sha = options.get("tuning_database_sha256")
         self.max_batch = int(options.get("batch_size", 1))

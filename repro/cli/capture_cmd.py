@@ -143,6 +143,13 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
     show_default=True,
     help="How the environment is pinned.",
 )
+@click.option(
+    "--flake-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("nix"),
+    show_default=True,
+    help="Flake whose lock pins the environment (with --env-manager nix).",
+)
 @click.option("--no-run", is_flag=True, help="Pin and write the spec, run nothing.")
 @click.option(
     "--repeat",
@@ -181,6 +188,7 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 def capture(
     from_spec: Path | None,
     env_manager: str,
+    flake_dir: Path,
     no_run: bool,
     repeat: int,
     min_duration_ms: int | None,
@@ -230,6 +238,7 @@ def capture(
         lockfiles_dir=lockfiles_dir,
         results_dir=results_dir,
         env_manager=env_manager,
+        flake_dir=flake_dir,
         run=not no_run,
         force=force,
         replay=ReplayOptions(repeat=repeat, min_duration_ms=min_duration_ms),

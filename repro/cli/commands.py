@@ -6,9 +6,10 @@ import click
 
 from repro.cli.capture_cmd import capture
 from repro.cli.env_cmds import env
+from repro.cli.nix_cmds import prefetch
 from repro.cli.replay_cmd import replay
 from repro.cli.report_cmd import report
-from repro.cli.spec_cmds import fetch, recipe, schema, validate
+from repro.cli.spec_cmds import fetch, recipe, schema, tune, validate
 
 COMMANDS: list[click.Command] = [
     capture,
@@ -19,4 +20,6 @@ COMMANDS: list[click.Command] = [
     fetch,
     recipe,
     env,
+    tune,
+    prefetch,
 ]

@@ -52,6 +52,13 @@ def choose(name: str, spec: ExperimentSpec) -> tuple[str, str]:
 def realize(name: str, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
     """Realize the chosen environment; the reason for the choice is kept in the result."""
     chosen, reason = choose(name, spec)
-    env = get_manager(chosen).realize(spec, spec_path, workdir)
+    try:
+        env = get_manager(chosen).realize(spec, spec_path, workdir)
+    except EnvironmentSetupError as exc:
+        if name != "auto" or chosen == "venv":
+            raise
+        # auto: the captured manager is installed but could not realize (e.g. no network)
+        reason = f"auto: realizing {chosen!r} failed ({exc.message[:300]}); fell back to venv"
+        env = get_manager("venv").realize(spec, spec_path, workdir)
     env.reason = f"{reason}; {env.reason}" if env.reason else reason
     return env

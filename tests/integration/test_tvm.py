@@ -86,7 +86,7 @@ def test_replay_with_tvm_records_compile_and_output_digest(
             "scenario": "SingleStream",
             "settings": {
                 "min_duration_ms": 200,
-                "min_query_count": 16,
+                "min_query_count": 64,
                 "single_stream_expected_latency_ns": 1000000,
             },
         }

@@ -1,0 +1,54 @@
+"""`repro prefetch`: the hashes Nix wants for a file, a tree or a URL."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import click
+
+from repro.cli.spec_cmds import json_option
+from repro.errors import SpecError
+
+
+@click.command()
+@click.argument("target")
+@json_option
+def prefetch(target: str, as_json: bool) -> None:
+    """Print the hashes Nix wants for PATH or URL, so it enters a flake as a fixed output.
+
+    For a file: its flat sha256 (fetchurl's `hash`) and its NAR hash (`narHash`, as
+    `nix hash path` prints it); for a directory: its NAR hash. A URL is downloaded first.
+
+    \b
+    Example:
+      repro prefetch artifacts/digits-mlp.onnx
+      repro prefetch https://zenodo.org/record/4735647/files/resnet50_v1.onnx
+    """
+    from repro.artifacts.fetch import download
+    from repro.nix.nar import flat_hash, nar_hash
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if target.startswith(("http://", "https://", "file://")):
+            path = Path(tmp) / "download"
+            download(target, path)
+        else:
+            path = Path(target)
+            if not path.exists() and not path.is_symlink():
+                raise SpecError(f"{target}: no such file or directory")
+        out: dict[str, object] = {"target": target, "nar": nar_hash(path)}
+        if path.is_file() and not path.is_symlink():
+            out["flat"] = flat_hash(path)
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+        return
+    nar = out["nar"]
+    assert isinstance(nar, dict)
+    if "flat" in out:
+        flat = out["flat"]
+        assert isinstance(flat, dict)
+        click.echo(f"fetchurl hash (flat): {flat['sri']}")
+        click.echo(f"  nix32 {flat['nix32']}  hex {flat['hex']}")
+    click.echo(f"narHash (NAR):        {nar['sri']}")
+    click.echo(f"  nix32 {nar['nix32']}  hex {nar['hex']}  nar size {nar['nar_size']}")

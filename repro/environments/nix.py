@@ -1,0 +1,110 @@
+"""The `nix` environment: the worker runs inside `nix develop <flake>#<shell> --command python`.
+
+The flake's lock file is verified against the spec's pin before anything runs, and Nix is told
+never to rewrite it (`--no-update-lock-file`), so the stack that runs is the one that was pinned.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, ClassVar
+
+from repro import _subprocess
+from repro.artifacts.cache import sha256_file
+from repro.artifacts.fetch import resolve_path
+from repro.environments.base import RealizedEnvironment, repro_source_root, worker_environment
+from repro.errors import EnvironmentSetupError
+from repro.spec.models import ExperimentSpec, NixEnvironment
+
+NIX_FEATURES = ["--extra-experimental-features", "nix-command flakes"]
+#: seconds the first realization may take (downloads and builds on a networked machine)
+REALIZE_TIMEOUT_S = 4 * 3600
+
+
+def nix_base_command() -> list[str]:
+    """`nix` with flakes enabled and without the global registry (no network lookups)."""
+    registry = Path(tempfile.gettempdir()) / "repro-empty-flake-registry.json"
+    if not registry.is_file():
+        registry.write_text(json.dumps({"flakes": [], "version": 2}))
+    return ["nix", *NIX_FEATURES, "--option", "flake-registry", str(registry)]
+
+
+def flake_ref(flake: str, spec_dir: Path) -> str:
+    """`path:REL` is relative to the spec's folder; other references pass through."""
+    if flake.startswith("path:"):
+        target = Path(flake[len("path:") :])
+        return f"path:{(target if target.is_absolute() else spec_dir / target).resolve()}"
+    return flake
+
+
+class NixManager:
+    """Realizes the pinned devShell and runs the worker inside it."""
+
+    name: ClassVar[str] = "nix"
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        if _subprocess.which("nix") is None:
+            return False, "`nix` is not on PATH (Debian: apt-get install nix-bin)"
+        return True, "nix on PATH"
+
+    def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
+        env_spec = spec.environment
+        if not isinstance(env_spec, NixEnvironment):
+            raise EnvironmentSetupError(
+                f"{spec_path}: $.environment.manager is {env_spec.manager!r}: the spec has no "
+                "flake to realize",
+                hint="capture with --env-manager nix, or use --env venv",
+            )
+        lock = resolve_path(env_spec.flake_lock.path, spec_path.parent)
+        if not lock.is_file() or sha256_file(lock) != env_spec.flake_lock.sha256:
+            raise EnvironmentSetupError(
+                f"{lock}: missing or not the pinned sha256 {env_spec.flake_lock.sha256}",
+                hint="restore the flake.lock the spec was captured with",
+            )
+        ref = f"{flake_ref(env_spec.flake, spec_path.parent)}#{env_spec.shell}"
+        develop = [*nix_base_command(), "develop", ref, "--no-update-lock-file", "--command"]
+        env = worker_environment({"PYTHONPATH": str(repro_source_root())})
+        probe = _subprocess.run(
+            [
+                *develop,
+                "python",
+                "-c",
+                "import sys, mlperf_loadgen; print(sys.executable); print(sys.prefix)",
+            ],
+            env=env,
+            timeout_s=REALIZE_TIMEOUT_S,
+        )
+        if probe.returncode != 0:
+            tail = (probe.stderr or probe.stdout).strip()[-1200:]
+            raise EnvironmentSetupError(
+                f"`nix develop {ref}` failed: {tail}",
+                hint="the first realization fetches nixpkgs and builds the shell (network); "
+                "air-gapped: pre-seed the store as README 'Nix' says, or use --env venv",
+            )
+        executable, prefix = probe.stdout.strip().splitlines()[-2:]
+        details: dict[str, Any] = {
+            "flake": ref,
+            "flake_lock": env_spec.flake_lock.path,
+            "flake_lock_sha256": env_spec.flake_lock.sha256,
+            "store_paths": sorted({_store_path(executable), _store_path(prefix)} - {None}),
+            "python": executable,
+        }
+        return RealizedEnvironment(
+            manager=self.name,
+            python=[*develop, "python"],
+            env=env,
+            reason=f"nix develop {ref} (flake.lock sha256 {env_spec.flake_lock.sha256[:12]})",
+            details=details,
+        )
+
+
+def _store_path(path: str) -> str | None:
+    """`/nix/store/<hash>-<name>` of a path inside the store."""
+    parts = Path(os.path.realpath(path)).parts
+    if len(parts) > 3 and parts[1:3] == ("nix", "store"):
+        return "/" + "/".join(parts[1:4])
+    return None
