@@ -32,13 +32,20 @@ def main() -> None:
     wall = []
     for _ in range(max(3, args.repeat // 3)):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "repro", "env", "show", "--json"], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "repro", "env", "show", "--json"],
+            check=True,
+            capture_output=True,
+        )
         wall.append(time.perf_counter() - t)
-    print(f"collect() in process: median {statistics.median(inproc) * 1000:.1f} ms, "
-          f"max {max(inproc) * 1000:.1f} ms ({args.repeat} runs)")
-    print(f"`repro env show --json` wall time: median {statistics.median(wall) * 1000:.0f} ms, "
-          f"max {max(wall) * 1000:.0f} ms (target < 500 ms)")
+    print(
+        f"collect() in process: median {statistics.median(inproc) * 1000:.1f} ms, "
+        f"max {max(inproc) * 1000:.1f} ms ({args.repeat} runs)"
+    )
+    print(
+        f"`repro env show --json` wall time: median {statistics.median(wall) * 1000:.0f} ms, "
+        f"max {max(wall) * 1000:.0f} ms (target < 500 ms)"
+    )
 
 
 if __name__ == "__main__":

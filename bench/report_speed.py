@@ -52,12 +52,29 @@ def make_run(path: Path, n: int, seed: int) -> float:
     t = time.perf_counter()
     LatencyHistogram.from_latencies(lat).save(path / rel / "latency_hist.npz")
     hist_s = time.perf_counter() - t
-    metrics = {"validity": "VALID", "samples_per_second": 1e9 / float(lat.mean()),
-               **{f"latency_p{q}_ns": float(np.percentile(lat, q)) for q in (50, 90, 99)}}
-    test = TestRecord(scenario="SingleStream", mode="performance", dir=rel, status="valid",
-                      metrics=metrics, latencies_file="latency_hist.npz")
-    record = RunRecord(run_id=path.name, spec_name="bench", spec_id="0" * 64, spec_path="",
-                       status="complete", started_utc="", repro_version="bench", tests=[test])
+    metrics = {
+        "validity": "VALID",
+        "samples_per_second": 1e9 / float(lat.mean()),
+        **{f"latency_p{q}_ns": float(np.percentile(lat, q)) for q in (50, 90, 99)},
+    }
+    test = TestRecord(
+        scenario="SingleStream",
+        mode="performance",
+        dir=rel,
+        status="valid",
+        metrics=metrics,
+        latencies_file="latency_hist.npz",
+    )
+    record = RunRecord(
+        run_id=path.name,
+        spec_name="bench",
+        spec_id="0" * 64,
+        spec_path="",
+        status="complete",
+        started_utc="",
+        repro_version="bench",
+        tests=[test],
+    )
     (path / "run.json").write_text(json.dumps(record.model_dump(mode="json", by_alias=True)))
     return hist_s
 
@@ -70,13 +87,18 @@ def main() -> None:
         a, b = Path(tmp) / "a", Path(tmp) / "b"
         hist_s = make_run(a, args.queries, 1)
         make_run(b, args.queries, 2)
-        out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), a=str(a),
-                                                                  b=str(b))],
-                             check=True, capture_output=True, text=True).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD.format(root=str(ROOT), a=str(a), b=str(b))],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
     print(f"histogram of {args.queries:,} raw latencies (worker side): {hist_s * 1000:.0f} ms")
-    print(f"compare two runs of {args.queries:,} queries each + render md/html/json: "
-          f"{float(out[0]):.3f} s, peak RSS {out[1]} MiB (targets < 1 s, < 1024 MiB); "
-          f"verdict {out[2]}")
+    print(
+        f"compare two runs of {args.queries:,} queries each + render md/html/json: "
+        f"{float(out[0]):.3f} s, peak RSS {out[1]} MiB (targets < 1 s, < 1024 MiB); "
+        f"verdict {out[2]}"
+    )
 
 
 if __name__ == "__main__":

@@ -479,13 +479,19 @@ def build_report(
     )
 
 
-def tolerances_for(orig: Side, spec_path: Path | None) -> Tolerances:
-    """The spec's tolerances (given, or the one the original ran), else MLPerf's defaults."""
+def tolerances_for(
+    orig: Side, spec_path: Path | None, reps: list[Side] | None = None
+) -> Tolerances:
+    """The spec's tolerances: the one given, else the spec the original (or, for a published
+    result, the replay) ran; else MLPerf's defaults."""
     from repro.spec.io import load_spec
 
     candidates = [spec_path] if spec_path else []
-    if orig.kind == "repro" and orig.record.spec_path:
-        candidates.append(Path(orig.record.spec_path))
+    candidates += [
+        Path(s.record.spec_path)
+        for s in [orig, *(reps or [])]
+        if s.kind == "repro" and s.record.spec_path
+    ]
     for path in candidates:
         if path is not None and path.is_file():
             return load_spec(path, check_id=False).tolerances

@@ -126,45 +126,38 @@ def view_from_run(run_dir: Path) -> View:
 
 
 def view_from_spec(path: Path) -> View:
+    from repro.artifacts.fetch import resolve_path
+    from repro.pylock import read_pins
     from repro.spec.io import load_spec, spec_id
 
     spec = load_spec(path)
     view: View = {g: {} for g in GROUPS}
-    hw = spec.hardware.model_dump(exclude_none=True)
-    for k, v in hw.items():
-        view["hardware"][
-            {
-                "cpu_model": "cpu.model",
-                "logical_cpus": "cpu.logical_cpus",
-                "physical_cores": "cpu.physical_cores",
-                "sockets": "cpu.sockets",
-                "cpu_flags": "cpu.flags",
-                "cpu_vendor": "cpu.vendor",
-            }.get(k, k)
-        ] = v
-    view["backend"] = {
-        "name": spec.backend.name,
-        **{f"options.{k}": v for k, v in spec.backend.options.model_dump(mode="json").items()},
+    names = {
+        "cpu_model": "cpu.model",
+        "logical_cpus": "cpu.logical_cpus",
+        "physical_cores": "cpu.physical_cores",
+        "sockets": "cpu.sockets",
+        "cpu_flags": "cpu.flags",
+        "cpu_vendor": "cpu.vendor",
     }
+    for k, v in spec.hardware.model_dump(exclude_none=True).items():
+        view["hardware"][names.get(k, k)] = v
+    options = spec.backend.options.model_dump(mode="json")
+    view["backend"] = {"name": spec.backend.name, **{f"options.{k}": v for k, v in options.items()}}
     env = spec.environment
     view["pins"] = {"spec_id": spec_id(spec), "environment.manager": env.manager}
     for attr in ("python_lock", "flake_lock", "spack_lock"):
         lock = getattr(env, attr, None)
-        if lock is not None:
-            view["pins"][f"{attr}_sha256"] = lock.sha256
-            if attr == "python_lock":
-                from repro.artifacts.fetch import resolve_path
-                from repro.pylock import read_pins
-
-                lock_path = resolve_path(lock.path, path.parent)
-                if lock_path.is_file():
-                    view["packages"] = read_pins(lock_path.read_text())
-            if attr == "flake_lock":
-                from repro.artifacts.fetch import resolve_path as _resolve
-
-                flake_lock = _resolve(lock.path, path.parent)
-                if flake_lock.is_file():
-                    view["pins"].update(_flake_pins(flake_lock))
+        if lock is None:
+            continue
+        view["pins"][f"{attr}_sha256"] = lock.sha256
+        lock_path = resolve_path(lock.path, path.parent)
+        if not lock_path.is_file():
+            continue
+        if attr == "python_lock":
+            view["packages"] = read_pins(lock_path.read_text())
+        elif attr == "flake_lock":
+            view["pins"].update(_flake_pins(lock_path))
     return view
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import time
 import urllib.error
@@ -116,7 +115,3 @@ def materialize(
         size = staged.stat().st_size
         path = cache.commit(staged, got)
     return Materialized(name, path, got, size, origin)
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

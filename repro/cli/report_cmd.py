@@ -74,7 +74,9 @@ def report(
     if bad or not wanted:
         raise UsageError(f"--format {formats}: expected a comma-separated subset of {FORMATS}")
     orig, reps = resolve_inputs(original, list(replays))
-    result = build_report(orig, reps, tolerances=tolerances_for(orig, spec_path), strict=strict)
+    result = build_report(
+        orig, reps, tolerances=tolerances_for(orig, spec_path, reps), strict=strict
+    )
     out_dir = output or Path("reports") / result.spec_name.replace("/", "_")
     rendered = {
         "md": lambda: markdown.render(result),

@@ -38,8 +38,9 @@ def runs(values: list[Any]) -> str:
     return f" ({len(values)} runs)" if len(values) > 1 else ""
 
 
+# Symbols present in common fonts (DejaVu): emoji render as boxes in headless browsers.
 VERDICT_MARK = {
-    "reproduced": "✅ reproduced",
-    "not reproduced": "❌ not reproduced",
-    "inconclusive": "⚠️ inconclusive",
+    "reproduced": "✓ reproduced",
+    "not reproduced": "✗ not reproduced",
+    "inconclusive": "⚠ inconclusive",
 }

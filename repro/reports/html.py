@@ -50,7 +50,7 @@ def cdf_svg(cdf: dict[str, CdfPoints], title: str) -> str:
                 f'stroke="#ddd"/><text x="{x:.1f}" y="{H - PAD + 15}" font-size="10" '
                 f'text-anchor="middle">{label}</text>'
             )
-    for f in (0, 0.5, 0.9, 0.99, 1.0):
+    for f in (0, 0.5, 0.9, 1.0):
         parts.append(
             f'<text x="{PAD - 5}" y="{py(f) + 3:.1f}" font-size="10" text-anchor="end">{f:g}</text>'
         )
@@ -66,7 +66,7 @@ def cdf_svg(cdf: dict[str, CdfPoints], title: str) -> str:
             f'stroke-width="2" points="{pts}"/>'
         )
         parts.append(
-            f'<text x="{W - PAD}" y="{PAD + 14 * i}" font-size="11" text-anchor="end" '
+            f'<text x="{W - PAD}" y="{H - PAD - 10 - 14 * i}" font-size="11" text-anchor="end" '
             f'fill="{colours.get(name, "#555")}">{name}</text>'
         )
     parts.append(

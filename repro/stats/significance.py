@@ -71,7 +71,8 @@ def compare_runs(
             "point",
             delta,
             None,
-            reason="one run on each side: a point comparison, no interval",
+            reason=f"replay {delta:+.1%} vs tolerance +/-{tol:.0%}; one run on each side: "
+            "a point comparison, no interval",
         )
     rng = np.random.Generator(np.random.PCG64(SEED))
     if len(a) >= 2 and len(b) >= 2:

@@ -1,0 +1,137 @@
+"""Replay under interruption and with settings LoadGen judges INVALID."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.runs import load_run
+
+
+def _digits_spec(root: Path, tmp_path: Path, **offline: object) -> Path:
+    spec = json.loads((root / "specs" / "ort-digits.json").read_text())
+    spec.pop("id", None)
+    spec["artifacts"]["model"]["path"] = str(root / "artifacts" / "digits-mlp.onnx")
+    for sc in spec["workload"]["scenarios"]:
+        if sc["scenario"] == "Offline":
+            sc["settings"].update(offline)
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_interrupted_replay_is_marked_and_never_looks_complete(root: Path, tmp_path: Path) -> None:
+    spec = _digits_spec(root, tmp_path)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "repro",
+            "replay",
+            str(spec),
+            "--env",
+            "native",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--run-id",
+            "cut",
+            "--scenario",
+            "SingleStream",
+            "--min-duration-ms",
+            "20000",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    run_dir = tmp_path / "results" / "ort-digits" / "cut"
+    partial = tmp_path / "results" / "ort-digits" / ".cut.partial"
+    deadline = time.monotonic() + 60
+    while not (partial / "SingleStream" / "performance" / "run_1" / "request.json").exists():
+        assert time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    record = load_run(run_dir)
+    assert record.status == "interrupted"
+    assert not partial.exists()
+    result = CliRunner().invoke(
+        cli,
+        [
+            "report",
+            "--compare",
+            str(root / "results" / "ort-digits" / "original"),
+            str(run_dir),
+            "-o",
+            str(tmp_path / "rep"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "did not finish" in result.stderr
+
+
+def test_invalid_loadgen_run_is_kept_marked_and_exits_3(root: Path, tmp_path: Path) -> None:
+    # An expected QPS far below the real one makes LoadGen's Offline query too small to last
+    # the minimum duration: LoadGen says INVALID.
+    spec = _digits_spec(root, tmp_path, offline_expected_qps=100, min_query_count=1)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "replay",
+            str(spec),
+            "--env",
+            "native",
+            "--scenario",
+            "Offline",
+            "--mode",
+            "performance",
+            "--min-duration-ms",
+            "1000",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--run-id",
+            "bad",
+        ],
+    )
+    assert result.exit_code == 3
+    assert "run invalid" in result.stderr
+    record = load_run(tmp_path / "results" / "ort-digits" / "bad")
+    assert record.status == "invalid"
+    assert record.tests[0].metrics["validity"] == "INVALID"
+    assert (
+        tmp_path / "results/ort-digits/bad/Offline/performance/run_1/mlperf_log_summary.txt"
+    ).is_file()
+
+
+def test_missing_artifact_file_exits_2_before_running(root: Path, tmp_path: Path) -> None:
+    spec = json.loads(_digits_spec(root, tmp_path).read_text())
+    spec["artifacts"]["model"]["path"] = str(tmp_path / "gone.onnx")
+    (tmp_path / "s.json").write_text(json.dumps(spec))
+    result = CliRunner().invoke(
+        cli,
+        [
+            "replay",
+            str(tmp_path / "s.json"),
+            "--env",
+            "native",
+            "--results-dir",
+            str(tmp_path / "results"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "$.artifacts.model.path" in result.stderr
+    assert not (tmp_path / "results").exists()
