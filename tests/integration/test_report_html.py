@@ -33,7 +33,8 @@ def test_report_html_renders_in_headless_chromium(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1
     html = tmp_path / "out" / "report.html"
-    assert "http://" not in html.read_text() and "https://" not in html.read_text()
+    assert "http://" not in html.read_text()
+    assert "https://" not in html.read_text()
     assert CHROMIUM is not None
     base = [
         CHROMIUM,
