@@ -192,7 +192,7 @@ class Replayer:
         t0 = time.monotonic()
         try:
             with _sigterm_as_interrupt():
-                record.fingerprint = self._fingerprint(work)
+                record.fingerprint = self._fingerprint()
                 for scenario, mode in pairs:
                     repeats = opts.repeat if mode == "performance" else 1
                     for k in range(1, repeats + 1):
@@ -210,7 +210,7 @@ class Replayer:
             raise KeyboardInterrupt
         return final, record
 
-    def _fingerprint(self, work: Path) -> dict[str, Any]:
+    def _fingerprint(self) -> dict[str, Any]:
         proc = _subprocess.run(
             [*self.env.python, "-m", "repro.fingerprint"], env=self.env.env, timeout_s=120
         )
