@@ -110,3 +110,23 @@ def make_run(
     )
     (path / "run.json").write_text(json.dumps(record.model_dump(mode="json", by_alias=True)))
     return path
+
+
+def portable_spec(root: Path, name: str) -> dict[str, Any]:
+    """A shipped spec whose relative paths (artifacts, lock files, flake) are made absolute,
+    so that a test can write it anywhere; its id is dropped (it changes when edited)."""
+    spec_dir = root / "specs"
+    spec: dict[str, Any] = json.loads((spec_dir / f"{name}.json").read_text())
+    spec.pop("id", None)
+    for art in spec["artifacts"].values():
+        if "path" in art:
+            art["path"] = str((spec_dir / art["path"]).resolve())
+    env = spec["environment"]
+    for key in ("python_lock", "flake_lock", "spack_lock"):
+        if key in env:
+            env[key]["path"] = str((spec_dir / env[key]["path"]).resolve())
+    if str(env.get("flake", "")).startswith("path:"):
+        env["flake"] = "path:" + str((spec_dir / env["flake"][5:]).resolve())
+    if "original" in spec:
+        spec["original"]["path"] = str((spec_dir / spec["original"]["path"]).resolve())
+    return spec

@@ -12,6 +12,7 @@ from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.fetch import materialize
 from repro.cli import cli
 from repro.spec.models import Artifact
+from tests.helpers import portable_spec
 
 
 def test_fetch_digits_spec_offline(root: Path, tmp_path: Path) -> None:
@@ -53,13 +54,10 @@ def test_fetch_with_wrong_pin_exits_3_and_caches_nothing(data_dir: Path, tmp_pat
 
 
 def test_missing_url_exits_3(tmp_path: Path) -> None:
-    spec = json.loads((Path(__file__).parents[2] / "specs" / "ort-digits.json").read_text())
-    spec.pop("id", None)
+    spec = portable_spec(Path(__file__).parents[2], "ort-digits")
     spec["artifacts"]["dataset"] = {"url": (tmp_path / "gone.npz").as_uri(), "sha256": "1" * 64}
     path = tmp_path / "s.json"
-    path.write_text(
-        json.dumps(spec).replace("../artifacts", str(Path(__file__).parents[2] / "artifacts"))
-    )
+    path.write_text(json.dumps(spec))
     result = CliRunner().invoke(cli, ["fetch", str(path), "--cache-dir", str(tmp_path / "c")])
     assert result.exit_code == 3, result.stderr
     assert "download of" in result.stderr

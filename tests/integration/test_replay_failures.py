@@ -13,12 +13,11 @@ from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.runs import load_run
+from tests.helpers import portable_spec
 
 
 def _digits_spec(root: Path, tmp_path: Path, **offline: object) -> Path:
-    spec = json.loads((root / "specs" / "ort-digits.json").read_text())
-    spec.pop("id", None)
-    spec["artifacts"]["model"]["path"] = str(root / "artifacts" / "digits-mlp.onnx")
+    spec = portable_spec(root, "ort-digits")
     for sc in spec["workload"]["scenarios"]:
         if sc["scenario"] == "Offline":
             sc["settings"].update(offline)

@@ -15,6 +15,7 @@ from repro.artifacts.recipes import RECIPES  # noqa: E402
 from repro.backends.onnxruntime import OnnxRuntimeBackend  # noqa: E402
 from repro.backends.tvm import TvmBackend  # noqa: E402
 from repro.cli import cli  # noqa: E402
+from tests.helpers import portable_spec  # noqa: E402
 
 pytestmark = pytest.mark.tvm
 
@@ -70,8 +71,7 @@ def test_warm_load_skips_compilation_and_says_untuned(tiny_model: Path, tmp_path
 def test_replay_with_tvm_records_compile_and_output_digest(
     tiny_model: Path, tmp_path: Path, root: Path
 ) -> None:
-    spec = json.loads((root / "specs" / "tvm-resnet50.json").read_text())
-    spec.pop("id", None)
+    spec = portable_spec(root, "tvm-resnet50")
     spec.pop("original", None)
     spec["artifacts"]["model"] = {
         "path": str(tiny_model),
@@ -115,7 +115,8 @@ def test_replay_with_tvm_records_compile_and_output_digest(
         record = json.loads(result.stdout)
         backend = record["tests"][0]["backend"]
         assert backend["name"] == "tvm"
-        assert backend["target"] == spec["backend"]["options"]["target"]
+        # the spec's target, plus the num-cores MetaSchedule needs (the spec's threads)
+        assert backend["target"] == {**spec["backend"]["options"]["target"], "num-cores": 2}
         digests.append(
             next(
                 t["accuracy"]["predictions_sha256"]
