@@ -17,7 +17,9 @@ import numpy as np
 from repro.stats.histogram import LatencyHistogram
 
 Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
-Method = Literal["bootstrap-runs", "bootstrap-queries", "pooled-noise", "point", "exact"]
+Method = Literal["bootstrap-runs", "bootstrap-queries", "student-t", "pooled-noise", "point", "exact"]
+#: runs per side from which the run-level bootstrap is used instead of a t interval
+MIN_BOOTSTRAP_RUNS = 5
 #: z(0.975) + z(0.80): the difference a two-sided 5 % test detects with 80 % power, per SE
 MDE_FACTOR = 2.8
 SEED = 20261129
@@ -74,24 +76,44 @@ def compare_runs(
             reason=f"replay {delta:+.1%} vs tolerance +/-{tol:.0%}; one run on each side: "
             "a point comparison, no interval",
         )
-    rng = np.random.Generator(np.random.PCG64(SEED))
-    if len(a) >= 2 and len(b) >= 2:
+    if len(a) >= MIN_BOOTSTRAP_RUNS and len(b) >= MIN_BOOTSTRAP_RUNS:
+        rng = np.random.Generator(np.random.PCG64(SEED))
         ma = rng.choice(a, size=(n_boot, len(a))).mean(axis=1)
         mb = rng.choice(b, size=(n_boot, len(b))).mean(axis=1)
-        boot = mb / ma - 1
+        lo, hi = _interval(mb / ma - 1, confidence)
+        mde_value = MDE_FACTOR * float(np.std(mb / ma - 1))
         method: Method = "bootstrap-runs"
     else:
-        # One side has a single run: take the run-to-run noise of the other side for both.
-        many = a if len(a) > 1 else b
-        cv = float(many.std(ddof=1) / many.mean())
-        se_rel = cv * np.sqrt(1 / len(many) + 1)  # the mean of `many` plus the single run
-        boot = delta + rng.standard_normal(n_boot) * se_rel
-        method = "pooled-noise"
-    lo, hi = _interval(boot, confidence)
+        lo, hi, _, mde_value, method = _t_interval(a, b, delta, confidence)
     verdict = _decide(delta, lo, hi, tol)
-    se = float(np.std(boot))
-    mde = MDE_FACTOR * se if verdict == "inconclusive" else None
-    return Comparison(verdict, method, delta, (lo, hi), mde, _reason(verdict, delta, tol, mde))
+    mde = mde_value if verdict == "inconclusive" else None
+    return Comparison(
+        verdict, method, delta, (lo, hi), mde, _reason(verdict, delta, tol, mde, (lo, hi))
+    )
+
+
+def _t_interval(
+    a: np.ndarray, b: np.ndarray, delta: float, confidence: float
+) -> tuple[float, float, float, float, Method]:
+    """A pooled-variance t interval of replay/original - 1 (delta method on relative values).
+
+    With fewer than MIN_BOOTSTRAP_RUNS runs a bootstrap has too few distinct resamples to be
+    trusted; t quantiles widen the interval honestly. Variances are pooled: under the
+    hypothesis that the result reproduces, both sides are draws of one experiment on one kind
+    of machine. A side with a single run takes the other side's run-to-run variance.
+    Returns (lo, hi, se, mde, method).
+    """
+    from scipy import stats
+
+    rel_a, rel_b = a / a.mean(), b / b.mean()
+    ss = float(((rel_a - 1) ** 2).sum() + ((rel_b - 1) ** 2).sum())
+    df = (len(a) - 1) + (len(b) - 1)
+    pooled_var = ss / df
+    se = (1 + delta) * float(np.sqrt(pooled_var * (1 / len(a) + 1 / len(b))))
+    t = float(stats.t.ppf(0.5 + confidence / 2, df))
+    mde = (t + float(stats.t.ppf(0.80, df))) * se
+    method: Method = "student-t" if len(a) > 1 and len(b) > 1 else "pooled-noise"
+    return delta - t * se, delta + t * se, se, mde, method
 
 
 def compare_percentile(
@@ -150,12 +172,25 @@ def compare_accuracy(original: float, replay: float, *, ratio: float) -> Compari
     return Comparison("reproduced" if ok else "not reproduced", "exact", delta, None, reason=reason)
 
 
-def _reason(verdict: Verdict, delta: float, tol: float, mde: float | None) -> str:
+def _reason(
+    verdict: Verdict,
+    delta: float,
+    tol: float,
+    mde: float | None,
+    ci: tuple[float, float] | None = None,
+) -> str:
     if verdict == "reproduced":
         return f"the interval of the difference lies within +/-{tol:.0%}"
     if verdict == "not reproduced":
         side = "higher" if delta > 0 else "lower"
         return f"the replay is {abs(delta):.1%} {side}; the interval lies outside +/-{tol:.0%}"
+    if ci is not None and ci[1] - ci[0] < 2 * tol and abs(delta) >= tol / 2:
+        edge = tol if delta > 0 else -tol
+        return (
+            f"the difference ({delta:+.1%}) sits at the tolerance's edge: its interval "
+            f"[{ci[0]:+.1%}, {ci[1]:+.1%}] straddles {edge:+.0%}; more repeats (--repeat) "
+            "narrow it"
+        )
     return (
         f"the noise is larger than the tolerance: the data could only detect a difference "
         f"of about {mde:.1%} (tolerance {tol:.0%}); run more repeats (--repeat)"

@@ -75,3 +75,17 @@ def test_percentile_bootstrap_reproduced_and_not() -> None:
 def test_accuracy_follows_mlperfs_99_percent_rule() -> None:
     assert compare_accuracy(0.97, 0.961, ratio=0.99).verdict == "reproduced"
     assert compare_accuracy(0.97, 0.95, ratio=0.99).verdict == "not reproduced"
+
+
+def test_few_runs_use_a_pooled_t_interval_with_the_textbook_width() -> None:
+    # relative sd 1 %, 3 runs a side: se = 0.01 * sqrt(2/3), t(0.975, df=4) = 2.7764
+    c = compare_runs([100.0, 101.0, 99.0], [100.0, 101.0, 99.0], tol=0.05)
+    assert c.method == "student-t"
+    assert c.verdict == "reproduced"
+    assert c.ci == pytest.approx((-0.022670, 0.022670), abs=1e-5)
+
+
+def test_edge_of_tolerance_is_explained_as_such() -> None:
+    c = compare_runs([100.0, 100.5, 99.5], [105.5, 106.0, 105.0], tol=0.05)
+    assert c.verdict == "inconclusive"
+    assert "edge" in c.reason
