@@ -17,7 +17,9 @@ import numpy as np
 from repro.stats.histogram import LatencyHistogram
 
 Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
-Method = Literal["bootstrap-runs", "bootstrap-queries", "student-t", "pooled-noise", "point", "exact"]
+Method = Literal[
+    "bootstrap-runs", "bootstrap-queries", "student-t", "pooled-noise", "point", "exact"
+]
 #: runs per side from which the run-level bootstrap is used instead of a t interval
 MIN_BOOTSTRAP_RUNS = 5
 #: z(0.975) + z(0.80): the difference a two-sided 5 % test detects with 80 % power, per SE
