@@ -79,7 +79,9 @@ class NixManager:
             timeout_s=REALIZE_TIMEOUT_S,
         )
         if probe.returncode != 0:
-            tail = (probe.stderr or probe.stdout).strip()[-1200:]
+            lines = [ln for ln in (probe.stderr or probe.stdout).splitlines() if ln.strip()]
+            errors = [ln for ln in lines if ln.startswith("error:")]
+            tail = (errors or lines or ["no output"])[-1][:600]
             raise EnvironmentSetupError(
                 f"`nix develop {ref}` failed: {tail}",
                 hint="the first realization fetches nixpkgs and builds the shell (network); "
