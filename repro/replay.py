@@ -318,7 +318,13 @@ class Replayer:
             dtype=result.output_dtype or "<i8",
             shape=tuple(result.output_shape),
         )
-        out: dict[str, Any] = {"metric": acc.metric, "predictions_sha256": preds.digest()}
+        out: dict[str, Any] = {
+            "metric": acc.metric,
+            "predictions_sha256": preds.digest(),
+            "responses_sha256": preds.responses_sha256,
+        }
+        if getattr(self.spec.backend.options, "record_output_digests", False):
+            out["output_digests"] = list(preds.output_digests)
         if acc.metric == "top1":
             labels = self._dataset_labels()
             out.update(score(preds, labels, class_offset=acc.class_offset))

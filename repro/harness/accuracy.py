@@ -16,6 +16,8 @@ class Predictions:
 
     indices: np.ndarray  # int64, sorted
     top1: np.ndarray  # int64, aligned with indices
+    responses_sha256: str = ""  # sha256 of every raw response in index order (bit for bit)
+    output_digests: tuple[str, ...] = ()  # sha256 of each sample's raw response
 
     def digest(self) -> str:
         """sha256 of (index, prediction) pairs: equal for bit-identical predictions."""
@@ -29,9 +31,12 @@ def decode_accuracy_log(path: Path, *, dtype: str, shape: tuple[int, ...]) -> Pr
     if not isinstance(entries, list):
         raise ValueError(f"{path}: expected a JSON list")
     by_index: dict[int, int] = {}
+    raw: dict[int, bytes] = {}
     dt = np.dtype(dtype)
     for e in entries:
-        values = np.frombuffer(bytes.fromhex(e["data"]), dtype=dt)
+        data = bytes.fromhex(e["data"])
+        raw[int(e["qsl_idx"])] = data
+        values = np.frombuffer(data, dtype=dt)
         if shape:
             values = values.reshape(shape)
             pred = int(np.argmax(values))
@@ -40,7 +45,13 @@ def decode_accuracy_log(path: Path, *, dtype: str, shape: tuple[int, ...]) -> Pr
         by_index[int(e["qsl_idx"])] = pred
     idx = np.array(sorted(by_index), dtype=np.int64)
     top1 = np.array([by_index[i] for i in idx.tolist()], dtype=np.int64)
-    return Predictions(idx, top1)
+    ordered = [raw[i] for i in idx.tolist()]
+    return Predictions(
+        idx,
+        top1,
+        hashlib.sha256(b"".join(ordered)).hexdigest(),
+        tuple(hashlib.sha256(r).hexdigest() for r in ordered),
+    )
 
 
 def score(

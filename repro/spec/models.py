@@ -105,7 +105,9 @@ class TvmOptions(_Model):
     tuning_database: str | None = Field(
         None, description="name of the artifact holding the MetaSchedule database"
     )
-    record_output_digests: bool = False
+    record_output_digests: bool = Field(
+        False, description="record the sha256 of every sample's output in accuracy mode"
+    )
 
 
 class TvmBackend(_Model):

@@ -80,6 +80,7 @@ def test_replay_with_tvm_records_compile_and_output_digest(
     spec["artifacts"].pop("tuning_db", None)
     spec["backend"]["options"].pop("tuning_database", None)
     spec["workload"]["accuracy"]["metric"] = "agreement"
+    spec["backend"]["options"]["record_output_digests"] = True
     spec["workload"]["modes"] = ["performance", "accuracy"]
     spec["workload"]["scenarios"] = [
         {
@@ -117,12 +118,8 @@ def test_replay_with_tvm_records_compile_and_output_digest(
         assert backend["name"] == "tvm"
         # the spec's target, plus the num-cores MetaSchedule needs (the spec's threads)
         assert backend["target"] == {**spec["backend"]["options"]["target"], "num-cores": 2}
-        digests.append(
-            next(
-                t["accuracy"]["predictions_sha256"]
-                for t in record["tests"]
-                if t["mode"] == "accuracy"
-            )
-        )
+        acc = next(t["accuracy"] for t in record["tests"] if t["mode"] == "accuracy")
+        assert len(acc["output_digests"]) == 64  # one sha256 per sample's raw output
+        digests.append((acc["predictions_sha256"], acc["responses_sha256"]))
     assert backend["module_cache_hit"]["1"] is True  # the second replay did not recompile
     assert digests[0] == digests[1]
