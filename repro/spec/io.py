@@ -59,10 +59,46 @@ def json_path(loc: tuple[int | str, ...], raw: Any) -> str:
     return path
 
 
+def _field_names() -> set[str]:
+    """Every field name of the spec's models (for "did you mean" hints)."""
+    from pydantic import BaseModel
+
+    names: set[str] = set()
+    todo: list[type[BaseModel]] = [ExperimentSpec]
+    seen: set[type[BaseModel]] = set()
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            names.add(info.alias or name)
+            for arg in _types_in(info.annotation):
+                if isinstance(arg, type) and issubclass(arg, BaseModel):
+                    todo.append(arg)
+    return names
+
+
+def _types_in(annotation: Any) -> list[Any]:
+    from typing import get_args
+
+    out = [annotation]
+    for arg in get_args(annotation):
+        out += _types_in(arg)
+    return out
+
+
 def _describe(err: Mapping[str, Any]) -> str:
     msg = str(err["msg"])
     if err["type"] == "extra_forbidden":
-        return "unknown field; remove it or check its spelling"
+        import difflib
+
+        name = str(err["loc"][-1]) if err.get("loc") else ""
+        close = difflib.get_close_matches(name, sorted(_field_names()), n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]!r}?" if close else "; remove it or check its spelling"
+        return f"unknown field{hint}"
+    if "percentile" in str(err.get("loc", "")) and err["type"] == "less_than":
+        return f"{msg} (a fraction: 0.99 means the 99th percentile)"
     if err["type"] == "missing":
         return "required field is missing"
     if msg.startswith("Value error, "):

@@ -12,7 +12,7 @@ from repro.cli import cli
 CASES = [
     ("bad-json-syntax.json", "invalid JSON at line"),
     ("bad-wrong-type.json", "$.workload.batch_size: Input should be a valid integer"),
-    ("bad-unknown-field.json", "$.workload.bacth_size: unknown field"),
+    ("bad-unknown-field.json", "$.workload.bacth_size: unknown field; did you mean 'batch_size'?"),
     ("bad-missing-field.json", "$.workload.seeds: required field is missing"),
     ("bad-schema-version.json", "$.schema: unsupported schema version 'repro.experiment/v9'"),
     ("bad-sha256.json", "$.artifacts.dataset.sha256"),
