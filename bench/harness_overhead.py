@@ -92,13 +92,22 @@ def plain_worker(request: Path, kind: str, duration_s: float) -> None:
 
 
 def _request(
-    spec_path: Path, scenario: str, out_dir: Path, duration_ms: int, cache: ArtifactCache
+    spec_path: Path,
+    scenario: str,
+    out_dir: Path,
+    duration_ms: int,
+    cache: ArtifactCache,
+    expected_qps: float | None = None,
 ) -> Path:
     spec = load_spec(spec_path)
     arts = fetch_all(spec, spec_path, cache=cache)
     opts = ReplayOptions(min_duration_ms=duration_ms)
     settings = scenario_settings(spec, scenario, opts)
     settings["min_query_count"] = 1
+    if expected_qps is not None:
+        # LoadGen's Offline query holds 1.1 x duration x expected QPS samples: at the measured
+        # rate both sides then run about as long, so machine phases weigh on them alike.
+        settings["offline_expected_qps"] = expected_qps
     wl = spec.workload
     req = WorkerRequest(
         spec_id="bench",
@@ -163,8 +172,12 @@ def bench_model(
     spec = SPECS[name]
     offline_ratios, ss_overheads, in_run = [], [], []
     rows = []
+    calib = _request(spec, "Offline", workdir / name / "calibrate", duration_ms, cache)
+    rate = _plain(calib, "offline", min(duration_ms / 1000, 3.0))["samples_per_second"]
     for r in range(rounds):
-        req_off = _request(spec, "Offline", workdir / name / f"off{r}", duration_ms, cache)
+        req_off = _request(
+            spec, "Offline", workdir / name / f"off{r}", duration_ms, cache, expected_qps=rate
+        )
         req_ss = _request(spec, "SingleStream", workdir / name / f"ss{r}", duration_ms, cache)
         # alternate which goes first, so drift does not favour one side
         if r % 2 == 0:
