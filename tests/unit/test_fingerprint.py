@@ -11,6 +11,12 @@ from repro import fingerprint
 from repro.cli import cli
 
 
+@pytest.fixture(autouse=True)
+def _no_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit tests start no programs: nvidia-smi, where installed, is not asked."""
+    monkeypatch.setattr(fingerprint, "_gpus", lambda: None)
+
+
 def test_sections_and_facts_of_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     monkeypatch.setenv("UNRELATED_SECRET", "x")
