@@ -44,23 +44,16 @@ SPECS = {
 
 def plain_worker(request: Path, kind: str, duration_s: float) -> None:
     """Inside a fresh process: the backend alone, timed by a plain loop; prints JSON."""
-    from repro.backends import get_backend
     from repro.harness.dataset import open_npz_array
+    from repro.harness.worker import load_backend, warm_up
 
     req = WorkerRequest.model_validate_json(request.read_text())
-    backend = get_backend(req.backend)()
-    backend.load(
-        Path(req.model_path),
-        req.backend_options,
-        input_name=req.input_name,
-        output_name=req.output_name,
-    )
+    backend = load_backend(req)
     data = np.ascontiguousarray(
         open_npz_array(Path(req.dataset_path), req.inputs_key)[: req.performance_sample_count]
     )
+    warm_up(backend, data, req.batch_size)  # as the harness worker does
     predict = backend.predict
-    predict(data[:1])  # the same warm-up as the harness worker: batch 1, then a full batch
-    predict(data[: req.batch_size])
     n = len(data)
     if kind == "offline":
         bs = req.batch_size

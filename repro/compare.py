@@ -416,11 +416,11 @@ def _side_info(s: Side) -> SideInfo:
 
 
 def _drift(orig: Side, reps: list[Side]) -> list[DriftEntry]:
-    from repro.envdiff import view_from_run
+    from repro.envdiff import view_from_record
 
     def view(s: Side) -> dict[str, dict[str, Any]]:
         return (
-            view_from_run(s.path)
+            view_from_record(s.record)
             if s.kind == "repro"
             else view_from_fingerprint(s.record.fingerprint)
         )

@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repro.errors import SpecError
+
+if TYPE_CHECKING:
+    from repro.runs import RunRecord
 
 View = dict[str, dict[str, Any]]
 GROUPS = ("backend", "hardware", "os", "python", "packages", "native", "variables", "pins")
@@ -113,7 +116,11 @@ def _backend_view(backend: dict[str, Any]) -> dict[str, Any]:
 def view_from_run(run_dir: Path) -> View:
     from repro.runs import load_run
 
-    record = load_run(run_dir)
+    return view_from_record(load_run(run_dir))
+
+
+def view_from_record(record: RunRecord) -> View:
+    """A run's view: its fingerprint, the backend options that ran, its spec id and locks."""
     view = view_from_fingerprint(record.fingerprint)
     if record.tests:
         view["backend"] = _backend_view(record.tests[0].backend)

@@ -137,6 +137,7 @@ class Replayer:
         progress: ProgressFactory,
     ) -> None:
         self.spec = spec
+        self.spec_id = spec_id(spec)
         self.spec_path = spec_path
         self.env = env
         self.cache = cache
@@ -165,7 +166,7 @@ class Replayer:
         record = RunRecord(
             run_id=run_id,
             spec_name=spec.name,
-            spec_id=spec_id(spec),
+            spec_id=self.spec_id,
             spec_path=str(self.spec_path),
             status="interrupted",
             started_utc=_utc_now(),
@@ -230,7 +231,7 @@ class Replayer:
             options["cache_dir"] = str(self.cache.root)
             options["batch_size"] = wl.batch_size
         return WorkerRequest(
-            spec_id=spec_id(spec),
+            spec_id=self.spec_id,
             spec_name=spec.name,
             scenario=scenario,
             mode=mode,

@@ -45,8 +45,7 @@ def tune(
             f"TVM is not installed: {exc}", hint="pip install 'repro[tvm]'"
         ) from exc
     from repro.backends.tvm import (
-        first_input,
-        import_onnx,
+        OnnxModel,
         pack_database,
         prepare_for_tuning,
         target_dict,
@@ -60,7 +59,7 @@ def tune(
     if opts.threads:
         os.environ["TVM_NUM_THREADS"] = str(opts.threads)
     target = tvm.target.Target(target_dict(opts.target, threads=opts.threads))
-    name, dims = first_input(model.path)
+    onnx_model = OnnxModel.read(model.path)
     try:
         import xgboost  # noqa: F401
 
@@ -75,8 +74,7 @@ def tune(
     tasks_total = 0
     with tempfile.TemporaryDirectory() as work:
         for batch in sorted({1, wl.batch_size}):
-            shape = [batch if isinstance(d, str) else d for d in dims]
-            mod = prepare_for_tuning(import_onnx(model.path, name, shape), target)
+            mod = prepare_for_tuning(onnx_model.to_relax(batch), target)
             tasks = extract_tasks(mod, target)
             tasks_total += len(tasks)
             report(

@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -82,31 +83,37 @@ def pack_database(work_dir: Path, out: Path, meta: dict[str, Any]) -> None:
     out.write_text(json.dumps(doc, sort_keys=True, indent=1) + "\n")
 
 
-def import_onnx(model: Path, input_name: str, shape: list[int]) -> Any:
-    import onnx
-    from tvm.relax.frontend.onnx import from_onnx
+@dataclass(frozen=True)
+class OnnxModel:
+    """An ONNX model read once: the proto, its first real input and its output names."""
 
-    return from_onnx(onnx.load(str(model)), shape_dict={input_name: shape})
+    proto: Any
+    input_name: str
+    dims: list[int | str]  # symbolic dimensions by name
+    outputs: list[str]
 
+    @classmethod
+    def read(cls, model: Path) -> OnnxModel:
+        import onnx
 
-def first_input(model: Path) -> tuple[str, list[int | str]]:
-    """Name and shape (symbolic dims as names) of an ONNX model's first input."""
-    import onnx
+        proto = onnx.load(str(model))
+        graph = proto.graph
+        inits = {i.name for i in graph.initializer}
+        inp = next(i for i in graph.input if i.name not in inits)
+        dims: list[int | str] = [
+            d.dim_value if d.HasField("dim_value") else (d.dim_param or "N")
+            for d in inp.type.tensor_type.shape.dim
+        ]
+        return cls(proto, inp.name, dims, [o.name for o in graph.output])
 
-    graph = onnx.load(str(model), load_external_data=False).graph
-    inits = {i.name for i in graph.initializer}
-    inp = next(i for i in graph.input if i.name not in inits)
-    dims = [
-        d.dim_value if d.HasField("dim_value") else (d.dim_param or "N")
-        for d in inp.type.tensor_type.shape.dim
-    ]
-    return inp.name, dims
+    def shape(self, batch: int) -> list[int]:
+        """The input shape with every symbolic dimension set to `batch`."""
+        return [batch if isinstance(d, str) else d for d in self.dims]
 
+    def to_relax(self, batch: int, input_name: str | None = None) -> Any:
+        from tvm.relax.frontend.onnx import from_onnx
 
-def output_names(model: Path) -> list[str]:
-    import onnx
-
-    return [o.name for o in onnx.load(str(model), load_external_data=False).graph.output]
+        return from_onnx(self.proto, shape_dict={input_name or self.input_name: self.shape(batch)})
 
 
 def prepare_for_tuning(mod: Any, target: Any) -> Any:
@@ -158,10 +165,9 @@ class TvmBackend:
             os.environ["TVM_NUM_THREADS"] = str(threads)
         import tvm
 
-        name, dims = first_input(model)
-        self.input_name = input_name or name
-        outputs = output_names(model)
-        self.output_index = outputs.index(output_name) if output_name else 0
+        onnx_model = OnnxModel.read(model)
+        self.input_name = input_name or onnx_model.input_name
+        self.output_index = onnx_model.outputs.index(output_name) if output_name else 0
         target = target_dict(options.get("target", "llvm"), threads=threads)
         db_path = options.get("tuning_database_path")
         db_sha = options.get("tuning_database_sha256")
@@ -182,10 +188,8 @@ class TvmBackend:
             lib_path = cache / f"{key}.so"
             t = time.perf_counter()
             if not lib_path.is_file():
-                shape = [batch if isinstance(d, str) else d for d in dims]
                 exe = self._compile(
-                    model,
-                    shape,
+                    onnx_model.to_relax(batch, self.input_name),
                     target,
                     int(options.get("opt_level", 3)),
                     Path(db_path) if db_path else None,
@@ -229,16 +233,13 @@ class TvmBackend:
 
     @staticmethod
     def _compile(
-        model: Path,
-        shape: list[int],
+        mod: Any,
         target: dict[str, Any] | str,
         opt_level: int,
         db_path: Path | None,
     ) -> Any:
         import tvm
 
-        name, _ = first_input(model)
-        mod = import_onnx(model, name, shape)
         tgt = tvm.target.Target(target)
         if db_path is None:
             with tvm.transform.PassContext(opt_level=opt_level):

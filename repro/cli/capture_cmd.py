@@ -227,11 +227,6 @@ def capture(
         if not isinstance(loaded, dict):
             raise SpecError(f"{from_spec}: $: expected a JSON object")
         base, source = loaded, str(from_spec)
-        # make the base's relative paths absolute before they are rewritten for specs/
-        for art in (base.get("artifacts") or {}).values():
-            if isinstance(art, dict) and isinstance(art.get("path"), str):
-                p = Path(art["path"])
-                art["path"] = str(p if p.is_absolute() else (from_spec.parent / p).resolve())
     raw = build_partial(base, **flags)
     opts = CaptureOptions(
         specs_dir=specs_dir,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from repro.cli.progress import TimedBar, note
 from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.errors import RunError, UsageError
 from repro.spec.models import SCENARIOS, ExperimentSpec
+
+if TYPE_CHECKING:
+    from repro.runs import RunRecord
 
 
 @click.command()
@@ -172,10 +176,7 @@ def override_backend(
     return with_id(parse_spec(data, source=f"{spec_path} with --backend-option"))
 
 
-def print_run_summary(run_dir: Path, record: object) -> None:
-    from repro.runs import RunRecord
-
-    assert isinstance(record, RunRecord)
+def print_run_summary(run_dir: Path, record: RunRecord) -> None:
     click.echo(f"run {record.run_id}: {record.status} -> {run_dir}")
     for t in record.tests:
         m = t.metrics

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from repro.backends.base import Backend
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.spec.io import atomic_write_text
 from repro.stats.histogram import HIST_FILE, LatencyHistogram
@@ -27,17 +28,10 @@ def _write(out_dir: Path, result: WorkerResult) -> None:
     atomic_write_text(out_dir / RESULT_FILE, result.model_dump_json(indent=2) + "\n")
 
 
-def execute(req: WorkerRequest) -> WorkerResult:
-    """Load the backend and data, run LoadGen, and describe what ran."""
-    import mlperf_loadgen as lg  # noqa: F401  (fail early, before the model loads)
-
+def load_backend(req: WorkerRequest) -> Backend:
+    """The request's backend, loaded with its options (the plain-loop benchmark uses it too)."""
     from repro.backends import get_backend
-    from repro.harness.dataset import open_npz_array
-    from repro.harness.loadgen import run_test
 
-    timings: dict[str, float] = {}
-    out_dir = Path(req.output_dir)
-    t = time.perf_counter()
     backend = get_backend(req.backend)()
     backend.load(
         Path(req.model_path),
@@ -45,6 +39,30 @@ def execute(req: WorkerRequest) -> WorkerResult:
         input_name=req.input_name,
         output_name=req.output_name,
     )
+    return backend
+
+
+def warm_up(backend: Backend, source: np.ndarray, batch_size: int) -> np.ndarray:
+    """Inference outside any clock, at batch 1 and at the largest batch: the first call of each
+    shape allocates (arenas, kernels), which is not the steady state. Returns the batch-1 output.
+    """
+    probe = np.asarray(backend.predict(np.ascontiguousarray(source[:1])))
+    if batch_size > 1:
+        backend.predict(np.ascontiguousarray(source[:batch_size]))
+    return probe
+
+
+def execute(req: WorkerRequest) -> WorkerResult:
+    """Load the backend and data, run LoadGen, and describe what ran."""
+    import mlperf_loadgen as lg  # noqa: F401  (fail early, before the model loads)
+
+    from repro.harness.dataset import open_npz_array
+    from repro.harness.loadgen import run_test
+
+    timings: dict[str, float] = {}
+    out_dir = Path(req.output_dir)
+    t = time.perf_counter()
+    backend = load_backend(req)
     timings["load_s"] = time.perf_counter() - t
     source = open_npz_array(Path(req.dataset_path), req.inputs_key)
     if source.shape[0] < req.total_sample_count:
@@ -52,11 +70,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
             f"the dataset has {source.shape[0]} samples, the spec's total_sample_count is "
             f"{req.total_sample_count}"
         )
-    # Warm-up outside LoadGen's clock, at batch 1 and at the largest batch: the first call of
-    # each shape allocates (arenas, kernels), which is not the SUT's steady state.
-    probe = np.asarray(backend.predict(np.ascontiguousarray(source[:1])))
-    if req.batch_size > 1:
-        backend.predict(np.ascontiguousarray(source[: req.batch_size]))
+    probe = warm_up(backend, source, req.batch_size)
     t = time.perf_counter()
     log = run_test(
         predict=backend.predict,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -59,7 +60,8 @@ def json_path(loc: tuple[int | str, ...], raw: Any) -> str:
     return path
 
 
-def _field_names() -> set[str]:
+@functools.cache
+def _field_names() -> frozenset[str]:
     """Every field name of the spec's models (for "did you mean" hints)."""
     from pydantic import BaseModel
 
@@ -76,7 +78,7 @@ def _field_names() -> set[str]:
             for arg in _types_in(info.annotation):
                 if isinstance(arg, type) and issubclass(arg, BaseModel):
                     todo.append(arg)
-    return names
+    return frozenset(names)
 
 
 def _types_in(annotation: Any) -> list[Any]:
