@@ -31,9 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 from repro.artifacts.cache import ArtifactCache  # noqa: E402
 from repro.fetching import fetch_all  # noqa: E402
-from repro.harness.logs import read_logs  # noqa: E402
 from repro.harness.request import WorkerRequest  # noqa: E402
 from repro.replay import ReplayOptions, scenario_settings  # noqa: E402
+from repro.runs import layout  # noqa: E402
+from repro.runs.loadgen_logs import read_logs  # noqa: E402
 from repro.spec.io import load_spec  # noqa: E402
 
 SPECS = {
@@ -102,29 +103,19 @@ def _request(
         # LoadGen's Offline query holds 1.1 x duration x expected QPS samples: at the measured
         # rate both sides then run about as long, so machine phases weigh on them alike.
         settings["offline_expected_qps"] = expected_qps
-    wl = spec.workload
-    req = WorkerRequest(
+    req = WorkerRequest.from_spec(
+        spec,
         spec_id="bench",
-        spec_name=spec.name,
-        scenario=scenario,
-        mode="performance",  # type: ignore[arg-type]
+        scenario=scenario,  # type: ignore[arg-type]
+        mode="performance",
         settings=settings,
-        seeds=wl.seeds.model_dump(),
-        backend=spec.backend.name,
-        backend_options=spec.backend.options.model_dump(mode="json"),
-        model_path=str(arts[wl.model].path),
-        dataset_path=str(arts[wl.dataset].path),
-        inputs_key=wl.inputs_key,
-        input_name=wl.input_name,
-        output_name=wl.output_name,
-        batch_size=wl.batch_size,
-        total_sample_count=wl.total_sample_count,
-        performance_sample_count=wl.performance_sample_count,
-        output_dir=str(out_dir),
+        artifacts={name: m.path for name, m in arts.items()},
+        cache_root=cache.root,
+        output_dir=out_dir,
         record_latencies=True,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "request.json"
+    path = out_dir / layout.REQUEST_FILE
     path.write_text(req.model_dump_json())
     return path
 

@@ -24,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from repro.runs import RunRecord, TestRecord  # noqa: E402
+from repro.runs.record import RunRecord, TestRecord  # noqa: E402
 from repro.stats.histogram import LatencyHistogram  # noqa: E402
 
 CHILD = """

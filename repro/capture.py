@@ -22,12 +22,17 @@ import numpy as np
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetch import download, resolve_path
 from repro.artifacts.recipes import get_recipe
+from repro.backends.registry import get_backend
+from repro.environments.base import CaptureContext
 from repro.environments.native import NativeManager
+from repro.environments.registry import capture_choices, get_manager
 from repro.errors import SpecError, UsageError
 from repro.fingerprint import collect
 from repro.pylock import LOCK_NAME, write_python_lock
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
-from repro.runs import RunRecord, TestRecord
+from repro.runs import layout
+from repro.runs.accuracy import load_predictions
+from repro.runs.record import RunRecord, TestRecord
 from repro.spec.io import parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware
 from repro.validate import check
@@ -120,32 +125,32 @@ def hardware_from(fp: dict[str, Any]) -> dict[str, Any]:
 def pin_environment(
     raw: dict[str, Any], name: str, spec_dir: Path, opts: CaptureOptions, report: Reporter
 ) -> None:
-    """Lock the environment the experiment runs in and record the pins in the spec."""
-    backend = (raw.get("backend") or {}).get("name")
-    if backend not in ("onnxruntime", "tvm"):
-        raise SpecError(f"$.backend.name: expected 'onnxruntime' or 'tvm', got {backend!r}")
-    lock_dir = opts.lockfiles_dir / name
-    report(f"locking the {backend} worker's Python packages (pip-compile --generate-hashes)")
-    lock = write_python_lock(backend, lock_dir / LOCK_NAME)
+    """Lock the worker's Python packages and let the chosen manager pin the rest in the spec."""
+    backend = get_backend(str((raw.get("backend") or {}).get("name")))
+    manager = get_manager(opts.env_manager)
+    if not manager.can_capture():
+        raise UsageError(f"--env-manager {opts.env_manager}: capture supports {capture_choices()}")
+    report(f"locking the {backend.name} worker's Python packages (pip-compile --generate-hashes)")
+    lock = write_python_lock(backend, layout_lock_path(opts.lockfiles_dir, name))
     if not lock.hashes_complete:
         report(f"warning: {lock.note}")
-    pins = {"path": _rel(lock.path, spec_dir), "sha256": lock.sha256}
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    if opts.env_manager == "venv":
-        raw["environment"] = {
-            "manager": "venv",
-            "python": python,
-            "python_lock": pins,
-            "hashes_complete": lock.hashes_complete,
-        }
-    elif opts.env_manager == "nix":
-        from repro.nix.pins import capture_nix_environment
+    ctx = CaptureContext(
+        name=name,
+        spec_dir=spec_dir,
+        lockfiles_dir=opts.lockfiles_dir,
+        flake_dir=opts.flake_dir,
+        backend=backend,
+        python=f"{sys.version_info.major}.{sys.version_info.minor}",
+        python_lock={"path": _rel(lock.path, spec_dir), "sha256": lock.sha256},
+        hashes_complete=lock.hashes_complete,
+        report=report,
+    )
+    raw["environment"] = manager.capture(ctx)
 
-        raw["environment"] = capture_nix_environment(
-            flake_dir=opts.flake_dir, spec_dir=spec_dir, backend=backend, python_lock=pins
-        )
-    else:
-        raise UsageError(f"--env-manager {opts.env_manager}: capture supports venv and nix")
+
+def layout_lock_path(lockfiles_dir: Path, name: str) -> Path:
+    """`lockfiles/<name>/requirements.lock`."""
+    return lockfiles_dir / name / LOCK_NAME
 
 
 def original_summary(record: RunRecord) -> dict[str, dict[str, Any]]:
@@ -178,8 +183,8 @@ def reference_predictions(run_dir: Path, record: RunRecord) -> dict[str, Any] | 
     acc: TestRecord | None = next((t for t in record.tests if t.mode == "accuracy"), None)
     if acc is None or acc.status != "valid":
         return None
-    pred_file = run_dir / acc.dir / "predictions.npy"
-    indices, top1 = np.load(pred_file)
+    pred_file = run_dir / acc.dir / layout.PREDICTIONS_FILE
+    indices, top1 = load_predictions(pred_file)
     ordered = top1[np.argsort(indices)]
     return {
         "top1": [int(v) for v in ordered],
@@ -220,7 +225,7 @@ def capture(
     if errors:
         lines = "\n".join(f"  {p.where}: {p.message}" for p in errors)
         raise SpecError(f"{source}: the captured spec is not runnable:\n{lines}")
-    original_dir = opts.results_dir / name / "original"
+    original_dir = layout.original_of(layout.spec_results(opts.results_dir, name))
     if opts.run and original_dir.exists() and not opts.force:
         raise UsageError(f"{original_dir} exists; pass --force to capture a new original")
     spec = write_spec(spec, spec_path)
@@ -232,7 +237,11 @@ def capture(
     env = NativeManager().realize(spec, spec_path, cache.root / "envs")
     env.reason = "capture runs the original in the interpreter whose packages were locked"
     replay_opts = ReplayOptions(
-        **{**opts.replay.__dict__, "results_dir": opts.results_dir, "run_id": "original"}
+        **{
+            **opts.replay.__dict__,
+            "results_dir": opts.results_dir,
+            "run_id": layout.ORIGINAL_RUN_ID,
+        }
     )
     run_dir, record = Replayer(
         spec, spec_path, env, cache=cache, opts=replay_opts, report=report, progress=progress

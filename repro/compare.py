@@ -1,23 +1,33 @@
 """Use case: compare replays with the original, metric by metric, with a verdict and its reason.
 
-Format history of the report (the `schema` field):
-# repro.report/v1 - first version.
+The report's types live in `repro.reports.model`, the verdict rules in `repro.verdicts`; this
+module lines the two sides up, computes the comparisons and assembles the report.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+import math
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from repro import __version__
-from repro.envdiff import diff_views, view_from_fingerprint
+from repro.envdiff import diff_views, view_from_fingerprint, view_from_record
 from repro.errors import SpecError
-from repro.runs import RunRecord, TestRecord, list_runs, load_run
+from repro.reports.model import (
+    CdfPoints,
+    DriftEntry,
+    MetricResult,
+    Report,
+    ScenarioResult,
+    SideInfo,
+)
+from repro.runs import layout
+from repro.runs.accuracy import load_predictions
+from repro.runs.record import TestRecord
+from repro.runs.store import LoadedRun, latest_complete, open_replay, open_run
 from repro.spec.models import Tolerances
 from repro.stats.histogram import LatencyHistogram
 from repro.stats.significance import (
@@ -26,9 +36,9 @@ from repro.stats.significance import (
     compare_percentile,
     compare_runs,
 )
+from repro.verdicts import decide_validity, roll_up
 
-REPORT_SCHEMA: Final = "repro.report/v1"
-Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
+Side = LoadedRun
 
 #: (metric key, label, unit, tolerance kind) compared per scenario
 METRICS: dict[str, list[tuple[str, str, str, str]]] = {
@@ -58,124 +68,23 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
 PERCENTILE_OF = {"latency_p50_ns": 50.0, "latency_p90_ns": 90.0, "latency_p99_ns": 99.0}
 
 
-class MetricResult(BaseModel):
-    """One metric of one scenario: the values on each side, the difference and the verdict."""
-
-    model_config = ConfigDict(extra="forbid")
-    metric: str
-    label: str
-    unit: str
-    original: list[float | str] = Field(description="one value per original run")
-    replay: list[float | str] = Field(description="one value per replay run")
-    original_value: float | str | None
-    replay_value: float | str | None
-    delta_rel: float | None = Field(None, description="replay / original - 1")
-    ci: list[float] | None = Field(None, description="confidence interval of delta_rel")
-    tolerance: float | None = None
-    method: str
-    verdict: Verdict
-    reason: str
-    mde_rel: float | None = Field(None, description="smallest detectable relative difference")
-
-
-class CdfPoints(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    latency_ns: list[float]
-    fraction: list[float]
-
-
-class ScenarioResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    scenario: str
-    verdict: Verdict
-    metrics: list[MetricResult]
-    prediction_agreement: float | None = Field(
-        None, description="fraction of samples with identical top-1 in both accuracy logs"
-    )
-    cdf: dict[str, CdfPoints] = Field(default_factory=dict)
-
-
-class DriftEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    group: str
-    key: str
-    original: Any
-    replay: Any
-    impact: int
-    level: str
-
-
-class SideInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str
-    kind: Literal["repro", "mlperf"]
-    run_id: str
-    spec_id: str
-    status: str
-    environment: dict[str, Any] = Field(default_factory=dict)
-
-
-class Report(BaseModel):
-    """The reproducibility report (report.json)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    schema_: Literal["repro.report/v1"] = Field(REPORT_SCHEMA, alias="schema")
-    spec_name: str
-    generated_utc: str
-    repro_version: str
-    verdict: Verdict
-    summary: str
-    strict: bool
-    confidence: float
-    tolerances: dict[str, float]
-    original: SideInfo
-    replays: list[SideInfo]
-    scenarios: list[ScenarioResult]
-    drift: list[DriftEntry]
-    notes: list[str] = Field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Side:
-    """A run (or a published result) with where it came from."""
-
-    path: Path
-    kind: Literal["repro", "mlperf"]
-    record: RunRecord
-
-
 def resolve_inputs(original: Path, replays: list[Path]) -> tuple[Side, list[Side]]:
     """Find the original and the replays; `results/<name>/` means original/ + latest run."""
-    from repro.mlperf_tree import is_mlperf_result, read_mlperf_result
-
-    if not original.exists():
-        raise SpecError(f"{original}: no such directory")
-    if is_mlperf_result(original):
-        orig = Side(original, "mlperf", read_mlperf_result(original))
-    elif (original / "run.json").is_file():
-        orig = Side(original, "repro", load_run(original))
-    elif (original / "original" / "run.json").is_file():
-        orig = Side(original / "original", "repro", load_run(original / "original"))
-    else:
-        raise SpecError(
-            f"{original}: not a run directory, a results/<name>/ folder or an MLPerf result",
-            hint="pass results/<name>/, results/<name>/original/ or a published "
-            "results/<system>/<benchmark>/ folder",
-        )
-    sides = [Side(p, "repro", load_run(p)) for p in replays]
+    orig = open_run(original)
+    sides = [open_replay(p) for p in replays]
     if not sides:
         if orig.kind == "mlperf":
             raise SpecError(
                 f"{original}: a published result needs a replay to compare with",
                 hint="repro report --compare TREE results/<name>/<run-id>",
             )
-        latest = _latest_complete(orig.path.parent, exclude=orig.path)
+        latest = latest_complete(orig.path.parent, exclude=orig.path)
         if latest is None:
             raise SpecError(
                 f"{orig.path.parent}: no finished replay to compare with the original",
                 hint=f"run `repro replay` on the spec of {orig.record.spec_name} first",
             )
-        sides = [Side(latest, "repro", load_run(latest))]
+        sides = [open_replay(latest)]
     for s in sides:
         if s.record.status == "interrupted":
             raise SpecError(
@@ -185,16 +94,25 @@ def resolve_inputs(original: Path, replays: list[Path]) -> tuple[Side, list[Side
     return orig, sides
 
 
-def _latest_complete(parent: Path, *, exclude: Path) -> Path | None:
-    candidates = [p for p in list_runs(parent) if p.resolve() != exclude.resolve()]
-    for p in reversed(candidates):
-        if load_run(p).status in ("complete", "invalid"):
-            return p
-    return None
-
-
-def _values(tests: list[TestRecord], key: str) -> list[float | str]:
-    return [t.metrics[key] for t in tests if t.metrics.get(key) is not None]
+def _values(side: Side, tests: list[TestRecord], key: str) -> list[float | str]:
+    """The metric of each test; a value that is not a positive finite number is a damaged run."""
+    values: list[float | str] = []
+    for t in tests:
+        v = t.metrics.get(key)
+        if v is None:
+            continue
+        values.append(v)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
+            where = (
+                side.test_path(t.dir, layout.SUMMARY)
+                if side.kind == "mlperf"
+                else layout.record_file(side.path)
+            )
+            raise SpecError(
+                f"{where}: {t.scenario} {t.dir}: {key} is {v!r}, not a positive number",
+                hint="the run record is damaged: re-run the replay or delete the run",
+            )
+    return values
 
 
 def _pool(hists: list[LatencyHistogram]) -> LatencyHistogram | None:
@@ -212,7 +130,7 @@ def _histograms(runs: list[tuple[Side, TestRecord]]) -> LatencyHistogram | None:
     hists = []
     for side, t in runs:
         if side.kind == "repro" and t.latencies_file:
-            path = side.path / t.dir / t.latencies_file
+            path = side.test_path(t.dir, t.latencies_file)
             if path.is_file() and path.suffix == ".npz":
                 hists.append(LatencyHistogram.load(path))
     return _pool(hists)
@@ -230,12 +148,13 @@ def compare_metric(
     label: str,
     unit: str,
     kind: str,
-    orig: list[TestRecord],
-    rep: list[TestRecord],
+    orig: tuple[Side, list[TestRecord]],
+    reps: list[tuple[Side, TestRecord]],
     hist: tuple[LatencyHistogram | None, LatencyHistogram | None],
     tol: Tolerances,
 ) -> MetricResult | None:
-    a, b = _values(orig, key), _values(rep, key)
+    a = _values(orig[0], orig[1], key)
+    b = [v for side, t in reps for v in _values(side, [t], key)]
     if not a or not b:
         return None
     tolerance = tol.throughput_rel if kind == "throughput" else tol.latency_rel
@@ -279,25 +198,17 @@ def _validity(orig: list[TestRecord], rep: list[TestRecord]) -> MetricResult | N
     b = [str(t.metrics.get("validity")) for t in rep if t.metrics.get("validity")]
     if not a or not b:
         return None
-    a_ok, b_ok = all(v == "VALID" for v in a), all(v == "VALID" for v in b)
-    ok = b_ok or not a_ok
-    reason = (
-        "LoadGen judged every run VALID"
-        if a_ok and b_ok
-        else "the original was not VALID either"
-        if not a_ok
-        else f"LoadGen judged {b.count('INVALID')} replay run(s) INVALID"
-    )
+    verdict, reason = decide_validity(a, b)
     return MetricResult(
         metric="validity",
         label="LoadGen validity",
         unit="",
         original=list(a),
         replay=list(b),
-        original_value="VALID" if a_ok else "INVALID",
-        replay_value="VALID" if b_ok else "INVALID",
+        original_value="VALID" if all(v == "VALID" for v in a) else "INVALID",
+        replay_value="VALID" if all(v == "VALID" for v in b) else "INVALID",
         method="exact",
-        verdict="reproduced" if ok else "not reproduced",
+        verdict=verdict,
         reason=reason,
     )
 
@@ -335,16 +246,16 @@ def _agreement(
 ) -> float | None:
     if orig.kind != "repro" or o is None:
         return None
-    pa = orig.path / o.dir / "predictions.npy"
+    pa = orig.test_path(o.dir, layout.PREDICTIONS_FILE)
     if not pa.is_file():
         return None
-    ia, ta = np.load(pa)
+    ia, ta = load_predictions(pa)
     fractions = []
     for side, t in reps:
-        pb = side.path / t.dir / "predictions.npy"
+        pb = side.test_path(t.dir, layout.PREDICTIONS_FILE)
         if not pb.is_file():
             continue
-        ib, tb = np.load(pb)
+        ib, tb = load_predictions(pb)
         common, xa, xb = np.intersect1d(ia, ib, return_indices=True)
         if len(common):
             fractions.append(float(np.mean(ta[xa] == tb[xb])))
@@ -359,14 +270,6 @@ def _cdf(h: LatencyHistogram | None, points: int = 200) -> CdfPoints | None:
     return CdfPoints(
         latency_ns=[float(v) for v in h.values()[idx]], fraction=[float(v) for v in frac[idx]]
     )
-
-
-def _overall(verdicts: list[Verdict]) -> Verdict:
-    if "not reproduced" in verdicts:
-        return "not reproduced"
-    if "inconclusive" in verdicts:
-        return "inconclusive"
-    return "reproduced"
 
 
 def compare_scenario(
@@ -384,7 +287,7 @@ def compare_scenario(
     rep_tests = [t for _, t in r_perf]
     metrics = [m for m in (_validity(o_perf, rep_tests),) if m is not None]
     for key, label, unit, kind in METRICS.get(scenario, []):
-        m = compare_metric(key, label, unit, kind, o_perf, rep_tests, (hist_o, hist_r), tol)
+        m = compare_metric(key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol)
         if m is not None:
             metrics.append(m)
     acc = _accuracy(o_acc, [t for _, t in r_acc], tol)
@@ -393,7 +296,7 @@ def compare_scenario(
     cdf = {k: c for k, c in (("original", _cdf(hist_o)), ("replay", _cdf(hist_r))) if c is not None}
     return ScenarioResult(
         scenario=scenario,
-        verdict=_overall([m.verdict for m in metrics]) if metrics else "inconclusive",
+        verdict=roll_up(m.verdict for m in metrics),
         metrics=metrics,
         prediction_agreement=_agreement(orig, o_acc, r_acc),
         cdf=cdf,
@@ -416,8 +319,6 @@ def _side_info(s: Side) -> SideInfo:
 
 
 def _drift(orig: Side, reps: list[Side]) -> list[DriftEntry]:
-    from repro.envdiff import view_from_record
-
     def view(s: Side) -> dict[str, dict[str, Any]]:
         return (
             view_from_record(s.record)
@@ -435,7 +336,12 @@ def _drift(orig: Side, reps: list[Side]) -> list[DriftEntry]:
 
 
 def build_report(
-    orig: Side, reps: list[Side], *, tolerances: Tolerances, strict: bool = False
+    orig: Side,
+    reps: list[Side],
+    *,
+    tolerances: Tolerances,
+    strict: bool = False,
+    tolerances_source: str | None = None,
 ) -> Report:
     """Compare every scenario both sides ran; the overall verdict is the worst of them."""
     scenarios = []
@@ -444,7 +350,7 @@ def build_report(
         result = compare_scenario(scenario, orig, reps, tolerances)
         if result is not None:
             scenarios.append(result)
-    notes = []
+    notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
     if not scenarios:
         raise SpecError("the original and the replay have no scenario in common")
     if orig.kind == "repro" and any(r.record.spec_id != orig.record.spec_id for r in reps):
@@ -452,7 +358,7 @@ def build_report(
             "the replay ran a different spec id than the original: "
             "the experiment itself was changed (see the drift)"
         )
-    verdict = _overall([s.verdict for s in scenarios])
+    verdict = roll_up(s.verdict for s in scenarios)
     counts = {
         v: sum(m.verdict == v for s in scenarios for m in s.metrics)
         for v in ("reproduced", "not reproduced", "inconclusive")
@@ -480,19 +386,20 @@ def build_report(
 
 
 def tolerances_for(
-    orig: Side, spec_path: Path | None, reps: list[Side] | None = None
-) -> Tolerances:
-    """The spec's tolerances: the one given, else the spec the original (or, for a published
-    result, the replay) ran; else MLPerf's defaults."""
+    orig: Side, reps: list[Side], *, spec_path: Path | None = None
+) -> tuple[Tolerances, str]:
+    """The tolerances to judge by, and where they came from.
+
+    An explicit spec (`--spec`) wins; else the tolerances the original recorded when it ran,
+    else those a replay recorded; else MLPerf's defaults. Runs record their effective
+    tolerances, so the verdict is the same from any folder and after the spec is edited.
+    """
     from repro.spec.io import load_spec
 
-    candidates = [spec_path] if spec_path else []
-    candidates += [
-        Path(s.record.spec_path)
-        for s in [orig, *(reps or [])]
-        if s.kind == "repro" and s.record.spec_path
-    ]
-    for path in candidates:
-        if path is not None and path.is_file():
-            return load_spec(path, check_id=False).tolerances
-    return Tolerances()
+    if spec_path is not None:
+        return load_spec(spec_path, check_id=False).tolerances, f"from {spec_path} (--spec)"
+    for side in (orig, *reps):
+        if side.record.tolerances is not None:
+            which = "original" if side is orig else "replay"
+            return side.record.tolerances, f"as recorded by the {which} run ({side.path})"
+    return Tolerances(), "MLPerf's defaults: neither run recorded its tolerances"

@@ -15,20 +15,19 @@ from typing import TYPE_CHECKING, Any
 from repro.errors import SpecError
 
 if TYPE_CHECKING:
-    from repro.runs import RunRecord
+    from repro.runs.record import RunRecord
 
 View = dict[str, dict[str, Any]]
 GROUPS = ("backend", "hardware", "os", "python", "packages", "native", "variables", "pins")
-#: packages whose version changes inference speed or results directly
-BACKEND_PACKAGES = {
-    "onnxruntime",
-    "apache-tvm",
-    "apache-tvm-ffi",
-    "mlcommons-loadgen",
-    "numpy",
-    "onnx",
-    "tvm",
-}
+#: packages every worker runs, whose version changes speed or results directly
+HARNESS_PACKAGES = frozenset({"mlcommons-loadgen", "numpy"})
+
+
+def key_packages() -> frozenset[str]:
+    """The harness's packages and every backend's key packages."""
+    from repro.backends.registry import BACKENDS
+
+    return HARNESS_PACKAGES.union(*(p.key_packages for p in BACKENDS.values()))
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ def _impact(group: str, key: str) -> int:
     if group == "pins":
         return 75
     if group == "packages":
-        return 85 if key in BACKEND_PACKAGES else 20
+        return 85 if key in key_packages() else 20
     if group == "native":
         return 70
     if group == "variables":
@@ -114,7 +113,7 @@ def _backend_view(backend: dict[str, Any]) -> dict[str, Any]:
 
 
 def view_from_run(run_dir: Path) -> View:
-    from repro.runs import load_run
+    from repro.runs.store import load_run
 
     return view_from_record(load_run(run_dir))
 
@@ -133,7 +132,9 @@ def view_from_record(record: RunRecord) -> View:
 
 
 def view_from_spec(path: Path) -> View:
+    """A spec's view: its hardware, backend options, lock hashes and the pins of its manager."""
     from repro.artifacts.fetch import resolve_path
+    from repro.environments.registry import get_manager
     from repro.pylock import read_pins
     from repro.spec.io import load_spec, spec_id
 
@@ -152,36 +153,24 @@ def view_from_spec(path: Path) -> View:
     options = spec.backend.options.model_dump(mode="json")
     view["backend"] = {"name": spec.backend.name, **{f"options.{k}": v for k, v in options.items()}}
     env = spec.environment
+    manager = get_manager(env.manager)
     view["pins"] = {"spec_id": spec_id(spec), "environment.manager": env.manager}
-    for attr in ("python_lock", "flake_lock", "spack_lock"):
-        lock = getattr(env, attr, None)
-        if lock is None:
-            continue
+    for attr, lock in manager.locks(env).items():
         view["pins"][f"{attr}_sha256"] = lock.sha256
-        lock_path = resolve_path(lock.path, path.parent)
-        if not lock_path.is_file():
-            continue
-        if attr == "python_lock":
+    view["pins"].update(manager.pins_view(env, path.parent))
+    if env.python_lock is not None:
+        lock_path = resolve_path(env.python_lock.path, path.parent)
+        if lock_path.is_file():
             view["packages"] = read_pins(lock_path.read_text())
-        elif attr == "flake_lock":
-            view["pins"].update(_flake_pins(lock_path))
     return view
-
-
-def _flake_pins(lock_path: Path) -> dict[str, Any]:
-    from repro.nix.flakelock import read_flake_lock
-
-    pins: dict[str, Any] = {}
-    for i in read_flake_lock(lock_path).inputs():
-        where = i.url or i.path or (f"{i.owner}/{i.repo}" if i.owner else None)
-        pins[f"nix.{i.name}"] = f"{i.type}:{where}@{i.rev or '-'} {i.nar_hash}"
-    return pins
 
 
 def view_from_flake_lock(path: Path) -> View:
     """A flake.lock alone: its inputs, each as type:source@rev narHash."""
+    from repro.environments.nix import flake_pins
+
     view: View = {g: {} for g in GROUPS}
-    view["pins"] = _flake_pins(path)
+    view["pins"] = flake_pins(path)
     return view
 
 
@@ -215,10 +204,11 @@ def _flags_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
 
 
 def _needed_packages(a: View, b: View) -> set[str]:
-    from repro.pylock import WORKER_PACKAGES, normalize
+    from repro.backends.registry import BACKENDS
+    from repro.pylock import normalize
 
     names = {v.get("name") for v in (a.get("backend", {}), b.get("backend", {}))}
-    return {normalize(p) for n in names if n in WORKER_PACKAGES for p in WORKER_PACKAGES[n]}
+    return {normalize(p) for n in names if n in BACKENDS for p in BACKENDS[str(n)].worker_packages}
 
 
 def diff_views(a: View, b: View, *, compare_missing: bool = False) -> list[Change]:

@@ -1,7 +1,7 @@
 """The environment fingerprint: hardware, OS, Python, packages, native libraries, variables.
 
 A fact that cannot be read is recorded as None (unknown), never guessed. Reading is cheap (no
-backend is imported) unless `deep=True`, which imports onnxruntime and TVM for their build info.
+backend is imported) unless `deep=True`, which imports every backend for its build info.
 `python -m repro.fingerprint [--deep]` prints it as JSON, so it can be read inside a realized
 environment.
 """
@@ -145,30 +145,12 @@ def _packages() -> dict[str, str]:
 
 
 def _native(deep: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+    """Each backend's build information (imports the backends, so only when `deep`)."""
     if not deep:
-        return out
-    try:
-        import onnxruntime as ort
+        return {}
+    from repro.backends.registry import BACKENDS
 
-        out["onnxruntime"] = {
-            "version": ort.__version__,
-            "providers": ort.get_available_providers(),
-            "device": ort.get_device(),
-        }
-    except ImportError:
-        out["onnxruntime"] = None
-    try:
-        import tvm
-
-        info = tvm.support.libinfo()
-        out["tvm"] = {
-            "version": tvm.__version__,
-            "libinfo": {k: str(v) for k, v in dict(info).items()},
-        }
-    except ImportError:
-        out["tvm"] = None
-    return out
+    return {name: plugin.build_info() for name, plugin in BACKENDS.items()}
 
 
 def collect(*, deep: bool = False) -> dict[str, Any]:

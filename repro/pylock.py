@@ -15,26 +15,16 @@ import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
 from repro.errors import EnvironmentSetupError
 
+if TYPE_CHECKING:
+    from repro.backends.base import BackendPlugin
+
 LOCK_NAME = "requirements.lock"
-#: what the worker imports, per backend (repro itself is added as a path, not from PyPI)
-WORKER_PACKAGES: dict[str, tuple[str, ...]] = {
-    "onnxruntime": ("mlcommons-loadgen", "numpy", "pydantic", "onnxruntime"),
-    "tvm": (
-        "mlcommons-loadgen",
-        "numpy",
-        "pydantic",
-        "onnx",
-        "apache-tvm",
-        "apache-tvm-ffi",
-        "psutil",
-        "cloudpickle",
-    ),
-}
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", re.MULTILINE)
 
 
@@ -69,22 +59,22 @@ def read_pins(lock_text: str) -> dict[str, str]:
     return {normalize(m.group(1)): m.group(2) for m in _PIN.finditer(lock_text)}
 
 
-def top_level(backend: str, installed: dict[str, str]) -> list[str]:
+def top_level(backend: BackendPlugin, installed: dict[str, str]) -> list[str]:
     """`name==version` lines for the worker's packages; a missing one is an error."""
     lines = []
-    for name in WORKER_PACKAGES[backend]:
+    for name in backend.worker_packages:
         version = installed.get(normalize(name))
         if version is None:
             raise EnvironmentSetupError(
-                f"cannot lock the {backend} worker: {name} is not installed in {sys.executable}",
-                hint=f"pip install {name}"
-                + (" (or `pip install 'repro[tvm]'`)" if backend == "tvm" else ""),
+                f"cannot lock the {backend.name} worker: {name} is not installed in "
+                f"{sys.executable}",
+                hint=f"pip install {name} (or: {backend.install_hint})",
             )
         lines.append(f"{name}=={version}")
     return lines
 
 
-def write_python_lock(backend: str, out: Path, *, timeout_s: float = 600) -> PythonLock:
+def write_python_lock(backend: BackendPlugin, out: Path, *, timeout_s: float = 600) -> PythonLock:
     """Lock the worker's packages for `backend` into `out` (atomically)."""
     installed = installed_versions()
     requirements = top_level(backend, installed)
@@ -128,7 +118,7 @@ def write_python_lock(backend: str, out: Path, *, timeout_s: float = 600) -> Pyt
             text = f"# {note}\n" + "\n".join(requirements) + "\n"
             complete = False
         header = (
-            f"# repro Python lock for the {backend} worker, Python "
+            f"# repro Python lock for the {backend.name} worker, Python "
             f"{sys.version_info.major}.{sys.version_info.minor}; install with\n"
             f"#   pip install --no-deps --require-hashes -r {LOCK_NAME}\n"
         )

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -19,15 +19,16 @@ from repro import __version__, _subprocess
 from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.npz import read_npz
 from repro.environments.base import RealizedEnvironment
-from repro.errors import RunError, UsageError
+from repro.errors import RunError, SpecError, UsageError
 from repro.fetching import fetch_all
-from repro.harness.accuracy import decode_accuracy_log, score
-from repro.harness.logs import ACCURACY, read_logs
 from repro.harness.request import WorkerRequest, WorkerResult
-from repro.harness.worker import RESULT_FILE
-from repro.runs import RUN_FILE, RunRecord, RunStatus, TestRecord
+from repro.runs import layout
+from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
+from repro.runs.loadgen_logs import read_logs
+from repro.runs.record import RunRecord, TestRecord
 from repro.spec.io import atomic_write_text, spec_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
+from repro.verdicts import run_status, test_status
 
 Reporter = Callable[[str], None]
 #: wraps the wait for one worker: (label, expected seconds) -> context manager
@@ -135,8 +136,10 @@ class Replayer:
         opts: ReplayOptions,
         report: Reporter,
         progress: ProgressFactory,
+        runner: WorkerRunner | None = None,
     ) -> None:
         self.spec = spec
+        self.runner: WorkerRunner = runner or ProcessRunner()
         self.spec_id = spec_id(spec)
         self.spec_path = spec_path
         self.env = env
@@ -157,11 +160,10 @@ class Replayer:
             ).items()
         }
         run_id = opts.run_id or new_run_id()
-        parent = opts.results_dir / spec.name
-        final = parent / run_id
+        final = layout.run_dir(opts.results_dir, spec.name, run_id)
         if final.exists():
             raise UsageError(f"{final} already exists; choose another run id")
-        work = parent / f".{run_id}.partial"
+        work = layout.partial_dir(opts.results_dir, spec.name, run_id)
         work.mkdir(parents=True, exist_ok=False)
         record = RunRecord(
             run_id=run_id,
@@ -171,6 +173,8 @@ class Replayer:
             status="interrupted",
             started_utc=_utc_now(),
             repro_version=__version__,
+            spec=spec.model_dump(mode="json", by_alias=True, exclude_none=True),
+            tolerances=spec.tolerances,
             environment={
                 "manager": self.env.manager,
                 "reason": self.env.reason,
@@ -193,85 +197,50 @@ class Replayer:
         t0 = time.monotonic()
         try:
             with _sigterm_as_interrupt():
-                record.fingerprint = self._fingerprint()
+                record.fingerprint = self.runner.fingerprint(self.env)
                 for scenario, mode in pairs:
                     repeats = opts.repeat if mode == "performance" else 1
                     for k in range(1, repeats + 1):
                         record.tests.append(self._run_test(work, scenario, mode, k, repeats))
-            record.status = _overall(record.tests)
+            record.status = run_status(t.status for t in record.tests)
         except (KeyboardInterrupt, _Interrupted):
             record.status = "interrupted"
             record.message = "stopped by a signal before all tests finished"
         finally:
             record.finished_utc = _utc_now()
             record.duration_s = round(time.monotonic() - t0, 3)
-            atomic_write_text(work / RUN_FILE, record.model_dump_json(indent=2, by_alias=True))
+            atomic_write_text(
+                layout.record_file(work), record.model_dump_json(indent=2, by_alias=True)
+            )
             work.replace(final)
         if record.status == "interrupted":
             raise KeyboardInterrupt
         return final, record
 
-    def _fingerprint(self) -> dict[str, Any]:
-        proc = _subprocess.run(
-            [*self.env.python, "-m", "repro.fingerprint"], env=self.env.env, timeout_s=120
-        )
-        if proc.returncode != 0:
-            return {"error": proc.stderr[-2000:]}
-        data: dict[str, Any] = json.loads(proc.stdout)
-        return data
-
     def _request(self, scenario: ScenarioName, mode: ModeName, out_dir: Path) -> WorkerRequest:
-        spec, wl = self.spec, self.spec.workload
-        options = spec.backend.options.model_dump(mode="json")
-        if spec.backend.name == "tvm":
-            db = spec.backend.options.tuning_database
-            options["tuning_database_path"] = str(self.artifacts[db]) if db else None
-            options["tuning_database_sha256"] = spec.artifacts[db].sha256 if db else None
-            options["model_sha256"] = spec.artifacts[wl.model].sha256
-            options["cache_dir"] = str(self.cache.root)
-            options["batch_size"] = wl.batch_size
-        return WorkerRequest(
+        return WorkerRequest.from_spec(
+            self.spec,
             spec_id=self.spec_id,
-            spec_name=spec.name,
             scenario=scenario,
             mode=mode,
-            settings=scenario_settings(spec, scenario, self.opts),
-            seeds=wl.seeds.model_dump(),
-            backend=spec.backend.name,
-            backend_options=options,
-            model_path=str(self.artifacts[wl.model]),
-            dataset_path=str(self.artifacts[wl.dataset]),
-            inputs_key=wl.inputs_key,
-            input_name=wl.input_name,
-            output_name=wl.output_name,
-            batch_size=wl.batch_size,
-            total_sample_count=wl.total_sample_count,
-            performance_sample_count=wl.performance_sample_count,
-            output_dir=str(out_dir.resolve()),
+            settings=scenario_settings(self.spec, scenario, self.opts),
+            artifacts=self.artifacts,
+            cache_root=self.cache.root,
+            output_dir=out_dir,
         )
 
     def _run_test(
         self, work: Path, scenario: ScenarioName, mode: ModeName, k: int, repeats: int
     ) -> TestRecord:
-        rel = f"{scenario}/{mode}" + (f"/run_{k}" if mode == "performance" else "")
+        rel = layout.test_dir(scenario, mode, k)
         out_dir = work / rel
         out_dir.mkdir(parents=True)
         req = self._request(scenario, mode, out_dir)
-        req_path = out_dir / "request.json"
+        req_path = out_dir / layout.REQUEST_FILE
         req_path.write_text(req.model_dump_json(indent=2))
         label = f"{scenario} {mode}" + (f" {k}/{repeats}" if repeats > 1 else "")
-        proc = _subprocess.spawn(
-            self.env.worker_command(req_path.resolve()),
-            env=self.env.env,
-            cwd=out_dir,
-            log_path=out_dir / "worker.log",
-        )
-        try:
-            with self.progress(label, _expected_seconds(req.settings, mode)):
-                rc = proc.wait(timeout=self.opts.worker_timeout_s)
-        except BaseException:
-            _stop(proc)
-            raise
+        with self.progress(label, _expected_seconds(req.settings, mode)):
+            rc = self.runner.run(self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s)
         return self._collect(req, rel, out_dir, rc, k)
 
     def _collect(self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int) -> TestRecord:
@@ -282,29 +251,39 @@ class Replayer:
             "dir": rel,
             "settings": req.settings,
         }
-        result_path = out_dir / RESULT_FILE
+        result_path = out_dir / layout.WORKER_RESULT
         if not result_path.is_file():
-            log_tail = (out_dir / "worker.log").read_text(errors="replace")[-1500:]
+            log = out_dir / layout.WORKER_LOG
+            log_tail = log.read_text(errors="replace")[-1500:] if log.is_file() else ""
             return TestRecord(
                 **base,
                 status="failed",
                 error=f"worker exited with {rc} and wrote no result: {log_tail}",
             )
-        result = WorkerResult.model_validate_json(result_path.read_text())
+        try:
+            result = WorkerResult.model_validate_json(result_path.read_text(errors="replace"))
+        except ValueError as exc:
+            return TestRecord(
+                **base, status="failed", error=f"{result_path}: damaged worker result: {exc}"
+            )
         if result.status == "failed":
             return TestRecord(**base, status="failed", error=result.error)
         metrics = read_logs(out_dir)
         metrics["sut_queries_completed"] = result.queries_completed
-        accuracy = self._accuracy(out_dir, result) if req.mode == "accuracy" else None
-        valid = metrics.get("validity") == "VALID" or (
-            req.mode == "accuracy" and not metrics.get("num_errors")
-        )
+        try:
+            accuracy = self._accuracy(out_dir, result) if req.mode == "accuracy" else None
+        except SpecError as exc:
+            return TestRecord(**base, status="failed", metrics=metrics, error=exc.message)
         if result.audit_config_found:
-            valid = False
             metrics["errors"] = "LoadGen found an audit.config and changed the settings"
         return TestRecord(
             **base,
-            status="valid" if valid else "invalid",
+            status=test_status(
+                mode=req.mode,
+                validity=metrics.get("validity"),
+                num_errors=metrics.get("num_errors"),
+                audit_config_found=result.audit_config_found,
+            ),
             metrics=metrics,
             accuracy=accuracy,
             backend=result.backend,
@@ -315,7 +294,7 @@ class Replayer:
     def _accuracy(self, out_dir: Path, result: WorkerResult) -> dict[str, Any]:
         acc = self.spec.workload.accuracy
         preds = decode_accuracy_log(
-            out_dir / ACCURACY,
+            out_dir / layout.ACCURACY_LOG,
             dtype=result.output_dtype or "<i8",
             shape=tuple(result.output_shape),
         )
@@ -335,7 +314,7 @@ class Replayer:
                 out.update({"value": None, "note": "no reference predictions in the spec"})
             else:
                 out.update(score(preds, np.asarray(ref.top1, dtype=np.int64)))
-        np.save(out_dir / "predictions.npy", np.stack([preds.indices, preds.top1]))
+        save_predictions(out_dir / layout.PREDICTIONS_FILE, preds)
         return out
 
     def _dataset_labels(self) -> np.ndarray:
@@ -346,6 +325,45 @@ class Replayer:
                 raise RunError(f"dataset has no {key!r} array for the top1 metric")
             self._labels = data[key].astype(np.int64)
         return self._labels
+
+
+class WorkerRunner(Protocol):
+    """How the orchestrator runs the worker: a process in the realized environment, or a fake."""
+
+    def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
+        """The fingerprint of the environment the worker runs in."""
+
+    def run(
+        self, env: RealizedEnvironment, request: Path, out_dir: Path, *, timeout_s: float
+    ) -> int:
+        """Run one test; the exit status of the worker."""
+
+
+class ProcessRunner:
+    """Each test in a fresh worker process (`python -m repro.harness`), as pyperf does."""
+
+    def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
+        proc = _subprocess.run([*env.python, "-m", "repro.fingerprint"], env=env.env, timeout_s=120)
+        if proc.returncode != 0:
+            return {"error": proc.stderr[-2000:]}
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data
+
+    def run(
+        self, env: RealizedEnvironment, request: Path, out_dir: Path, *, timeout_s: float
+    ) -> int:
+        proc = _subprocess.spawn(
+            env.worker_command(request.resolve()),
+            env=env.env,
+            cwd=out_dir,
+            log_path=out_dir / layout.WORKER_LOG,
+        )
+        try:
+            rc: int = proc.wait(timeout=timeout_s)
+        except BaseException:
+            _stop(proc)
+            raise
+        return rc
 
 
 def _stop(proc: Any) -> None:
@@ -360,11 +378,3 @@ def _stop(proc: Any) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-
-
-def _overall(tests: list[TestRecord]) -> RunStatus:
-    if any(t.status == "failed" for t in tests):
-        return "failed"
-    if any(t.status == "invalid" for t in tests):
-        return "invalid"
-    return "complete"

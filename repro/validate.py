@@ -9,6 +9,8 @@ from typing import Literal
 from repro.artifacts.cache import sha256_file
 from repro.artifacts.fetch import resolve_path
 from repro.artifacts.recipes import RECIPES
+from repro.backends.registry import get_backend
+from repro.environments.registry import get_manager
 from repro.errors import SpecError
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName
@@ -123,15 +125,10 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                     f"(has {sorted(spec.artifacts)})",
                 )
             )
-    if spec.backend.name == "tvm":
-        db = spec.backend.options.tuning_database
-        if db is not None and db not in spec.artifacts:
-            problems.append(
-                Problem(
-                    "$.backend.options.tuning_database",
-                    f"names artifact {db!r}, which is not in $.artifacts",
-                )
-            )
+    backend = get_backend(spec.backend.name)
+    for where, name in backend.artifact_refs(spec.backend.options).items():
+        if name not in spec.artifacts:
+            problems.append(Problem(where, f"names artifact {name!r}, which is not in $.artifacts"))
     for i, sc in enumerate(wl.scenarios):
         problems += _check_settings(sc.scenario, sc.settings, f"$.workload.scenarios[{i}]")
         per_query = sc.settings.multi_stream_samples_per_query or 1
@@ -143,10 +140,8 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                 )
             )
     env = spec.environment
-    for attr in ("python_lock", "flake_lock", "spack_lock", "spack_yaml"):
-        lock = getattr(env, attr, None)
-        if lock is not None:
-            problems += _check_lock(lock, f"$.environment.{attr}", base)
+    for attr, lock in get_manager(env.manager).locks(env).items():
+        problems += _check_lock(lock, f"$.environment.{attr}", base)
     if "accuracy" in wl.modes and wl.accuracy.metric == "agreement":
         ref = spec.original.reference_predictions if spec.original else None
         if ref is None:

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from repro.runs import RunRecord, TestRecord
+from repro.runs.record import RunRecord, TestRecord
+from repro.spec.models import Tolerances
 from repro.stats.histogram import LatencyHistogram
 
 FINGERPRINT: dict[str, Any] = {
@@ -36,6 +37,8 @@ def make_run(
     seed: int = 0,
     status: str = "complete",
     fingerprint: dict[str, Any] | None = None,
+    tolerances: dict[str, float] | None = None,
+    spec_path: str = "",
 ) -> Path:
     """An Offline + SingleStream run with given per-repeat throughputs and latency scale."""
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -89,12 +92,13 @@ def make_run(
         run_id=path.name,
         spec_name="synthetic",
         spec_id=spec_id,
-        spec_path="",
+        spec_path=spec_path,
         status=status,  # type: ignore[arg-type]
         started_utc="2026-11-29T00:00:00+00:00",
         repro_version="test",
         environment={"manager": "native"},
         fingerprint=fingerprint or FINGERPRINT,
+        tolerances=Tolerances(**tolerances) if tolerances is not None else None,
         tests=[
             t.model_copy(
                 update={

@@ -13,7 +13,7 @@ from pathlib import Path
 from repro.artifacts.cache import CHUNK, ArtifactCache, sha256_file
 from repro.artifacts.recipes import get_recipe
 from repro.errors import ArtifactError, SpecError
-from repro.spec.models import Artifact
+from repro.spec.types import Artifact
 
 Progress = Callable[[str], None]
 

@@ -1,14 +1,36 @@
-"""The backend interface: load a model, predict a batch, describe what actually ran."""
+"""The backend plug-in interface: what repro knows of a backend, and its engine in the worker.
+
+A backend is one package under `repro/backends/` holding a `BackendPlugin` (light: importable
+anywhere, it imports no inference library) and an engine module that the worker imports.
+The plug-in owns every fact about its backend: the spec's `backend` section for it, the
+packages its worker needs, how to install them, which artifacts its options name, what its
+worker request carries besides the spec, and its build information.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
+from repro.errors import BackendUnavailableError
+from repro.spec.types import SpecModel
 
-class Backend(Protocol):
+if TYPE_CHECKING:
+    from repro.spec.models import ExperimentSpec
+
+
+class BackendSpecBase(SpecModel):
+    """The spec's `backend` section; each backend narrows `name` and `options`."""
+
+    name: str
+    options: SpecModel
+
+
+class Engine(Protocol):
     """An inference engine as the harness sees it; imported only inside the worker process."""
 
     name: ClassVar[str]
@@ -16,15 +38,60 @@ class Backend(Protocol):
     def load(
         self,
         model: Path,
-        options: dict[str, Any],
+        options: Any,
         *,
+        runtime: Mapping[str, Any],
         input_name: str | None,
         output_name: str | None,
     ) -> None:
-        """Prepare the model for inference with the spec's backend options."""
+        """Prepare the model with the spec's (typed) options and the request's runtime facts."""
 
     def predict(self, batch: np.ndarray) -> np.ndarray:
         """Outputs of the selected output for a batch (first axis = samples)."""
 
     def describe(self) -> dict[str, Any]:
         """Versions, providers, options in effect: recorded in the run."""
+
+
+class BackendPlugin:
+    """What repro knows about one backend without importing it."""
+
+    name: ClassVar[str]
+    #: the spec's `backend` section for this backend (a BackendSpecBase with a Literal name)
+    spec_model: ClassVar[type[BackendSpecBase]]
+    #: "module:Class" of the Engine, imported in the worker only
+    engine: ClassVar[str]
+    #: distributions the worker imports (locked by `repro capture`; repro itself is a path)
+    worker_packages: ClassVar[tuple[str, ...]]
+    #: how to get the worker packages when they are missing
+    install_hint: ClassVar[str]
+    #: the devShell of nix/flake.nix that provides this backend
+    nix_shell: ClassVar[str] = "default"
+    #: distributions whose version changes results (ranked high in the drift)
+    key_packages: ClassVar[tuple[str, ...]] = ()
+
+    def artifact_refs(self, options: SpecModel) -> dict[str, str]:
+        """JSON path -> artifact name, for every option that names an artifact."""
+        return {}
+
+    def runtime(
+        self, spec: ExperimentSpec, artifacts: Mapping[str, Path], cache_root: Path
+    ) -> dict[str, Any]:
+        """What the worker needs besides the spec: resolved artifact paths, caches, digests."""
+        return {}
+
+    def build_info(self) -> dict[str, Any] | None:
+        """The installed build (imports the backend; for `repro env show --deep`), or None."""
+        return None
+
+    def load_engine(self) -> type[Engine]:
+        """The engine class; a missing package becomes BackendUnavailableError with a hint."""
+        module_name, cls_name = self.engine.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise BackendUnavailableError(
+                f"backend {self.name!r} is not available: {exc}", hint=self.install_hint
+            ) from exc
+        cls: type[Engine] = getattr(module, cls_name)
+        return cls

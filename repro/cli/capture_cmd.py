@@ -9,9 +9,11 @@ from typing import Any
 import click
 
 from repro.artifacts.cache import ArtifactCache
+from repro.backends.registry import backend_names
 from repro.cli.progress import TimedBar, note
 from repro.cli.replay_cmd import print_run_summary
 from repro.cli.spec_cmds import cache_dir_option, json_option
+from repro.environments.registry import capture_choices
 from repro.errors import RunError, SpecError, UsageError
 from repro.spec.models import SCENARIOS
 
@@ -116,7 +118,7 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 @click.option("--tag", "tags", multiple=True)
 @click.option("--model", help="recipe:NAME[,k=v...] | URL | PATH")
 @click.option("--dataset", help="recipe:NAME[,k=v...] | URL | PATH (.npz with inputs[, labels])")
-@click.option("--backend", type=click.Choice(["onnxruntime", "tvm"]))
+@click.option("--backend", type=click.Choice(backend_names()))
 @click.option(
     "--backend-option",
     "backend_options",
@@ -138,7 +140,7 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 @click.option("--class-offset", type=int)
 @click.option(
     "--env-manager",
-    type=click.Choice(["venv", "nix"]),
+    type=click.Choice(capture_choices()),
     default="venv",
     show_default=True,
     help="How the environment is pinned.",
@@ -259,7 +261,7 @@ def capture(
     else:
         click.echo(f"spec {spec_path} (id {spec.id})")
     if run_dir is not None:
-        from repro.runs import load_run
+        from repro.runs.store import load_run
 
         record = load_run(run_dir)
         if not as_json:

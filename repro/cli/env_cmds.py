@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from repro.cli.spec_cmds import json_option
+from repro.envdiff import key_packages
 
 
 @click.group()
@@ -58,11 +59,7 @@ def env_show(as_json: bool, deep: bool) -> None:
         f"{_text(os_['libc'])}, container {_text(os_['container'])}",
         f"python     {py['implementation']} {py['version']} ({py['executable']})",
         f"packages   {len(fp['packages'])} installed; "
-        + ", ".join(
-            f"{k} {v}"
-            for k, v in fp["packages"].items()
-            if k in ("onnxruntime", "mlcommons-loadgen", "apache-tvm", "numpy", "onnx")
-        ),
+        + ", ".join(f"{k} {v}" for k, v in fp["packages"].items() if k in key_packages()),
         f"variables  {_text(fp['variables'] or None)}",
     ]
     for name, info in fp["native"].items():

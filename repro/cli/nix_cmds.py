@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -34,9 +35,7 @@ def prefetch(target: str, as_json: bool) -> None:
             path = Path(tmp) / "download"
             download(target, path)
         else:
-            path = Path(target)
-            if not path.exists() and not path.is_symlink():
-                raise SpecError(f"{target}: no such file or directory")
+            path = _local_path(target)
         out: dict[str, object] = {"target": target, "nar": nar_hash(path)}
         if path.is_file() and not path.is_symlink():
             out["flat"] = flat_hash(path)
@@ -52,3 +51,22 @@ def prefetch(target: str, as_json: bool) -> None:
         click.echo(f"  nix32 {flat['nix32']}  hex {flat['hex']}")
     click.echo(f"narHash (NAR):        {nar['sri']}")
     click.echo(f"  nix32 {nar['nix32']}  hex {nar['hex']}  nar size {nar['nar_size']}")
+
+
+def _local_path(target: str) -> Path:
+    """The path to hash; one that is missing or cannot be looked at is a SpecError naming it."""
+    if not target:
+        raise SpecError("prefetch: PATH is empty", hint="give a file, a directory or a URL")
+    path = Path(target)
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise SpecError(
+            f"{target}: no such file or directory", hint="check the path, or give a URL"
+        ) from None
+    except OSError as exc:
+        raise SpecError(
+            f"{target}: cannot look at it ({exc.strerror or type(exc).__name__})",
+            hint="make it and the folders above it readable by this user",
+        ) from None
+    return path

@@ -11,11 +11,12 @@ import click
 from repro.artifacts.cache import ArtifactCache
 from repro.cli.progress import TimedBar, note
 from repro.cli.spec_cmds import cache_dir_option, json_option
+from repro.environments.registry import replay_choices
 from repro.errors import RunError, UsageError
 from repro.spec.models import SCENARIOS, ExperimentSpec
 
 if TYPE_CHECKING:
-    from repro.runs import RunRecord
+    from repro.runs.record import RunRecord
 
 
 @click.command()
@@ -74,7 +75,7 @@ if TYPE_CHECKING:
     "env_name",
     default="auto",
     show_default=True,
-    type=click.Choice(["auto", "native", "venv", "nix", "spack", "docker"]),
+    type=click.Choice(replay_choices()),
     help="Where the worker runs: auto takes the captured manager if installed, else venv.",
 )
 @click.option(
@@ -112,7 +113,7 @@ def replay(
     Example:
       repro replay specs/ort-digits.json --min-duration-ms 1000 --repeat 3
     """
-    from repro.environments import realize
+    from repro.environments.registry import realize
     from repro.replay import Replayer, ReplayOptions
     from repro.validate import require_valid
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from repro.cli.progress import note
-from repro.errors import EXIT_NEGATIVE, UsageError
+from repro.errors import UsageError
 
 FORMATS = ("md", "html", "json")
 
@@ -66,7 +66,7 @@ def report(
     """
     from repro.compare import build_report, resolve_inputs, tolerances_for
     from repro.reports import html as html_report
-    from repro.reports import markdown
+    from repro.reports import markdown, text
     from repro.spec.io import atomic_write_text
 
     wanted = [f.strip() for f in formats.split(",") if f.strip()]
@@ -74,8 +74,9 @@ def report(
     if bad or not wanted:
         raise UsageError(f"--format {formats}: expected a comma-separated subset of {FORMATS}")
     orig, reps = resolve_inputs(original, list(replays))
+    tolerances, source = tolerances_for(orig, reps, spec_path=spec_path)
     result = build_report(
-        orig, reps, tolerances=tolerances_for(orig, spec_path, reps), strict=strict
+        orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source
     )
     out_dir = output or Path("reports") / result.spec_name.replace("/", "_")
     rendered = {
@@ -88,18 +89,6 @@ def report(
     if as_json:
         click.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
     else:
-        click.echo(result.summary)
-        for s in result.scenarios:
-            worst = [m for m in s.metrics if m.verdict != "reproduced"]
-            line = f"  {s.scenario:<12} {s.verdict}"
-            if worst:
-                line += f": {worst[0].label} {worst[0].reason}"
-            click.echo(line)
-        if result.drift:
-            top = result.drift[0]
-            click.echo(
-                f"  likeliest cause of drift: {top.group} {top.key}: {top.original} -> {top.replay}"
-            )
+        click.echo(text.render(result), nl=False)
     note(f"report written to {out_dir}/report.{{{','.join(wanted)}}}")
-    if result.verdict == "not reproduced" or (strict and result.verdict == "inconclusive"):
-        raise click.exceptions.Exit(EXIT_NEGATIVE)
+    raise click.exceptions.Exit(result.exit_code())

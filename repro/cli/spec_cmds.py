@@ -34,7 +34,7 @@ def schema(of_report: bool) -> None:
       repro schema > experiment-v1.schema.json
       repro schema --report > report-v1.schema.json
     """
-    from repro.spec.schema import report_schema_text
+    from repro.reports.model import report_schema_text
 
     click.echo(report_schema_text() if of_report else schema_text(), nl=False)
 
@@ -226,7 +226,7 @@ def tune(spec_path: Path, trials: int, output: Path | None, cache_dir: Path | No
     Example:
       repro tune specs/tvm-resnet50.json --trials 8
     """
-    from repro.tune import tune as run_tune
+    from repro.backends.tvm.tuning import tune as run_tune
     from repro.validate import require_valid
 
     spec = require_valid(spec_path)

@@ -1,13 +1,27 @@
-"""The environment-manager interface: realize a spec's software stack for the worker."""
+"""The environment-manager interface: pin a software stack at capture, realize it at replay.
+
+A manager is one module under `repro/environments/` and one line in `registry.py`. It owns its
+section of the spec (`spec_model`, None for a manager that pins nothing, like `native`), the
+lock files in that section, how `repro capture` fills the section in, what its pins look like
+in a drift, and how the stack is realized for the worker.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from repro.spec.models import ExperimentSpec
+from pydantic import Field
+
+from repro.errors import UsageError
+from repro.spec.types import LockFile, SpecModel
+
+if TYPE_CHECKING:
+    from repro.backends.base import BackendPlugin
+    from repro.spec.models import ExperimentSpec
 
 #: variables that change results or speed; passed to the worker and recorded in fingerprints
 RESULT_VARIABLE_PREFIXES = (
@@ -73,17 +87,66 @@ class RealizedEnvironment:
         return [*self.python, "-m", "repro.harness", str(request)]
 
 
-class EnvironmentManager(Protocol):
+class EnvironmentSpecBase(SpecModel):
+    """The spec's `environment` section; each manager narrows `manager` and adds its pins."""
+
+    manager: str
+    python_lock: LockFile | None = Field(
+        None, description="the worker's Python packages, hashed (lockfiles/<name>/)"
+    )
+
+
+@dataclass(frozen=True)
+class CaptureContext:
+    """What a manager needs to pin the environment of a spec being captured."""
+
+    name: str
+    spec_dir: Path
+    lockfiles_dir: Path
+    flake_dir: Path
+    backend: BackendPlugin
+    python: str  # "3.11"
+    python_lock: dict[str, Any] | None  # {"path", "sha256"} of the lock written for the spec
+    hashes_complete: bool
+    report: Callable[[str], None]
+
+    def relative(self, target: Path) -> str:
+        """A path as the spec writes it: relative to the spec's folder."""
+        return os.path.relpath(target.resolve(), self.spec_dir.resolve())
+
+
+class EnvironmentManager:
     """One way of providing the software stack: native, venv, nix, spack, docker."""
 
     name: ClassVar[str]
+    #: the spec's `environment` section for this manager; None: it pins nothing (native)
+    spec_model: ClassVar[type[EnvironmentSpecBase] | None] = None
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
         """Whether this machine can use the manager, and why not."""
+        raise NotImplementedError  # pragma: no cover
+
+    @classmethod
+    def can_capture(cls) -> bool:
+        """Whether `repro capture --env-manager NAME` can pin this manager's section."""
+        return cls.spec_model is not None and cls.capture is not EnvironmentManager.capture
+
+    def capture(self, ctx: CaptureContext) -> dict[str, Any]:
+        """The spec's `environment` section for a new capture (JSON, before validation)."""
+        raise UsageError(f"--env-manager {self.name}: this manager cannot capture an environment")
+
+    def locks(self, env: EnvironmentSpecBase) -> dict[str, LockFile]:
+        """Every lock file the section pins, by field name."""
+        return {k: v for k, v in env if isinstance(v, LockFile)}
+
+    def pins_view(self, env: EnvironmentSpecBase, spec_dir: Path) -> dict[str, Any]:
+        """Pins beyond the lock hashes, for a drift (e.g. every input of a flake.lock)."""
+        return {}
 
     def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
         """Make the environment exist (cached) and say how to run the worker in it."""
+        raise NotImplementedError  # pragma: no cover
 
 
 def repro_source_root() -> Path:

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from repro.artifacts.fetch import resolve_path
-from repro.environments.base import RealizedEnvironment, repro_source_root, worker_environment
+from repro.environments.base import (
+    EnvironmentManager,
+    RealizedEnvironment,
+    repro_source_root,
+    worker_environment,
+)
 from repro.pylock import installed_versions, read_pins
-from repro.spec.models import ExperimentSpec, LockFile
+
+if TYPE_CHECKING:
+    from repro.spec.models import ExperimentSpec
 
 
-class NativeManager:
+class NativeManager(EnvironmentManager):
     """Runs the worker with this very Python; nothing is installed."""
 
     name: ClassVar[str] = "native"
@@ -34,7 +41,7 @@ class NativeManager:
 
 def drift_from_lock(spec: ExperimentSpec, spec_path: Path) -> dict[str, dict[str, str | None]]:
     """Packages whose installed version differs from the spec's Python lock (None: absent)."""
-    lock: LockFile | None = getattr(spec.environment, "python_lock", None)
+    lock = spec.environment.python_lock
     if lock is None:
         return {}
     path = resolve_path(lock.path, spec_path.parent)

@@ -10,18 +10,54 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
 from repro.artifacts.fetch import resolve_path
-from repro.environments.base import RealizedEnvironment, repro_source_root, worker_environment
-from repro.errors import EnvironmentSetupError
-from repro.spec.models import ExperimentSpec, NixEnvironment
+from repro.environments.base import (
+    CaptureContext,
+    EnvironmentManager,
+    EnvironmentSpecBase,
+    RealizedEnvironment,
+    repro_source_root,
+    worker_environment,
+)
+from repro.errors import EnvironmentSetupError, SpecError
+from repro.nix.flakelock import read_flake_lock
+from repro.spec.types import LockFile, SpecModel
+
+if TYPE_CHECKING:
+    from repro.spec.models import ExperimentSpec
 
 NIX_FEATURES = ["--extra-experimental-features", "nix-command flakes"]
 #: seconds the first realization may take (downloads and builds on a networked machine)
 REALIZE_TIMEOUT_S = 4 * 3600
+
+
+class NixInput(SpecModel):
+    """One locked input of the flake, as flake.lock pins it."""
+
+    name: str
+    type: str
+    owner: str | None = None
+    repo: str | None = None
+    url: str | None = None
+    path: str | None = None
+    rev: str | None = None
+    nar_hash: str | None = None
+
+
+class NixEnvironment(EnvironmentSpecBase):
+    """`"environment": {"manager": "nix", ...}`: a flake's devShell, its flake.lock pinned."""
+
+    manager: Literal["nix"]
+    flake: str = Field(description="flake reference, e.g. path:nix")
+    shell: str = Field("default", description="devShell attribute")
+    flake_lock: LockFile
+    inputs: list[NixInput] = Field(default_factory=list)
 
 
 def nix_base_command() -> list[str]:
@@ -40,16 +76,42 @@ def flake_ref(flake: str, spec_dir: Path) -> str:
     return flake
 
 
-class NixManager:
+class NixManager(EnvironmentManager):
     """Realizes the pinned devShell and runs the worker inside it."""
 
     name: ClassVar[str] = "nix"
+    spec_model = NixEnvironment
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
         if _subprocess.which("nix") is None:
             return False, "`nix` is not on PATH (Debian: apt-get install nix-bin)"
         return True, "nix on PATH"
+
+    def capture(self, ctx: CaptureContext) -> dict[str, Any]:
+        """The flake's reference, its lock's hash and every locked input."""
+        lock_path = ctx.flake_dir / "flake.lock"
+        if not (ctx.flake_dir / "flake.nix").is_file() or not lock_path.is_file():
+            raise SpecError(
+                f"{ctx.flake_dir}: needs flake.nix and flake.lock",
+                hint="nix flake lock (on a networked machine) writes flake.lock",
+            )
+        env: dict[str, Any] = {
+            "manager": self.name,
+            "flake": "path:" + ctx.relative(ctx.flake_dir),
+            "shell": ctx.backend.nix_shell,
+            "flake_lock": {"path": ctx.relative(lock_path), "sha256": sha256_file(lock_path)},
+            "inputs": [i.pin() for i in read_flake_lock(lock_path).inputs()],
+        }
+        if ctx.python_lock is not None:
+            env["python_lock"] = ctx.python_lock
+        return env
+
+    def pins_view(self, env: EnvironmentSpecBase, spec_dir: Path) -> dict[str, Any]:
+        """Every input of the pinned flake.lock, as type:source@rev narHash."""
+        assert isinstance(env, NixEnvironment)
+        lock_path = resolve_path(env.flake_lock.path, spec_dir)
+        return flake_pins(lock_path) if lock_path.is_file() else {}
 
     def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
         env_spec = spec.environment
@@ -110,3 +172,12 @@ def _store_path(path: str) -> str | None:
     if len(parts) > 3 and parts[1:3] == ("nix", "store"):
         return "/" + "/".join(parts[1:4])
     return None
+
+
+def flake_pins(lock_path: Path) -> dict[str, Any]:
+    """`nix.<input>` -> `type:source@rev narHash` of every input of a flake.lock."""
+    pins: dict[str, Any] = {}
+    for i in read_flake_lock(lock_path).inputs():
+        where = i.url or i.path or (f"{i.owner}/{i.repo}" if i.owner else None)
+        pins[f"nix.{i.name}"] = f"{i.type}:{where}@{i.rev or '-'} {i.nar_hash}"
+    return pins

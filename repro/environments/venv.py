@@ -11,27 +11,42 @@ import shutil
 import sys
 import sysconfig
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
 from repro.artifacts.fetch import resolve_path
-from repro.environments.base import RealizedEnvironment, repro_source_root, worker_environment
+from repro.environments.base import (
+    CaptureContext,
+    EnvironmentManager,
+    EnvironmentSpecBase,
+    RealizedEnvironment,
+    repro_source_root,
+    worker_environment,
+)
 from repro.errors import EnvironmentSetupError
-from repro.spec.models import ExperimentSpec, LockFile
+
+if TYPE_CHECKING:
+    from repro.spec.models import ExperimentSpec
 
 MARKER = ".repro-complete"
 
 
-def _python_lock(spec: ExperimentSpec) -> LockFile | None:
-    lock: LockFile | None = getattr(spec.environment, "python_lock", None)
-    return lock
+class VenvEnvironment(EnvironmentSpecBase):
+    """`"environment": {"manager": "venv", ...}`: a venv built from the hashed Python lock."""
+
+    manager: Literal["venv"]
+    python: str = Field(description="Python version the lock was made for, e.g. 3.11")
+    hashes_complete: bool = Field(True, description="false when the index gave no wheel hashes")
 
 
-class VenvManager:
+class VenvManager(EnvironmentManager):
     """Creates (or reuses) a venv keyed by the lock's sha256 and runs the worker in it."""
 
     name: ClassVar[str] = "venv"
+    spec_model = VenvEnvironment
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -42,8 +57,16 @@ class VenvManager:
             return False, "this Python has no venv/ensurepip (Debian: apt-get install python3-venv)"
         return True, "python -m venv"
 
+    def capture(self, ctx: CaptureContext) -> dict[str, Any]:
+        return {
+            "manager": self.name,
+            "python": ctx.python,
+            "python_lock": ctx.python_lock,
+            "hashes_complete": ctx.hashes_complete,
+        }
+
     def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
-        lock = _python_lock(spec)
+        lock = spec.environment.python_lock
         if lock is None:
             raise EnvironmentSetupError(
                 f"{spec_path}: $.environment.python_lock: the spec has no Python lock to build "

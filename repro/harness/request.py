@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repro.spec.models import ModeName, ScenarioName
+from repro.backends.registry import get_backend
+from repro.spec.models import BackendSpec, ExperimentSpec, ModeName, ScenarioName, Seeds
 
 
 class WorkerRequest(BaseModel):
-    """One LoadGen test: a scenario in one mode, in a fresh process."""
+    """One LoadGen test: a scenario in one mode, in a fresh process.
+
+    The backend section is the spec's own typed model (validated again in the worker); `runtime`
+    is what the backend's plug-in adds for its engine (resolved paths, cache keys).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -18,10 +25,10 @@ class WorkerRequest(BaseModel):
     spec_name: str
     scenario: ScenarioName
     mode: ModeName
-    settings: dict[str, Any]
-    seeds: dict[str, int]
-    backend: str
-    backend_options: dict[str, Any]
+    settings: dict[str, Any] = Field(description="LoadGen TestSettings fields, as set")
+    seeds: Seeds
+    backend: BackendSpec
+    runtime: dict[str, Any] = Field(default_factory=dict)
     model_path: str
     dataset_path: str
     inputs_key: str
@@ -34,6 +41,43 @@ class WorkerRequest(BaseModel):
     record_latencies: bool = Field(
         False, description="also keep raw per-query latencies (.npy); a histogram is always kept"
     )
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: ExperimentSpec,
+        *,
+        spec_id: str,
+        scenario: ScenarioName,
+        mode: ModeName,
+        settings: dict[str, Any],
+        artifacts: Mapping[str, Path],
+        cache_root: Path,
+        output_dir: Path,
+        record_latencies: bool = False,
+    ) -> WorkerRequest:
+        """The request for one test of `spec`, with its artifacts at `artifacts`."""
+        wl = spec.workload
+        return cls(
+            spec_id=spec_id,
+            spec_name=spec.name,
+            scenario=scenario,
+            mode=mode,
+            settings=settings,
+            seeds=wl.seeds,
+            backend=spec.backend,
+            runtime=get_backend(spec.backend.name).runtime(spec, artifacts, cache_root),
+            model_path=str(artifacts[wl.model]),
+            dataset_path=str(artifacts[wl.dataset]),
+            inputs_key=wl.inputs_key,
+            input_name=wl.input_name,
+            output_name=wl.output_name,
+            batch_size=wl.batch_size,
+            total_sample_count=wl.total_sample_count,
+            performance_sample_count=wl.performance_sample_count,
+            output_dir=str(output_dir.resolve()),
+            record_latencies=record_latencies,
+        )
 
 
 class WorkerResult(BaseModel):

@@ -14,35 +14,39 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.backends.base import Backend
+from repro.backends.base import Engine
 from repro.harness.request import WorkerRequest, WorkerResult
+from repro.runs.layout import (
+    DETAIL,
+    HIST_FILE,
+    INFERENCE_FILE,
+    LATENCIES_FILE,
+    WORKER_RESULT,
+)
 from repro.spec.io import atomic_write_text
-from repro.stats.histogram import HIST_FILE, LatencyHistogram
-
-RESULT_FILE = "worker.json"
-LATENCIES_FILE = "latencies_ns.npy"
-INFERENCE_FILE = "inference_ns.npy"
+from repro.stats.histogram import LatencyHistogram
 
 
 def _write(out_dir: Path, result: WorkerResult) -> None:
-    atomic_write_text(out_dir / RESULT_FILE, result.model_dump_json(indent=2) + "\n")
+    atomic_write_text(out_dir / WORKER_RESULT, result.model_dump_json(indent=2) + "\n")
 
 
-def load_backend(req: WorkerRequest) -> Backend:
-    """The request's backend, loaded with its options (the plain-loop benchmark uses it too)."""
-    from repro.backends import get_backend
+def load_backend(req: WorkerRequest) -> Engine:
+    """The request's engine, loaded with its options (the plain-loop benchmark uses it too)."""
+    from repro.backends.registry import get_backend
 
-    backend = get_backend(req.backend)()
-    backend.load(
+    engine = get_backend(req.backend.name).load_engine()()
+    engine.load(
         Path(req.model_path),
-        req.backend_options,
+        req.backend.options,
+        runtime=req.runtime,
         input_name=req.input_name,
         output_name=req.output_name,
     )
-    return backend
+    return engine
 
 
-def warm_up(backend: Backend, source: np.ndarray, batch_size: int) -> np.ndarray:
+def warm_up(backend: Engine, source: np.ndarray, batch_size: int) -> np.ndarray:
     """Inference outside any clock, at batch 1 and at the largest batch: the first call of each
     shape allocates (arenas, kernels), which is not the steady state. Returns the batch-1 output.
     """
@@ -78,7 +82,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         scenario=req.scenario,
         mode=req.mode,
         settings=req.settings,
-        seeds=req.seeds,
+        seeds=req.seeds.model_dump(),
         batch_size=req.batch_size,
         total_count=req.total_sample_count,
         perf_count=req.performance_sample_count,
@@ -94,7 +98,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         np.save(out_dir / LATENCIES_FILE, log.array())
         if log.inference:
             np.save(out_dir / INFERENCE_FILE, np.asarray(log.inference, dtype=np.int64))
-    detail = (out_dir / "mlperf_log_detail.txt").read_text(errors="replace")
+    detail = (out_dir / DETAIL).read_text(errors="replace")
     return WorkerResult(
         status="complete",
         backend=backend.describe(),

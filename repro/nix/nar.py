@@ -19,6 +19,8 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
+from repro.errors import SpecError
+
 NIX32_ALPHABET = "0123456789abcdfghijklmnpqrsvwxyz"
 CHUNK = 1 << 20
 
@@ -28,27 +30,76 @@ def _str(data: bytes) -> bytes:
     return struct.pack("<Q", len(data)) + data + b"\0" * pad
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "named pipe (FIFO)"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+)
+
+
+def _unreadable(path: Path, exc: OSError) -> SpecError:
+    if isinstance(exc, FileNotFoundError | NotADirectoryError):
+        what, hint = "no such file or directory", "check the path; was it removed while hashed?"
+    else:
+        what = f"cannot read it ({exc.strerror or type(exc).__name__})"
+        hint = "make it readable by this user, or hash a copy that is"
+    return SpecError(f"{path}: {what}", hint=hint)
+
+
 def _file_chunks(path: Path, size: int) -> Iterator[bytes]:
     yield struct.pack("<Q", size)
-    with path.open("rb") as fh:
-        while chunk := fh.read(CHUNK):
-            yield chunk
+    left = size
+    try:
+        with path.open("rb") as fh:
+            while left and (chunk := fh.read(min(CHUNK, left))):
+                left -= len(chunk)
+                yield chunk
+            grew = bool(fh.read(1))
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
+    if left or grew:
+        # NOTE: the length is already out; a file that changes under us would give a wrong NAR
+        raise SpecError(
+            f"{path}: changed while it was hashed (it was {size} bytes when hashing began)",
+            hint="hash it again once nothing writes to it",
+        )
     pad = (8 - size % 8) % 8
     if pad:
         yield b"\0" * pad
 
 
 def nar_chunks(path: Path) -> Iterator[bytes]:
-    """The NAR serialization of a file, symlink or directory tree, streamed."""
+    """The NAR serialization of a file, symlink or directory tree, streamed.
+
+    A tree of any depth: directories are walked with an explicit stack, not by recursion.
+    Anything that cannot be read, or that a NAR cannot hold, is a SpecError naming its path.
+    """
     yield _str(b"nix-archive-1")
-    yield from _node(path)
+    # NOTE: a node yields its bytes, and a Path where a directory entry's node goes
+    stack = [_node(path)]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, Path):
+                stack.append(_node(item))
+                break
+            yield item
+        else:
+            stack.pop()
 
 
-def _node(path: Path) -> Iterator[bytes]:
-    st = os.lstat(path)
+def _node(path: Path) -> Iterator[bytes | Path]:
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
     yield _str(b"(") + _str(b"type")
     if stat.S_ISLNK(st.st_mode):
-        yield _str(b"symlink") + _str(b"target") + _str(os.fsencode(str(path.readlink())))
+        try:
+            target = os.fsencode(str(path.readlink()))
+        except OSError as exc:
+            raise _unreadable(path, exc) from exc
+        yield _str(b"symlink") + _str(b"target") + _str(target)
     elif stat.S_ISREG(st.st_mode):
         yield _str(b"regular")
         if st.st_mode & stat.S_IXUSR:
@@ -58,12 +109,20 @@ def _node(path: Path) -> Iterator[bytes]:
     elif stat.S_ISDIR(st.st_mode):
         yield _str(b"directory")
         # NOTE: Nix sorts entries by their raw bytes; listing with a bytes path gives them.
-        for name in sorted(os.listdir(os.fsencode(path))):  # noqa: PTH208
+        try:
+            names = sorted(os.listdir(os.fsencode(path)))  # noqa: PTH208
+        except OSError as exc:
+            raise _unreadable(path, exc) from exc
+        for name in names:
             yield _str(b"entry") + _str(b"(") + _str(b"name") + _str(name) + _str(b"node")
-            yield from _node(path / os.fsdecode(name))
+            yield path / os.fsdecode(name)
             yield _str(b")")
     else:
-        raise ValueError(f"{path}: NAR holds only regular files, symlinks and directories")
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "special file")
+        raise SpecError(
+            f"{path}: is a {kind}; a NAR holds only regular files, symlinks and directories",
+            hint="hash a copy of the tree without it",
+        )
     yield _str(b")")
 
 
@@ -124,8 +183,11 @@ def nar_hash(path: Path) -> dict[str, str | int]:
 def flat_hash(path: Path) -> dict[str, str]:
     """The flat (file-contents) sha256 of a file, as fixed-output fetchurl wants it."""
     h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(CHUNK):
-            h.update(chunk)
+    try:
+        with path.open("rb") as fh:
+            while chunk := fh.read(CHUNK):
+                h.update(chunk)
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
     d = h.digest()
     return {"hex": d.hex(), "nix32": nix32(d), "sri": sri(d)}

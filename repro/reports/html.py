@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import math
 
-from repro.compare import CdfPoints, MetricResult, Report
 from repro.reports.fmt import VERDICT_MARK, delta, interval, runs, value
+from repro.reports.model import CdfPoints, MetricResult, Report
 
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from repro.compare import Report
 from repro.reports.fmt import VERDICT_MARK, delta, interval, runs, value
+from repro.reports.model import Report
 
 
 def render(report: Report) -> str:

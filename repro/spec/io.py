@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,15 @@ from repro.spec.models import SUPPORTED_SCHEMAS, ExperimentSpec
 
 #: fields left out of the spec id: the id itself, and where and with what outcome it last ran
 ID_EXCLUDED = ("id", "original", "hardware")
+
+#: the deepest nesting of objects and arrays a spec may have; real specs nest about 6 levels,
+#: and pydantic stops serializing (for the spec id) at about 255
+MAX_SPEC_DEPTH = 64
+
+_DEEP_HINT = (
+    "an experiment spec nests objects and arrays only a few levels deep: check that this is "
+    "the spec you meant and not a damaged or generated file, and flatten the nested value"
+)
 
 
 def canonical_json(obj: Any) -> str:
@@ -123,10 +133,44 @@ def format_validation_error(source: str, exc: ValidationError, raw: Any) -> str:
     return "\n".join(lines)
 
 
+def _too_deep(raw: Any, limit: int) -> list[int | str] | None:
+    """The location of a container nested more than `limit` levels deep, or None.
+
+    Walks with an explicit stack, so a document of any depth is checked without recursion.
+    """
+    todo: list[tuple[Any, list[int | str]]] = [(raw, [])]
+    while todo:
+        node, loc = todo.pop()
+        items: list[tuple[int | str, Any]]
+        if isinstance(node, dict):
+            items = list(node.items())
+        elif isinstance(node, list):
+            items = list(enumerate(node))
+        else:
+            continue
+        if len(loc) >= limit:
+            return loc
+        todo.extend((value, [*loc, key]) for key, value in items)
+    return None
+
+
+def _short_path(loc: list[int | str], keep: int = 8) -> str:
+    """A JSON path of a location, cut after `keep` steps (with how many more were left out)."""
+    path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[:keep])
+    return path + (f"<{len(loc) - keep} more levels>" if len(loc) > keep else "")
+
+
 def parse_spec(raw: Any, *, source: str) -> ExperimentSpec:
     """Validate an already-parsed JSON document as an experiment spec."""
     if not isinstance(raw, dict):
         raise SpecError(f"{source}: $: expected a JSON object, got {type(raw).__name__}")
+    deep = _too_deep(raw, MAX_SPEC_DEPTH)
+    if deep is not None:
+        raise SpecError(
+            f"{source}: JSON nested too deeply: {_short_path(deep)} is more than "
+            f"{MAX_SPEC_DEPTH} levels of objects and arrays deep",
+            hint=_DEEP_HINT,
+        )
     version = raw.get("schema")
     if version is None:
         raise SpecError(
@@ -146,6 +190,8 @@ def parse_spec(raw: Any, *, source: str) -> ExperimentSpec:
             format_validation_error(source, exc, raw),
             hint="`repro schema` prints the JSON Schema of a valid spec",
         ) from None
+    except RecursionError:
+        raise SpecError(f"{source}: JSON nested too deeply to validate", hint=_DEEP_HINT) from None
 
 
 def read_json(path: Path) -> Any:
@@ -163,6 +209,12 @@ def read_json(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise SpecError(
             f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise SpecError(
+            f"{path}: JSON nested too deeply (objects and arrays deeper than the "
+            f"{sys.getrecursionlimit()} or so levels Python's JSON parser follows)",
+            hint=_DEEP_HINT,
         ) from None
 
 

@@ -25,19 +25,3 @@ def json_schema() -> dict[str, Any]:
 def schema_text() -> str:
     """The schema as committed: indented, sorted keys, trailing newline."""
     return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
-
-
-REPORT_SCHEMA_PATH = "specs/schema/report-v1.schema.json"
-
-
-def report_schema_text() -> str:
-    """The JSON Schema of report.json (repro.report/v1)."""
-    from repro.compare import Report
-
-    schema = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://repro.dev/schemas/report-v1.schema.json",
-        "title": "repro reproducibility report (repro.report/v1)",
-        **Report.model_json_schema(by_alias=True, mode="serialization"),
-    }
-    return json.dumps(schema, indent=2, sort_keys=True) + "\n"

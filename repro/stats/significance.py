@@ -1,10 +1,9 @@
 """Noise-aware verdicts: bootstrap confidence intervals and an equivalence test.
 
-For a metric with a relative tolerance `tol`, the difference is d = replay / original - 1.
-  reproduced      the confidence interval of d lies inside [-tol, +tol]
-  not reproduced  the interval lies wholly outside it
-  inconclusive    otherwise; the report gives the smallest difference the data could detect
-With one value on each side there is no interval: a point comparison, labelled as such.
+For a metric with a relative tolerance `tol`, the difference is d = replay / original - 1; this
+module estimates d and its confidence interval, and `repro.verdicts` decides from them. When the
+verdict is inconclusive the report gives the smallest difference the data could detect. With one
+value on each side there is no interval: a point comparison, labelled as such.
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from typing import Literal
 import numpy as np
 
 from repro.stats.histogram import LatencyHistogram
+from repro.verdicts import Verdict, decide_accuracy, decide_interval, decide_point
 
-Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
 Method = Literal[
     "bootstrap-runs", "bootstrap-queries", "student-t", "pooled-noise", "point", "exact"
 ]
@@ -40,14 +39,6 @@ class Comparison:
     extra: dict[str, float] = field(default_factory=dict)
 
 
-def _decide(delta: float, lo: float, hi: float, tol: float) -> Verdict:
-    if -tol <= lo and hi <= tol:
-        return "reproduced"
-    if hi < -tol or lo > tol:
-        return "not reproduced"
-    return "inconclusive"
-
-
 def _interval(boot: np.ndarray, confidence: float) -> tuple[float, float]:
     a = (1 - confidence) / 2
     lo, hi = np.quantile(boot, [a, 1 - a])
@@ -69,9 +60,8 @@ def compare_runs(
         raise ValueError("need positive values on both sides")
     delta = float(b.mean() / a.mean() - 1)
     if len(a) == 1 and len(b) == 1:
-        verdict: Verdict = "reproduced" if abs(delta) <= tol else "not reproduced"
         return Comparison(
-            verdict,
+            decide_point(delta, tol),
             "point",
             delta,
             None,
@@ -87,7 +77,7 @@ def compare_runs(
         method: Method = "bootstrap-runs"
     else:
         lo, hi, _, mde_value, method = _t_interval(a, b, delta, confidence)
-    verdict = _decide(delta, lo, hi, tol)
+    verdict = decide_interval(lo, hi, tol)
     mde = mde_value if verdict == "inconclusive" else None
     return Comparison(
         verdict, method, delta, (lo, hi), mde, _reason(verdict, delta, tol, mde, (lo, hi))
@@ -142,7 +132,7 @@ def compare_percentile(
     boot = sb / sa - 1
     boot = boot - np.median(boot) + delta  # centre the spread on LoadGen's values
     lo, hi = _interval(boot, confidence)
-    verdict = _decide(delta, lo, hi, tol)
+    verdict = decide_interval(lo, hi, tol)
     mde = MDE_FACTOR * float(np.std(boot)) if verdict == "inconclusive" else None
     return Comparison(
         verdict,
@@ -166,12 +156,13 @@ def _boot_percentile(
 def compare_accuracy(original: float, replay: float, *, ratio: float) -> Comparison:
     """Accuracy is reproduced when the replay reaches `ratio` x the original (MLPerf: 0.99)."""
     delta = replay / original - 1 if original else 0.0
-    ok = replay >= ratio * original
+    verdict = decide_accuracy(original, replay, ratio=ratio)
+    ok = verdict == "reproduced"
     reason = (
         f"replay accuracy {replay:.4%} {'>=' if ok else '<'} {ratio:g} x original "
         f"{original:.4%} = {ratio * original:.4%}"
     )
-    return Comparison("reproduced" if ok else "not reproduced", "exact", delta, None, reason=reason)
+    return Comparison(verdict, "exact", delta, None, reason=reason)
 
 
 def _reason(

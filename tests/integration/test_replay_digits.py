@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.runs import load_run
+from repro.runs.store import load_run
 
 
 @pytest.fixture(scope="module")

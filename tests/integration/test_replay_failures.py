@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.runs import load_run
+from repro.runs.store import load_run
 from tests.helpers import portable_spec
 
 

@@ -12,8 +12,10 @@ from click.testing import CliRunner
 tvm = pytest.importorskip("tvm", reason="apache-tvm is not installed (pip install 'repro[tvm]')")
 
 from repro.artifacts.recipes import RECIPES  # noqa: E402
-from repro.backends.onnxruntime import OnnxRuntimeBackend  # noqa: E402
-from repro.backends.tvm import TvmBackend  # noqa: E402
+from repro.backends.onnxruntime import OnnxRuntimeOptions  # noqa: E402
+from repro.backends.onnxruntime.engine import OnnxRuntimeEngine  # noqa: E402
+from repro.backends.tvm import TvmOptions  # noqa: E402
+from repro.backends.tvm.engine import TvmEngine  # noqa: E402
 from repro.cli import cli  # noqa: E402
 from tests.helpers import portable_spec  # noqa: E402
 
@@ -27,17 +29,12 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _tvm(model: Path, cache: Path, output: str, batch: int = 1) -> TvmBackend:
-    backend = TvmBackend()
+def _tvm(model: Path, cache: Path, output: str, batch: int = 1) -> TvmEngine:
+    backend = TvmEngine()
     backend.load(
         model,
-        {
-            "target": "llvm",
-            "opt_level": 3,
-            "cache_dir": str(cache),
-            "model_sha256": "tiny",
-            "batch_size": batch,
-        },
+        TvmOptions(target="llvm", opt_level=3),
+        runtime={"cache_dir": str(cache), "model_sha256": "tiny", "batch_size": batch},
         input_name=None,
         output_name=output,
     )
@@ -46,9 +43,10 @@ def _tvm(model: Path, cache: Path, output: str, batch: int = 1) -> TvmBackend:
 
 def test_same_top1_and_logits_within_1e4_of_onnxruntime(tiny_model: Path, tmp_path: Path) -> None:
     x = np.random.default_rng(0).standard_normal((4, 3, 224, 224), dtype=np.float32)
-    ort_probs, ort_top1 = OnnxRuntimeBackend(), OnnxRuntimeBackend()
-    ort_probs.load(tiny_model, {}, input_name=None, output_name="softmax_tensor:0")
-    ort_top1.load(tiny_model, {}, input_name=None, output_name="ArgMax:0")
+    ort_probs, ort_top1 = OnnxRuntimeEngine(), OnnxRuntimeEngine()
+    opts = OnnxRuntimeOptions()
+    ort_probs.load(tiny_model, opts, runtime={}, input_name=None, output_name="softmax_tensor:0")
+    ort_top1.load(tiny_model, opts, runtime={}, input_name=None, output_name="ArgMax:0")
     tvm_probs = _tvm(tiny_model, tmp_path, "softmax_tensor:0", batch=4)
     tvm_top1 = _tvm(tiny_model, tmp_path, "ArgMax:0", batch=4)
     assert np.max(np.abs(tvm_probs.predict(x) - ort_probs.predict(x))) <= 1e-4

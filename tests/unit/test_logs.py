@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.harness.logs import parse_detail_text, parse_summary_text, read_logs
+from repro.runs.loadgen_logs import parse_detail_text, parse_summary_text, read_logs
 
 SUMMARY_V6 = """\
 ================================================

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repro.mlperf_tree import is_mlperf_result, parse_accuracy_txt, read_mlperf_result
+from repro.runs.mlperf import is_mlperf_result, parse_accuracy_txt, read_mlperf_result
 
 
 def test_accuracy_txt() -> None:

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.compare import Report, build_report, resolve_inputs
+from repro.compare import build_report, resolve_inputs
 from repro.reports import markdown
+from repro.reports.model import Report
 from repro.spec.models import Tolerances
 from tests.helpers import make_run
 
@@ -128,3 +129,46 @@ def test_markdown_golden(tmp_path: Path, data_dir: Path) -> None:
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(text)
     assert text == golden.read_text()
+
+
+def test_tolerances_come_from_the_runs_wherever_and_whenever_the_report_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both runs were judged under a 30 % throughput tolerance; the spec file they name (relative
+    # to the folder the replay ran in) says 5 %, and is edited afterwards: neither may matter.
+    spec = tmp_path / "here" / "specs" / "synthetic.json"
+    spec.parent.mkdir(parents=True)
+    spec.write_text(json.dumps({"tolerances": {"throughput_rel": 0.05}}))
+    wide = {"throughput_rel": 0.30, "latency_rel": 0.30}
+    for name, tp, seed in (("original", [100, 101, 99], 1), ("replay", [80, 81, 79], 2)):
+        make_run(
+            tmp_path / "r" / name,
+            throughput=tp,
+            seed=seed,
+            tolerances=wide,
+            spec_path="specs/synthetic.json",
+        )
+
+    def verdicts(cwd: Path) -> tuple[int, dict[str, str]]:
+        monkeypatch.chdir(cwd)
+        code, _, _ = _report(
+            tmp_path, "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "replay")
+        )
+        data = json.loads((tmp_path / "out" / "report.json").read_text())
+        assert data["tolerances"]["throughput_rel"] == 0.30
+        assert any("as recorded by the original run" in n for n in data["notes"])
+        return code, {s["scenario"]: s["verdict"] for s in data["scenarios"]}
+
+    first = verdicts(tmp_path / "here")
+    assert first[1]["Offline"] == "reproduced"  # -20 % is inside +/-30 %
+    assert verdicts(tmp_path) == first
+    spec.write_text(json.dumps({"tolerances": {"throughput_rel": 0.01}}))
+    assert verdicts(tmp_path / "here") == first
+
+
+def test_without_recorded_tolerances_the_report_says_it_uses_defaults(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1)
+    make_run(tmp_path / "r" / "replay", throughput=[100, 101, 99], seed=2)
+    _report(tmp_path, "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "replay"))
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert any("MLPerf's defaults" in n for n in data["notes"])

@@ -42,13 +42,13 @@ def test_schema_rejects_an_unknown_field() -> None:
 
 
 def test_committed_report_schema_is_current(root: Path) -> None:
-    from repro.spec.schema import REPORT_SCHEMA_PATH, report_schema_text
+    from repro.reports.model import REPORT_SCHEMA_PATH, report_schema_text
 
     assert (root / REPORT_SCHEMA_PATH).read_text() == report_schema_text()
 
 
 def test_a_report_validates_against_its_schema(tmp_path: Path) -> None:
-    from repro.spec.schema import report_schema_text
+    from repro.reports.model import report_schema_text
     from tests.helpers import make_run
 
     make_run(tmp_path / "r" / "original", throughput=[100, 101])

@@ -1,4 +1,4 @@
-"""Use case: tune a TVM experiment with MetaSchedule; the database becomes a pinned artifact.
+"""Tune a TVM experiment with MetaSchedule; the database becomes a pinned artifact.
 
 A TVM result is not reproducible without the schedules it ran, so the database is part of the
 experiment: written as one file, pinned by sha256 in the spec like the model.
@@ -9,15 +9,18 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetch import materialize
+from repro.backends.tvm import TvmOptions
 from repro.errors import BackendUnavailableError, SpecError
-from repro.replay import Reporter
 from repro.spec.io import parse_spec, write_spec
 from repro.spec.models import ExperimentSpec
+
+Reporter = Callable[[str], None]
 
 DB_ARTIFACT = "tuning_db"
 
@@ -32,7 +35,8 @@ def tune(
     report: Reporter,
 ) -> ExperimentSpec:
     """Tune every task of the spec's model for its target and batch sizes; update the spec."""
-    if spec.backend.name != "tvm":
+    opts = spec.backend.options
+    if not isinstance(opts, TvmOptions):
         raise SpecError(
             f"{spec_path}: $.backend.name: tuning needs the tvm backend, "
             f"the spec uses {spec.backend.name!r}"
@@ -44,14 +48,13 @@ def tune(
         raise BackendUnavailableError(
             f"TVM is not installed: {exc}", hint="pip install 'repro[tvm]'"
         ) from exc
-    from repro.backends.tvm import (
+    from repro.backends.tvm.engine import (
         OnnxModel,
         pack_database,
         prepare_for_tuning,
         target_dict,
     )
 
-    opts = spec.backend.options
     wl = spec.workload
     model = materialize(
         wl.model, spec.artifacts[wl.model], base_dir=spec_path.parent, cache=cache, progress=report

@@ -1,28 +1,22 @@
-"""The run record (`run.json`) and the layout of a run directory.
-
-A run directory is `results/<spec-name>/<run-id>/` with, per scenario,
-`<Scenario>/performance/run_<k>/` and `<Scenario>/accuracy/` holding LoadGen's files untouched.
-It is built under a hidden `.<run-id>.partial` name and renamed when run.json is written, so a
-run killed hard never looks like a finished one; a run stopped by a signal says so in run.json.
+"""The run record (`run.json`): what ran, where, with what settings and outcome.
 
 Format history (the `schema` field):
 # repro.run/v1 - first version.
+# repro.run/v2 - `spec` (the spec as replayed) and `tolerances` (its effective tolerances), so
+#                a report judges a run by the tolerances it ran under, wherever it is read.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repro.errors import SpecError
-from repro.spec.models import ModeName, ScenarioName
+from repro.spec.types import ModeName, ScenarioName, Tolerances
+from repro.verdicts import RunStatus, TestStatus
 
-RUN_SCHEMA: Final = "repro.run/v1"
-RUN_FILE = "run.json"
-RunStatus = Literal["complete", "invalid", "failed", "interrupted"]
+RUN_SCHEMA: Final = "repro.run/v2"
+RUN_SCHEMAS: Final = ("repro.run/v1", RUN_SCHEMA)
 
 
 class TestRecord(BaseModel):
@@ -35,7 +29,7 @@ class TestRecord(BaseModel):
     mode: ModeName
     repeat: int = 1
     dir: str
-    status: Literal["valid", "invalid", "failed", "interrupted"]
+    status: TestStatus
     metrics: dict[str, Any] = Field(default_factory=dict)
     accuracy: dict[str, Any] | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
@@ -50,7 +44,7 @@ class RunRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["repro.run/v1"] = Field(RUN_SCHEMA, alias="schema")
+    schema_: Literal["repro.run/v1", "repro.run/v2"] = Field(RUN_SCHEMA, alias="schema")
     run_id: str
     spec_name: str
     spec_id: str
@@ -63,6 +57,8 @@ class RunRecord(BaseModel):
     environment: dict[str, Any] = Field(default_factory=dict)
     fingerprint: dict[str, Any] = Field(default_factory=dict)
     overrides: dict[str, Any] = Field(default_factory=dict)
+    spec: dict[str, Any] | None = Field(None, description="the spec as replayed (v2)")
+    tolerances: Tolerances | None = Field(None, description="what counts as reproduced (v2)")
     tests: list[TestRecord] = Field(default_factory=list)
     message: str | None = None
 
@@ -73,28 +69,3 @@ class RunRecord(BaseModel):
         return next(
             (t for t in self.tests if t.scenario == scenario and t.mode == "accuracy"), None
         )
-
-
-def load_run(run_dir: Path) -> RunRecord:
-    """Read a run directory's run.json; a missing or broken one is bad input."""
-    path = run_dir / RUN_FILE
-    if not path.is_file():
-        raise SpecError(
-            f"{run_dir}: not a repro run directory (no {RUN_FILE})",
-            hint="pass results/<name>/<run-id>/ or results/<name>/",
-        )
-    try:
-        return RunRecord.model_validate(json.loads(path.read_text()))
-    except (json.JSONDecodeError, ValueError) as exc:
-        raise SpecError(f"{path}: not a valid run record: {exc}") from None
-
-
-def list_runs(results_dir: Path) -> list[Path]:
-    """Finished run directories of one spec, oldest first (run ids sort by time)."""
-    if not results_dir.is_dir():
-        return []
-    return sorted(
-        p
-        for p in results_dir.iterdir()
-        if p.is_dir() and not p.name.startswith(".") and (p / RUN_FILE).is_file()
-    )

@@ -15,12 +15,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from repro.runs.layout import DETAIL, SUMMARY
+
 MetricValue = float | int | str | bool | None
 Metrics = dict[str, MetricValue]
 
-SUMMARY = "mlperf_log_summary.txt"
-DETAIL = "mlperf_log_detail.txt"
-ACCURACY = "mlperf_log_accuracy.json"
 
 _MODES = {
     "PerformanceOnly": "performance",

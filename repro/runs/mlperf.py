@@ -13,9 +13,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from repro.harness.logs import SUMMARY, read_logs
-from repro.runs import RunRecord, TestRecord
-from repro.spec.models import SCENARIOS
+from repro.runs import layout
+from repro.runs.layout import SUMMARY
+from repro.runs.loadgen_logs import read_logs
+from repro.runs.record import RunRecord, TestRecord
+from repro.spec.types import SCENARIOS
 
 _SCENARIO_NAMES = {s.lower(): s for s in SCENARIOS}
 _ACCURACY = re.compile(r"(?:accuracy|top1|acc)\s*[=:]\s*([0-9.]+)\s*%", re.IGNORECASE)
@@ -29,7 +31,7 @@ def _scenario_dirs(path: Path) -> list[Path]:
 
 def is_mlperf_result(path: Path) -> bool:
     """True for a benchmark or scenario folder holding LoadGen summaries under performance/."""
-    if not path.is_dir() or (path / "run.json").exists():
+    if not path.is_dir() or layout.record_file(path).exists():
         return False
     return any(any((d / "performance").glob(f"run_*/{SUMMARY}")) for d in _scenario_dirs(path))
 

@@ -1,12 +1,15 @@
-"""The onnxruntime backend: session options from the spec, recorded with what actually ran."""
+"""The onnxruntime engine (worker only): session options from the spec, recorded as they ran."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import onnxruntime as ort
+
+from repro.backends.onnxruntime import OnnxRuntimeOptions
 
 _OPT_LEVELS = {
     "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
@@ -16,40 +19,41 @@ _OPT_LEVELS = {
 }
 
 
-class OnnxRuntimeBackend:
+class OnnxRuntimeEngine:
     """One InferenceSession; `predict` is the bare `session.run` of one output."""
 
     name: ClassVar[str] = "onnxruntime"
 
     def __init__(self) -> None:
         self.session: ort.InferenceSession | None = None
-        self.options: dict[str, Any] = {}
+        self.options = OnnxRuntimeOptions()
         self.input_name = ""
         self.output_name = ""
 
     def load(
         self,
         model: Path,
-        options: dict[str, Any],
+        options: OnnxRuntimeOptions,
         *,
+        runtime: Mapping[str, Any],
         input_name: str | None,
         output_name: str | None,
     ) -> None:
         so = ort.SessionOptions()
-        so.intra_op_num_threads = int(options.get("intra_op_threads", 0))
-        so.inter_op_num_threads = int(options.get("inter_op_threads", 0))
-        so.graph_optimization_level = _OPT_LEVELS[options.get("graph_optimization_level", "all")]
+        so.intra_op_num_threads = options.intra_op_threads
+        so.inter_op_num_threads = options.inter_op_threads
+        so.graph_optimization_level = _OPT_LEVELS[options.graph_optimization_level]
         so.execution_mode = (
             ort.ExecutionMode.ORT_PARALLEL
-            if options.get("execution_mode") == "parallel"
+            if options.execution_mode == "parallel"
             else ort.ExecutionMode.ORT_SEQUENTIAL
         )
-        spinning = "1" if options.get("allow_spinning", True) else "0"
+        spinning = "1" if options.allow_spinning else "0"
         so.add_session_config_entry("session.intra_op.allow_spinning", spinning)
         so.add_session_config_entry("session.inter_op.allow_spinning", spinning)
-        provider = options.get("execution_provider", "CPUExecutionProvider")
-        self.session = ort.InferenceSession(str(model), sess_options=so, providers=[provider])
-        self.options = dict(options)
+        providers = [options.execution_provider]
+        self.session = ort.InferenceSession(str(model), sess_options=so, providers=providers)
+        self.options = options
         self.input_name = input_name or self.session.get_inputs()[0].name
         self.output_name = output_name or self.session.get_outputs()[0].name
         run = self.session.run
@@ -73,7 +77,7 @@ class OnnxRuntimeBackend:
             "providers_available": ort.get_available_providers(),
             "providers_used": self.session.get_providers(),
             "device": ort.get_device(),
-            "options": self.options,
+            "options": self.options.model_dump(mode="json"),
             "input_name": self.input_name,
             "output_name": self.output_name,
         }

@@ -1,4 +1,4 @@
-"""The Apache TVM backend: ONNX -> Relax, compiled for the spec's target, run with the Relax VM.
+"""The Apache TVM engine (worker and `repro tune` only): ONNX -> Relax, compiled, Relax VM.
 
 Compiled modules are cached as shared libraries keyed by (model sha256, tuning-database sha256,
 TVM version, target, opt level, batch size): a warm replay loads instead of compiling. Without a
@@ -14,11 +14,14 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+
+from repro.backends.tvm import TvmOptions, TvmRuntime
 
 CACHE_FORMAT = 1
 
@@ -141,7 +144,7 @@ def prepare_for_tuning(mod: Any, target: Any) -> Any:
         return seq(mod)
 
 
-class TvmBackend:
+class TvmEngine:
     """Compiles (or loads from the cache) one module per batch size, runs it with the VM."""
 
     name: ClassVar[str] = "tvm"
@@ -154,12 +157,14 @@ class TvmBackend:
     def load(
         self,
         model: Path,
-        options: dict[str, Any],
+        options: TvmOptions,
         *,
+        runtime: Mapping[str, Any],
         input_name: str | None,
         output_name: str | None,
     ) -> None:
-        threads = int(options.get("threads", 0))
+        rt = TvmRuntime.model_validate(runtime)
+        threads = options.threads
         if threads:
             # Read by TVM's thread pool when it starts: set before the first import of tvm.
             os.environ["TVM_NUM_THREADS"] = str(threads)
@@ -168,21 +173,21 @@ class TvmBackend:
         onnx_model = OnnxModel.read(model)
         self.input_name = input_name or onnx_model.input_name
         self.output_index = onnx_model.outputs.index(output_name) if output_name else 0
-        target = target_dict(options.get("target", "llvm"), threads=threads)
-        db_path = options.get("tuning_database_path")
-        db_sha = options.get("tuning_database_sha256")
-        self.max_batch = int(options.get("batch_size", 1))
-        cache = Path(options.get("cache_dir") or tempfile.gettempdir()) / "tvm"
+        target = target_dict(options.target, threads=threads)
+        db_path = rt.tuning_database_path
+        db_sha = rt.tuning_database_sha256
+        self.max_batch = rt.batch_size
+        cache = Path(rt.cache_dir or tempfile.gettempdir()) / "tvm"
         cache.mkdir(parents=True, exist_ok=True)
         compile_s: dict[str, float] = {}
         cached: dict[str, bool] = {}
         for batch in sorted({1, self.max_batch}):
             key = module_key(
-                model_sha256=str(options.get("model_sha256")),
+                model_sha256=rt.model_sha256,
                 db_sha256=db_sha,
                 tvm_version=tvm.__version__,
                 target=target,
-                opt_level=int(options.get("opt_level", 3)),
+                opt_level=options.opt_level,
                 batch=batch,
             )
             lib_path = cache / f"{key}.so"
@@ -191,7 +196,7 @@ class TvmBackend:
                 exe = self._compile(
                     onnx_model.to_relax(batch, self.input_name),
                     target,
-                    int(options.get("opt_level", 3)),
+                    options.opt_level,
                     Path(db_path) if db_path else None,
                 )
                 tmp = lib_path.with_name(f".{lib_path.name}.{os.getpid()}.partial.so")
@@ -216,7 +221,12 @@ class TvmBackend:
             "tvm_ffi_version": _version("apache-tvm-ffi"),
             "target": target,
             "host_cpu": tvm.target.codegen.llvm_get_system_cpu(),
-            "options": {k: v for k, v in options.items() if not k.endswith(("_path", "cache_dir"))},
+            "options": {
+                **options.model_dump(mode="json"),
+                "model_sha256": rt.model_sha256,
+                "tuning_database_sha256": db_sha,
+                "batch_size": rt.batch_size,
+            },
             "tuned": bool(db_path),
             "tuning_database_sha256": db_sha,
             "compile_or_load_s": compile_s,

@@ -1,0 +1,56 @@
+"""The onnxruntime backend: its spec section, worker packages and build information."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from repro.backends.base import BackendPlugin, BackendSpecBase
+from repro.spec.types import NonNegInt, SpecModel
+
+
+class OnnxRuntimeOptions(SpecModel):
+    """Session options that change onnxruntime's results or speed; all are recorded."""
+
+    intra_op_threads: NonNegInt = Field(0, description="0 lets onnxruntime choose")
+    inter_op_threads: NonNegInt = Field(0, description="0 lets onnxruntime choose")
+    allow_spinning: bool = Field(
+        True, description="session.intra_op.allow_spinning; spinning starves Server on few cores"
+    )
+    graph_optimization_level: Literal["disable", "basic", "extended", "all"] = "all"
+    execution_mode: Literal["sequential", "parallel"] = "sequential"
+    execution_provider: str = "CPUExecutionProvider"
+
+
+class OnnxRuntimeBackend(BackendSpecBase):
+    """`"backend": {"name": "onnxruntime", "options": {...}}`."""
+
+    name: Literal["onnxruntime"]
+    options: OnnxRuntimeOptions = Field(default_factory=OnnxRuntimeOptions)
+
+
+class OnnxRuntimePlugin(BackendPlugin):
+    """onnxruntime from PyPI, one InferenceSession per worker."""
+
+    name: ClassVar[str] = "onnxruntime"
+    spec_model = OnnxRuntimeBackend
+    engine = "repro.backends.onnxruntime.engine:OnnxRuntimeEngine"
+    worker_packages = ("mlcommons-loadgen", "numpy", "pydantic", "onnxruntime")
+    install_hint = "pip install onnxruntime"
+    nix_shell = "ort"
+    key_packages = ("onnxruntime", "onnx")
+
+    def build_info(self) -> dict[str, Any] | None:
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            return None
+        return {
+            "version": ort.__version__,
+            "providers": ort.get_available_providers(),
+            "device": ort.get_device(),
+        }
+
+
+PLUGIN = OnnxRuntimePlugin()

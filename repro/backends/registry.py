@@ -1,0 +1,49 @@
+"""The registry of backends: the only place that lists them.
+
+Adding a backend is one package under `repro/backends/` (a `BackendPlugin` named PLUGIN plus
+its engine) and one line here. Plug-in modules are light (no inference library is imported),
+so the registry loads them eagerly; engines are imported in the worker only.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Annotated, Any, Final, Union
+
+from pydantic import Field
+
+from repro.backends.base import BackendPlugin
+from repro.errors import SpecError
+
+_PLUGINS: Final = (
+    "repro.backends.onnxruntime:PLUGIN",
+    "repro.backends.tvm:PLUGIN",
+)
+
+
+def _load(ref: str) -> BackendPlugin:
+    module, attr = ref.split(":")
+    plugin: BackendPlugin = getattr(importlib.import_module(module), attr)
+    return plugin
+
+
+BACKENDS: Final[dict[str, BackendPlugin]] = {p.name: p for p in map(_load, _PLUGINS)}
+
+
+def backend_names() -> list[str]:
+    """Every backend's name, in registry order (the CLI's choices)."""
+    return list(BACKENDS)
+
+
+def get_backend(name: str) -> BackendPlugin:
+    """The plug-in of a backend; an unknown name lists the valid ones."""
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise SpecError(f"unknown backend {name!r}; expected one of {sorted(BACKENDS)}") from None
+
+
+def backend_spec_union() -> Any:
+    """The spec's `backend` field: a union of every backend's section, tagged by `name`."""
+    models = tuple(p.spec_model for p in BACKENDS.values())
+    return Annotated[Union[models], Field(discriminator="name")]  # noqa: UP007

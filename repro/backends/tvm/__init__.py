@@ -1,0 +1,103 @@
+"""The Apache TVM backend: its spec section, tuning database, worker packages and build info.
+
+The engine (`engine.py`: ONNX -> Relax, compiled, run with the Relax VM) and MetaSchedule tuning
+(`tuning.py`, `repro tune`) import TVM; this module does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+from pydantic import Field
+
+from repro.backends.base import BackendPlugin, BackendSpecBase
+from repro.spec.types import NonNegInt, SpecModel
+
+if TYPE_CHECKING:
+    from repro.spec.models import ExperimentSpec
+
+
+class TvmOptions(SpecModel):
+    """How TVM compiles and runs the model."""
+
+    target: dict[str, Any] | str = Field(
+        "llvm", description='a target as a JSON dict, e.g. {"kind": "llvm", "mcpu": "znver5"}'
+    )
+    opt_level: Annotated[int, Field(ge=0, le=4)] = 3
+    threads: NonNegInt = Field(0, description="TVM_NUM_THREADS; 0 lets TVM choose")
+    tuning_database: str | None = Field(
+        None, description="name of the artifact holding the MetaSchedule database"
+    )
+    record_output_digests: bool = Field(
+        False, description="record the sha256 of every sample's output in accuracy mode"
+    )
+
+
+class TvmBackend(BackendSpecBase):
+    """`"backend": {"name": "tvm", "options": {...}}`."""
+
+    name: Literal["tvm"]
+    options: TvmOptions = Field(default_factory=TvmOptions)
+
+
+class TvmRuntime(SpecModel):
+    """What a TVM worker needs besides the spec: the database's path and the cache keys."""
+
+    model_sha256: str
+    tuning_database_path: str | None = None
+    tuning_database_sha256: str | None = None
+    cache_dir: str
+    batch_size: int = 1
+
+
+class TvmPlugin(BackendPlugin):
+    """apache-tvm from PyPI (LLVM inside, no DNNL), with a pinned MetaSchedule database."""
+
+    name: ClassVar[str] = "tvm"
+    spec_model = TvmBackend
+    engine = "repro.backends.tvm.engine:TvmEngine"
+    worker_packages = (
+        "mlcommons-loadgen",
+        "numpy",
+        "pydantic",
+        "onnx",
+        "apache-tvm",
+        "apache-tvm-ffi",
+        "psutil",
+        "cloudpickle",
+    )
+    install_hint = "pip install 'repro[tvm]'  (apache-tvm 0.27 with apache-tvm-ffi==0.1.14.post0)"
+    nix_shell = "tvm"
+    key_packages = ("apache-tvm", "apache-tvm-ffi", "tvm", "onnx")
+
+    def artifact_refs(self, options: SpecModel) -> dict[str, str]:
+        assert isinstance(options, TvmOptions)
+        db = options.tuning_database
+        return {"$.backend.options.tuning_database": db} if db is not None else {}
+
+    def runtime(
+        self, spec: ExperimentSpec, artifacts: Mapping[str, Path], cache_root: Path
+    ) -> dict[str, Any]:
+        options = spec.backend.options
+        assert isinstance(options, TvmOptions)
+        db = options.tuning_database
+        return TvmRuntime(
+            model_sha256=spec.artifacts[spec.workload.model].sha256,
+            tuning_database_path=str(artifacts[db]) if db else None,
+            tuning_database_sha256=spec.artifacts[db].sha256 if db else None,
+            cache_dir=str(cache_root),
+            batch_size=spec.workload.batch_size,
+        ).model_dump()
+
+    def build_info(self) -> dict[str, Any] | None:
+        try:
+            import tvm
+        except ImportError:
+            return None
+        info = tvm.support.libinfo()
+        return {"version": tvm.__version__, "libinfo": {k: str(v) for k, v in dict(info).items()}}
+
+
+PLUGIN = TvmPlugin()

@@ -1,0 +1,117 @@
+"""The reproducibility report's model (report.json) and its JSON Schema's source.
+
+Format history (the `schema` field):
+# repro.report/v1 - first version.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repro.verdicts import Verdict, exit_code
+
+REPORT_SCHEMA: Final = "repro.report/v1"
+REPORT_SCHEMA_PATH: Final = "specs/schema/report-v1.schema.json"
+
+
+class MetricResult(BaseModel):
+    """One metric of one scenario: the values on each side, the difference and the verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+    metric: str
+    label: str
+    unit: str
+    original: list[float | str] = Field(description="one value per original run")
+    replay: list[float | str] = Field(description="one value per replay run")
+    original_value: float | str | None
+    replay_value: float | str | None
+    delta_rel: float | None = Field(None, description="replay / original - 1")
+    ci: list[float] | None = Field(None, description="confidence interval of delta_rel")
+    tolerance: float | None = None
+    method: str
+    verdict: Verdict
+    reason: str
+    mde_rel: float | None = Field(None, description="smallest detectable relative difference")
+
+
+class CdfPoints(BaseModel):
+    """A latency CDF, thinned for plotting."""
+
+    model_config = ConfigDict(extra="forbid")
+    latency_ns: list[float]
+    fraction: list[float]
+
+
+class ScenarioResult(BaseModel):
+    """Every metric of one scenario, and their worst verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+    scenario: str
+    verdict: Verdict
+    metrics: list[MetricResult]
+    prediction_agreement: float | None = Field(
+        None, description="fraction of samples with identical top-1 in both accuracy logs"
+    )
+    cdf: dict[str, CdfPoints] = Field(default_factory=dict)
+
+
+class DriftEntry(BaseModel):
+    """One environment difference between the original and the first replay."""
+
+    model_config = ConfigDict(extra="forbid")
+    group: str
+    key: str
+    original: Any
+    replay: Any
+    impact: int
+    level: str
+
+
+class SideInfo(BaseModel):
+    """Where one side of the comparison came from."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    kind: Literal["repro", "mlperf"]
+    run_id: str
+    spec_id: str
+    status: str
+    environment: dict[str, Any] = Field(default_factory=dict)
+
+
+class Report(BaseModel):
+    """The reproducibility report (report.json)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    schema_: Literal["repro.report/v1"] = Field(REPORT_SCHEMA, alias="schema")
+    spec_name: str
+    generated_utc: str
+    repro_version: str
+    verdict: Verdict
+    summary: str
+    strict: bool
+    confidence: float
+    tolerances: dict[str, float]
+    original: SideInfo
+    replays: list[SideInfo]
+    scenarios: list[ScenarioResult]
+    drift: list[DriftEntry]
+    notes: list[str] = Field(default_factory=list)
+
+    def exit_code(self, *, strict: bool | None = None) -> int:
+        """The CLI's exit status for this report (`strict` defaults to the report's own)."""
+        return exit_code(self.verdict, strict=self.strict if strict is None else strict)
+
+
+def report_schema_text() -> str:
+    """The JSON Schema of report.json (repro.report/v1), as committed."""
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://repro.dev/schemas/report-v1.schema.json",
+        "title": "repro reproducibility report (repro.report/v1)",
+        **Report.model_json_schema(by_alias=True, mode="serialization"),
+    }
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"

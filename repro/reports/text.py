@@ -1,0 +1,22 @@
+"""The terminal summary of a report: the headline, one line per scenario, the likeliest cause."""
+
+from __future__ import annotations
+
+from repro.reports.model import Report
+
+
+def render(report: Report) -> str:
+    """A few lines for a terminal or a CI log."""
+    lines = [report.summary]
+    for s in report.scenarios:
+        worst = [m for m in s.metrics if m.verdict != "reproduced"]
+        line = f"  {s.scenario:<12} {s.verdict}"
+        if worst:
+            line += f": {worst[0].label} {worst[0].reason}"
+        lines.append(line)
+    if report.drift:
+        top = report.drift[0]
+        lines.append(
+            f"  likeliest cause of drift: {top.group} {top.key}: {top.original} -> {top.replay}"
+        )
+    return "\n".join(lines) + "\n"

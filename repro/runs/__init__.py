@@ -1,0 +1,1 @@
+"""Run directories: their layout, the run record, finding and reading runs and published results."""

@@ -1,0 +1,71 @@
+"""The layout of a run directory: every file name and folder scheme, in one place.
+
+A run directory is `results/<spec-name>/<run-id>/`; the original of a captured experiment is
+the run with the id `original`. Per scenario it holds `<Scenario>/performance/run_<k>/` and
+`<Scenario>/accuracy/`, each with LoadGen's files untouched beside the worker's own. A run is
+built under the hidden name `.<run-id>.partial` and renamed when its record is written, so a
+run killed hard never looks like a finished one.
+
+Other modules ask this one for paths; none spells a file name of a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+#: the run record
+RUN_FILE: Final = "run.json"
+#: the run id of a captured original
+ORIGINAL_RUN_ID: Final = "original"
+
+# LoadGen's own files (names fixed by LoadGen)
+SUMMARY: Final = "mlperf_log_summary.txt"
+DETAIL: Final = "mlperf_log_detail.txt"
+ACCURACY_LOG: Final = "mlperf_log_accuracy.json"
+
+# The worker's files, beside LoadGen's in each test folder
+REQUEST_FILE: Final = "request.json"
+WORKER_LOG: Final = "worker.log"
+WORKER_RESULT: Final = "worker.json"
+HIST_FILE: Final = "latency_hist.npz"
+LATENCIES_FILE: Final = "latencies_ns.npy"
+INFERENCE_FILE: Final = "inference_ns.npy"
+#: (QSL index, top-1) pairs of an accuracy run, written by the orchestrator
+PREDICTIONS_FILE: Final = "predictions.npy"
+
+
+def spec_results(results_dir: Path, spec_name: str) -> Path:
+    """`results/<spec-name>/`: every run of one spec."""
+    return results_dir / spec_name
+
+
+def run_dir(results_dir: Path, spec_name: str, run_id: str) -> Path:
+    """`results/<spec-name>/<run-id>/`."""
+    return spec_results(results_dir, spec_name) / run_id
+
+
+def partial_dir(results_dir: Path, spec_name: str, run_id: str) -> Path:
+    """Where a run is built before it is renamed to its run_dir."""
+    return spec_results(results_dir, spec_name) / f".{run_id}.partial"
+
+
+def is_partial(path: Path) -> bool:
+    """A run still being built (or abandoned by a hard kill)."""
+    return path.name.startswith(".")
+
+
+def test_dir(scenario: str, mode: str, repeat: int) -> str:
+    """A test's folder relative to its run: `<Scenario>/performance/run_<k>` or
+    `<Scenario>/accuracy`."""
+    return f"{scenario}/{mode}" + (f"/run_{repeat}" if mode == "performance" else "")
+
+
+def record_file(run: Path) -> Path:
+    """The run.json of a run directory."""
+    return run / RUN_FILE
+
+
+def original_of(spec_results_dir: Path) -> Path:
+    """`results/<spec-name>/original/`."""
+    return spec_results_dir / ORIGINAL_RUN_ID

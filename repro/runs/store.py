@@ -1,0 +1,94 @@
+"""Finding and loading runs: repro run directories and published MLPerf results, each read once."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from repro.errors import SpecError
+from repro.runs import layout
+from repro.runs.record import RunRecord
+
+SideKind = Literal["repro", "mlperf"]
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """A run record with the folder it was read from and what kind of result it is."""
+
+    path: Path
+    kind: SideKind
+    record: RunRecord
+
+    def test_path(self, test_dir: str, name: str) -> Path:
+        """A file of one of the run's tests."""
+        return self.path / test_dir / name
+
+
+_cache: dict[tuple[Path, int, int], RunRecord] = {}
+
+
+def load_run(run: Path) -> RunRecord:
+    """Read a run directory's run.json (once per file version); a broken one is bad input."""
+    path = layout.record_file(run)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise SpecError(
+            f"{run}: not a repro run directory (no {layout.RUN_FILE})",
+            hint="pass results/<name>/<run-id>/ or results/<name>/",
+        ) from None
+    key = (path.resolve(), st.st_mtime_ns, st.st_size)
+    if key not in _cache:
+        try:
+            _cache[key] = RunRecord.model_validate(json.loads(path.read_text()))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+            raise SpecError(f"{path}: not a valid run record: {exc}") from None
+    return _cache[key]
+
+
+def list_runs(spec_results: Path) -> list[Path]:
+    """Finished run directories of one spec, oldest first (run ids sort by time)."""
+    if not spec_results.is_dir():
+        return []
+    return sorted(
+        p
+        for p in spec_results.iterdir()
+        if p.is_dir() and not layout.is_partial(p) and layout.record_file(p).is_file()
+    )
+
+
+def latest_complete(spec_results: Path, *, exclude: Path) -> Path | None:
+    """The newest run of a spec that finished (complete or LoadGen-invalid), besides `exclude`."""
+    candidates = [p for p in list_runs(spec_results) if p.resolve() != exclude.resolve()]
+    for p in reversed(candidates):
+        if load_run(p).status in ("complete", "invalid"):
+            return p
+    return None
+
+
+def open_run(path: Path) -> LoadedRun:
+    """A repro run directory, `results/<name>/` (its original) or a published MLPerf result."""
+    from repro.runs.mlperf import is_mlperf_result, read_mlperf_result
+
+    if not path.exists():
+        raise SpecError(f"{path}: no such directory")
+    if is_mlperf_result(path):
+        return LoadedRun(path, "mlperf", read_mlperf_result(path))
+    if layout.record_file(path).is_file():
+        return LoadedRun(path, "repro", load_run(path))
+    original = layout.original_of(path)
+    if layout.record_file(original).is_file():
+        return LoadedRun(original, "repro", load_run(original))
+    raise SpecError(
+        f"{path}: not a run directory, a results/<name>/ folder or an MLPerf result",
+        hint="pass results/<name>/, results/<name>/original/ or a published "
+        "results/<system>/<benchmark>/ folder",
+    )
+
+
+def open_replay(path: Path) -> LoadedRun:
+    """A replay given on the command line: a repro run directory."""
+    return LoadedRun(path, "repro", load_run(path))

@@ -1,0 +1,159 @@
+"""Fakes for orchestration tests: an in-process engine and runner, a fake environment manager.
+
+They stand in for LoadGen, onnxruntime and a worker process so that `Replayer` (selection,
+settings, status collection, interruption) and `auto` are unit-tested in milliseconds; the
+real things have their own integration tests.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from repro.artifacts.npz import read_npz
+from repro.backends.onnxruntime import OnnxRuntimePlugin
+from repro.environments.base import EnvironmentManager, RealizedEnvironment
+from repro.errors import EnvironmentSetupError
+from repro.harness.request import WorkerRequest, WorkerResult
+from repro.runs import layout
+from repro.spec.models import ExperimentSpec
+
+
+class EchoEngine:
+    """Predicts `sample.sum() mod 10` for each sample: deterministic, instant, no library."""
+
+    name: ClassVar[str] = "echo"
+
+    def load(
+        self,
+        model: Path,
+        options: Any,
+        *,
+        runtime: Mapping[str, Any],
+        input_name: str | None,
+        output_name: str | None,
+    ) -> None:
+        self.options = options
+
+    def predict(self, batch: np.ndarray) -> np.ndarray:
+        flat = batch.reshape(len(batch), -1)
+        return (np.abs(flat.sum(axis=1)).astype(np.int64) % 10).astype(np.int64)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "echo", "options": self.options.model_dump(mode="json")}
+
+
+class EchoPlugin(OnnxRuntimePlugin):
+    """The onnxruntime section of a spec, served by the in-process EchoEngine."""
+
+    engine = "tests.fakes:EchoEngine"
+
+
+SUMMARY = """================================================
+MLPerf Results Summary
+================================================
+SUT name : FakeSUT
+Scenario : {scenario}
+Mode     : {mode}
+Samples per second: {sps}
+Result is : {validity}
+50.00 percentile latency (ns)   : {p50}
+90.00 percentile latency (ns)   : {p90}
+99.00 percentile latency (ns)   : {p99}
+
+No warnings encountered during test.
+
+No errors encountered during test.
+"""
+
+
+class InProcessRunner:
+    """Runs each test in this process: the registry's engine over the data set, LoadGen-shaped
+    logs written by hand. `behaviour` maps "Scenario/mode" to "invalid", "fail", "crash" or
+    "interrupt" to script what a worker does."""
+
+    def __init__(self, behaviour: dict[str, str] | None = None) -> None:
+        self.behaviour = behaviour or {}
+        self.requests: list[WorkerRequest] = []
+
+    def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
+        return {"schema": "repro.fingerprint/v1", "hardware": {"machine": "fake"}}
+
+    def run(
+        self, env: RealizedEnvironment, request: Path, out_dir: Path, *, timeout_s: float
+    ) -> int:
+        from repro.backends.registry import get_backend
+
+        req = WorkerRequest.model_validate_json(request.read_text())
+        self.requests.append(req)
+        what = self.behaviour.get(f"{req.scenario}/{req.mode}", "")
+        if what == "interrupt":
+            raise KeyboardInterrupt
+        if what == "crash":
+            (out_dir / layout.WORKER_LOG).write_text("Segmentation fault\n")
+            return -11
+        if what == "fail":
+            result = WorkerResult(status="failed", error="RuntimeError: scripted failure")
+            (out_dir / layout.WORKER_RESULT).write_text(result.model_dump_json())
+            return 3
+        engine = get_backend(req.backend.name).load_engine()()
+        engine.load(
+            Path(req.model_path),
+            req.backend.options,
+            runtime=req.runtime,
+            input_name=req.input_name,
+            output_name=req.output_name,
+        )
+        inputs = read_npz(Path(req.dataset_path))[req.inputs_key][: req.total_sample_count]
+        preds = engine.predict(inputs)
+        (out_dir / layout.SUMMARY).write_text(
+            SUMMARY.format(
+                scenario=req.scenario,
+                mode="PerformanceOnly" if req.mode == "performance" else "AccuracyOnly",
+                sps=1000.0,
+                validity="INVALID" if what == "invalid" else "VALID",
+                p50=1000,
+                p90=1200,
+                p99=1500,
+            )
+        )
+        if req.mode == "accuracy":
+            entries = [
+                {"qsl_idx": i, "data": np.asarray([p], dtype="<i8").tobytes().hex()}
+                for i, p in enumerate(preds.tolist())
+            ]
+            (out_dir / layout.ACCURACY_LOG).write_text(json.dumps(entries))
+        result = WorkerResult(
+            status="complete",
+            backend=engine.describe(),
+            queries_completed=len(preds),
+            samples_completed=len(preds),
+            output_dtype="<i8",
+            output_shape=[],
+        )
+        (out_dir / layout.WORKER_RESULT).write_text(result.model_dump_json())
+        return 0
+
+
+class FakeManager(EnvironmentManager):
+    """A manager whose availability and realization a test scripts."""
+
+    name: ClassVar[str] = "fake"
+    usable: ClassVar[bool] = True
+    fails: ClassVar[bool] = False
+    realized: ClassVar[list[str]] = []
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        return cls.usable, "scripted" if cls.usable else "fake tool is missing"
+
+    def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
+        if self.fails:
+            raise EnvironmentSetupError(f"{self.name}: scripted failure to realize")
+        FakeManager.realized.append(self.name)
+        return RealizedEnvironment(manager=self.name, python=[sys.executable], env={})

@@ -1,0 +1,190 @@
+"""A new backend and a new environment manager are one module and one registry line each.
+
+The test copies the package, adds a toy backend and a toy manager the way a contributor would
+(a module each, a line in each registry), and checks in a fresh interpreter that the spec, its
+schema, validation, the CLI's choices, the Python lock, the drift and the fingerprint all know
+them without any other file being touched.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import portable_spec
+
+TOY_BACKEND = '''"""A toy backend: one module, nothing else touched."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from repro.backends.base import BackendPlugin, BackendSpecBase
+from repro.spec.types import SpecModel
+
+
+class ToyOptions(SpecModel):
+    """Options of the toy backend."""
+
+    weights: str | None = Field(None, description="an artifact holding extra weights")
+
+
+class ToyBackend(BackendSpecBase):
+    """`"backend": {"name": "toy"}`."""
+
+    name: Literal["toy"]
+    options: ToyOptions = Field(default_factory=ToyOptions)
+
+
+class ToyPlugin(BackendPlugin):
+    name: ClassVar[str] = "toy"
+    spec_model = ToyBackend
+    engine = "repro.backends.toy:ToyEngine"
+    worker_packages = ("mlcommons-loadgen", "numpy", "toy-runtime")
+    install_hint = "pip install toy-runtime"
+    key_packages = ("toy-runtime",)
+
+    def artifact_refs(self, options: SpecModel) -> dict[str, str]:
+        assert isinstance(options, ToyOptions)
+        return {"$.backend.options.weights": options.weights} if options.weights else {}
+
+    def build_info(self) -> dict[str, Any] | None:
+        return {"version": "0.0.1"}
+
+
+PLUGIN = ToyPlugin()
+'''
+
+TOY_MANAGER = '''"""A toy environment manager: one module, nothing else touched."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from repro.environments.base import (
+    CaptureContext,
+    EnvironmentManager,
+    EnvironmentSpecBase,
+    RealizedEnvironment,
+)
+from repro.spec.types import LockFile
+
+
+class ToyEnvironment(EnvironmentSpecBase):
+    """`"environment": {"manager": "toyenv", ...}`."""
+
+    manager: Literal["toyenv"]
+    toy_lock: LockFile
+
+
+class ToyManager(EnvironmentManager):
+    name: ClassVar[str] = "toyenv"
+    spec_model = ToyEnvironment
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        return True, "always"
+
+    def capture(self, ctx: CaptureContext) -> dict[str, Any]:
+        return {"manager": self.name, "toy_lock": ctx.python_lock}
+
+    def realize(self, spec: Any, spec_path: Path, workdir: Path) -> RealizedEnvironment:
+        return RealizedEnvironment(manager=self.name, python=[sys.executable], env={})
+'''
+
+CHECK = """
+import json, sys
+from pathlib import Path
+from repro.spec.io import parse_spec
+from repro.spec.schema import schema_text
+from repro.validate import check
+from repro.cli.capture_cmd import capture
+from repro.cli.replay_cmd import replay
+from repro.pylock import top_level
+from repro.envdiff import key_packages
+from repro.fingerprint import collect
+from repro.environments.registry import get_manager
+
+raw = json.loads(Path(sys.argv[1]).read_text())
+spec = parse_spec(raw, source=sys.argv[1])
+problems = [(p.where, p.message) for p in check(spec, Path(sys.argv[1]))]
+choices = {p.name: list(getattr(p.type, "choices", [])) for p in capture.params}
+env_choices = next(list(p.type.choices) for p in replay.params if p.name == "env_name")
+print(json.dumps({
+    "backend": type(spec.backend).__name__,
+    "environment": type(spec.environment).__name__,
+    "problems": problems,
+    "schema": "ToyBackend" in schema_text() and "ToyEnvironment" in schema_text(),
+    "capture_backends": choices["backend"],
+    "capture_managers": choices["env_manager"],
+    "replay_envs": env_choices,
+    "lock": top_level(__import__("repro.backends.registry", fromlist=["x"]).get_backend("toy"),
+                      {"mlcommons-loadgen": "6", "numpy": "2", "toy-runtime": "1.0"}),
+    "key_packages": "toy-runtime" in key_packages(),
+    "build_info": collect(deep=True)["native"].get("toy"),
+    "locks": sorted(get_manager("toyenv").locks(spec.environment)),
+}))
+"""
+
+
+def _add_line(path: Path, after: str, line: str) -> None:
+    text = path.read_text()
+    assert after in text
+    path.write_text(text.replace(after, after + line, 1))
+
+
+def test_a_backend_and_a_manager_are_one_module_and_one_line_each(
+    root: Path, tmp_path: Path
+) -> None:
+    pkg = tmp_path / "src" / "repro"
+    shutil.copytree(root / "repro", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    (pkg / "backends" / "toy").mkdir()
+    (pkg / "backends" / "toy" / "__init__.py").write_text(TOY_BACKEND)
+    _add_line(
+        pkg / "backends" / "registry.py",
+        '    "repro.backends.tvm:PLUGIN",\n',
+        '    "repro.backends.toy:PLUGIN",\n',
+    )
+    (pkg / "environments" / "toyenv.py").write_text(TOY_MANAGER)
+    _add_line(
+        pkg / "environments" / "registry.py",
+        '    "repro.environments.docker:DockerManager",\n',
+        '    "repro.environments.toyenv:ToyManager",\n',
+    )
+    raw = portable_spec(root, "ort-digits")
+    raw["backend"] = {"name": "toy", "options": {"weights": "extra"}}
+    raw["environment"] = {"manager": "toyenv", "toy_lock": raw["environment"]["python_lock"]}
+    spec_path = tmp_path / "toy.json"
+    spec_path.write_text(json.dumps(raw))
+
+    proc = subprocess.run(
+        [sys.executable, "-c", CHECK, str(spec_path)],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path / "src"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["backend"] == "ToyBackend"
+    assert got["environment"] == "ToyEnvironment"
+    assert got["problems"] == [
+        ["$.backend.options.weights", "names artifact 'extra', which is not in $.artifacts"]
+    ]
+    assert got["schema"] is True
+    assert got["capture_backends"][-1] == "toy"
+    assert got["capture_managers"][-1] == "toyenv"
+    assert got["replay_envs"][-1] == "toyenv"
+    assert got["lock"] == ["mlcommons-loadgen==6", "numpy==2", "toy-runtime==1.0"]
+    assert got["key_packages"] is True
+    assert got["build_info"] == {"version": "0.0.1"}
+    assert got["locks"] == ["toy_lock"]

@@ -1,0 +1,55 @@
+"""Every backend in the registry is complete, and the registry is the only list of backends."""
+
+from __future__ import annotations
+
+import importlib.util
+import typing
+
+import pytest
+
+from repro.backends.base import BackendPlugin, BackendSpecBase
+from repro.backends.registry import BACKENDS, backend_names, get_backend
+from repro.errors import SpecError
+from repro.spec.types import SpecModel
+
+
+@pytest.mark.parametrize("name", list(BACKENDS), ids=lambda n: f"backend-{n}")
+def test_each_backend_plugin_is_complete(name: str) -> None:
+    plugin = BACKENDS[name]
+    assert isinstance(plugin, BackendPlugin)
+    assert plugin.name == name
+    assert issubclass(plugin.spec_model, BackendSpecBase)
+    # the spec section is tagged with the plug-in's own name
+    assert typing.get_args(plugin.spec_model.model_fields["name"].annotation) == (name,)
+    options = plugin.spec_model.model_fields["options"].annotation
+    assert isinstance(options, type)
+    assert issubclass(options, SpecModel)
+    options()  # every option has a default: `{"name": NAME}` alone is a valid section
+    module, _, cls = plugin.engine.partition(":")
+    assert cls, f"{plugin.engine}: expected module:Class"
+    assert importlib.util.find_spec(module) is not None
+    assert plugin.worker_packages
+    assert "mlcommons-loadgen" in plugin.worker_packages
+    assert plugin.install_hint
+    assert plugin.nix_shell
+
+
+def test_the_spec_accepts_exactly_the_registered_backends() -> None:
+    from repro.spec.models import BackendSpec
+
+    union = typing.get_args(typing.get_args(BackendSpec)[0])
+    assert {m.model_fields["name"].annotation for m in union} == {
+        typing.Literal[n] for n in BACKENDS
+    }
+
+
+def test_capture_cli_offers_the_registered_backends() -> None:
+    from repro.cli.capture_cmd import capture
+
+    option = next(p for p in capture.params if p.name == "backend")
+    assert list(option.type.choices) == backend_names()  # type: ignore[attr-defined]
+
+
+def test_unknown_backend_lists_the_choices() -> None:
+    with pytest.raises(SpecError, match=r"unknown backend 'nope'; expected one of \['onnxruntime'"):
+        get_backend("nope")

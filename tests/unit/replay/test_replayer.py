@@ -1,0 +1,138 @@
+"""Replayer orchestration with fakes: selection, settings, status collection, interruption."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro.artifacts.cache import ArtifactCache
+from repro.backends import registry
+from repro.environments.base import RealizedEnvironment
+from repro.errors import UsageError
+from repro.replay import Replayer, ReplayOptions
+from repro.runs import layout
+from repro.runs.store import load_run
+from repro.spec.io import parse_spec
+from repro.spec.models import ExperimentSpec
+from tests.fakes import EchoPlugin, InProcessRunner
+from tests.helpers import portable_spec
+
+
+@contextlib.contextmanager
+def _no_bar(label: str, seconds: float) -> Iterator[None]:
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _echo_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.BACKENDS, "onnxruntime", EchoPlugin())
+
+
+@pytest.fixture
+def spec(root: Path, tmp_path: Path) -> tuple[ExperimentSpec, Path]:
+    raw = portable_spec(root, "ort-digits")
+    raw["tolerances"] = {"throughput_rel": 0.2}
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(raw))
+    return parse_spec(raw, source=str(path)), path
+
+
+def _replay(
+    spec: tuple[ExperimentSpec, Path],
+    tmp_path: Path,
+    runner: InProcessRunner,
+    **opts: Any,
+) -> tuple[Path, Any]:
+    env = RealizedEnvironment(manager="fake", python=[sys.executable], env={})
+    options = ReplayOptions(results_dir=tmp_path / "results", **opts)
+    return Replayer(
+        spec[0],
+        spec[1],
+        env,
+        cache=ArtifactCache(tmp_path / "cache"),
+        opts=options,
+        report=lambda _: None,
+        progress=_no_bar,
+        runner=runner,
+    ).run()
+
+
+def test_selection_runs_only_the_chosen_scenarios_and_modes(spec: Any, tmp_path: Path) -> None:
+    runner = InProcessRunner()
+    _, record = _replay(spec, tmp_path, runner, scenarios=("Offline",), modes=("accuracy",))
+    assert [(r.scenario, r.mode) for r in runner.requests] == [("Offline", "accuracy")]
+    assert [(t.scenario, t.mode, t.status) for t in record.tests] == [
+        ("Offline", "accuracy", "valid")
+    ]
+    assert record.status == "complete"
+    assert record.tests[0].accuracy is not None
+    assert 0.0 <= record.tests[0].accuracy["value"] <= 1.0
+
+
+def test_unknown_scenario_is_a_usage_error(spec: Any, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such scenario"):
+        _replay(spec, tmp_path, InProcessRunner(), scenarios=("Nope",))
+
+
+def test_settings_overrides_seeds_and_repeats_reach_the_worker(spec: Any, tmp_path: Path) -> None:
+    runner = InProcessRunner()
+    _replay(
+        spec,
+        tmp_path,
+        runner,
+        scenarios=("SingleStream",),
+        modes=("performance",),
+        repeat=2,
+        min_duration_ms=123,
+    )
+    assert len(runner.requests) == 2
+    for req in runner.requests:
+        assert req.settings["min_duration_ms"] == 123
+        assert req.seeds == spec[0].workload.seeds
+        assert req.backend == spec[0].backend
+
+
+def test_run_records_spec_and_effective_tolerances(spec: Any, tmp_path: Path) -> None:
+    run_dir, record = _replay(spec, tmp_path, InProcessRunner(), scenarios=("Offline",))
+    assert record.tolerances is not None
+    assert record.tolerances.throughput_rel == 0.2
+    assert record.spec["tolerances"]["throughput_rel"] == 0.2
+    assert load_run(run_dir).tolerances == record.tolerances
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "test_status", "run_status", "error"),
+    [
+        ("invalid", "invalid", "invalid", None),
+        ("fail", "failed", "failed", "scripted failure"),
+        ("crash", "failed", "failed", "exited with -11"),
+    ],
+)
+def test_worker_outcomes_are_collected(
+    spec: Any, tmp_path: Path, behaviour: str, test_status: str, run_status: str, error: str | None
+) -> None:
+    runner = InProcessRunner({"Offline/performance": behaviour})
+    _, record = _replay(spec, tmp_path, runner, scenarios=("Offline",))
+    perf = record.performance("Offline")
+    assert [t.status for t in perf] == [test_status]
+    assert record.accuracy_test("Offline").status == "valid"
+    assert record.status == run_status
+    if error:
+        assert error in (perf[0].error or "")
+
+
+def test_interruption_leaves_an_interrupted_run_and_no_partial(spec: Any, tmp_path: Path) -> None:
+    runner = InProcessRunner({"SingleStream/accuracy": "interrupt"})
+    with pytest.raises(KeyboardInterrupt):
+        _replay(spec, tmp_path, runner, run_id="cut")
+    run_dir = layout.run_dir(tmp_path / "results", "ort-digits", "cut")
+    record = load_run(run_dir)
+    assert record.status == "interrupted"
+    assert [t.mode for t in record.tests] == ["performance"]  # what finished is kept
+    assert not layout.partial_dir(tmp_path / "results", "ort-digits", "cut").exists()

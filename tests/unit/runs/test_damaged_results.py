@@ -1,0 +1,86 @@
+"""Damaged results are bad input with the file named (exit 2), never an internal error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.errors import SpecError
+from repro.runs import layout
+from repro.runs.accuracy import decode_accuracy_log, load_predictions
+from tests.helpers import make_run
+
+
+def _report(tmp_path: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "report",
+            "-o",
+            str(tmp_path / "out"),
+            "--compare",
+            str(tmp_path / "r" / "original"),
+            str(tmp_path / "r" / "replay"),
+        ],
+    )
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1)
+    make_run(tmp_path / "r" / "replay", throughput=[100, 101, 99], seed=2)
+    return tmp_path / "r" / "replay"
+
+
+@pytest.mark.parametrize("value", [0, -5.0, "NaN", True, float("inf")])
+def test_a_bad_metric_value_names_the_run_file(tmp_path: Path, runs: Path, value: object) -> None:
+    path = layout.record_file(runs)
+    record = json.loads(path.read_text())
+    offline = next(t for t in record["tests"] if t["scenario"] == "Offline")
+    offline["metrics"]["samples_per_second"] = value
+    path.write_text(json.dumps(record))
+    code, out = _report(tmp_path)
+    assert code == 2, out
+    assert str(path) in out
+    assert "samples_per_second" in out
+
+
+def test_truncated_predictions_name_the_file(tmp_path: Path, runs: Path) -> None:
+    pred = runs / "Offline" / "accuracy" / layout.PREDICTIONS_FILE
+    pred.write_bytes(pred.read_bytes()[:60])
+    code, out = _report(tmp_path)
+    assert code == 2, out
+    assert str(pred) in out
+    assert "damaged predictions file" in out
+    with pytest.raises(SpecError):
+        load_predictions(pred)
+
+
+def test_a_broken_run_record_names_the_file(tmp_path: Path, runs: Path) -> None:
+    layout.record_file(runs).write_text('{"schema": "repro.run/v2", "run_id": ')
+    code, out = _report(tmp_path)
+    assert code == 2, out
+    assert "not a valid run record" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "not a LoadGen accuracy log"),
+        ('{"qsl_idx": 0}', "expected a JSON list"),
+        ('[{"qsl_idx": 0}]', "entry 0 is not a <i8 response"),
+        ('[{"qsl_idx": 0, "data": "zz"}]', "entry 0 is not a <i8 response"),
+        ('[{"qsl_idx": 0, "data": ""}]', "entry 0 is not a <i8 response"),
+    ],
+)
+def test_a_damaged_accuracy_log_names_the_file(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / layout.ACCURACY_LOG
+    path.write_text(text)
+    with pytest.raises(SpecError, match=message) as err:
+        decode_accuracy_log(path, dtype="<i8", shape=())
+    assert str(path) in err.value.message
