@@ -34,7 +34,7 @@ from repro.runs import layout
 from repro.runs.accuracy import load_predictions
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.io import parse_spec, write_spec
-from repro.spec.models import ExperimentSpec, Hardware
+from repro.spec.models import ExperimentSpec, Hardware, Original
 from repro.validate import check
 
 #: the LoadGen seeds of MLPerf Inference v5.0's mlperf.conf, the default of a new capture
@@ -52,6 +52,16 @@ HEADLINE = (
     "early_stopping_p90_ns",
     "early_stopping_p99_ns",
 )
+
+
+@dataclass(frozen=True)
+class Captured:
+    """What a capture produced: the spec as written and, unless --no-run, the original."""
+
+    spec_path: Path
+    spec: ExperimentSpec
+    run_dir: Path | None = None
+    record: RunRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -200,8 +210,8 @@ def capture(
     opts: CaptureOptions,
     report: Reporter,
     progress: ProgressFactory,
-) -> tuple[Path, ExperimentSpec, Path | None]:
-    """Pin, write and (unless opts.run is false) run the experiment; returns the spec path."""
+) -> Captured:
+    """Pin and (unless opts.run is false) run the experiment, then write the spec once."""
     raw = dict(raw)
     raw.setdefault("schema", "repro.experiment/v1")
     raw.pop("id", None)
@@ -228,10 +238,10 @@ def capture(
     original_dir = layout.original_of(layout.spec_results(opts.results_dir, name))
     if opts.run and original_dir.exists() and not opts.force:
         raise UsageError(f"{original_dir} exists; pass --force to capture a new original")
-    spec = write_spec(spec, spec_path)
-    report(f"wrote {spec_path} (id {spec.id})")
     if not opts.run:
-        return spec_path, spec, None
+        spec = write_spec(spec, spec_path)
+        report(f"wrote {spec_path} (id {spec.id})")
+        return Captured(spec_path, spec)
     if original_dir.exists():
         shutil.rmtree(original_dir)
     env = NativeManager().realize(spec, spec_path, cache.root / "envs")
@@ -243,9 +253,13 @@ def capture(
             "run_id": layout.ORIGINAL_RUN_ID,
         }
     )
-    run_dir, record = Replayer(
-        spec, spec_path, env, cache=cache, opts=replay_opts, report=report, progress=progress
-    ).run()
+    try:
+        run_dir, record = Replayer(
+            spec, spec_path, env, cache=cache, opts=replay_opts, report=report, progress=progress
+        ).run()
+    except BaseException:
+        write_spec(spec, spec_path)  # the pins stand even when the original did not finish
+        raise
     original: dict[str, Any] = {
         "path": _rel(run_dir, spec_dir),
         "metrics": original_summary(record),
@@ -253,16 +267,8 @@ def capture(
     refs = reference_predictions(run_dir, record)
     if refs is not None:
         original["reference_predictions"] = refs
-    final = spec.model_copy(
-        update={
-            "original": parse_spec(
-                {
-                    **spec.model_dump(mode="json", by_alias=True, exclude_none=True),
-                    "original": original,
-                },
-                source=source,
-            ).original
-        }
+    final = write_spec(
+        spec.model_copy(update={"original": Original.model_validate(original)}), spec_path
     )
-    final = write_spec(final, spec_path)
-    return spec_path, final, run_dir
+    report(f"wrote {spec_path} (id {final.id})")
+    return Captured(spec_path, final, run_dir, record)

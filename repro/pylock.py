@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
+from repro.atomic import atomic_write_text
 from repro.errors import EnvironmentSetupError
 
 if TYPE_CHECKING:
@@ -122,7 +123,5 @@ def write_python_lock(backend: BackendPlugin, out: Path, *, timeout_s: float = 6
             f"{sys.version_info.major}.{sys.version_info.minor}; install with\n"
             f"#   pip install --no-deps --require-hashes -r {LOCK_NAME}\n"
         )
-        tmp_out = out.with_name(f".{out.name}.partial")
-        tmp_out.write_text(header + text)
-        tmp_out.replace(out)
+        atomic_write_text(out, header + text)
     return PythonLock(out, sha256_file(out), complete, read_pins(text), note)

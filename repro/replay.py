@@ -18,6 +18,7 @@ import numpy as np
 from repro import __version__, _subprocess
 from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.npz import read_npz
+from repro.atomic import atomic_write_text
 from repro.environments.base import RealizedEnvironment
 from repro.errors import RunError, SpecError, UsageError
 from repro.fetching import fetch_all
@@ -26,7 +27,7 @@ from repro.runs import layout
 from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
 from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import RunRecord, TestRecord
-from repro.spec.io import atomic_write_text, spec_id
+from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
 from repro.verdicts import run_status, test_status
 

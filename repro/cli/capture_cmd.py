@@ -10,6 +10,7 @@ import click
 
 from repro.artifacts.cache import ArtifactCache
 from repro.backends.registry import backend_names
+from repro.cli.params import parse_key_value
 from repro.cli.progress import TimedBar, note
 from repro.cli.replay_cmd import print_run_summary
 from repro.cli.spec_cmds import cache_dir_option, json_option
@@ -18,23 +19,11 @@ from repro.errors import RunError, SpecError, UsageError
 from repro.spec.models import SCENARIOS
 
 
-def _value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def parse_source(text: str, option: str) -> dict[str, Any]:
     """`recipe:NAME[,k=v...]`, an http(s)/file URL, or a local path."""
     if text.startswith("recipe:"):
         name, *params = text[len("recipe:") :].split(",")
-        values = {}
-        for p in params:
-            if "=" not in p:
-                raise UsageError(f"{option} {text}: recipe parameters are k=v, got {p!r}")
-            k, v = p.split("=", 1)
-            values[k] = _value(v)
+        values = dict(parse_key_value(p, option=f"{option} {text}:") for p in params)
         return {"recipe": name, "params": values}
     if text.startswith(("http://", "https://", "file://")):
         return {"url": text}
@@ -42,17 +31,16 @@ def parse_source(text: str, option: str) -> dict[str, Any]:
 
 
 def _set_setting(scenarios: dict[str, dict[str, Any]], text: str) -> None:
-    if "=" not in text or "." not in text.split("=", 1)[0]:
-        raise UsageError(
-            f"--setting {text}: expected SCENARIO.key=value, e.g. Offline.offline_expected_qps=100"
-        )
-    lhs, value = text.split("=", 1)
-    scenario, key = lhs.split(".", 1)
+    example = "SCENARIO.key=value, e.g. Offline.offline_expected_qps=100"
+    lhs, value = parse_key_value(text, option="--setting", example=example)
+    scenario, dot, key = lhs.partition(".")
+    if not dot:
+        raise UsageError(f"--setting {text}: expected {example}")
     if scenario not in SCENARIOS:
         raise UsageError(
             f"--setting {text}: unknown scenario {scenario!r}; expected one of {list(SCENARIOS)}"
         )
-    scenarios.setdefault(scenario, {})[key] = _value(value)
+    scenarios.setdefault(scenario, {})[key] = value
 
 
 def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
@@ -74,10 +62,8 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
         backend.clear()
         backend["name"] = flags["backend"]
     for opt in flags["backend_options"]:
-        if "=" not in opt:
-            raise UsageError(f"--backend-option {opt}: expected key=value")
-        k, v = opt.split("=", 1)
-        backend.setdefault("options", {})[k] = _value(v)
+        k, v = parse_key_value(opt, option="--backend-option")
+        backend.setdefault("options", {})[k] = v
     wl = raw.setdefault("workload", {})
     for key in (
         "input_name",
@@ -240,7 +226,7 @@ def capture(
         force=force,
         replay=ReplayOptions(repeat=repeat, min_duration_ms=min_duration_ms),
     )
-    spec_path, spec, run_dir = run_capture(
+    captured = run_capture(
         raw,
         source=source,
         cache=ArtifactCache(cache_dir),
@@ -252,21 +238,19 @@ def capture(
         click.echo(
             json.dumps(
                 {
-                    "spec": str(spec_path),
-                    "id": spec.id,
-                    "original": str(run_dir) if run_dir else None,
+                    "spec": str(captured.spec_path),
+                    "id": captured.spec.id,
+                    "original": str(captured.run_dir) if captured.run_dir else None,
                 }
             )
         )
     else:
-        click.echo(f"spec {spec_path} (id {spec.id})")
-    if run_dir is not None:
-        from repro.runs.store import load_run
-
-        record = load_run(run_dir)
+        click.echo(f"spec {captured.spec_path} (id {captured.spec.id})")
+    if captured.run_dir is not None and captured.record is not None:
         if not as_json:
-            print_run_summary(run_dir, record)
-        if record.status != "complete":
+            print_run_summary(captured.run_dir, captured.record)
+        if captured.record.status != "complete":
             raise RunError(
-                f"the original run is {record.status}", hint=f"see LoadGen's logs in {run_dir}"
+                f"the original run is {captured.record.status}",
+                hint=f"see LoadGen's logs in {captured.run_dir}",
             )

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from repro.artifacts.cache import ArtifactCache
+from repro.cli.params import parse_key_value
 from repro.cli.progress import TimedBar, note
 from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import replay_choices
-from repro.errors import RunError, UsageError
-from repro.spec.models import SCENARIOS, ExperimentSpec
+from repro.errors import RunError
+from repro.spec.models import SCENARIOS
 
 if TYPE_CHECKING:
     from repro.runs.record import RunRecord
@@ -115,11 +115,13 @@ def replay(
     """
     from repro.environments.registry import realize
     from repro.replay import Replayer, ReplayOptions
+    from repro.spec.io import with_backend_options
     from repro.validate import require_valid
 
     spec = require_valid(spec_path)
     if backend_options:
-        spec = override_backend(spec, spec_path, backend_options)
+        overrides = dict(parse_key_value(o, option="--backend-option") for o in backend_options)
+        spec = with_backend_options(spec, overrides, source=f"{spec_path} with --backend-option")
     opts = ReplayOptions(
         scenarios=tuple(scenarios),  # type: ignore[arg-type]
         modes=tuple(modes),  # type: ignore[arg-type]
@@ -155,26 +157,6 @@ def replay(
             f"run {record.status}: {details}",
             hint=f"LoadGen's logs are in {run_dir}; mlperf_log_summary.txt says why",
         )
-
-
-def override_backend(
-    spec: ExperimentSpec, spec_path: Path, options: tuple[str, ...]
-) -> ExperimentSpec:
-    """The spec with some backend options replaced; the spec id changes with them."""
-    from repro.spec.io import parse_spec, with_id
-
-    data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-    for text in options:
-        if "=" not in text:
-            raise UsageError(f"--backend-option {text}: expected key=value")
-        key, raw = text.split("=", 1)
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        data["backend"].setdefault("options", {})[key] = value
-    data.pop("id", None)
-    return with_id(parse_spec(data, source=f"{spec_path} with --backend-option"))
 
 
 def print_run_summary(run_dir: Path, record: RunRecord) -> None:

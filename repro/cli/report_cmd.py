@@ -64,10 +64,10 @@ def report(
       repro report --compare results/ort-digits/
       repro report --compare results/ort-digits/original results/ort-digits/20261129T1715Z-3fa2c1
     """
+    from repro.atomic import atomic_write_text
     from repro.compare import build_report, resolve_inputs, tolerances_for
     from repro.reports import html as html_report
     from repro.reports import markdown, text
-    from repro.spec.io import atomic_write_text
 
     wanted = [f.strip() for f in formats.split(",") if f.strip()]
     bad = [f for f in wanted if f not in FORMATS]

@@ -10,6 +10,8 @@ import click
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.recipes import RECIPES, get_recipe
+from repro.atomic import atomic_path
+from repro.cli.params import parse_key_value
 from repro.cli.progress import note
 from repro.errors import SpecError
 from repro.spec.io import write_spec
@@ -163,13 +165,7 @@ def recipe_list(as_json: bool) -> None:
 
 
 def _parse_param(text: str) -> tuple[str, int | float | str | bool]:
-    if "=" not in text:
-        raise SpecError(f"--param {text!r}: expected NAME=VALUE")
-    key, raw = text.split("=", 1)
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
+    key, value = parse_key_value(text, option="--param", example="NAME=VALUE")
     if not isinstance(value, int | float | str | bool):
         raise SpecError(f"--param {key}: expected a number, string or boolean")
     return key, value
@@ -189,13 +185,8 @@ def recipe_run(name: str, output: Path, params: tuple[str, ...]) -> None:
     r = get_recipe(name)
     values = dict(_parse_param(p) for p in params)
     r.resolve(values, where="--param")
-    tmp = output.with_name(f".{output.name}.partial")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    with atomic_path(output) as tmp:
         r.generate(tmp, values)
-        tmp.replace(output)
-    finally:
-        tmp.unlink(missing_ok=True)
     click.echo(f"{sha256_file(output)}  {output}")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from repro.atomic import atomic_write_text
 from repro.backends.base import Engine
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.runs.layout import (
@@ -23,7 +24,6 @@ from repro.runs.layout import (
     LATENCIES_FILE,
     WORKER_RESULT,
 )
-from repro.spec.io import atomic_write_text
 from repro.stats.histogram import LatencyHistogram
 
 

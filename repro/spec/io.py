@@ -5,15 +5,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from repro.atomic import atomic_write_text
 from repro.errors import SpecError
 from repro.spec.models import SUPPORTED_SCHEMAS, ExperimentSpec
 
@@ -48,13 +47,13 @@ def spec_id(spec: ExperimentSpec) -> str:
     return hashlib.sha256(canonical_json(data).encode()).hexdigest()
 
 
-def json_path(loc: tuple[int | str, ...], raw: Any) -> str:
+def json_path(loc: tuple[int | str, ...], raw: Any, *, root: str = "$") -> str:
     """Turn a pydantic error location into a JSON path of the user's document.
 
     Discriminated unions put their tag into the location (`backend.onnxruntime.options`);
     elements that are not in the document are dropped, except a last, missing field.
     """
-    path = "$"
+    path = root
     node = raw
     for i, part in enumerate(loc):
         last = i == len(loc) - 1
@@ -120,11 +119,14 @@ def _describe(err: Mapping[str, Any]) -> str:
     return msg
 
 
-def format_validation_error(source: str, exc: ValidationError, raw: Any) -> str:
-    """One message naming the file and, per problem, the JSON path and what was expected."""
+def format_validation_error(source: str, exc: ValidationError, raw: Any, *, root: str = "$") -> str:
+    """One message naming the file and, per problem, the JSON path and what was expected.
+
+    `root` is the JSON path of `raw` inside the spec, when a part was validated alone.
+    """
     lines = [f"{source}: invalid experiment spec ({exc.error_count()} problem(s))"]
     for err in exc.errors():
-        where = json_path(tuple(err["loc"]), raw)
+        where = json_path(tuple(err["loc"]), raw, root=root)
         got = ""
         if err["type"] not in ("missing", "extra_forbidden") and "input" in err:
             shown = json.dumps(err["input"], default=str)
@@ -235,23 +237,26 @@ def with_id(spec: ExperimentSpec) -> ExperimentSpec:
     return spec.model_copy(update={"id": spec_id(spec)})
 
 
+def with_backend_options(
+    spec: ExperimentSpec, overrides: Mapping[str, Any], *, source: str
+) -> ExperimentSpec:
+    """The spec with some backend options replaced, validated, with its new id."""
+    options = {**spec.backend.options.model_dump(mode="json"), **overrides}
+    section = {"name": spec.backend.name, "options": options}
+    try:
+        backend = type(spec.backend).model_validate(section)
+    except ValidationError as exc:
+        raise SpecError(
+            format_validation_error(source, exc, section, root="$.backend"),
+            hint="the backend's options are in `repro schema`",
+        ) from None
+    return with_id(spec.model_copy(update={"backend": backend}))
+
+
 def dump_spec(spec: ExperimentSpec) -> str:
     """The spec as pretty JSON, None-valued optional fields left out."""
     data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write to a temporary name in the same folder, then rename over the target."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_spec(spec: ExperimentSpec, path: Path) -> ExperimentSpec:

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from repro.atomic import atomic_path
 from repro.backends.tvm import TvmOptions, TvmRuntime
 
 CACHE_FORMAT = 1
@@ -199,9 +200,8 @@ class TvmEngine:
                     options.opt_level,
                     Path(db_path) if db_path else None,
                 )
-                tmp = lib_path.with_name(f".{lib_path.name}.{os.getpid()}.partial.so")
-                exe.export_library(str(tmp))
-                tmp.replace(lib_path)
+                with atomic_path(lib_path, suffix=".so") as tmp:
+                    exe.export_library(str(tmp))
                 cached[str(batch)] = False
             else:
                 cached[str(batch)] = True

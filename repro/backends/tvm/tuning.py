@@ -15,6 +15,7 @@ from typing import Any
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetch import materialize
+from repro.atomic import atomic_path
 from repro.backends.tvm import TvmOptions
 from repro.errors import BackendUnavailableError, SpecError
 from repro.spec.io import parse_spec, write_spec
@@ -105,10 +106,8 @@ def tune(
             "tuned_on": tvm.target.codegen.llvm_get_system_cpu(),
             "tuning_s": round(time.monotonic() - t0, 1),
         }
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out_path.with_name(f".{out_path.name}.partial")
-        pack_database(Path(work), tmp, meta)
-        tmp.replace(out_path)
+        with atomic_path(out_path) as tmp:
+            pack_database(Path(work), tmp, meta)
     report(f"tuned {tasks_total} tasks in {meta['tuning_s']} s -> {out_path}")
     data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     data.pop("id", None)

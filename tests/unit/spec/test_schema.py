@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from repro.cli import cli
 from repro.spec.schema import COMMITTED_PATH, json_schema, schema_text
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = sorted((ROOT / "specs").glob("*.json")) + sorted(
     (ROOT / "tests" / "data" / "specs").glob("valid-*.json")
 )

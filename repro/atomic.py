@@ -1,0 +1,42 @@
+"""Writing files so that a reader never sees half of one: write a temporary name, then rename.
+
+The temporary file lives in the target's folder (a rename is atomic only within a file system)
+and is removed when the writer fails or is interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
+    """A fresh temporary path beside `target`; renamed over it when the block succeeds.
+
+    `suffix` keeps a file type a tool insists on (e.g. ".so" for a shared library).
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write text to `path` atomically (UTF-8)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write bytes to `path` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
