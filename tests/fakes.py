@@ -20,6 +20,7 @@ from repro.backends.onnxruntime import OnnxRuntimePlugin
 from repro.environments.base import EnvironmentManager, RealizedEnvironment
 from repro.errors import EnvironmentSetupError
 from repro.harness.request import WorkerRequest, WorkerResult
+from repro.harness.worker import load_backend
 from repro.runs import layout
 from repro.spec.models import ExperimentSpec
 
@@ -87,8 +88,6 @@ class InProcessRunner:
     def run(
         self, env: RealizedEnvironment, request: Path, out_dir: Path, *, timeout_s: float
     ) -> int:
-        from repro.backends.registry import get_backend
-
         req = WorkerRequest.model_validate_json(request.read_text())
         self.requests.append(req)
         what = self.behaviour.get(f"{req.scenario}/{req.mode}", "")
@@ -101,14 +100,7 @@ class InProcessRunner:
             result = WorkerResult(status="failed", error="RuntimeError: scripted failure")
             (out_dir / layout.WORKER_RESULT).write_text(result.model_dump_json())
             return 3
-        engine = get_backend(req.backend.name).load_engine()()
-        engine.load(
-            Path(req.model_path),
-            req.backend.options,
-            runtime=req.runtime,
-            input_name=req.input_name,
-            output_name=req.output_name,
-        )
+        engine = load_backend(req)
         inputs = read_npz(Path(req.dataset_path))[req.inputs_key][: req.total_sample_count]
         preds = engine.predict(inputs)
         (out_dir / layout.SUMMARY).write_text(

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
-from repro.errors import UsageError
+from repro import _subprocess
+from repro.errors import EnvironmentSetupError, UsageError
 from repro.spec.types import LockFile, SpecModel
 
 if TYPE_CHECKING:
@@ -147,6 +148,26 @@ class EnvironmentManager:
     def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
         """Make the environment exist (cached) and say how to run the worker in it."""
         raise NotImplementedError  # pragma: no cover
+
+
+class PendingManager(EnvironmentManager):
+    """A manager whose spec section is read and validated but whose replay is not built yet:
+    it says so plainly instead of pretending."""
+
+    tool: ClassVar[str]
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        if _subprocess.which(cls.tool) is None:
+            return False, f"`{cls.tool}` is not on PATH"
+        return False, f"replay inside {cls.name} is not implemented in this version of repro"
+
+    def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
+        _, why = self.available()
+        raise EnvironmentSetupError(
+            f"cannot realize a {self.name} environment: {why}",
+            hint="replay with --env venv or --env native",
+        )
 
 
 def repro_source_root() -> Path:
