@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from repro.environments.base import RESULT_VARIABLE_PREFIXES
+from repro.privacy import redact_text, result_variables
 
 FINGERPRINT_SCHEMA = "repro.fingerprint/v1"
 #: CPU flags that change which kernels inference libraries pick
@@ -179,22 +179,19 @@ def collect(*, deep: bool = False) -> dict[str, Any]:
             "libc": f"{libc[0]} {libc[1]}".strip() or None,
             "container": _container(),
             "virtualization": _read("/sys/class/dmi/id/product_name"),
-            "hostname": uname.node,
         },
         "python": {
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),
             "build": " ".join(platform.python_build()),
             "compiler": platform.python_compiler(),
-            "executable": sys.executable,
-            "prefix": sys.prefix,
+            "executable": redact_text(sys.executable),
+            "prefix": redact_text(sys.prefix),
             "platform_tag": sysconfig.get_platform(),
         },
         "packages": _packages(),
         "native": _native(deep),
-        "variables": {
-            k: v for k, v in sorted(os.environ.items()) if k.startswith(RESULT_VARIABLE_PREFIXES)
-        },
+        "variables": result_variables(),
     }
 
 

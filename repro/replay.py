@@ -6,7 +6,9 @@ import contextlib
 import datetime as dt
 import json
 import secrets
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from repro.environments.base import RealizedEnvironment
 from repro.errors import RunError, SpecError, UsageError
 from repro.fetching import fetch_all
 from repro.harness.request import WorkerRequest, WorkerResult
+from repro.privacy import redact, redact_text
 from repro.runs import layout
 from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
 from repro.runs.loadgen_logs import read_logs
@@ -196,6 +199,7 @@ class Replayer:
             },
         )
         t0 = time.monotonic()
+        self._scratch = Path(tempfile.mkdtemp(prefix="repro-requests-"))
         try:
             with _sigterm_as_interrupt():
                 record.fingerprint = self.runner.fingerprint(self.env)
@@ -210,10 +214,9 @@ class Replayer:
         finally:
             record.finished_utc = _utc_now()
             record.duration_s = round(time.monotonic() - t0, 3)
-            atomic_write_text(
-                layout.record_file(work), record.model_dump_json(indent=2, by_alias=True)
-            )
+            atomic_write_text(layout.record_file(work), record.dump())
             work.replace(final)
+            shutil.rmtree(self._scratch, ignore_errors=True)
         if record.status == "interrupted":
             raise KeyboardInterrupt
         return final, record
@@ -237,8 +240,13 @@ class Replayer:
         out_dir = work / rel
         out_dir.mkdir(parents=True)
         req = self._request(scenario, mode, out_dir)
-        req_path = out_dir / layout.REQUEST_FILE
+        # The worker reads the request from a private scratch file; the run keeps a copy with
+        # the home directory redacted (the cache lives there).
+        req_path = self._scratch / f"{rel.replace('/', '-')}.json"
         req_path.write_text(req.model_dump_json(indent=2))
+        (out_dir / layout.REQUEST_FILE).write_text(
+            json.dumps(redact(req.model_dump(mode="json")), indent=2) + "\n"
+        )
         label = f"{scenario} {mode}" + (f" {k}/{repeats}" if repeats > 1 else "")
         with self.progress(label, _expected_seconds(req.settings, mode)):
             rc = self.runner.run(self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s)
@@ -263,6 +271,7 @@ class Replayer:
             )
         try:
             result = WorkerResult.model_validate_json(result_path.read_text(errors="replace"))
+            atomic_write_text(result_path, redact_text(result.model_dump_json(indent=2)) + "\n")
         except ValueError as exc:
             return TestRecord(
                 **base, status="failed", error=f"{result_path}: damaged worker result: {exc}"
@@ -364,7 +373,18 @@ class ProcessRunner:
         except BaseException:
             _stop(proc)
             raise
+        finally:
+            _redact_file(out_dir / layout.WORKER_LOG)
         return rc
+
+
+def _redact_file(path: Path) -> None:
+    """Rewrite a text file of ours (a worker's log) with the home directory redacted."""
+    if path.is_file():
+        text = path.read_text(errors="replace")
+        redacted = redact_text(text)
+        if redacted != text:
+            atomic_write_text(path, redacted)
 
 
 def _stop(proc: Any) -> None:

@@ -66,6 +66,7 @@ def report(
     """
     from repro.atomic import atomic_write_text
     from repro.compare import build_report, resolve_inputs, tolerances_for
+    from repro.privacy import redact_text
     from repro.reports import html as html_report
     from repro.reports import markdown, text
 
@@ -85,7 +86,7 @@ def report(
         "json": lambda: result.model_dump_json(indent=2, by_alias=True) + "\n",
     }
     for fmt in wanted:
-        atomic_write_text(out_dir / f"report.{fmt}", rendered[fmt]())
+        atomic_write_text(out_dir / f"report.{fmt}", redact_text(rendered[fmt]()))
     if as_json:
         click.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
     else:

@@ -18,32 +18,14 @@ from pydantic import Field
 
 from repro import _subprocess
 from repro.errors import EnvironmentSetupError, UsageError
+from repro.privacy import RESULT_VARIABLES, is_secret_name
 from repro.spec.types import LockFile, SpecModel
 
 if TYPE_CHECKING:
     from repro.backends.base import BackendPlugin
     from repro.spec.models import ExperimentSpec
 
-#: variables that change results or speed; passed to the worker and recorded in fingerprints
-RESULT_VARIABLE_PREFIXES = (
-    "OMP_",
-    "MKL_",
-    "KMP_",
-    "OPENBLAS_",
-    "GOTO_",
-    "BLIS_",
-    "TVM_",
-    "ORT_",
-    "ONNXRUNTIME_",
-    "CUDA_",
-    "NVIDIA_",
-    "HIP_",
-    "ROCR_",
-    "DNNL_",
-    "ONEDNN_",
-    "TF_",
-    "XLA_",
-)
+#: what a worker needs to run, passed but never recorded (with the allow-listed result variables)
 BASE_VARIABLES = (
     "PATH",
     "HOME",
@@ -58,6 +40,7 @@ BASE_VARIABLES = (
     "NIX_PATH",
     "NIX_REMOTE",
     "SPACK_ROOT",
+    "LD_LIBRARY_PATH",
 )
 
 
@@ -66,7 +49,7 @@ def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k in BASE_VARIABLES or k.startswith(RESULT_VARIABLE_PREFIXES)
+        if k in BASE_VARIABLES or (k in RESULT_VARIABLES and not is_secret_name(k))
     }
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONHASHSEED"] = "0"

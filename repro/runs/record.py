@@ -8,10 +8,12 @@ Format history (the `schema` field):
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repro.privacy import redact
 from repro.spec.types import ModeName, ScenarioName, Tolerances
 from repro.verdicts import RunStatus, TestStatus
 
@@ -61,6 +63,10 @@ class RunRecord(BaseModel):
     tolerances: Tolerances | None = Field(None, description="what counts as reproduced (v2)")
     tests: list[TestRecord] = Field(default_factory=list)
     message: str | None = None
+
+    def dump(self) -> str:
+        """run.json as written: indented, with the home directory redacted everywhere."""
+        return json.dumps(redact(self.model_dump(mode="json", by_alias=True)), indent=2) + "\n"
 
     def performance(self, scenario: str) -> list[TestRecord]:
         return [t for t in self.tests if t.scenario == scenario and t.mode == "performance"]
