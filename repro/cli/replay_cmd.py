@@ -115,9 +115,12 @@ def replay(
     """
     from repro.environments.registry import realize
     from repro.replay import Replayer, ReplayOptions
+    from repro.runs.layout import component
     from repro.spec.io import with_backend_options
     from repro.validate import require_valid
 
+    if run_id is not None:
+        component(run_id, what="--run-id")
     spec = require_valid(spec_path)
     if backend_options:
         overrides = dict(parse_key_value(o, option="--backend-option") for o in backend_options)

@@ -69,6 +69,7 @@ def report(
     from repro.privacy import redact_text
     from repro.reports import html as html_report
     from repro.reports import markdown, text
+    from repro.runs.layout import component
 
     wanted = [f.strip() for f in formats.split(",") if f.strip()]
     bad = [f for f in wanted if f not in FORMATS]
@@ -79,7 +80,9 @@ def report(
     result = build_report(
         orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source
     )
-    out_dir = output or Path("reports") / result.spec_name.replace("/", "_")
+    out_dir = output or Path("reports") / component(
+        result.spec_name, what=f"{orig.path}: the spec name in the run record"
+    )
     rendered = {
         "md": lambda: markdown.render(result),
         "html": lambda: html_report.render(result),

@@ -11,8 +11,11 @@ Other modules ask this one for paths; none spells a file name of a run.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Final
+
+from repro.errors import SpecError
 
 #: the run record
 RUN_FILE: Final = "run.json"
@@ -35,19 +38,38 @@ INFERENCE_FILE: Final = "inference_ns.npy"
 PREDICTIONS_FILE: Final = "predictions.npy"
 
 
+#: a name that becomes one path component: no separator, no `..`, not hidden
+_COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+
+
+def component(name: str, *, what: str) -> str:
+    """`name` if it is safe as one folder name, else a SpecError saying what is allowed.
+
+    Every name that repro turns into a path (a spec's name, a run id, a report folder) passes
+    here, so no input can write outside `results/` or `reports/`.
+    """
+    if not _COMPONENT.match(name) or ".." in name:
+        raise SpecError(
+            f"{what} {name!r} cannot name a folder",
+            hint="use letters, digits, '.', '_', '+' and '-' (at most 128, starting with a "
+            "letter or digit, no '..')",
+        )
+    return name
+
+
 def spec_results(results_dir: Path, spec_name: str) -> Path:
     """`results/<spec-name>/`: every run of one spec."""
-    return results_dir / spec_name
+    return results_dir / component(spec_name, what="spec name")
 
 
 def run_dir(results_dir: Path, spec_name: str, run_id: str) -> Path:
     """`results/<spec-name>/<run-id>/`."""
-    return spec_results(results_dir, spec_name) / run_id
+    return spec_results(results_dir, spec_name) / component(run_id, what="run id")
 
 
 def partial_dir(results_dir: Path, spec_name: str, run_id: str) -> Path:
     """Where a run is built before it is renamed to its run_dir."""
-    return spec_results(results_dir, spec_name) / f".{run_id}.partial"
+    return spec_results(results_dir, spec_name) / f".{component(run_id, what='run id')}.partial"
 
 
 def is_partial(path: Path) -> bool:

@@ -1,0 +1,69 @@
+"""No name from the command line or a run record can make repro write outside its folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.errors import SpecError
+from repro.runs import layout
+from tests.helpers import make_run
+
+BAD = ["..", "../evil", "a/b", "/abs", ".hidden", "x/../../y", "a..b", "", "white space"]
+
+
+@pytest.mark.parametrize("name", BAD)
+def test_unsafe_names_are_refused(name: str, tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="cannot name a folder"):
+        layout.run_dir(tmp_path, "spec", name)
+    with pytest.raises(SpecError, match="cannot name a folder"):
+        layout.spec_results(tmp_path, name)
+
+
+@pytest.mark.parametrize("name", ["original", "20261129T171502Z-3fa2c1", "run_1", "v1.0+cpu"])
+def test_safe_names_pass(name: str, tmp_path: Path) -> None:
+    assert layout.run_dir(tmp_path, "spec", name) == tmp_path / "spec" / name
+
+
+@pytest.mark.parametrize("run_id", ["../../escaped", "a/b", ".."])
+def test_replay_refuses_a_traversing_run_id_before_doing_anything(
+    run_id: str, root: Path, tmp_path: Path
+) -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "replay",
+            str(root / "specs" / "ort-digits.json"),
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--run-id",
+            run_id,
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert "--run-id" in result.output
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_crafted_spec_name_in_a_run_record_cannot_place_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, seed in (("original", 1), ("replay", 2)):
+        run = make_run(tmp_path / "r" / name, throughput=[100, 101, 99], seed=seed)
+        record = json.loads((run / "run.json").read_text())
+        record["spec_name"] = ".."
+        (run / "run.json").write_text(json.dumps(record))
+    work = tmp_path / "work"
+    (work / "reports").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(
+        cli,
+        ["report", "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "replay")],
+    )
+    assert result.exit_code == 2, result.output
+    assert "cannot name a folder" in result.output
+    assert not list(work.rglob("report.*"))
