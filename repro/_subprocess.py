@@ -34,18 +34,51 @@ def spawn(
     env: Mapping[str, str] | None,
     cwd: Path | None,
     log_path: Path,
+    lifeline: bool = False,
 ) -> subprocess.Popen[bytes]:
-    """Start a command in its own process group with stdout and stderr going to `log_path`."""
-    with log_path.open("wb") as log:
-        return subprocess.Popen(
-            list(cmd),
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    """Start a command in its own process group with stdout and stderr going to `log_path`.
+
+    With `lifeline`, the command dies with this process (see `repro.harness.lifeline`): it
+    inherits the read end of a pipe whose write end only this process holds.
+    """
+    from repro.harness import lifeline as ll
+
+    env_ = dict(env if env is not None else os.environ)
+    pass_fds: tuple[int, ...] = ()
+    write_end = None
+    if lifeline:
+        read_end, write_end = ll.open_lifeline()
+        env_[ll.ENV] = str(read_end)
+        pass_fds = (read_end,)
+    try:
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(
+                list(cmd),
+                env=env_,
+                cwd=cwd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                pass_fds=pass_fds,
+                preexec_fn=ll.die_with_parent if lifeline else None,
+            )
+    finally:
+        if lifeline:
+            os.close(read_end)
+    if write_end is not None:
+        # NOTE: kept open (and never written) for the child's lifetime; the kernel closes it
+        # when this process ends, however it ends. Closed here once the child is reaped.
+        proc._repro_lifeline = write_end  # type: ignore[attr-defined]
+    return proc
+
+
+def release(proc: subprocess.Popen[bytes]) -> None:
+    """Close a reaped child's lifeline."""
+    fd = getattr(proc, "_repro_lifeline", None)
+    if fd is not None:
+        os.close(fd)
+        proc._repro_lifeline = None  # type: ignore[attr-defined]
 
 
 def which(program: str) -> str | None:

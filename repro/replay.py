@@ -71,20 +71,24 @@ class _Interrupted(Exception):
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends the replay like Ctrl-C: the run is marked interrupted, not left half-done."""
+    """SIGTERM and SIGHUP (a closed terminal) end the replay like Ctrl-C: the worker is stopped
+    and the run is marked interrupted, not left half-done."""
 
     def handler(signum: int, frame: object) -> None:
         raise _Interrupted()
 
+    previous: dict[signal.Signals, Any] = {}
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, handler)
     except ValueError:  # not the main thread
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) -> dict[str, Any]:
@@ -367,6 +371,7 @@ class ProcessRunner:
             env=env.env,
             cwd=out_dir,
             log_path=out_dir / layout.WORKER_LOG,
+            lifeline=True,
         )
         try:
             rc: int = proc.wait(timeout=timeout_s)
@@ -374,6 +379,7 @@ class ProcessRunner:
             _stop(proc)
             raise
         finally:
+            _subprocess.release(proc)
             _redact_file(out_dir / layout.WORKER_LOG)
         return rc
 

@@ -2,6 +2,8 @@
 
 import sys
 
+from repro.harness.lifeline import watch_from_environment
 from repro.harness.worker import main
 
+watch_from_environment()
 sys.exit(main(sys.argv[1:]))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
@@ -134,3 +137,100 @@ def test_missing_artifact_file_exits_2_before_running(root: Path, tmp_path: Path
     assert result.exit_code == 2
     assert "$.artifacts.model.path" in result.stderr
     assert not (tmp_path / "results").exists()
+
+
+def _start_replay(spec: Path, tmp_path: Path, run_id: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "repro",
+            "replay",
+            str(spec),
+            "--env",
+            "native",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--run-id",
+            run_id,
+            "--scenario",
+            "SingleStream",
+            "--mode",
+            "performance",
+            "--min-duration-ms",
+            "60000",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _worker_of(test_dir: Path, deadline_s: float = 60) -> int:
+    """The pid of the worker process running in `test_dir` (its working directory)."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+                cwd = (proc / "cwd").readlink()
+            except OSError:
+                continue
+            if b"repro.harness" in cmdline and cwd == test_dir.resolve():
+                return int(proc.name)
+        time.sleep(0.2)
+    raise AssertionError(f"no worker started in {test_dir}")
+
+
+def _gone(pid: int, timeout_s: float = 15) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+        except OSError:
+            return True
+        if state == "Z":  # exited, waiting to be reaped by its (new) parent
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP], ids=["kill-9", "sighup"])
+def test_the_worker_dies_with_its_replay(root: Path, tmp_path: Path, sig: signal.Signals) -> None:
+    spec = _digits_spec(root, tmp_path)
+    proc = _start_replay(spec, tmp_path, "orphan")
+    partial = tmp_path / "results" / "ort-digits" / ".orphan.partial"
+    worker = _worker_of(partial / "SingleStream" / "performance" / "run_1")
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    try:
+        assert _gone(worker), "the worker outlived its replay"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker, signal.SIGKILL)
+    if sig == signal.SIGHUP:  # a hang-up is an interruption: the run says so
+        assert proc.returncode == 130
+        assert load_run(tmp_path / "results" / "ort-digits" / "orphan").status == "interrupted"
+    else:  # kill -9 leaves only the hidden partial folder, never a finished-looking run
+        assert not (tmp_path / "results" / "ort-digits" / "orphan").exists()
+
+
+def test_a_lifeline_ends_its_watcher_when_the_writer_goes(tmp_path: Path) -> None:
+    code = (
+        "import os, sys, time\n"
+        "from repro.harness.lifeline import watch\n"
+        "watch(int(sys.argv[1]))\n"
+        "time.sleep(30)\n"
+        "sys.exit(0)\n"
+    )
+    r, w = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", code, str(r)], pass_fds=(r,))
+    os.close(r)
+    time.sleep(0.5)
+    assert child.poll() is None
+    os.close(w)
+    assert child.wait(timeout=15) == 137
