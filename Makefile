@@ -35,7 +35,7 @@ lint: setup
 
 schema: setup
 	$(BIN)/repro schema > specs/schema/experiment-v1.schema.json
-	$(BIN)/repro schema --report > specs/schema/report-v1.schema.json
+	$(BIN)/repro schema --report > specs/schema/report-v2.schema.json
 
 bench: setup
 	$(BIN)/python bench/harness_overhead.py

@@ -20,14 +20,17 @@ from repro.reports.model import (
     CdfPoints,
     DriftEntry,
     MetricResult,
+    NotCompared,
     Report,
     ScenarioResult,
+    SettingDiff,
     SideInfo,
 )
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
+from repro.runs.alignment import finished, gaps, setting_changes
 from repro.runs.record import TestRecord
-from repro.runs.store import LoadedRun, latest_complete, open_replay, open_run
+from repro.runs.store import LoadedRun, latest_finished, open_replay, open_run
 from repro.spec.models import Tolerances
 from repro.stats.histogram import LatencyHistogram
 from repro.stats.significance import (
@@ -68,8 +71,11 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
 PERCENTILE_OF = {"latency_p50_ns": 50.0, "latency_p90_ns": 90.0, "latency_p99_ns": 99.0}
 
 
-def resolve_inputs(original: Path, replays: list[Path]) -> tuple[Side, list[Side]]:
-    """Find the original and the replays; `results/<name>/` means original/ + latest run."""
+def resolve_inputs(
+    original: Path, replays: list[Path], *, allow_different_specs: bool = False
+) -> tuple[Side, list[Side]]:
+    """Find the original and the replays; `results/<name>/` means original/ + the latest run
+    of the same spec that finished (by its recorded finish time)."""
     orig = open_run(original)
     sides = [open_replay(p) for p in replays]
     if not sides:
@@ -78,20 +84,47 @@ def resolve_inputs(original: Path, replays: list[Path]) -> tuple[Side, list[Side
                 f"{original}: a published result needs a replay to compare with",
                 hint="repro report --compare TREE results/<name>/<run-id>",
             )
-        latest = latest_complete(orig.path.parent, exclude=orig.path)
+        if orig.record.run_id != layout.ORIGINAL_RUN_ID and orig.path.name != "original":
+            raise SpecError(
+                f"{original}: this is a replay ({orig.record.run_id}), not an original; "
+                "the report will not guess which side is which",
+                hint=f"repro report --compare {orig.path.parent}/ {original}",
+            )
+        latest = latest_finished(orig.path.parent, spec_id=orig.record.spec_id, exclude=orig.path)
         if latest is None:
             raise SpecError(
-                f"{orig.path.parent}: no finished replay to compare with the original",
+                f"{orig.path.parent}: no finished replay of spec {orig.record.spec_id[:12]} "
+                "to compare with the original",
                 hint=f"run `repro replay` on the spec of {orig.record.spec_name} first",
             )
         sides = [open_replay(latest)]
     for s in sides:
+        if s.record.status in ("interrupted", "failed") and not finished(s.record.tests):
+            raise SpecError(
+                f"{s.path}: the run did not finish (status {s.record.status}) and has no "
+                "result to compare; it is never compared as if complete"
+            )
         if s.record.status == "interrupted":
             raise SpecError(
                 f"{s.path}: the run did not finish (status interrupted); "
                 "it is never compared as if complete"
             )
+    _check_same_spec(orig, sides, allow=allow_different_specs)
     return orig, sides
+
+
+def _check_same_spec(orig: Side, reps: list[Side], *, allow: bool) -> None:
+    """Runs of different specs are different experiments: refused unless the user asks."""
+    ids = {r.record.spec_id for r in reps}
+    if orig.kind == "repro":
+        ids.add(orig.record.spec_id)
+    if len(ids) > 1 and not allow:
+        listing = ", ".join(f"{s.path} ({s.record.spec_id[:12]})" for s in [orig, *reps])
+        raise SpecError(
+            f"the runs are of different specs: {listing}",
+            hint="a changed spec is another experiment; pass --allow-different-specs to "
+            "compare them anyway (the settings and the drift then say what changed)",
+        )
 
 
 def _values(side: Side, tests: list[TestRecord], key: str) -> list[float | str]:
@@ -275,10 +308,15 @@ def _cdf(h: LatencyHistogram | None, points: int = 200) -> CdfPoints | None:
 def compare_scenario(
     scenario: str, orig: Side, reps: list[Side], tol: Tolerances
 ) -> ScenarioResult | None:
-    o_perf = orig.record.performance(scenario)
-    r_perf = [(s, t) for s in reps for t in s.record.performance(scenario)]
+    o_perf = finished(orig.record.performance(scenario))
+    r_perf = [(s, t) for s in reps for t in finished(s.record.performance(scenario))]
     o_acc = orig.record.accuracy_test(scenario)
-    r_acc = [(s, t) for s in reps if (t := s.record.accuracy_test(scenario)) is not None]
+    o_acc = o_acc if o_acc is not None and o_acc.status in ("valid", "invalid") else None
+    r_acc = [
+        (s, t)
+        for s in reps
+        if (t := s.record.accuracy_test(scenario)) is not None and t.status in ("valid", "invalid")
+    ]
     if not (o_perf and r_perf) and not (o_acc and r_acc):
         return None
     # Offline is one query: its per-sample "latencies" say nothing about the SUT.
@@ -345,29 +383,42 @@ def build_report(
 ) -> Report:
     """Compare every scenario both sides ran; the overall verdict is the worst of them."""
     scenarios = []
-    order = ("SingleStream", "MultiStream", "Server", "Offline")
-    for scenario in order:
+    for scenario in _ORDER:
         result = compare_scenario(scenario, orig, reps, tolerances)
         if result is not None:
             scenarios.append(result)
     notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
+    missing = [
+        NotCompared(scenario=g.scenario, mode=g.mode, metric=g.metric, reason=g.reason)
+        for g in gaps(orig.record, [r.record for r in reps], _metric_keys())
+    ]
+    scenarios = [s for s in scenarios if s.metrics]
     if not scenarios:
-        raise SpecError("the original and the replay have no scenario in common")
+        what = "; ".join(f"{m.scenario} {m.mode}: {m.reason}" for m in missing) or "no results"
+        raise SpecError(
+            f"nothing to compare: the replay covers none of what the original ran ({what})",
+            hint="replay the scenarios and modes the original ran (see `repro replay --help`)",
+        )
     if orig.kind == "repro" and any(r.record.spec_id != orig.record.spec_id for r in reps):
         notes.append(
-            "the replay ran a different spec id than the original: "
-            "the experiment itself was changed (see the drift)"
+            "the replay ran a different spec id than the original (--allow-different-specs): "
+            "the experiment itself was changed (see the settings and the drift)"
         )
     verdict = roll_up(s.verdict for s in scenarios)
     counts = {
         v: sum(m.verdict == v for s in scenarios for m in s.metrics)
         for v in ("reproduced", "not reproduced", "inconclusive")
     }
+    in_original = [
+        sc for sc in _ORDER if orig.record.performance(sc) or orig.record.accuracy_test(sc)
+    ]
     summary = (
         f"{verdict.upper()}: {counts['reproduced']} metric(s) reproduced, "
         f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} "
-        f"inconclusive across {len(scenarios)} scenario(s)"
+        f"inconclusive; {len(scenarios)} of {len(in_original)} scenario(s) compared"
     )
+    if missing:
+        summary += f"; {len(missing)} part(s) of the original not compared (listed)"
     return Report(
         spec_name=orig.record.spec_name,
         generated_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -381,8 +432,20 @@ def build_report(
         replays=[_side_info(r) for r in reps],
         scenarios=scenarios,
         drift=_drift(orig, reps),
+        not_compared=missing,
+        settings=[
+            SettingDiff(scope=c.scope, key=c.key, original=c.original, replay=c.replay)
+            for c in setting_changes(orig.record, reps[0].record)
+        ],
         notes=notes,
     )
+
+
+_ORDER = ("SingleStream", "MultiStream", "Server", "Offline")
+
+
+def _metric_keys() -> dict[str, list[str]]:
+    return {scenario: [m[0] for m in metrics] for scenario, metrics in METRICS.items()}
 
 
 def tolerances_for(

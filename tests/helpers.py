@@ -39,6 +39,8 @@ def make_run(
     fingerprint: dict[str, Any] | None = None,
     tolerances: dict[str, float] | None = None,
     spec_path: str = "",
+    finished_utc: str = "2026-11-29T00:10:00+00:00",
+    settings: dict[str, Any] | None = None,
 ) -> Path:
     """An Offline + SingleStream run with given per-repeat throughputs and latency scale."""
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -54,6 +56,7 @@ def make_run(
                 dir=rel,
                 status="valid",
                 metrics={"validity": "VALID", "samples_per_second": tp},
+                settings=settings or {"min_duration_ms": 1000},
             )
         )
         rel = f"SingleStream/performance/run_{k}"
@@ -95,6 +98,7 @@ def make_run(
         spec_path=spec_path,
         status=status,  # type: ignore[arg-type]
         started_utc="2026-11-29T00:00:00+00:00",
+        finished_utc=finished_utc,
         repro_version="test",
         environment={"manager": "native"},
         fingerprint=fingerprint or FINGERPRINT,

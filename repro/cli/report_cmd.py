@@ -44,6 +44,11 @@ FORMATS = ("md", "html", "json")
     help="Take the tolerances from this spec.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on an inconclusive verdict too.")
+@click.option(
+    "--allow-different-specs",
+    is_flag=True,
+    help="Compare runs of different specs (a changed experiment) instead of refusing.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print report.json to stdout.")
 def report(
     original: Path,
@@ -52,6 +57,7 @@ def report(
     formats: str,
     spec_path: Path | None,
     strict: bool,
+    allow_different_specs: bool,
     as_json: bool,
 ) -> None:
     """Compare replays with the original: per scenario and metric, a verdict and its reason.
@@ -75,7 +81,9 @@ def report(
     bad = [f for f in wanted if f not in FORMATS]
     if bad or not wanted:
         raise UsageError(f"--format {formats}: expected a comma-separated subset of {FORMATS}")
-    orig, reps = resolve_inputs(original, list(replays))
+    orig, reps = resolve_inputs(
+        original, list(replays), allow_different_specs=allow_different_specs
+    )
     tolerances, source = tolerances_for(orig, reps, spec_path=spec_path)
     result = build_report(
         orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source

@@ -34,7 +34,7 @@ def schema(of_report: bool) -> None:
     \b
     Example:
       repro schema > experiment-v1.schema.json
-      repro schema --report > report-v1.schema.json
+      repro schema --report > report-v2.schema.json
     """
     from repro.reports.model import report_schema_text
 

@@ -172,6 +172,26 @@ def render(report: Report) -> str:
                 f"<p>Prediction agreement: {100 * s.prediction_agreement:.2f} % of "
                 "samples identical.</p>"
             )
+    if report.not_compared:
+        out.append("<h2>Not compared (the verdict does not cover these)</h2>")
+        out.append("<table><tr><th>scenario</th><th>mode</th><th>metric</th><th>why</th></tr>")
+        out += [
+            f"<tr><td>{e(n.scenario)}</td><td>{e(n.mode)}</td><td>{e(n.metric or 'all')}</td>"
+            f"<td>{e(n.reason)}</td></tr>"
+            for n in report.not_compared
+        ]
+        out.append("</table>")
+    out.append("<h2>Settings that differ</h2>")
+    if report.settings:
+        out.append("<table><tr><th>where</th><th>setting</th><th>original</th><th>replay</th></tr>")
+        out += [
+            f"<tr><td>{e(d.scope)}</td><td><code>{e(d.key)}</code></td>"
+            f"<td>{e(str(d.original))}</td><td>{e(str(d.replay))}</td></tr>"
+            for d in report.settings
+        ]
+        out.append("</table>")
+    else:
+        out.append("<p>The replay ran with the original's settings.</p>")
     out.append("<h2>Environment drift (likeliest causes first)</h2>")
     if report.drift:
         out.append("<table><tr><th>impact</th><th>what</th><th>original</th><th>replay</th></tr>")

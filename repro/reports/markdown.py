@@ -44,6 +44,24 @@ def render(report: Report) -> str:
                 f"Prediction agreement (accuracy logs): "
                 f"{100 * s.prediction_agreement:.2f} % of samples identical.",
             ]
+    if report.not_compared:
+        lines += [
+            "",
+            "## Not compared (the verdict does not cover these)",
+            "",
+            "| scenario | mode | metric | why |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {n.scenario} | {n.mode} | {n.metric or 'all'} | {n.reason} |"
+            for n in report.not_compared
+        ]
+    lines += ["", "## Settings that differ", ""]
+    if report.settings:
+        lines += ["| where | setting | original | replay |", "|---|---|---|---|"]
+        lines += [f"| {d.scope} | `{d.key}` | {d.original} | {d.replay} |" for d in report.settings]
+    else:
+        lines.append("The replay ran with the original's settings.")
     lines += ["", "## Environment drift (likeliest causes first)", ""]
     if report.drift:
         lines += ["| impact | what | original | replay |", "|---|---|---|---|"]

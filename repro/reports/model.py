@@ -2,6 +2,8 @@
 
 Format history (the `schema` field):
 # repro.report/v1 - first version.
+# repro.report/v2 - `not_compared` (what the original ran that the replay did not cover) and
+#                   `settings` (every setting that differs between the sides).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repro.verdicts import Verdict, exit_code
 
-REPORT_SCHEMA: Final = "repro.report/v1"
-REPORT_SCHEMA_PATH: Final = "specs/schema/report-v1.schema.json"
+REPORT_SCHEMA: Final = "repro.report/v2"
+REPORT_SCHEMA_PATH: Final = "specs/schema/report-v2.schema.json"
 
 
 class MetricResult(BaseModel):
@@ -70,6 +72,26 @@ class DriftEntry(BaseModel):
     level: str
 
 
+class NotCompared(BaseModel):
+    """A part of the original that the report does not judge, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+    scenario: str
+    mode: str
+    metric: str | None = None
+    reason: str
+
+
+class SettingDiff(BaseModel):
+    """A setting whose value differs between the original and the replay."""
+
+    model_config = ConfigDict(extra="forbid")
+    scope: str = Field(description="a scenario (LoadGen settings), 'seeds', or 'run'")
+    key: str
+    original: Any
+    replay: Any
+
+
 class SideInfo(BaseModel):
     """Where one side of the comparison came from."""
 
@@ -86,7 +108,7 @@ class Report(BaseModel):
     """The reproducibility report (report.json)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    schema_: Literal["repro.report/v1"] = Field(REPORT_SCHEMA, alias="schema")
+    schema_: Literal["repro.report/v2"] = Field(REPORT_SCHEMA, alias="schema")
     spec_name: str
     generated_utc: str
     repro_version: str
@@ -99,6 +121,12 @@ class Report(BaseModel):
     replays: list[SideInfo]
     scenarios: list[ScenarioResult]
     drift: list[DriftEntry]
+    not_compared: list[NotCompared] = Field(
+        default_factory=list, description="what the original ran that the verdict does not cover"
+    )
+    settings: list[SettingDiff] = Field(
+        default_factory=list, description="settings that differ between original and replay"
+    )
     notes: list[str] = Field(default_factory=list)
 
     def exit_code(self, *, strict: bool | None = None) -> int:
@@ -107,11 +135,11 @@ class Report(BaseModel):
 
 
 def report_schema_text() -> str:
-    """The JSON Schema of report.json (repro.report/v1), as committed."""
+    """The JSON Schema of report.json (repro.report/v2), as committed."""
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://repro.dev/schemas/report-v1.schema.json",
-        "title": "repro reproducibility report (repro.report/v1)",
+        "$id": "https://repro.dev/schemas/report-v2.schema.json",
+        "title": "repro reproducibility report (repro.report/v2)",
         **Report.model_json_schema(by_alias=True, mode="serialization"),
     }
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -14,6 +14,13 @@ def render(report: Report) -> str:
         if worst:
             line += f": {worst[0].label} {worst[0].reason}"
         lines.append(line)
+    for n in report.not_compared:
+        what = f"{n.scenario} {n.mode}" + (f" {n.metric}" if n.metric else "")
+        lines.append(f"  not compared: {what} ({n.reason})")
+    for d in report.settings[:5]:
+        lines.append(f"  setting differs: {d.scope} {d.key}: {d.original} -> {d.replay}")
+    if len(report.settings) > 5:
+        lines.append(f"  ... {len(report.settings) - 5} more settings differ (see the report)")
     if report.drift:
         top = report.drift[0]
         lines.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,13 +61,30 @@ def list_runs(spec_results: Path) -> list[Path]:
     )
 
 
-def latest_complete(spec_results: Path, *, exclude: Path) -> Path | None:
-    """The newest run of a spec that finished (complete or LoadGen-invalid), besides `exclude`."""
-    candidates = [p for p in list_runs(spec_results) if p.resolve() != exclude.resolve()]
-    for p in reversed(candidates):
-        if load_run(p).status in ("complete", "invalid"):
-            return p
-    return None
+def latest_finished(spec_results: Path, *, spec_id: str, exclude: Path) -> Path | None:
+    """The run of spec `spec_id` that finished last (complete, or judged INVALID by LoadGen),
+    by the finish time it recorded (never by its folder's name), besides `exclude`."""
+    best: tuple[dt.datetime, Path] | None = None
+    for p in list_runs(spec_results):
+        if p.resolve() == exclude.resolve():
+            continue
+        record = load_run(p)
+        if record.status not in ("complete", "invalid") or record.spec_id != spec_id:
+            continue
+        when = _parse_time(record.finished_utc)
+        if when is not None and (best is None or when > best[0]):
+            best = (when, p)
+    return best[1] if best else None
+
+
+def _parse_time(text: str | None) -> dt.datetime | None:
+    if not text:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
 def open_run(path: Path) -> LoadedRun:

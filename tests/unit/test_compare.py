@@ -31,7 +31,7 @@ def test_two_equal_runs_are_reproduced_exit_0(tmp_path: Path) -> None:
     for fmt in ("md", "html", "json"):
         assert (tmp_path / "out" / f"report.{fmt}").is_file()
     data = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert data["schema"] == "repro.report/v1"
+    assert data["schema"] == "repro.report/v2"
     assert data["verdict"] == "reproduced"
 
 
@@ -45,8 +45,17 @@ def test_fewer_threads_is_not_reproduced_with_threads_named_first(tmp_path: Path
         seed=2,
         spec_id="b" * 64,
     )
-    code, out, _ = _report(
+    code, out, err = _report(
         tmp_path, "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "slow")
+    )
+    assert code == 2  # a changed spec is another experiment ...
+    assert "--allow-different-specs" in err
+    code, out, _ = _report(
+        tmp_path,
+        "--allow-different-specs",  # ... compared when asked
+        "--compare",
+        str(tmp_path / "r" / "original"),
+        str(tmp_path / "r" / "slow"),
     )
     assert code == 1
     data = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -113,7 +122,13 @@ def test_bad_format_is_usage_error(tmp_path: Path) -> None:
 
 def test_markdown_golden(tmp_path: Path, data_dir: Path) -> None:
     make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1)
-    make_run(tmp_path / "r" / "replay", throughput=[90, 91, 89], seed=2, threads=1)
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[90, 91, 89],
+        seed=2,
+        threads=1,
+        settings={"min_duration_ms": 500},
+    )
     orig, reps = resolve_inputs(tmp_path / "r" / "original", [tmp_path / "r" / "replay"])
     report: Report = build_report(orig, reps, tolerances=Tolerances())
     report = report.model_copy(

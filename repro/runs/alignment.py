@@ -1,0 +1,119 @@
+"""Lining two sides up: what the original ran that the replay did not, and which settings differ.
+
+A report may only speak about what both sides ran; everything else is listed, never dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from repro.runs.record import RunRecord, TestRecord
+from repro.spec.types import SCENARIOS
+
+#: tests that produced results to compare (a failed or interrupted test produced none)
+FINISHED = ("valid", "invalid")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A part of the original that the replay does not cover, and why."""
+
+    scenario: str
+    mode: str
+    metric: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """A setting with a different value on the two sides."""
+
+    scope: str  # a scenario, or "run" for the replay's own options
+    key: str
+    original: Any
+    replay: Any
+
+
+def finished(tests: list[TestRecord]) -> list[TestRecord]:
+    """The tests that produced results."""
+    return [t for t in tests if t.status in FINISHED]
+
+
+def _modes(record: RunRecord, scenario: str) -> dict[str, list[TestRecord]]:
+    return {
+        mode: [t for t in record.tests if t.scenario == scenario and t.mode == mode]
+        for mode in ("performance", "accuracy")
+    }
+
+
+def gaps(original: RunRecord, replays: list[RunRecord], metrics: dict[str, list[str]]) -> list[Gap]:
+    """Every (scenario, mode) the original ran that no replay finished, and every headline
+    metric the original has that the replays lack (`metrics`: scenario -> metric keys)."""
+    out: list[Gap] = []
+    for scenario in SCENARIOS:
+        orig = _modes(original, scenario)
+        reps = [_modes(r, scenario) for r in replays]
+        for mode, tests in orig.items():
+            if not finished(tests):
+                continue
+            rep_tests = [t for r in reps for t in r[mode]]
+            done = finished(rep_tests)
+            if not rep_tests:
+                out.append(Gap(scenario, mode, None, "not replayed"))
+                continue
+            if not done:
+                statuses = sorted({t.status for t in rep_tests})
+                out.append(Gap(scenario, mode, None, f"the replay's test {'/'.join(statuses)}"))
+                continue
+            if mode != "performance":
+                continue
+            for key in metrics.get(scenario, []):
+                has_orig = any(t.metrics.get(key) is not None for t in tests)
+                has_rep = any(t.metrics.get(key) is not None for t in done)
+                if has_orig and not has_rep:
+                    out.append(Gap(scenario, mode, key, "missing from the replay's logs"))
+    return out
+
+
+def setting_changes(original: RunRecord, replay: RunRecord) -> list[SettingChange]:
+    """LoadGen settings per scenario, the seeds and the replay's own options that differ."""
+    out: list[SettingChange] = []
+    for scenario in SCENARIOS:
+        a = next((t.settings for t in original.performance(scenario) if t.settings), None)
+        b = next((t.settings for t in replay.performance(scenario) if t.settings), None)
+        if a is None or b is None:
+            continue
+        out += [
+            SettingChange(scenario, k, a.get(k), b.get(k))
+            for k in sorted(set(a) | set(b))
+            if a.get(k) != b.get(k)
+        ]
+    seeds_a = _seeds(original)
+    seeds_b = _seeds(replay)
+    if seeds_a is not None and seeds_b is not None:
+        out += [
+            SettingChange("seeds", k, seeds_a.get(k), seeds_b.get(k))
+            for k in sorted(set(seeds_a) | set(seeds_b))
+            if seeds_a.get(k) != seeds_b.get(k)
+        ]
+    run_a, run_b = _run_options(original), _run_options(replay)
+    out += [
+        SettingChange("run", k, run_a.get(k), run_b.get(k))
+        for k in sorted(set(run_a) | set(run_b))
+        if run_a.get(k) != run_b.get(k)
+    ]
+    return out
+
+
+def _seeds(record: RunRecord) -> dict[str, Any] | None:
+    if record.spec is not None:
+        seeds = (record.spec.get("workload") or {}).get("seeds")
+        return dict(seeds) if isinstance(seeds, dict) else None
+    return None
+
+
+def _run_options(record: RunRecord) -> dict[str, Any]:
+    """How the run was made beyond the effective settings: performance runs per scenario."""
+    repeats = [t.repeat for t in record.tests if t.mode == "performance"]
+    return {"repeat": max(repeats) if repeats else None}
