@@ -21,6 +21,8 @@ def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    # mkstemp makes the file private (0600); the result gets the usual mode under the umask
+    os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     tmp = Path(name)
     try:
@@ -40,3 +42,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write bytes to `path` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+
+
+def _umask() -> int:
+    """This process's umask (reading it means setting it; set it straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

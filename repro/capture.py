@@ -9,6 +9,8 @@ reference predictions in the spec.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import statistics
@@ -32,8 +34,9 @@ from repro.pylock import LOCK_NAME, write_python_lock
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
+from repro.runs.layout import component
 from repro.runs.record import RunRecord, TestRecord
-from repro.spec.io import parse_spec, write_spec
+from repro.spec.io import dump_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware, Original
 from repro.validate import check
 
@@ -69,7 +72,8 @@ class CaptureOptions:
     specs_dir: Path = Path("specs")
     lockfiles_dir: Path = Path("lockfiles")
     results_dir: Path = Path("results")
-    env_manager: str = "venv"
+    #: None: keep the manager of the spec captured from (`--from`), else venv
+    env_manager: str | None = None
     flake_dir: Path = Path("nix")
     run: bool = True
     force: bool = False
@@ -137,9 +141,11 @@ def pin_environment(
 ) -> None:
     """Lock the worker's Python packages and let the chosen manager pin the rest in the spec."""
     backend = get_backend(str((raw.get("backend") or {}).get("name")))
-    manager = get_manager(opts.env_manager)
+    name_of_manager = opts.env_manager or _captured_manager(raw) or "venv"
+    manager = get_manager(name_of_manager)
     if not manager.can_capture():
-        raise UsageError(f"--env-manager {opts.env_manager}: capture supports {capture_choices()}")
+        raise UsageError(f"--env-manager {name_of_manager}: capture supports {capture_choices()}")
+    report(f"pinning the environment with {name_of_manager}")
     report(f"locking the {backend.name} worker's Python packages (pip-compile --generate-hashes)")
     lock = write_python_lock(backend, layout_lock_path(opts.lockfiles_dir, name))
     if not lock.hashes_complete:
@@ -156,6 +162,13 @@ def pin_environment(
         report=report,
     )
     raw["environment"] = manager.capture(ctx)
+
+
+def _captured_manager(raw: dict[str, Any]) -> str | None:
+    """The manager of the spec being re-captured, when capture can pin it again."""
+    env = raw.get("environment")
+    name = env.get("manager") if isinstance(env, dict) else None
+    return name if isinstance(name, str) and name in capture_choices() else None
 
 
 def layout_lock_path(lockfiles_dir: Path, name: str) -> Path:
@@ -202,6 +215,52 @@ def reference_predictions(run_dir: Path, record: RunRecord) -> dict[str, Any] | 
     }
 
 
+def _previous(spec_path: Path) -> dict[str, Any] | None:
+    """The spec file about to be overwritten, as JSON (None when there is none or it is not)."""
+    if not spec_path.is_file():
+        return None
+    try:
+        data = json.loads(spec_path.read_text())
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}", v, out)
+    elif isinstance(value, list) and len(value) > 16:
+        out[prefix] = f"<{len(value)} items, sha256 {_digest(value)[:12]}>"
+    else:
+        out[prefix] = value
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def _say_what_changed(
+    previous: dict[str, Any] | None, spec: ExperimentSpec, report: Reporter
+) -> None:
+    """Every field the overwrite changed, so that a re-capture never rewrites a spec silently."""
+    if previous is None:
+        return
+    old: dict[str, Any] = {}
+    new: dict[str, Any] = {}
+    _flatten("$", previous, old)
+    _flatten("$", json.loads(dump_spec(spec)), new)
+    changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    if not changed:
+        report("the spec is unchanged")
+        return
+    report(f"the spec changed in {len(changed)} field(s):")
+    for key in changed[:25]:
+        report(f"  {key}: {old.get(key, '(absent)')!r} -> {new.get(key, '(absent)')!r}")
+    if len(changed) > 25:
+        report(f"  ... and {len(changed) - 25} more")
+
+
 def capture(
     raw: dict[str, Any],
     *,
@@ -215,11 +274,21 @@ def capture(
     raw = dict(raw)
     raw.setdefault("schema", "repro.experiment/v1")
     raw.pop("id", None)
-    raw.pop("original", None)
+    kept_original, kept_hardware = raw.pop("original", None), raw.get("hardware")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise SpecError(f"{source}: $.name: required to capture (it names the spec file)")
-    spec_path = opts.specs_dir / f"{name}.json"
+    spec_path = opts.specs_dir / f"{component(name, what='$.name')}.json"
+    original_dir = layout.original_of(layout.spec_results(opts.results_dir, name))
+    if not opts.force:
+        for path, what in ((spec_path, "the spec"), (original_dir, "the original")):
+            if path.exists() and (opts.run or path == spec_path):
+                raise UsageError(
+                    f"{path} exists: capture would overwrite {what}",
+                    hint="pass --force to overwrite it (capture then says what changed), or "
+                    "--name to capture under another name",
+                )
+    previous = _previous(spec_path)
     spec_dir = opts.specs_dir
     spec_dir.mkdir(parents=True, exist_ok=True)
     base_dir = Path(source).parent if Path(source).is_file() else Path.cwd()
@@ -235,11 +304,18 @@ def capture(
     if errors:
         lines = "\n".join(f"  {p.where}: {p.message}" for p in errors)
         raise SpecError(f"{source}: the captured spec is not runnable:\n{lines}")
-    original_dir = layout.original_of(layout.spec_results(opts.results_dir, name))
-    if opts.run and original_dir.exists() and not opts.force:
-        raise UsageError(f"{original_dir} exists; pass --force to capture a new original")
     if not opts.run:
+        if kept_original is not None:
+            # No new original was produced: the measured one (and where it ran) stays.
+            spec = spec.model_copy(
+                update={
+                    "original": Original.model_validate(kept_original),
+                    "hardware": Hardware.model_validate(kept_hardware or {}),
+                }
+            )
+            report("kept the spec's original results and hardware (--no-run measures nothing)")
         spec = write_spec(spec, spec_path)
+        _say_what_changed(previous, spec, report)
         report(f"wrote {spec_path} (id {spec.id})")
         return Captured(spec_path, spec)
     if original_dir.exists():
@@ -270,5 +346,6 @@ def capture(
     final = write_spec(
         spec.model_copy(update={"original": Original.model_validate(original)}), spec_path
     )
+    _say_what_changed(previous, final, report)
     report(f"wrote {spec_path} (id {final.id})")
     return Captured(spec_path, final, run_dir, record)

@@ -127,9 +127,8 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 @click.option(
     "--env-manager",
     type=click.Choice(capture_choices()),
-    default="venv",
-    show_default=True,
-    help="How the environment is pinned.",
+    default=None,
+    help="How the environment is pinned (default: the --from spec's manager, else venv).",
 )
 @click.option(
     "--flake-dir",
@@ -175,7 +174,7 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 @json_option
 def capture(
     from_spec: Path | None,
-    env_manager: str,
+    env_manager: str | None,
     flake_dir: Path,
     no_run: bool,
     repeat: int,

@@ -8,9 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pydantic import ValidationError
+
 from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.record import RunRecord
+from repro.spec.io import format_validation_error
 
 SideKind = Literal["repro", "mlperf"]
 
@@ -34,6 +37,8 @@ _cache: dict[tuple[Path, int, int], RunRecord] = {}
 def load_run(run: Path) -> RunRecord:
     """Read a run directory's run.json (once per file version); a broken one is bad input."""
     path = layout.record_file(run)
+    if not run.exists():
+        raise SpecError(f"{run}: no such directory")
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -44,10 +49,19 @@ def load_run(run: Path) -> RunRecord:
     key = (path.resolve(), st.st_mtime_ns, st.st_size)
     if key not in _cache:
         try:
-            _cache[key] = RunRecord.model_validate(json.loads(path.read_text()))
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
-            raise SpecError(f"{path}: not a valid run record: {exc}") from None
+            raw = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise SpecError(f"{path}: not a valid run record: {exc}", hint=_DAMAGED) from None
+        try:
+            _cache[key] = RunRecord.model_validate(raw)
+        except ValidationError as exc:
+            raise SpecError(
+                format_validation_error(str(path), exc, raw, what="run record"), hint=_DAMAGED
+            ) from None
     return _cache[key]
+
+
+_DAMAGED = "the run record is damaged or not repro's: re-run the replay, or delete the run"
 
 
 def list_runs(spec_results: Path) -> list[Path]:

@@ -119,12 +119,14 @@ def _describe(err: Mapping[str, Any]) -> str:
     return msg
 
 
-def format_validation_error(source: str, exc: ValidationError, raw: Any, *, root: str = "$") -> str:
+def format_validation_error(
+    source: str, exc: ValidationError, raw: Any, *, root: str = "$", what: str = "experiment spec"
+) -> str:
     """One message naming the file and, per problem, the JSON path and what was expected.
 
     `root` is the JSON path of `raw` inside the spec, when a part was validated alone.
     """
-    lines = [f"{source}: invalid experiment spec ({exc.error_count()} problem(s))"]
+    lines = [f"{source}: invalid {what} ({exc.error_count()} problem(s))"]
     for err in exc.errors():
         where = json_path(tuple(err["loc"]), raw, root=root)
         got = ""
@@ -209,8 +211,11 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        truncated = exc.pos >= len(text.rstrip())
         raise SpecError(
             f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            + (" (the file ends early: truncated?)" if truncated else ""),
+            hint="fix the JSON syntax there (`python -m json.tool FILE` shows it)",
         ) from None
     except RecursionError:
         raise SpecError(

@@ -31,6 +31,8 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
                 "--from",
                 str(base / "partial.json"),
                 "--no-run",
+                "--env-manager",
+                "venv",
                 "--specs-dir",
                 str(base / "specs"),
                 "--lockfiles-dir",

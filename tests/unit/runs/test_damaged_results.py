@@ -84,3 +84,13 @@ def test_a_damaged_accuracy_log_names_the_file(tmp_path: Path, text: str, messag
     with pytest.raises(SpecError, match=message) as err:
         decode_accuracy_log(path, dtype="<i8", shape=())
     assert str(path) in err.value.message
+
+
+def test_a_run_record_of_the_wrong_shape_names_each_field(tmp_path: Path, runs: Path) -> None:
+    layout.record_file(runs).write_text('{"schema": "repro.run/v2", "status": "done"}')
+    code, out = _report(tmp_path)
+    assert code == 2, out
+    assert "invalid run record" in out
+    assert "$.run_id: required field is missing" in out
+    assert "$.status:" in out
+    assert "errors.pydantic.dev" not in out

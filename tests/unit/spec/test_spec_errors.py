@@ -82,3 +82,11 @@ def test_fix_id_rewrites_a_stale_id(data_dir: Path, tmp_path: Path) -> None:
     target.write_text(text)
     assert CliRunner().invoke(cli, ["validate", "--fix-id", str(target)]).exit_code == 0
     assert CliRunner().invoke(cli, ["validate", str(target)]).exit_code == 0
+
+
+def test_a_truncated_spec_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json"
+    path.write_text('{"schema":')
+    result = CliRunner().invoke(cli, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "the file ends early: truncated?" in result.output

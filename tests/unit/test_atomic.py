@@ -1,0 +1,32 @@
+"""Atomic writes: all or nothing, and files get the usual permissions, not mkstemp's 0600."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from repro.atomic import atomic_path, atomic_write_text
+
+
+def test_the_written_file_follows_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "a.txt", "x")
+        os.umask(0o027)
+        atomic_write_text(tmp_path / "b.txt", "x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "b.txt").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "t.json"
+    target.write_text("old")
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("disk full")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]

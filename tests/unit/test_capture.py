@@ -1,0 +1,89 @@
+"""`repro capture --from SPEC` never rewrites a spec silently, nor drops what it did not remeasure."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.capture import CaptureOptions, capture
+from repro.errors import UsageError
+from repro.pylock import PythonLock
+from tests.helpers import portable_spec
+
+
+@contextlib.contextmanager
+def _no_bar(label: str, seconds: float) -> Iterator[None]:
+    yield
+
+
+@pytest.fixture
+def workdir(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder holding specs/ort-digits.json (a nix spec with an original)."""
+    spec = portable_spec(root, "ort-digits")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "ort-digits.json").write_text(json.dumps(spec, indent=2))
+    lock_src = root / "lockfiles" / "ort-digits" / "requirements.lock"
+
+    def fake_lock(backend: Any, out: Path, **_: Any) -> PythonLock:  # no pip-compile here
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(lock_src.read_bytes())
+        return PythonLock(out, sha256_file(out), True, {})
+
+    monkeypatch.setattr("repro.capture.write_python_lock", fake_lock)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _capture(workdir: Path, root: Path, **opts: Any) -> tuple[list[str], Any]:
+    said: list[str] = []
+    raw = json.loads((workdir / "specs" / "ort-digits.json").read_text())
+    result = capture(
+        raw,
+        source=str(workdir / "specs" / "ort-digits.json"),
+        cache=ArtifactCache(workdir / "cache"),
+        opts=CaptureOptions(
+            specs_dir=workdir / "specs",
+            lockfiles_dir=workdir / "lockfiles",
+            results_dir=workdir / "results",
+            flake_dir=root / "nix",
+            **opts,
+        ),
+        report=said.append,
+        progress=_no_bar,
+    )
+    return said, result
+
+
+def test_an_existing_spec_is_not_overwritten_without_force(workdir: Path, root: Path) -> None:
+    before = (workdir / "specs" / "ort-digits.json").read_bytes()
+    with pytest.raises(UsageError, match="exists: capture would overwrite the spec"):
+        _capture(workdir, root, run=False)
+    assert (workdir / "specs" / "ort-digits.json").read_bytes() == before
+    assert not (workdir / "lockfiles").exists()  # refused before anything was written
+
+
+def test_no_run_keeps_the_original_and_the_manager_and_says_what_changed(
+    workdir: Path, root: Path
+) -> None:
+    before = json.loads((workdir / "specs" / "ort-digits.json").read_text())
+    said, result = _capture(workdir, root, run=False, force=True)
+    after = json.loads((workdir / "specs" / "ort-digits.json").read_text())
+    assert after["environment"]["manager"] == "nix" == before["environment"]["manager"]
+    assert after["original"]["metrics"] == before["original"]["metrics"]
+    assert after["hardware"] == before["hardware"]
+    assert result.spec.original is not None
+    assert "pinning the environment with nix" in said
+    assert any(line.startswith("the spec changed in") for line in said)
+    # the lock and flake paths became relative to the new spec folder: said, field by field
+    assert any("$.environment.python_lock.path" in line for line in said)
+
+
+def test_an_explicit_manager_change_is_listed(workdir: Path, root: Path) -> None:
+    said, _ = _capture(workdir, root, run=False, force=True, env_manager="venv")
+    assert any("$.environment.manager: 'nix' -> 'venv'" in line for line in said)
