@@ -25,8 +25,13 @@ def test_the_written_file_follows_the_umask(tmp_path: Path) -> None:
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "t.json"
     target.write_text("old")
-    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
-        tmp.write_text("half")
-        raise RuntimeError("disk full")
+
+    def write_half() -> None:
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        write_half()
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]

@@ -1,4 +1,4 @@
-"""`repro capture --from SPEC` never rewrites a spec silently, nor drops what it did not remeasure."""
+"""`repro capture --from SPEC` never rewrites a spec silently, nor drops what it did not measure."""
 
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ def test_every_differing_setting_is_listed(tmp_path: Path) -> None:
         seed=2,
         settings={"min_duration_ms": 1000, "offline_expected_qps": 100},
     )
-    code, data, out = _report(
+    _, data, out = _report(
         tmp_path, "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "replay")
     )
     assert data is not None, out
