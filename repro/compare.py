@@ -30,7 +30,13 @@ from repro.runs import layout
 from repro.runs.accuracy import load_predictions
 from repro.runs.alignment import finished, gaps, setting_changes
 from repro.runs.record import TestRecord
-from repro.runs.store import LoadedRun, latest_finished, open_replay, open_run
+from repro.runs.store import (
+    LoadedRun,
+    check_files,
+    latest_finished,
+    open_replay,
+    open_run,
+)
 from repro.spec.models import Tolerances
 from repro.stats.histogram import LatencyHistogram
 from repro.stats.significance import (
@@ -419,6 +425,12 @@ def build_report(
     )
     if missing:
         summary += f"; {len(missing)} part(s) of the original not compared (listed)"
+    integrity = [p for side in (orig, *reps) if side.kind == "repro" for p in check_files(side)]
+    if integrity:
+        summary = (
+            f"WARNING: {len(integrity)} file(s) of the compared runs are missing or altered "
+            f"since they ran (listed); {summary}"
+        )
     return Report(
         spec_name=orig.record.spec_name,
         generated_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -433,6 +445,7 @@ def build_report(
         scenarios=scenarios,
         drift=_drift(orig, reps),
         not_compared=missing,
+        integrity=integrity,
         settings=[
             SettingDiff(scope=c.scope, key=c.key, original=c.original, replay=c.replay)
             for c in setting_changes(orig.record, reps[0].record)

@@ -30,6 +30,7 @@ from repro.runs import layout
 from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
 from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import RunRecord, TestRecord
+from repro.runs.store import digest_files
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
 from repro.verdicts import run_status, test_status
@@ -218,6 +219,7 @@ class Replayer:
         finally:
             record.finished_utc = _utc_now()
             record.duration_s = round(time.monotonic() - t0, 3)
+            record.files_sha256 = digest_files(work)
             atomic_write_text(layout.record_file(work), record.dump())
             work.replace(final)
             shutil.rmtree(self._scratch, ignore_errors=True)

@@ -181,6 +181,10 @@ def render(report: Report) -> str:
             for n in report.not_compared
         ]
         out.append("</table>")
+    if report.integrity:
+        out.append("<h2>Integrity: files changed since their run</h2><ul>")
+        out += [f"<li>{e(problem)}</li>" for problem in report.integrity]
+        out.append("</ul>")
     out.append("<h2>Settings that differ</h2>")
     if report.settings:
         out.append("<table><tr><th>where</th><th>setting</th><th>original</th><th>replay</th></tr>")

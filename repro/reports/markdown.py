@@ -56,6 +56,9 @@ def render(report: Report) -> str:
             f"| {n.scenario} | {n.mode} | {n.metric or 'all'} | {n.reason} |"
             for n in report.not_compared
         ]
+    if report.integrity:
+        lines += ["", "## Integrity: files changed since their run", ""]
+        lines += [f"- {problem}" for problem in report.integrity]
     lines += ["", "## Settings that differ", ""]
     if report.settings:
         lines += ["| where | setting | original | replay |", "|---|---|---|---|"]

@@ -2,8 +2,9 @@
 
 Format history (the `schema` field):
 # repro.report/v1 - first version.
-# repro.report/v2 - `not_compared` (what the original ran that the replay did not cover) and
-#                   `settings` (every setting that differs between the sides).
+# repro.report/v2 - `not_compared` (what the original ran that the replay did not cover),
+#                   `settings` (every setting that differs between the sides) and `integrity`
+#                   (files that no longer match the digests their run recorded).
 """
 
 from __future__ import annotations
@@ -126,6 +127,10 @@ class Report(BaseModel):
     )
     settings: list[SettingDiff] = Field(
         default_factory=list, description="settings that differ between original and replay"
+    )
+    integrity: list[str] = Field(
+        default_factory=list,
+        description="files of either side that are missing or differ from their recorded digest",
     )
     notes: list[str] = Field(default_factory=list)
 

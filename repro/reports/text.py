@@ -14,6 +14,8 @@ def render(report: Report) -> str:
         if worst:
             line += f": {worst[0].label} {worst[0].reason}"
         lines.append(line)
+    for problem in report.integrity:
+        lines.append(f"  integrity: {problem}")
     for n in report.not_compared:
         what = f"{n.scenario} {n.mode}" + (f" {n.metric}" if n.metric else "")
         lines.append(f"  not compared: {what} ({n.reason})")

@@ -3,7 +3,9 @@
 Format history (the `schema` field):
 # repro.run/v1 - first version.
 # repro.run/v2 - `spec` (the spec as replayed) and `tolerances` (its effective tolerances), so
-#                a report judges a run by the tolerances it ran under, wherever it is read.
+#                a report judges a run by the tolerances it ran under, wherever it is read;
+#                `files_sha256`: the digest of every file of the run (LoadGen's logs included),
+#                checked when the run is compared.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ class RunRecord(BaseModel):
     overrides: dict[str, Any] = Field(default_factory=dict)
     spec: dict[str, Any] | None = Field(None, description="the spec as replayed (v2)")
     tolerances: Tolerances | None = Field(None, description="what counts as reproduced (v2)")
+    files_sha256: dict[str, str] = Field(
+        default_factory=dict, description="relative path -> sha256 of every file of the run (v2)"
+    )
     tests: list[TestRecord] = Field(default_factory=list)
     message: str | None = None
 

@@ -124,3 +124,33 @@ def open_run(path: Path) -> LoadedRun:
 def open_replay(path: Path) -> LoadedRun:
     """A replay given on the command line: a repro run directory."""
     return LoadedRun(path, "repro", load_run(path))
+
+
+def digest_files(run: Path) -> dict[str, str]:
+    """sha256 of every file of a run directory but its record, by relative path."""
+    from repro.artifacts.cache import sha256_file
+
+    record = layout.record_file(run)
+    return {
+        str(p.relative_to(run)): sha256_file(p)
+        for p in sorted(run.rglob("*"))
+        if p.is_file() and p != record
+    }
+
+
+def check_files(run: LoadedRun) -> list[str]:
+    """Files of a run that are missing or differ from the digests its record holds."""
+    problems = []
+    for rel, want in sorted(run.record.files_sha256.items()):
+        path = run.path / rel
+        if not path.is_file():
+            problems.append(f"{path}: missing (the run recorded it)")
+            continue
+        from repro.artifacts.cache import sha256_file
+
+        got = sha256_file(path)
+        if got != want:
+            problems.append(
+                f"{path}: altered since the run (sha256 {got[:12]}, recorded {want[:12]})"
+            )
+    return problems

@@ -104,6 +104,8 @@ def test_run_records_spec_and_effective_tolerances(spec: Any, tmp_path: Path) ->
     assert record.tolerances.throughput_rel == 0.2
     assert record.spec["tolerances"]["throughput_rel"] == 0.2
     assert load_run(run_dir).tolerances == record.tolerances
+    assert "Offline/accuracy/mlperf_log_summary.txt" in record.files_sha256
+    assert "run.json" not in record.files_sha256
 
 
 @pytest.mark.parametrize(
