@@ -28,7 +28,8 @@ def test_altered_and_missing_files_are_reported(tmp_path: Path) -> None:
     hist = orig / "SingleStream" / "performance" / "run_1" / "latency_hist.npz"
     pred = orig / "Offline" / "accuracy" / layout.PREDICTIONS_FILE
     hist.unlink()
-    pred.write_bytes(pred.read_bytes()[:-1] + b"\x00")
+    data = pred.read_bytes()
+    pred.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
     problems = check_files(open_run(orig))
     assert len(problems) == 2
     result = CliRunner().invoke(
