@@ -126,10 +126,33 @@ def selected(spec: ExperimentSpec, opts: ReplayOptions) -> list[tuple[ScenarioNa
     return [(s, m) for s in scenarios for m in modes]
 
 
-def _expected_seconds(settings: dict[str, Any], mode: str) -> float:
+def expected_seconds(scenario: str, mode: str, settings: dict[str, Any], total: int) -> float:
+    """How long a test should take, for the progress bar: LoadGen stops at the later of the
+    minimum duration and the minimum query count (a MultiStream step of 662 queries of 8
+    samples at 0.14 s each is 12 minutes, whatever the minimum duration says)."""
+    per_query_s = _per_query_s(scenario, settings)
     if mode == "accuracy":
-        return 2.0
-    return float(settings.get("min_duration_ms", 10000)) / 1000 + 1.0
+        queries = total
+        if scenario == "MultiStream":
+            queries = -(-total // int(settings.get("multi_stream_samples_per_query") or 8))
+        if scenario == "Offline":
+            qps = float(settings.get("offline_expected_qps") or 0)
+            return 1.0 + (total / qps if qps else 1.0)
+        return 1.0 + queries * per_query_s
+    duration_s = float(settings.get("min_duration_ms", 10000)) / 1000
+    queries_s = float(settings.get("min_query_count", 0)) * per_query_s
+    return 1.0 + max(duration_s, queries_s)
+
+
+def _per_query_s(scenario: str, settings: dict[str, Any]) -> float:
+    if scenario == "SingleStream":
+        return float(settings.get("single_stream_expected_latency_ns") or 0) / 1e9
+    if scenario == "MultiStream":
+        return float(settings.get("multi_stream_expected_latency_ns") or 0) / 1e9
+    if scenario == "Server":
+        qps = float(settings.get("server_target_qps") or 0)
+        return 1 / qps if qps else 0.0
+    return 0.0
 
 
 class Replayer:
@@ -254,7 +277,8 @@ class Replayer:
             json.dumps(redact(req.model_dump(mode="json")), indent=2) + "\n"
         )
         label = f"{scenario} {mode}" + (f" {k}/{repeats}" if repeats > 1 else "")
-        with self.progress(label, _expected_seconds(req.settings, mode)):
+        seconds = expected_seconds(scenario, mode, req.settings, req.total_sample_count)
+        with self.progress(label, seconds):
             rc = self.runner.run(self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s)
         return self._collect(req, rel, out_dir, rc, k)
 

@@ -138,3 +138,15 @@ def portable_spec(root: Path, name: str) -> dict[str, Any]:
     if "original" in spec:
         spec["original"]["path"] = str((spec_dir / spec["original"]["path"]).resolve())
     return spec
+
+
+def assert_replayed(exit_code: int, record: dict[str, Any], output: str = "") -> None:
+    """A replay ran every test to the end: exit 0, or exit 3 only because LoadGen judged a
+    Server performance run INVALID (its latency bound is what load on a shared 2-core machine
+    breaks); a failed or interrupted test is never accepted."""
+    statuses = {(t["scenario"], t["mode"]): t["status"] for t in record["tests"]}
+    assert all(v in ("valid", "invalid") for v in statuses.values()), (statuses, output)
+    invalid = {k for k, v in statuses.items() if v == "invalid"}
+    assert invalid <= {("Server", "performance")}, (invalid, output)
+    assert exit_code == (3 if invalid else 0), output
+    assert record["status"] == ("invalid" if invalid else "complete")
