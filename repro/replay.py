@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import io
 import json
 import secrets
 import shutil
@@ -18,8 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from repro import __version__, _subprocess
-from repro.artifacts.cache import ArtifactCache
-from repro.artifacts.npz import read_npz
+from repro.artifacts.cache import ArtifactCache, read_verified
 from repro.atomic import atomic_write_text
 from repro.environments.base import RealizedEnvironment
 from repro.errors import RunError, SpecError, UsageError
@@ -359,7 +359,12 @@ class Replayer:
 
     def _dataset_labels(self) -> np.ndarray:
         if self._labels is None:
-            data = read_npz(self.artifacts[self.spec.workload.dataset])
+            name = self.spec.workload.dataset
+            raw = read_verified(
+                self.artifacts[name], self.spec.artifacts[name].sha256, what=f"artifact {name!r}"
+            )
+            with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+                data = {k: npz[k] for k in npz.files}
             key = self.spec.workload.accuracy.labels_key
             if key not in data:
                 raise RunError(f"dataset has no {key!r} array for the top1 metric")

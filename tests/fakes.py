@@ -38,6 +38,7 @@ class EchoEngine:
         runtime: Mapping[str, Any],
         input_name: str | None,
         output_name: str | None,
+        model_bytes: bytes | None = None,
     ) -> None:
         self.options = options
 

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from repro.errors import ArtifactError
+
 CACHE_ENV = "REPRO_CACHE_DIR"
 CHUNK = 1 << 20
 
@@ -28,6 +30,25 @@ def sha256_file(path: Path) -> str:
         while chunk := fh.read(CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def read_verified(path: Path, sha256: str, *, what: str) -> bytes:
+    """The bytes of `path`, read once and checked against `sha256` before anyone uses them.
+
+    Whoever loads an artifact loads these bytes, not the file again: what was hashed is what
+    runs, even if the file changes afterwards (a verified fetch says nothing about later reads).
+    """
+    with path.open("rb") as fh:
+        data = fh.read()
+    got = hashlib.sha256(data).hexdigest()
+    if got != sha256:
+        raise ArtifactError(
+            f"{what} {path}: sha256 mismatch when loaded: expected {sha256}, got {got}; "
+            "the file changed after it was fetched and verified",
+            hint=f"do not trust this run; delete the file (`rm -f {path}`) and run "
+            "`repro fetch SPEC` to produce it again",
+        )
+    return data
 
 
 class ArtifactCache:

@@ -74,14 +74,21 @@ def materialize(
     """Return the artifact's verified file in the cache, producing it first if needed.
 
     The bytes are produced under a temporary name, hashed, and renamed to the content address
-    only when the sha256 matches; a mismatch leaves nothing under the expected name.
+    only when the sha256 matches; a mismatch leaves nothing under the expected name. A cache
+    entry whose bytes no longer match its name is an error, never silently produced again:
+    something changed a verified, read-only file, and the user should know.
     """
     final = cache.path_for(artifact.sha256)
     if final.exists():
         got = sha256_file(final)
-        if got == artifact.sha256:
-            return Materialized(name, final, got, final.stat().st_size, "cache")
-        final.unlink()  # a corrupted cache entry: produce it again
+        if got != artifact.sha256:
+            raise ArtifactError(
+                f"artifact {name!r}: the cache entry {final} is corrupt: its name pins sha256 "
+                f"{artifact.sha256}, its bytes have sha256 {got}",
+                hint=f"delete it (`rm -f {final}`) and run `repro fetch` on the spec to produce "
+                "it again; the cache's files are read-only, so find out what rewrote it",
+            )
+        return Materialized(name, final, got, final.stat().st_size, "cache")
     with cache.staging(artifact.sha256) as staged:
         if artifact.url is not None:
             origin = "url"

@@ -43,8 +43,10 @@ class Engine(Protocol):
         runtime: Mapping[str, Any],
         input_name: str | None,
         output_name: str | None,
+        model_bytes: bytes | None = None,
     ) -> None:
-        """Prepare the model with the spec's (typed) options and the request's runtime facts."""
+        """Prepare the model with the spec's (typed) options and the request's runtime facts;
+        `model_bytes` are the model's bytes as the worker read and verified them."""
 
     def predict(self, batch: np.ndarray) -> np.ndarray:
         """Outputs of the selected output for a batch (first axis = samples)."""

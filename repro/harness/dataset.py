@@ -1,42 +1,80 @@
-"""Data-set access for the QSL: arrays of an .npz mapped, never read from disk per query."""
+"""Data-set access for the QSL: arrays of an .npz in memory, never read from disk per query."""
 
 from __future__ import annotations
 
+import io
 import threading
 import zipfile
 from pathlib import Path
+from typing import IO, NamedTuple
 
 import numpy as np
 
 _LOCAL_HEADER = 30
 
 
+class _StoredArray(NamedTuple):
+    """Where an uncompressed .npy member's data starts in its .npz, and how to read it."""
+
+    offset: int
+    shape: tuple[int, ...]
+    fortran: bool
+    dtype: np.dtype
+
+
+def _stored_array(fh: IO[bytes], info: zipfile.ZipInfo) -> _StoredArray:
+    fh.seek(info.header_offset + 26)
+    name_len = int.from_bytes(fh.read(2), "little")
+    extra_len = int.from_bytes(fh.read(2), "little")
+    fh.seek(info.header_offset + _LOCAL_HEADER + name_len + extra_len)
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+    else:
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+    return _StoredArray(fh.tell(), shape, fortran, dtype)
+
+
+def _member(zf: zipfile.ZipFile, key: str, name: str) -> zipfile.ZipInfo:
+    try:
+        return zf.getinfo(f"{key}.npy")
+    except KeyError:
+        names = [n.removesuffix(".npy") for n in zf.namelist()]
+        raise KeyError(f"{name} has no array {key!r} (has {names})") from None
+
+
 def open_npz_array(path: Path, key: str) -> np.ndarray:
     """The array `key` of an .npz: memory-mapped when stored uncompressed, else loaded."""
-    member = f"{key}.npy"
     with zipfile.ZipFile(path) as zf:
-        try:
-            info = zf.getinfo(member)
-        except KeyError:
-            names = [n.removesuffix(".npy") for n in zf.namelist()]
-            raise KeyError(f"{path.name} has no array {key!r} (has {names})") from None
+        info = _member(zf, key, path.name)
         if info.compress_type != zipfile.ZIP_STORED:
             with zf.open(info) as fh:
                 return np.lib.format.read_array(fh, allow_pickle=False)
     with path.open("rb") as fh:
-        fh.seek(info.header_offset + 26)
-        name_len = int.from_bytes(fh.read(2), "little")
-        extra_len = int.from_bytes(fh.read(2), "little")
-        fh.seek(info.header_offset + _LOCAL_HEADER + name_len + extra_len)
-        version = np.lib.format.read_magic(fh)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-        else:
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
-        offset = fh.tell()
+        at = _stored_array(fh, info)
     return np.memmap(
-        path, dtype=dtype, mode="r", shape=shape, order="F" if fortran else "C", offset=offset
+        path,
+        dtype=at.dtype,
+        mode="r",
+        shape=at.shape,
+        order="F" if at.fortran else "C",
+        offset=at.offset,
     )
+
+
+def npz_array_from_bytes(data: bytes, key: str, *, name: str) -> np.ndarray:
+    """The array `key` of an .npz held in memory (bytes already verified): a read-only view
+    of `data` when stored uncompressed, else decompressed. `name` labels errors."""
+    buf = io.BytesIO(data)
+    with zipfile.ZipFile(buf) as zf:
+        info = _member(zf, key, name)
+        if info.compress_type != zipfile.ZIP_STORED:
+            with zf.open(info) as fh:
+                return np.lib.format.read_array(fh, allow_pickle=False)
+    at = _stored_array(buf, info)
+    count = int(np.prod(at.shape, dtype=np.int64))
+    flat = np.frombuffer(data, dtype=at.dtype, count=count, offset=at.offset)
+    return flat.reshape(at.shape, order="F" if at.fortran else "C")
 
 
 class SampleStore:

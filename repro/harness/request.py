@@ -30,7 +30,9 @@ class WorkerRequest(BaseModel):
     backend: BackendSpec
     runtime: dict[str, Any] = Field(default_factory=dict)
     model_path: str
+    model_sha256: str = Field(description="the spec's pin; the worker checks the bytes it loads")
     dataset_path: str
+    dataset_sha256: str = Field(description="the spec's pin; the worker checks the bytes it loads")
     inputs_key: str
     input_name: str | None
     output_name: str | None
@@ -68,7 +70,9 @@ class WorkerRequest(BaseModel):
             backend=spec.backend,
             runtime=get_backend(spec.backend.name).runtime(spec, artifacts, cache_root),
             model_path=str(artifacts[wl.model]),
+            model_sha256=spec.artifacts[wl.model].sha256,
             dataset_path=str(artifacts[wl.dataset]),
+            dataset_sha256=spec.artifacts[wl.dataset].sha256,
             inputs_key=wl.inputs_key,
             input_name=wl.input_name,
             output_name=wl.output_name,

@@ -1,7 +1,9 @@
 """The worker process: `python -m repro.harness REQUEST.json` runs one LoadGen test.
 
 It runs inside the realized environment, imports the backend and LoadGen, and writes
-`worker.json` (atomically) beside LoadGen's logs; the orchestrator reads both.
+`worker.json` (atomically) beside LoadGen's logs; the orchestrator reads both. The model and the
+data set are read once into memory and checked against the request's sha256 before use: the
+orchestrator verified the cache entries, but only the bytes this process loads are what runs.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from repro.artifacts.cache import read_verified
 from repro.atomic import atomic_write_text
 from repro.backends.base import Engine
+from repro.errors import ReproError
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.runs.layout import (
     DETAIL,
@@ -32,18 +36,31 @@ def _write(out_dir: Path, result: WorkerResult) -> None:
 
 
 def load_backend(req: WorkerRequest) -> Engine:
-    """The request's engine, loaded with its options (the plain-loop benchmark uses it too)."""
+    """The request's engine, loaded with its options from the model's verified bytes (the
+    plain-loop benchmark uses it too)."""
     from repro.backends.registry import get_backend
 
+    model = Path(req.model_path)
+    data = read_verified(model, req.model_sha256, what="model")
     engine = get_backend(req.backend.name).load_engine()()
     engine.load(
-        Path(req.model_path),
+        model,
         req.backend.options,
         runtime=req.runtime,
         input_name=req.input_name,
         output_name=req.output_name,
+        model_bytes=data,
     )
     return engine
+
+
+def load_dataset(req: WorkerRequest) -> np.ndarray:
+    """The request's input array, from the data set's verified bytes."""
+    from repro.harness.dataset import npz_array_from_bytes
+
+    path = Path(req.dataset_path)
+    data = read_verified(path, req.dataset_sha256, what="dataset")
+    return npz_array_from_bytes(data, req.inputs_key, name=path.name)
 
 
 def warm_up(backend: Engine, source: np.ndarray, batch_size: int) -> np.ndarray:
@@ -60,7 +77,6 @@ def execute(req: WorkerRequest) -> WorkerResult:
     """Load the backend and data, run LoadGen, and describe what ran."""
     import mlperf_loadgen as lg  # noqa: F401  (fail early, before the model loads)
 
-    from repro.harness.dataset import open_npz_array
     from repro.harness.loadgen import run_test
 
     timings: dict[str, float] = {}
@@ -68,7 +84,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
     t = time.perf_counter()
     backend = load_backend(req)
     timings["load_s"] = time.perf_counter() - t
-    source = open_npz_array(Path(req.dataset_path), req.inputs_key)
+    source = load_dataset(req)
     if source.shape[0] < req.total_sample_count:
         raise ValueError(
             f"the dataset has {source.shape[0]} samples, the spec's total_sample_count is "
@@ -123,7 +139,10 @@ def main(argv: list[str]) -> int:
         result = execute(req)
     except Exception as exc:
         traceback.print_exc()
-        _write(out_dir, WorkerResult(status="failed", error=f"{type(exc).__name__}: {exc}"))
+        error = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, ReproError) and exc.hint:
+            error += f" (hint: {exc.hint})"
+        _write(out_dir, WorkerResult(status="failed", error=error))
         return 3
     _write(out_dir, result)
     return 0

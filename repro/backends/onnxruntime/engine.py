@@ -38,7 +38,9 @@ class OnnxRuntimeEngine:
         runtime: Mapping[str, Any],
         input_name: str | None,
         output_name: str | None,
+        model_bytes: bytes | None = None,
     ) -> None:
+        """Load the model from `model_bytes` (the worker's verified bytes) or else `model`."""
         so = ort.SessionOptions()
         so.intra_op_num_threads = options.intra_op_threads
         so.inter_op_num_threads = options.inter_op_threads
@@ -52,7 +54,8 @@ class OnnxRuntimeEngine:
         so.add_session_config_entry("session.intra_op.allow_spinning", spinning)
         so.add_session_config_entry("session.inter_op.allow_spinning", spinning)
         providers = [options.execution_provider]
-        self.session = ort.InferenceSession(str(model), sess_options=so, providers=providers)
+        source = model_bytes if model_bytes is not None else str(model)
+        self.session = ort.InferenceSession(source, sess_options=so, providers=providers)
         self.options = options
         self.input_name = input_name or self.session.get_inputs()[0].name
         self.output_name = output_name or self.session.get_outputs()[0].name

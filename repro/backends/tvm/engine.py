@@ -64,9 +64,13 @@ def module_key(
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
-def unpack_database(path: Path, work_dir: Path) -> tuple[Path, Path]:
-    """The two JSON-lines files of a MetaSchedule database from repro's one-file form."""
-    doc = json.loads(path.read_text())
+def unpack_database(path: Path, work_dir: Path, *, sha256: str | None = None) -> tuple[Path, Path]:
+    """The two JSON-lines files of a MetaSchedule database from repro's one-file form; with
+    `sha256`, the bytes read are checked against the pin first."""
+    from repro.artifacts.cache import read_verified
+
+    data = read_verified(path, sha256, what="tuning database") if sha256 else path.read_bytes()
+    doc = json.loads(data)
     if doc.get("format") != "repro.tvm-meta-schedule-db/v1":
         raise ValueError(f"{path}: not a repro MetaSchedule database")
     workload = work_dir / "database_workload.json"
@@ -100,7 +104,17 @@ class OnnxModel:
     def read(cls, model: Path) -> OnnxModel:
         import onnx
 
-        proto = onnx.load(str(model))
+        return cls.from_proto(onnx.load(str(model)))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> OnnxModel:
+        """The model parsed from bytes already in memory (the worker's verified bytes)."""
+        import onnx
+
+        return cls.from_proto(onnx.load_from_string(data))
+
+    @classmethod
+    def from_proto(cls, proto: Any) -> OnnxModel:
         graph = proto.graph
         inits = {i.name for i in graph.initializer}
         inp = next(i for i in graph.input if i.name not in inits)
@@ -163,7 +177,10 @@ class TvmEngine:
         runtime: Mapping[str, Any],
         input_name: str | None,
         output_name: str | None,
+        model_bytes: bytes | None = None,
     ) -> None:
+        """Compile (or load from the cache) the model from `model_bytes` (the worker's verified
+        bytes) or else `model`."""
         rt = TvmRuntime.model_validate(runtime)
         threads = options.threads
         if threads:
@@ -171,7 +188,9 @@ class TvmEngine:
             os.environ["TVM_NUM_THREADS"] = str(threads)
         import tvm
 
-        onnx_model = OnnxModel.read(model)
+        onnx_model = (
+            OnnxModel.from_bytes(model_bytes) if model_bytes is not None else OnnxModel.read(model)
+        )
         self.input_name = input_name or onnx_model.input_name
         self.output_index = onnx_model.outputs.index(output_name) if output_name else 0
         target = target_dict(options.target, threads=threads)
@@ -199,6 +218,7 @@ class TvmEngine:
                     target,
                     options.opt_level,
                     Path(db_path) if db_path else None,
+                    db_sha,
                 )
                 with atomic_path(lib_path, suffix=".so") as tmp:
                     exe.export_library(str(tmp))
@@ -247,6 +267,7 @@ class TvmEngine:
         target: dict[str, Any] | str,
         opt_level: int,
         db_path: Path | None,
+        db_sha256: str | None = None,
     ) -> Any:
         import tvm
 
@@ -258,7 +279,7 @@ class TvmEngine:
         from tvm.s_tir.meta_schedule.relax_integration import compile_relax
 
         with tempfile.TemporaryDirectory() as work:
-            workload, records = unpack_database(db_path, Path(work))
+            workload, records = unpack_database(db_path, Path(work), sha256=db_sha256)
             database = ms.database.JSONDatabase(str(workload), str(records))
             with tvm.transform.PassContext(opt_level=opt_level):
                 exe = compile_relax(database, mod, tgt, params=None)

@@ -51,19 +51,6 @@ def test_hash_mismatch_names_artifact_and_both_digests_and_leaves_nothing(tmp_pa
     assert all(p.is_dir() for p in leftovers), leftovers
 
 
-def test_corrupted_cache_entry_is_replaced(tmp_path: Path) -> None:
-    _, digest = _file(tmp_path)
-    cache = ArtifactCache(tmp_path / "c")
-    target = cache.path_for(digest)
-    target.parent.mkdir(parents=True)
-    target.write_bytes(b"bit rot")
-    m = materialize(
-        "model", Artifact(path="model.bin", sha256=digest), base_dir=tmp_path, cache=cache
-    )
-    assert m.origin == "path"
-    assert target.read_bytes() == b"weights"
-
-
 def test_missing_path_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="does not exist"):
         materialize(
