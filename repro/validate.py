@@ -44,6 +44,11 @@ REQUIRED_FIELDS: dict[ScenarioName, tuple[str, ...]] = {
 }
 
 
+#: LoadGen generates every query of a performance run before it issues the first, keeping tens
+#: to hundreds of bytes per sample; more samples than this exhaust a test machine's memory
+MAX_PLANNED_SAMPLES = 100_000_000
+
+
 @dataclass(frozen=True)
 class Problem:
     """One finding of `repro validate`: where in the spec, what, and how bad."""
@@ -71,6 +76,30 @@ def _check_lock(lock: LockFile, where: str, base: Path) -> list[Problem]:
     return []
 
 
+def planned_samples(name: ScenarioName, s: LoadGenSettings) -> float:
+    """About how many samples LoadGen generates for a performance run with these settings.
+
+    As LoadGen's GenerateQueries does: at least min_query_count queries, and enough for twice
+    the minimum duration at the expected rate (Server: once); Offline issues one query of at
+    least 1.1 x duration x rate samples. 0 where a required rate is missing.
+    """
+    seconds = s.min_duration_ms / 1000
+    if name == "Offline":
+        rate = s.offline_expected_qps
+        return max(s.min_query_count, 1.1 * seconds * rate) if rate else 0
+    if name == "Server":
+        rate = s.server_target_qps
+        return max(s.min_query_count, seconds * rate) if rate else 0
+    if name == "SingleStream":
+        latency, per_query = s.single_stream_expected_latency_ns, 1
+    else:
+        latency = s.multi_stream_expected_latency_ns
+        per_query = s.multi_stream_samples_per_query or 8  # LoadGen's default
+    if not latency:
+        return 0
+    return max(s.min_query_count, 2 * seconds * 1e9 / latency) * per_query
+
+
 def _check_settings(name: ScenarioName, s: LoadGenSettings, where: str) -> list[Problem]:
     problems = []
     foreign = [
@@ -93,6 +122,16 @@ def _check_settings(name: ScenarioName, s: LoadGenSettings, where: str) -> list[
         problems.append(
             Problem(f"{where}.settings", "min_duration_ms and min_query_count are both 0")
         )
+    planned = planned_samples(name, s)
+    if planned > MAX_PLANNED_SAMPLES:
+        problems.append(
+            Problem(
+                f"{where}.settings",
+                f"LoadGen would generate about {planned:.3g} samples before the run and hold "
+                f"them in memory; at most {MAX_PLANNED_SAMPLES:,} are accepted: lower "
+                "min_duration_ms, min_query_count or the expected rate (qps or latency)",
+            )
+        )
     return problems
 
 
@@ -109,10 +148,7 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                     Problem(f"{where}.recipe", f"unknown recipe; expected one of {sorted(RECIPES)}")
                 )
             else:
-                try:
-                    recipe.resolve(art.params, where=where)
-                except SpecError as exc:
-                    problems.append(Problem(f"{where}.params", exc.message))
+                problems += [Problem(*found) for found in recipe.check(art.params, where=where)]
         if art.path is not None and not resolve_path(art.path, base).is_file():
             problems.append(Problem(f"{where}.path", f"{art.path} does not exist"))
     wl = spec.workload

@@ -9,12 +9,60 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from repro.errors import SpecError
+from repro.spec.types import UINT64_MAX
 
 ParamValue = int | float | str | bool
+
+#: the largest file a recipe may write: generating it takes several times this in memory
+MAX_OUTPUT_BYTES: Final = 2**30
+#: numpy's legacy seeding (scikit-learn's random_state) takes a uint32
+UINT32_MAX: Final = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a recipe: its default and the values it accepts (bounds inclusive)."""
+
+    default: ParamValue
+    description: str
+    min: int | float | None = None
+    max: int | float | None = None
+    choices: tuple[str, ...] = ()
+
+    def accepts(self) -> str:
+        """The accepted values, in words."""
+        if self.choices:
+            return f"one of {list(self.choices)}"
+        return f"{type(self.default).__name__} in [{self.min}, {self.max}]"
+
+    def check(self, value: object) -> ParamValue:
+        """`value` as the recipe takes it (an int given for a float becomes one), or ValueError."""
+        want = type(self.default)
+        # An integer is a JSON number like any other (converted only when in range, since a huge
+        # one overflows a float); `True` is an int to Python, not to a spec.
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value) if self._within(value) else value
+        if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
+            raise ValueError(f"expected {self.accepts()}, got {_shown(value)}")
+        if self.choices and value not in self.choices:
+            raise ValueError(f"expected {self.accepts()}, got {_shown(value)}")
+        if not isinstance(value, bool | str) and not self._within(value):
+            raise ValueError(f"expected {self.accepts()}, got {_shown(value)}")
+        return value
+
+    def _within(self, value: float) -> bool:
+        # Written so that NaN, which Python's JSON reader accepts, is outside every range.
+        return self.min is not None and self.max is not None and self.min <= value <= self.max
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)
@@ -23,40 +71,74 @@ class Recipe:
 
     name: str
     target: str
-    defaults: Mapping[str, ParamValue]
+    params: Mapping[str, Param]
     media_type: str
     description: str
     deterministic_across_cpus: bool = True
-    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the size of the output for resolved parameters, where they alone do not bound it
+    output_bytes: Callable[[Mapping[str, ParamValue]], int] | None = None
 
-    def resolve(self, params: Mapping[str, ParamValue], *, where: str) -> dict[str, ParamValue]:
-        """The defaults overlaid with `params`; unknown names and wrong types are errors."""
-        out = dict(self.defaults)
-        for key, value in params.items():
-            if key not in self.defaults:
-                raise SpecError(
-                    f"{where}.params.{key}: unknown parameter of recipe {self.name!r}; "
-                    f"expected one of {sorted(self.defaults)}"
-                )
-            want = type(self.defaults[key])
-            ok = isinstance(value, want) and not (want is int and isinstance(value, bool))
-            if want is float and isinstance(value, int) and not isinstance(value, bool):
-                ok, value = True, float(value)
-            if not ok:
-                raise SpecError(f"{where}.params.{key}: expected {want.__name__}, got {value!r}")
-            if key in self.choices and value not in self.choices[key]:
-                raise SpecError(
-                    f"{where}.params.{key}: expected one of {list(self.choices[key])}, "
-                    f"got {value!r}"
-                )
-            out[key] = value
+    @property
+    def defaults(self) -> dict[str, ParamValue]:
+        """Every parameter's default value."""
+        return {key: p.default for key, p in self.params.items()}
+
+    def check(self, params: Mapping[str, object], *, where: str) -> list[tuple[str, str]]:
+        """(JSON path, message) for every unknown, mistyped or out-of-range parameter."""
+        return self._overlay(params, where=where)[1]
+
+    def resolve(self, params: Mapping[str, object], *, where: str) -> dict[str, ParamValue]:
+        """The defaults overlaid with `params`; any problem is a SpecError naming its path."""
+        out, problems = self._overlay(params, where=where)
+        if problems:
+            raise SpecError("\n".join(f"{path}: {message}" for path, message in problems))
         return out
+
+    def _overlay(
+        self, params: Mapping[str, object], *, where: str
+    ) -> tuple[dict[str, ParamValue], list[tuple[str, str]]]:
+        out = self.defaults
+        problems: list[tuple[str, str]] = []
+        for key, value in params.items():
+            param = self.params.get(key)
+            if param is None:
+                message = (
+                    f"unknown parameter of recipe {self.name!r}; "
+                    f"expected one of {sorted(self.params)}"
+                )
+                problems.append((f"{where}.params.{key}", message))
+                continue
+            try:
+                out[key] = param.check(value)
+            except ValueError as exc:
+                problems.append((f"{where}.params.{key}", str(exc)))
+        if not problems and self.output_bytes is not None:
+            size = self.output_bytes(out)
+            if size > MAX_OUTPUT_BYTES:
+                message = (
+                    f"the output would take {size / 2**20:,.1f} MiB; a recipe may write at "
+                    f"most {MAX_OUTPUT_BYTES // 2**20:,} MiB (1 GiB), so lower the parameters"
+                )
+                problems.append((f"{where}.params", message))
+        return out, problems
 
     def generate(self, out: Path, params: Mapping[str, ParamValue]) -> None:
         module, func = self.target.split(":")
         fn: Callable[..., None] = getattr(importlib.import_module(module), func)
-        fn(out, **self.resolve(params, where="params"))
+        fn(out, **self.resolve(params, where=self.name))
 
+
+def _imagenet_bytes(params: Mapping[str, ParamValue]) -> int:
+    """float32 NCHW with 3 channels."""
+    count, height, width = (int(params[k]) for k in ("count", "height", "width"))
+    return count * 3 * height * width * 4
+
+
+_DIGITS_SEED = Param(
+    0, "seeds the train/test split (a uint32, as scikit-learn takes)", 0, UINT32_MAX
+)
+# 1797 digits in 10 classes: each side of a stratified split needs at least 10 of them.
+_TEST_FRACTION = Param(0.25, "share of the digits held out for testing", 0.01, 0.99)
 
 RECIPES: dict[str, Recipe] = {
     r.name: r
@@ -64,7 +146,15 @@ RECIPES: dict[str, Recipe] = {
         Recipe(
             name="resnet50-v1.5",
             target="repro.artifacts.models:write_resnet50",
-            defaults={"seed": 0, "num_classes": 1001, "base_width": 64, "opset": 13},
+            # base_width 128 with 16384 classes is about 650 MB of weights.
+            params={
+                # numpy's PCG64 takes any integer; a uint64, like LoadGen's seeds, is plenty.
+                "seed": Param(0, "seeds the weights", 0, UINT64_MAX),
+                "num_classes": Param(1001, "classes of the output", 1, 16384),
+                "base_width": Param(64, "channels of the first stage (ResNet-50: 64)", 1, 128),
+                # onnxruntime reads opset 7 and later; ReduceMean's axes attribute ends at 17.
+                "opset": Param(13, "ONNX opset of the graph", 7, 17),
+            },
             media_type="application/onnx",
             description="ONNX graph with the layers of MLPerf's ResNet-50 v1.5 "
             "(input_tensor:0 NCHW 3x224x224, ArgMax:0 over 1001 classes), seeded weights",
@@ -72,23 +162,38 @@ RECIPES: dict[str, Recipe] = {
         Recipe(
             name="synthetic-imagenet",
             target="repro.artifacts.datasets:write_synthetic_imagenet",
-            defaults={"seed": 0, "count": 64, "height": 224, "width": 224},
+            params={
+                "seed": Param(0, "seeds the pixels", 0, UINT64_MAX),
+                "count": Param(64, "images", 1, 10_000_000),
+                "height": Param(224, "pixels", 1, 4096),
+                "width": Param(224, "pixels", 1, 4096),
+            },
             media_type="application/x-npz",
             description="N preprocessed NCHW float32 images (per-channel normalized) from a seed",
+            output_bytes=_imagenet_bytes,
         ),
         Recipe(
             name="sklearn-digits",
             target="repro.artifacts.datasets:write_sklearn_digits",
-            defaults={"split": "test", "test_fraction": 0.25, "seed": 0},
+            params={
+                "split": Param("test", "which part to write", choices=("train", "test", "all")),
+                "test_fraction": _TEST_FRACTION,
+                "seed": _DIGITS_SEED,
+            },
             media_type="application/x-npz",
             description="scikit-learn's bundled 8x8 digits (1797 images), scaled to [0, 1], "
             "with a seeded stratified train/test split",
-            choices={"split": ("train", "test", "all")},
         ),
         Recipe(
             name="digits-mlp",
             target="repro.artifacts.models:write_digits_mlp",
-            defaults={"hidden": 64, "seed": 0, "test_fraction": 0.25, "max_iter": 300},
+            # Training time grows with hidden x max_iter; the largest take minutes on a CPU.
+            params={
+                "hidden": Param(64, "units of the hidden layer", 1, 1024),
+                "seed": _DIGITS_SEED,
+                "test_fraction": _TEST_FRACTION,
+                "max_iter": Param(300, "training epochs at most", 1, 2000),
+            },
             media_type="application/onnx",
             description="an MLP trained on the digits train split, exported to ONNX "
             "(input [N,64] -> predictions int64)",

@@ -6,9 +6,22 @@ spec on `SpecModel`; `repro.spec.models` assembles the whole spec from them and 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Final, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    StringConstraints,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
 
 SCHEMA_V1: Final = "repro.experiment/v1"
 SUPPORTED_SCHEMAS = (SCHEMA_V1,)
@@ -23,9 +36,87 @@ Name = Annotated[
     StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$"),
     Field(description="lowercase letters, digits, '.', '_' and '-'; starts with a letter or digit"),
 ]
+
+
+@dataclass(frozen=True)
+class Accepts:
+    """The values a field accepts, in words; after the `Field` that holds a number's bounds.
+
+    The words end the field's description in the JSON schema, and the message when a value
+    is refused, so that the message names the whole range, not only the bound it crossed.
+    """
+
+    accepted: str
+    about: str = ""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_wrap_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        text = f"{self.about}; {self.accepted}" if self.about else self.accepted
+        return {**handler(schema), "description": text}
+
+    def _check(self, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            errors = exc.errors()
+            # Of a union's errors, the one that is not a type mismatch says what is wrong.
+            telling = [e for e in errors if not str(e["type"]).endswith("_type")]
+            err = errors[0] if len(errors) == 1 else telling[0] if len(telling) == 1 else None
+            if err is None:
+                raise PydanticCustomError(
+                    "type_mismatch", "Input should be {accepted}", {"accepted": self.accepted}
+                ) from None
+            raise PydanticCustomError(
+                err["type"],
+                "{msg}; accepted: {accepted}",
+                {"msg": err["msg"], "accepted": self.accepted},
+            ) from None
+
+
+#: LoadGen's TestSettings hold seeds, counts and nanoseconds as uint64; pybind11 refuses more
+UINT64_MAX: Final = 2**64 - 1
+#: LoadGen takes milliseconds as uint64 but keeps durations as int64 nanoseconds, which
+#: overflow after 292 years; on a test machine a run longer than a week is a typo
+MAX_DURATION_MS: Final = 7 * 24 * 3600 * 1000
+#: far beyond any SUT; LoadGen plans qps x duration queries up front and holds them in memory
+MAX_QPS: Final = 1e9
+#: the most samples a data set, and so LoadGen's query sample library, may hold
+MAX_SAMPLES: Final = 10_000_000
+#: the largest batch a SUT may be asked to run
+MAX_BATCH: Final = 4096
+#: class ids are small; a larger offset is a typo, and overflows int64 predictions near 2**63
+MAX_CLASS_OFFSET: Final = 1_000_000
+#: the most threads a backend may start; onnxruntime's worker crashes at intra_op_threads 100000
+MAX_THREADS: Final = 1024
+
 NonNegInt = Annotated[int, Field(ge=0)]
 PosInt = Annotated[int, Field(ge=1)]
-Fraction = Annotated[float, Field(gt=0.0, lt=1.0)]
+Fraction = Annotated[float, Field(gt=0.0, lt=1.0), Accepts("between 0 and 1, both excluded")]
+Seed = Annotated[
+    int, Field(ge=0, le=UINT64_MAX), Accepts("an integer from 0 to 2**64-1 (LoadGen's uint64)")
+]
+DurationMs = Annotated[
+    int, Field(ge=0, le=MAX_DURATION_MS), Accepts("milliseconds from 0 to 604800000 (7 days)")
+]
+QueryCount = Annotated[
+    int, Field(ge=0, le=UINT64_MAX), Accepts("an integer from 0 to 2**64-1 (LoadGen's uint64)")
+]
+LatencyNs = Annotated[
+    int, Field(ge=1, le=UINT64_MAX), Accepts("nanoseconds from 1 to 2**64-1 (LoadGen's uint64)")
+]
+Qps = Annotated[float, Field(gt=0, le=MAX_QPS), Accepts("a number > 0 and <= 1e9")]
+SampleCount = Annotated[int, Field(ge=1, le=MAX_SAMPLES), Accepts("an integer from 1 to 10000000")]
+Threads = Annotated[
+    int,
+    Field(ge=0, le=MAX_THREADS),
+    Accepts("an integer from 0 (the library chooses) to 1024"),
+]
 
 ScenarioName = Literal["SingleStream", "MultiStream", "Server", "Offline"]
 ModeName = Literal["performance", "accuracy"]
@@ -33,9 +124,13 @@ SCENARIOS: tuple[ScenarioName, ...] = ("SingleStream", "MultiStream", "Server", 
 
 
 class SpecModel(BaseModel):
-    """A part of the spec: unknown fields are errors, values are immutable."""
+    """A part of the spec: unknown fields are errors, values are immutable and strictly typed.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Strict: `"450"` and `true` are not integers; a JSON integer is still a valid float.
+    No float may be infinite or NaN (Python's JSON reader accepts `Infinity` and `NaN`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 # --- artifacts -----------------------------------------------------------------------------
@@ -50,9 +145,12 @@ class Artifact(SpecModel):
     url: str | None = Field(None, description="http(s):// or file:// URL to download")
     path: str | None = Field(None, description="a local file, relative to the spec's folder")
     recipe: str | None = Field(None, description="a registered deterministic generator")
-    params: dict[str, int | float | str | bool] = Field(
-        default_factory=dict, description="the recipe's parameters"
-    )
+    params: dict[
+        str,
+        Annotated[
+            int | float | str | bool, Accepts("an integer, a finite number, a string or a boolean")
+        ],
+    ] = Field(default_factory=dict, description="the recipe's parameters")
     sha256: Sha256
     size_bytes: NonNegInt | None = None
     media_type: str | None = Field(None, description="e.g. application/onnx, application/x-npz")
@@ -78,21 +176,32 @@ class Artifact(SpecModel):
 class LoadGenSettings(SpecModel):
     """TestSettings of one LoadGen scenario; names and units follow LoadGen's own."""
 
-    min_duration_ms: NonNegInt = 10_000
-    max_duration_ms: NonNegInt = 0
-    min_query_count: NonNegInt = 100
-    max_query_count: NonNegInt = 0
-    single_stream_expected_latency_ns: PosInt | None = None
+    min_duration_ms: DurationMs = 10_000
+    max_duration_ms: Annotated[
+        int,
+        Field(ge=0, le=MAX_DURATION_MS),
+        Accepts("0 (no limit) or milliseconds up to 604800000 (7 days)"),
+    ] = 0
+    min_query_count: QueryCount = 100
+    max_query_count: Annotated[
+        int, Field(ge=0, le=UINT64_MAX), Accepts("0 (no limit) or an integer up to 2**64-1")
+    ] = 0
+    single_stream_expected_latency_ns: LatencyNs | None = None
     single_stream_target_latency_percentile: Fraction | None = None
-    multi_stream_expected_latency_ns: PosInt | None = None
-    multi_stream_samples_per_query: PosInt | None = None
+    multi_stream_expected_latency_ns: LatencyNs | None = None
+    multi_stream_samples_per_query: SampleCount | None = None
     multi_stream_target_latency_percentile: Fraction | None = None
-    server_target_qps: Annotated[float, Field(gt=0)] | None = None
-    server_target_latency_ns: PosInt | None = None
+    server_target_qps: Qps | None = None
+    server_target_latency_ns: LatencyNs | None = None
     server_target_latency_percentile: Fraction | None = None
     server_coalesce_queries: bool | None = None
-    server_max_async_queries: NonNegInt | None = None
-    offline_expected_qps: Annotated[float, Field(gt=0)] | None = None
+    server_max_async_queries: (
+        Annotated[
+            int, Field(ge=0, le=UINT64_MAX), Accepts("0 (no limit) or an integer up to 2**64-1")
+        ]
+        | None
+    ) = None
+    offline_expected_qps: Qps | None = None
 
     @model_validator(mode="after")
     def _durations(self) -> LoadGenSettings:
@@ -113,10 +222,10 @@ class ScenarioSpec(SpecModel):
 class Seeds(SpecModel):
     """LoadGen's RNG seeds, set explicitly so a replay draws the same samples."""
 
-    qsl_rng_seed: NonNegInt
-    sample_index_rng_seed: NonNegInt
-    schedule_rng_seed: NonNegInt
-    accuracy_log_rng_seed: NonNegInt = 0
+    qsl_rng_seed: Seed
+    sample_index_rng_seed: Seed
+    schedule_rng_seed: Seed
+    accuracy_log_rng_seed: Seed = 0
 
 
 class AccuracySpec(SpecModel):
@@ -126,7 +235,11 @@ class AccuracySpec(SpecModel):
         description="top1: against the data set's labels; "
         "agreement: against the reference predictions in `original`"
     )
-    class_offset: int = Field(0, description="added to predictions before comparing (MLPerf: -1)")
+    class_offset: Annotated[
+        int,
+        Field(ge=-MAX_CLASS_OFFSET, le=MAX_CLASS_OFFSET),
+        Accepts("-1000000 to 1000000", about="added to predictions before comparing (MLPerf: -1)"),
+    ] = 0
     labels_key: str = Field("labels", description="array of labels inside the dataset artifact")
 
 
@@ -148,9 +261,17 @@ class Workload(SpecModel):
     preprocessing: str = Field(
         "none", description="what was done to the raw data to produce the dataset's inputs"
     )
-    total_sample_count: PosInt
-    performance_sample_count: PosInt
-    batch_size: PosInt = Field(1, description="largest batch the SUT runs (Offline, Server)")
+    total_sample_count: SampleCount
+    performance_sample_count: Annotated[
+        int,
+        Field(ge=1, le=MAX_SAMPLES),
+        Accepts("1 to 10000000, and <= total_sample_count", about="samples LoadGen keeps loaded"),
+    ]
+    batch_size: Annotated[
+        int,
+        Field(ge=1, le=MAX_BATCH),
+        Accepts("1 to 4096", about="largest batch the SUT runs (Offline, Server)"),
+    ] = 1
     scenarios: Annotated[list[ScenarioSpec], Field(min_length=1)]
     modes: Annotated[list[ModeName], Field(min_length=1)] = Field(default_factory=_both_modes)
     seeds: Seeds
@@ -204,20 +325,34 @@ class Original(SpecModel):
     """Where the original results are and their headline metrics."""
 
     path: str = Field(description="run directory of the original, relative to the spec's folder")
-    metrics: dict[str, dict[str, float | str | bool | None]] = Field(
-        default_factory=dict, description="scenario -> metric -> value"
-    )
+    metrics: dict[
+        str,
+        dict[
+            str,
+            Annotated[
+                float | str | bool | None, Accepts("a finite number, a string, a boolean or null")
+            ],
+        ],
+    ] = Field(default_factory=dict, description="scenario -> metric -> value")
     reference_predictions: ReferencePredictions | None = None
 
 
 class Tolerances(SpecModel):
     """What counts as reproduced; the defaults follow MLPerf practice."""
 
-    accuracy_ratio: Annotated[float, Field(gt=0, le=1)] = Field(
-        0.99, description="replay accuracy >= this x original (MLPerf closed: 0.99)"
-    )
-    throughput_rel: Annotated[float, Field(gt=0)] = Field(0.05, description="+/- relative")
-    latency_rel: Annotated[float, Field(gt=0)] = Field(
-        0.10, description="+/- relative, as TEST01 allows"
-    )
-    confidence: Fraction = 0.95
+    accuracy_ratio: Annotated[
+        float,
+        Field(gt=0, le=1),
+        Accepts("> 0 and <= 1", about="replay accuracy >= this x original (MLPerf closed: 0.99)"),
+    ] = 0.99
+    throughput_rel: Annotated[
+        float, Field(gt=0, le=1), Accepts("> 0 and <= 1", about="+/- relative")
+    ] = 0.05
+    latency_rel: Annotated[
+        float, Field(gt=0, le=1), Accepts("> 0 and <= 1", about="+/- relative, as TEST01 allows")
+    ] = 0.10
+    confidence: Annotated[
+        float,
+        Field(gt=0.5, lt=1),
+        Accepts("between 0.5 and 1, both excluded", about="confidence of the statistical tests"),
+    ] = 0.95

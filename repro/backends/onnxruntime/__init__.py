@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from repro.backends.base import BackendPlugin, BackendSpecBase
-from repro.spec.types import NonNegInt, SpecModel
+from repro.spec.types import SpecModel, Threads
 
 
 class OnnxRuntimeOptions(SpecModel):
     """Session options that change onnxruntime's results or speed; all are recorded."""
 
-    intra_op_threads: NonNegInt = Field(0, description="0 lets onnxruntime choose")
-    inter_op_threads: NonNegInt = Field(0, description="0 lets onnxruntime choose")
+    intra_op_threads: Threads = Field(0, description="0 (onnxruntime chooses) to 1024")
+    inter_op_threads: Threads = Field(0, description="0 (onnxruntime chooses) to 1024")
     allow_spinning: bool = Field(
         True, description="session.intra_op.allow_spinning; spinning starves Server on few cores"
     )
     graph_optimization_level: Literal["disable", "basic", "extended", "all"] = "all"
     execution_mode: Literal["sequential", "parallel"] = "sequential"
-    execution_provider: str = "CPUExecutionProvider"
+    execution_provider: str | Annotated[list[str], Field(min_length=1, max_length=8)] = Field(
+        "CPUExecutionProvider",
+        description="the provider to run on; a missing one fails the run. A list names an "
+        'explicit fallback, e.g. ["CUDAExecutionProvider", "CPUExecutionProvider"], and the '
+        "provider actually used is recorded (and shows in a report's drift)",
+    )
+
+    def providers(self) -> list[str]:
+        """The providers in the order onnxruntime should try them."""
+        ep = self.execution_provider
+        return [ep] if isinstance(ep, str) else list(ep)
 
 
 class OnnxRuntimeBackend(BackendSpecBase):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -53,9 +54,20 @@ class OnnxRuntimeEngine:
         spinning = "1" if options.allow_spinning else "0"
         so.add_session_config_entry("session.intra_op.allow_spinning", spinning)
         so.add_session_config_entry("session.inter_op.allow_spinning", spinning)
-        providers = [options.execution_provider]
+        providers = options.providers()
         source = model_bytes if model_bytes is not None else str(model)
-        self.session = ort.InferenceSession(source, sess_options=so, providers=providers)
+        with warnings.catch_warnings():
+            # onnxruntime warns, then quietly runs on what it has; we decide below instead
+            warnings.simplefilter("ignore", UserWarning)
+            self.session = ort.InferenceSession(source, sess_options=so, providers=providers)
+        used = self.session.get_providers()
+        if used[0] != providers[0] and len(providers) == 1:
+            raise RuntimeError(
+                f"execution provider {providers[0]} is not available here (onnxruntime "
+                f"{ort.__version__} has {ort.get_available_providers()}); onnxruntime would "
+                f"silently run on {used[0]} instead, which is another experiment. To allow "
+                f'that, list the fallback: "execution_provider": ["{providers[0]}", "{used[0]}"]'
+            )
         self.options = options
         self.input_name = input_name or self.session.get_inputs()[0].name
         self.output_name = output_name or self.session.get_outputs()[0].name

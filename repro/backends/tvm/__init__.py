@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from pydantic import Field
 
 from repro.backends.base import BackendPlugin, BackendSpecBase
-from repro.spec.types import NonNegInt, SpecModel
+from repro.spec.types import Accepts, SpecModel, Threads
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
@@ -25,8 +25,10 @@ class TvmOptions(SpecModel):
     target: dict[str, Any] | str = Field(
         "llvm", description='a target as a JSON dict, e.g. {"kind": "llvm", "mcpu": "znver5"}'
     )
-    opt_level: Annotated[int, Field(ge=0, le=4)] = 3
-    threads: NonNegInt = Field(0, description="TVM_NUM_THREADS; 0 lets TVM choose")
+    opt_level: Annotated[
+        int, Field(ge=0, le=4), Accepts("0 to 4", about="opt_level of TVM's PassContext")
+    ] = 3
+    threads: Threads = Field(0, description="TVM_NUM_THREADS: 0 (TVM chooses) to 1024")
     tuning_database: str | None = Field(
         None, description="name of the artifact holding the MetaSchedule database"
     )
