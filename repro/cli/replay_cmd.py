@@ -14,6 +14,7 @@ from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import replay_choices
 from repro.errors import RunError
 from repro.spec.models import SCENARIOS
+from repro.spec.types import MAX_DURATION_MS, UINT64_MAX
 
 if TYPE_CHECKING:
     from repro.runs.record import RunRecord
@@ -39,19 +40,19 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--min-duration-ms",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_DURATION_MS),
     default=None,
     help="Override min_duration_ms of every scenario (quick runs).",
 )
 @click.option(
     "--min-query-count",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=UINT64_MAX),
     default=None,
     help="Override min_query_count of every scenario.",
 )
 @click.option(
     "--max-duration-ms",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_DURATION_MS),
     default=None,
     help="Override max_duration_ms of every scenario.",
 )

@@ -154,3 +154,15 @@ def test_progress_estimates_include_the_minimum_query_count() -> None:
     server = {"min_duration_ms": 1000, "min_query_count": 600, "server_target_qps": 100}
     assert expected_seconds("Server", "performance", server, 64) == pytest.approx(7.0)
     assert expected_seconds("MultiStream", "accuracy", multi, 64) == pytest.approx(1 + 8 * 0.08)
+
+
+def test_command_line_overrides_are_bounded_like_the_spec(root: Path) -> None:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    spec = str(root / "specs" / "ort-digits.json")
+    for option, value in (("--min-duration-ms", "99999999999"), ("--min-query-count", "-1")):
+        result = CliRunner().invoke(cli, ["replay", spec, option, value])
+        assert result.exit_code == 2, result.output
+        assert option in result.output
