@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from repro.errors import SpecError
 from repro.reports.model import (
     CdfPoints,
     DriftEntry,
+    MachineAdjustment,
     MetricResult,
     NotCompared,
     Report,
@@ -28,7 +30,7 @@ from repro.reports.model import (
 )
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
-from repro.runs.alignment import finished, gaps, setting_changes
+from repro.runs.alignment import finished, gaps, hardware_differences, setting_changes
 from repro.runs.record import TestRecord
 from repro.runs.store import (
     LoadedRun,
@@ -39,13 +41,14 @@ from repro.runs.store import (
 )
 from repro.spec.models import Tolerances
 from repro.stats.histogram import LatencyHistogram
+from repro.stats.machine import compare_adjusted, machine_delta, spread, test_speed
 from repro.stats.significance import (
     Comparison,
     compare_accuracy,
     compare_percentile,
     compare_runs,
 )
-from repro.verdicts import decide_validity, roll_up
+from repro.verdicts import VERDICTS, combine, decide_validity, roll_up
 
 Side = LoadedRun
 
@@ -133,14 +136,14 @@ def _check_same_spec(orig: Side, reps: list[Side], *, allow: bool) -> None:
         )
 
 
-def _values(side: Side, tests: list[TestRecord], key: str) -> list[float | str]:
-    """The metric of each test; a value that is not a positive finite number is a damaged run."""
-    values: list[float | str] = []
+def _values(side: Side, tests: list[TestRecord], key: str) -> list[tuple[TestRecord, float]]:
+    """The metric of each test that has it; a value that is not a positive finite number is a
+    damaged run."""
+    values: list[tuple[TestRecord, float]] = []
     for t in tests:
         v = t.metrics.get(key)
         if v is None:
             continue
-        values.append(v)
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
             where = (
                 side.test_path(t.dir, layout.SUMMARY)
@@ -151,6 +154,7 @@ def _values(side: Side, tests: list[TestRecord], key: str) -> list[float | str]:
                 f"{where}: {t.scenario} {t.dir}: {key} is {v!r}, not a positive number",
                 hint="the run record is damaged: re-run the replay or delete the run",
             )
+        values.append((t, float(v)))
     return values
 
 
@@ -175,11 +179,16 @@ def _histograms(runs: list[tuple[Side, TestRecord]]) -> LatencyHistogram | None:
     return _pool(hists)
 
 
-def _mean(values: list[float | str]) -> float | str | None:
-    nums = [float(v) for v in values if not isinstance(v, str)]
-    if nums:
-        return float(np.mean(nums))
-    return values[0] if values else None
+@dataclass(frozen=True)
+class Machines:
+    """What the report knows about the two machines: probe spreads and hardware differences."""
+
+    spread_original: float | None
+    spread_replay: float | None
+    hardware: tuple[str, ...] = ()
+
+    def unstable(self, tol: float) -> bool:
+        return any(s is not None and s > tol for s in (self.spread_original, self.spread_replay))
 
 
 def compare_metric(
@@ -191,23 +200,24 @@ def compare_metric(
     reps: list[tuple[Side, TestRecord]],
     hist: tuple[LatencyHistogram | None, LatencyHistogram | None],
     tol: Tolerances,
+    machines: Machines | None = None,
 ) -> MetricResult | None:
-    a = _values(orig[0], orig[1], key)
-    b = [v for side, t in reps for v in _values(side, [t], key)]
-    if not a or not b:
+    pa = _values(orig[0], orig[1], key)
+    pb = [pair for side, t in reps for pair in _values(side, [t], key)]
+    if not pa or not pb:
         return None
     tolerance = tol.throughput_rel if kind == "throughput" else tol.latency_rel
+    fa, fb = [v for _, v in pa], [v for _, v in pb]
     base = {
         "metric": key,
         "label": label,
         "unit": unit,
-        "original": a,
-        "replay": b,
-        "original_value": _mean(a),
-        "replay_value": _mean(b),
+        "original": fa,
+        "replay": fb,
+        "original_value": float(np.mean(fa)),
+        "replay_value": float(np.mean(fb)),
         "tolerance": tolerance,
     }
-    fa, fb = [float(v) for v in a], [float(v) for v in b]
     q = PERCENTILE_OF.get(key)
     ha, hb = hist
     if q is not None and (len(fa) < 2 or len(fb) < 2) and ha is not None and hb is not None:
@@ -221,7 +231,7 @@ def compare_metric(
         )
     else:
         cmp = compare_runs(fa, fb, tol=tolerance, confidence=tol.confidence)
-    return MetricResult(
+    result = MetricResult(
         **base,
         delta_rel=cmp.delta_rel,
         ci=list(cmp.ci) if cmp.ci else None,
@@ -230,6 +240,99 @@ def compare_metric(
         reason=cmp.reason,
         mde_rel=cmp.mde_rel,
     )
+    if machines is None:
+        return result
+    return _with_machine(result, cmp, (pa, pb), kind, tolerance, tol.confidence, machines)
+
+
+def _with_machine(
+    result: MetricResult,
+    raw: Comparison,
+    pairs: tuple[list[tuple[TestRecord, float]], list[tuple[TestRecord, float]]],
+    kind: str,
+    tolerance: float,
+    confidence: float,
+    machines: Machines,
+) -> MetricResult:
+    """The raw comparison joined by the machine-adjusted one, and their combined verdict."""
+    sa = [test_speed(t.probe_before, t.probe_after) for t, _ in pairs[0]]
+    sb = [test_speed(t.probe_before, t.probe_after) for t, _ in pairs[1]]
+    adjusted = None
+    update: dict[str, Any] = {}
+    if all(sa) and all(sb):
+        speeds_a = [s for s in sa if s is not None]
+        speeds_b = [s for s in sb if s is not None]
+        adj = compare_adjusted(
+            raw,
+            ([v for _, v in pairs[0]], speeds_a),
+            ([v for _, v in pairs[1]], speeds_b),
+            latency=kind == "latency",
+            tol=tolerance,
+            confidence=confidence,
+        )
+        adjusted = MachineAdjustment(
+            delta_rel=adj.delta_rel,
+            ci=list(adj.ci) if adj.ci else None,
+            verdict=adj.verdict,
+            method=adj.method,
+            machine_delta_rel=machine_delta(speeds_a, speeds_b),
+            probe_spread_original=machines.spread_original or 0.0,
+            probe_spread_replay=machines.spread_replay or 0.0,
+        )
+        update["adjusted"] = adjusted
+    unstable = machines.unstable(tolerance)
+    verdict = combine(raw.verdict, adjusted.verdict if adjusted else None, unstable=unstable)
+    if machines.hardware:
+        verdict = "not comparable: different hardware"
+    if verdict != raw.verdict:
+        update["raw_verdict"] = raw.verdict
+    if verdict != raw.verdict or adjusted is not None:
+        update["reason"] = _machine_reason(verdict, raw, adjusted, machines, tolerance)
+    update["verdict"] = verdict
+    return result.model_copy(update=update)
+
+
+def _machine_reason(
+    verdict: str,
+    raw: Comparison,
+    adjusted: MachineAdjustment | None,
+    machines: Machines,
+    tolerance: float,
+) -> str:
+    machine = ""
+    if adjusted is not None:
+        faster = "faster" if adjusted.machine_delta_rel > 0 else "slower"
+        machine = (
+            f"the replay's machine was {abs(adjusted.machine_delta_rel):.1%} {faster} by the "
+            f"probes; adjusted for it the difference is {adjusted.delta_rel:+.1%}"
+        )
+    if verdict == "not comparable: different hardware":
+        return (
+            f"different hardware ({'; '.join(machines.hardware)}): the raw difference "
+            f"{raw.delta_rel:+.1%} is shown for information" + (f"; {machine}" if machine else "")
+        )
+    if verdict == "reproduced after machine adjustment":
+        return (
+            f"raw {raw.delta_rel:+.1%} ({raw.verdict}); {machine}, inside +/-{tolerance:.0%}: "
+            "the machine differed, not the software"
+        )
+    if verdict == "not reproduced":
+        return f"{raw.reason}; {machine}: the software or its settings differ"
+    spreads = ", ".join(
+        f"{name} {value:.0%}"
+        for name, value in (
+            ("original", machines.spread_original),
+            ("replay", machines.spread_replay),
+        )
+        if value is not None
+    )
+    if verdict == "inconclusive: machine unstable":
+        return (
+            f"{raw.reason}; the machine's own speed moved within a side by more than the "
+            f"tolerance (probe spread: {spreads}): replay on a quieter machine, or interleave "
+            "(`repro replay SPEC --against ...`)"
+        )
+    return f"{raw.reason}; {machine}" if machine else raw.reason
 
 
 def _validity(orig: list[TestRecord], rep: list[TestRecord]) -> MetricResult | None:
@@ -312,7 +415,7 @@ def _cdf(h: LatencyHistogram | None, points: int = 200) -> CdfPoints | None:
 
 
 def compare_scenario(
-    scenario: str, orig: Side, reps: list[Side], tol: Tolerances
+    scenario: str, orig: Side, reps: list[Side], tol: Tolerances, machines: Machines | None = None
 ) -> ScenarioResult | None:
     o_perf = finished(orig.record.performance(scenario))
     r_perf = [(s, t) for s in reps for t in finished(s.record.performance(scenario))]
@@ -330,8 +433,18 @@ def compare_scenario(
     hist_r = _histograms(r_perf) if scenario != "Offline" else None
     rep_tests = [t for _, t in r_perf]
     metrics = [m for m in (_validity(o_perf, rep_tests),) if m is not None]
+    if machines is not None and machines.hardware and metrics:
+        metrics[0] = metrics[0].model_copy(
+            update={
+                "verdict": "not comparable: different hardware",
+                "raw_verdict": metrics[0].verdict,
+                "reason": f"{metrics[0].reason}; LoadGen's bounds depend on the hardware",
+            }
+        )
     for key, label, unit, kind in METRICS.get(scenario, []):
-        m = compare_metric(key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol)
+        m = compare_metric(
+            key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines
+        )
         if m is not None:
             metrics.append(m)
     acc = _accuracy(o_acc, [t for _, t in r_acc], tol)
@@ -388,9 +501,10 @@ def build_report(
     tolerances_source: str | None = None,
 ) -> Report:
     """Compare every scenario both sides ran; the overall verdict is the worst of them."""
+    machines = _machines(orig, reps)
     scenarios = []
     for scenario in _ORDER:
-        result = compare_scenario(scenario, orig, reps, tolerances)
+        result = compare_scenario(scenario, orig, reps, tolerances, machines)
         if result is not None:
             scenarios.append(result)
     notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
@@ -415,14 +529,25 @@ def build_report(
         v: sum(m.verdict == v for s in scenarios for m in s.metrics)
         for v in ("reproduced", "not reproduced", "inconclusive")
     }
+    others = {
+        v: n
+        for v in VERDICTS
+        if v not in counts and (n := sum(m.verdict == v for s in scenarios for m in s.metrics))
+    }
     in_original = [
         sc for sc in _ORDER if orig.record.performance(sc) or orig.record.accuracy_test(sc)
     ]
     summary = (
         f"{verdict.upper()}: {counts['reproduced']} metric(s) reproduced, "
-        f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} "
-        f"inconclusive; {len(scenarios)} of {len(in_original)} scenario(s) compared"
+        f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} inconclusive"
+        + "".join(f", {n} {v}" for v, n in others.items())
+        + f"; {len(scenarios)} of {len(in_original)} scenario(s) compared"
     )
+    if machines.hardware:
+        summary += (
+            "; different hardware: performance is shown for information, accuracy and "
+            "predictions are judged"
+        )
     if missing:
         summary += f"; {len(missing)} part(s) of the original not compared (listed)"
     integrity = [p for side in (orig, *reps) if side.kind == "repro" for p in check_files(side)]
@@ -446,6 +571,7 @@ def build_report(
         drift=_drift(orig, reps),
         not_compared=missing,
         integrity=integrity,
+        different_hardware=list(machines.hardware),
         settings=[
             SettingDiff(scope=c.scope, key=c.key, original=c.original, replay=c.replay)
             for c in setting_changes(orig.record, reps[0].record)
@@ -455,6 +581,26 @@ def build_report(
 
 
 _ORDER = ("SingleStream", "MultiStream", "Server", "Offline")
+
+
+def _machines(orig: Side, reps: list[Side]) -> Machines:
+    """Probe spreads of each side and how the hardware differs (first replay)."""
+
+    def side_spread(sides: list[Side]) -> float | None:
+        speeds = [
+            float(p["compute_gflops"])
+            for side in sides
+            for t in side.record.tests
+            for p in (t.probe_before, t.probe_after)
+            if p and isinstance(p.get("compute_gflops"), int | float) and p["compute_gflops"] > 0
+        ]
+        return spread(speeds) if speeds else None
+
+    return Machines(
+        spread_original=side_spread([orig]),
+        spread_replay=side_spread(reps),
+        hardware=tuple(hardware_differences(orig.record.fingerprint, reps[0].record.fingerprint)),
+    )
 
 
 def _metric_keys() -> dict[str, list[str]]:

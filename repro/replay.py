@@ -18,14 +18,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from repro import __version__, _subprocess
+from repro import __version__
 from repro.artifacts.cache import ArtifactCache, read_verified
 from repro.atomic import atomic_write_text
+from repro.backends.registry import get_backend
 from repro.environments.base import RealizedEnvironment
 from repro.errors import RunError, SpecError, UsageError
 from repro.fetching import fetch_all
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.privacy import redact, redact_text
+from repro.probes import PROBES_VERSION, Probe, ProbeSet
+from repro.runner import ProcessRunner, WorkerRunner
 from repro.runs import layout
 from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
 from repro.runs.loadgen_logs import read_logs
@@ -36,6 +39,15 @@ from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
 from repro.verdicts import run_status, test_status
 
 Reporter = Callable[[str], None]
+
+
+class ProbeSource(Protocol):
+    """Measures the machine between tests (`repro.probes.ProbeSet`, or a fake in tests)."""
+
+    def measure(self) -> Probe:
+        """One probe."""
+
+
 #: wraps the wait for one worker: (label, expected seconds) -> context manager
 ProgressFactory = Callable[[str, float], contextlib.AbstractContextManager[Any]]
 
@@ -51,6 +63,7 @@ class ReplayOptions:
     max_duration_ms: int | None = None
     repeat: int = 1
     results_dir: Path = Path("results")
+    probes: bool = True
     run_id: str | None = None
     worker_timeout_s: float = 3600.0
     overrides: dict[str, Any] = field(default_factory=dict)
@@ -66,17 +79,17 @@ def _utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-class _Interrupted(Exception):
-    pass
+class Interrupted(Exception):
+    """SIGTERM or SIGHUP arrived: stop like Ctrl-C."""
 
 
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
+def interruptible() -> Iterator[None]:
     """SIGTERM and SIGHUP (a closed terminal) end the replay like Ctrl-C: the worker is stopped
     and the run is marked interrupted, not left half-done."""
 
     def handler(signum: int, frame: object) -> None:
-        raise _Interrupted()
+        raise Interrupted()
 
     previous: dict[signal.Signals, Any] = {}
     try:
@@ -156,7 +169,16 @@ def _per_query_s(scenario: str, settings: dict[str, Any]) -> float:
 
 
 class Replayer:
-    """Runs the tests of one replay and assembles its run record."""
+    """Runs the tests of one replay, round by round, and assembles its run record.
+
+    A round runs every selected performance test once (and, in the first round, each accuracy
+    test): repeats are spread over the replay's whole duration instead of back to back, so a
+    phase of the machine lands on all scenarios alike. A machine probe is measured before the
+    first test and after every test.
+
+    `run()` does it all; `begin()`, `run_round(k)` and `finish()` let a caller interleave two
+    replays (`--against`) or stop once the verdict is decided (`--until-decided`).
+    """
 
     def __init__(
         self,
@@ -169,6 +191,7 @@ class Replayer:
         report: Reporter,
         progress: ProgressFactory,
         runner: WorkerRunner | None = None,
+        probes: ProbeSource | None = None,
     ) -> None:
         self.spec = spec
         self.runner: WorkerRunner = runner or ProcessRunner()
@@ -179,12 +202,41 @@ class Replayer:
         self.opts = opts
         self.report = report
         self.progress = progress
+        self.probes = probes
+        if probes is None and opts.probes:
+            self.probes = ProbeSet(get_backend(spec.backend.name).threads(spec.backend.options))
         self.artifacts: dict[str, Path] = {}
+        self.pairs = selected(spec, opts)
         self._labels: np.ndarray | None = None
+        self._work: Path | None = None
+        self._final: Path | None = None
+        self._record: RunRecord | None = None
+        self._probe: dict[str, Any] | None = None
+        self._t0 = 0.0
+
+    @property
+    def record(self) -> RunRecord:
+        """The run record as far as it got."""
+        assert self._record is not None, "begin() first"
+        return self._record
 
     def run(self) -> tuple[Path, RunRecord]:
+        """Every round of the replay; an interruption leaves a run marked interrupted."""
+        with interruptible():
+            self.begin()
+            try:
+                for k in range(1, self.opts.repeat + 1):
+                    self.run_round(k)
+            except (KeyboardInterrupt, Interrupted):
+                return self.finish(interrupted=True)
+            except BaseException as exc:
+                self.finish(interrupted=True, reraise=False, message=f"stopped by an error: {exc}")
+                raise
+        return self.finish()
+
+    def begin(self) -> None:
+        """Fetch and verify the artifacts, create the run directory, fingerprint, first probe."""
         spec, opts = self.spec, self.opts
-        pairs = selected(spec, opts)
         self.artifacts = {
             name: m.path
             for name, m in fetch_all(
@@ -197,7 +249,8 @@ class Replayer:
             raise UsageError(f"{final} already exists; choose another run id")
         work = layout.partial_dir(opts.results_dir, spec.name, run_id)
         work.mkdir(parents=True, exist_ok=False)
-        record = RunRecord(
+        self._work, self._final = work, final
+        self._record = RunRecord(
             run_id=run_id,
             spec_name=spec.name,
             spec_id=self.spec_id,
@@ -225,30 +278,56 @@ class Replayer:
                 }.items()
                 if v not in (None, [], {})
             },
+            probes_version=PROBES_VERSION if self.probes is not None else None,
         )
-        t0 = time.monotonic()
+        self._t0 = time.monotonic()
         self._scratch = Path(tempfile.mkdtemp(prefix="repro-requests-"))
         try:
-            with _sigterm_as_interrupt():
-                record.fingerprint = self.runner.fingerprint(self.env)
-                for scenario, mode in pairs:
-                    repeats = opts.repeat if mode == "performance" else 1
-                    for k in range(1, repeats + 1):
-                        record.tests.append(self._run_test(work, scenario, mode, k, repeats))
-            record.status = run_status(t.status for t in record.tests)
-        except (KeyboardInterrupt, _Interrupted):
+            self._record.fingerprint = self.runner.fingerprint(self.env)
+            self._probe = self._measure()
+        except BaseException:
+            self.finish(interrupted=True, reraise=False)
+            raise
+
+    def run_round(self, k: int) -> list[TestRecord]:
+        """Round k: each performance test once more, and the accuracy tests in round 1."""
+        assert self._work is not None, "begin() first"
+        done = []
+        for scenario, mode in self.pairs:
+            if mode == "accuracy" and k > 1:
+                continue
+            test = self._run_test(self._work, scenario, mode, k, self.opts.repeat)
+            test.probe_before, test.probe_after = self._probe, self._measure()
+            self._probe = test.probe_after
+            self.record.tests.append(test)
+            done.append(test)
+        return done
+
+    def finish(
+        self, *, interrupted: bool = False, reraise: bool = True, message: str | None = None
+    ) -> tuple[Path, RunRecord]:
+        """Write run.json and give the run its final name; an interrupted run says so and
+        raises KeyboardInterrupt (unless `reraise` is false)."""
+        record, work, final = self.record, self._work, self._final
+        assert work is not None
+        assert final is not None
+        if interrupted:
             record.status = "interrupted"
-            record.message = "stopped by a signal before all tests finished"
-        finally:
-            record.finished_utc = _utc_now()
-            record.duration_s = round(time.monotonic() - t0, 3)
-            record.files_sha256 = digest_files(work)
-            atomic_write_text(layout.record_file(work), record.dump())
-            work.replace(final)
-            shutil.rmtree(self._scratch, ignore_errors=True)
-        if record.status == "interrupted":
+            record.message = message or "stopped by a signal before all tests finished"
+        else:
+            record.status = run_status(t.status for t in record.tests)
+        record.finished_utc = _utc_now()
+        record.duration_s = round(time.monotonic() - self._t0, 3)
+        record.files_sha256 = digest_files(work)
+        atomic_write_text(layout.record_file(work), record.dump())
+        work.replace(final)
+        shutil.rmtree(self._scratch, ignore_errors=True)
+        if interrupted and reraise:
             raise KeyboardInterrupt
         return final, record
+
+    def _measure(self) -> dict[str, Any] | None:
+        return self.probes.measure().as_dict() if self.probes is not None else None
 
     def _request(self, scenario: ScenarioName, mode: ModeName, out_dir: Path) -> WorkerRequest:
         return WorkerRequest.from_spec(
@@ -370,69 +449,3 @@ class Replayer:
                 raise RunError(f"dataset has no {key!r} array for the top1 metric")
             self._labels = data[key].astype(np.int64)
         return self._labels
-
-
-class WorkerRunner(Protocol):
-    """How the orchestrator runs the worker: a process in the realized environment, or a fake."""
-
-    def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
-        """The fingerprint of the environment the worker runs in."""
-
-    def run(
-        self, env: RealizedEnvironment, request: Path, out_dir: Path, *, timeout_s: float
-    ) -> int:
-        """Run one test; the exit status of the worker."""
-
-
-class ProcessRunner:
-    """Each test in a fresh worker process (`python -m repro.harness`), as pyperf does."""
-
-    def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
-        proc = _subprocess.run([*env.python, "-m", "repro.fingerprint"], env=env.env, timeout_s=120)
-        if proc.returncode != 0:
-            return {"error": proc.stderr[-2000:]}
-        data: dict[str, Any] = json.loads(proc.stdout)
-        return data
-
-    def run(
-        self, env: RealizedEnvironment, request: Path, out_dir: Path, *, timeout_s: float
-    ) -> int:
-        proc = _subprocess.spawn(
-            env.worker_command(request.resolve()),
-            env=env.env,
-            cwd=out_dir,
-            log_path=out_dir / layout.WORKER_LOG,
-            lifeline=True,
-        )
-        try:
-            rc: int = proc.wait(timeout=timeout_s)
-        except BaseException:
-            _stop(proc)
-            raise
-        finally:
-            _subprocess.release(proc)
-            _redact_file(out_dir / layout.WORKER_LOG)
-        return rc
-
-
-def _redact_file(path: Path) -> None:
-    """Rewrite a text file of ours (a worker's log) with the home directory redacted."""
-    if path.is_file():
-        text = path.read_text(errors="replace")
-        redacted = redact_text(text)
-        if redacted != text:
-            atomic_write_text(path, redacted)
-
-
-def _stop(proc: Any) -> None:
-    """Stop a worker: SIGINT (LoadGen flushes its logs), then SIGKILL."""
-    import os
-
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGINT)
-    try:
-        proc.wait(timeout=5)
-    except Exception:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()

@@ -1,11 +1,22 @@
 """The verdict rules, in one place: a metric, LoadGen's validity, a test, a scenario, a report.
 
 For a metric with a relative tolerance `tol`, the difference is d = replay / original - 1.
-  reproduced      the confidence interval of d lies inside [-tol, +tol]
-  not reproduced  the interval lies wholly outside it
-  inconclusive    otherwise
+  reproduced        the confidence interval of d lies inside [-tol, +tol]
+  not reproduced    the interval lies wholly outside it
+  inconclusive      otherwise
+A performance metric is also compared after adjusting each run by the machine's measured speed
+(a probe: see `repro.probes`), which combines with the raw verdict:
+  reproduced after machine adjustment   raw not reproduced or inconclusive, adjusted inside:
+                                        the machine differed, the software did not
+  not reproduced                        the adjusted interval lies outside as well: the
+                                        software or settings differ
+  inconclusive: machine unstable        the probe moved by more than the tolerance within a
+                                        side, and nothing else decides
+  not comparable: different hardware    CPU model, core count or accelerator differ: speed is
+                                        shown for information; accuracy is still judged
 A scenario and a report take the worst verdict of their parts. The exit code follows `diff`:
-0 reproduced (or inconclusive, unless strict), 1 not reproduced.
+0 reproduced, with or without adjustment (or inconclusive or not comparable, unless strict);
+1 not reproduced.
 """
 
 from __future__ import annotations
@@ -15,8 +26,26 @@ from typing import Final, Literal
 
 from repro.errors import EXIT_NEGATIVE, EXIT_OK
 
-Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
-VERDICTS: Final[tuple[Verdict, ...]] = ("reproduced", "not reproduced", "inconclusive")
+Verdict = Literal[
+    "reproduced",
+    "reproduced after machine adjustment",
+    "not reproduced",
+    "inconclusive",
+    "inconclusive: machine unstable",
+    "not comparable: different hardware",
+]
+#: worst first: a roll-up takes the first of these its parts have
+SEVERITY: Final[tuple[Verdict, ...]] = (
+    "not reproduced",
+    "inconclusive: machine unstable",
+    "inconclusive",
+    "not comparable: different hardware",
+    "reproduced after machine adjustment",
+    "reproduced",
+)
+VERDICTS: Final[tuple[Verdict, ...]] = SEVERITY
+#: verdicts that are a success (exit 0 even with --strict)
+POSITIVE: Final = frozenset({"reproduced", "reproduced after machine adjustment"})
 TestStatus = Literal["valid", "invalid", "failed", "interrupted"]
 RunStatus = Literal["complete", "invalid", "failed", "interrupted"]
 
@@ -51,19 +80,28 @@ def decide_validity(original: list[str], replay: list[str]) -> tuple[Verdict, st
     return "not reproduced", f"LoadGen judged {replay.count('INVALID')} replay run(s) INVALID"
 
 
+def combine(raw: Verdict, adjusted: Verdict | None, *, unstable: bool) -> Verdict:
+    """A performance metric's verdict from its raw and machine-adjusted comparisons."""
+    if raw == "reproduced" or adjusted is None:
+        return "inconclusive: machine unstable" if raw == "inconclusive" and unstable else raw
+    if adjusted == "reproduced":
+        return "reproduced after machine adjustment"
+    if adjusted == "not reproduced":
+        return "not reproduced"
+    return "inconclusive: machine unstable" if unstable else "inconclusive"
+
+
 def roll_up(verdicts: Iterable[Verdict]) -> Verdict:
     """The worst verdict of the parts; nothing compared is inconclusive."""
     seen = set(verdicts)
-    if "not reproduced" in seen:
-        return "not reproduced"
-    if "inconclusive" in seen or not seen:
+    if not seen:
         return "inconclusive"
-    return "reproduced"
+    return next(v for v in SEVERITY if v in seen)
 
 
 def exit_code(verdict: Verdict, *, strict: bool) -> int:
-    """0 for reproduced (and inconclusive unless strict), 1 for a negative verdict."""
-    if verdict == "not reproduced" or (strict and verdict == "inconclusive"):
+    """0 for a positive verdict (and an undecided one unless strict), 1 for a negative one."""
+    if verdict == "not reproduced" or (strict and verdict not in POSITIVE):
         return EXIT_NEGATIVE
     return EXIT_OK
 

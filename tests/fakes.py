@@ -21,6 +21,7 @@ from repro.environments.base import EnvironmentManager, RealizedEnvironment
 from repro.errors import EnvironmentSetupError
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.worker import load_backend
+from repro.probes import Probe
 from repro.runs import layout
 from repro.spec.models import ExperimentSpec
 
@@ -150,3 +151,16 @@ class FakeManager(EnvironmentManager):
             raise EnvironmentSetupError(f"{self.name}: scripted failure to realize")
         FakeManager.realized.append(self.name)
         return RealizedEnvironment(manager=self.name, python=[sys.executable], env={})
+
+
+class FakeProbes:
+    """Machine probes that report a scripted speed (GFLOP/s), one value per call, cycling."""
+
+    def __init__(self, speeds: list[float] | None = None) -> None:
+        self.speeds = speeds or [100.0]
+        self.calls = 0
+
+    def measure(self) -> Probe:
+        speed = self.speeds[self.calls % len(self.speeds)]
+        self.calls += 1
+        return Probe(t_utc=float(self.calls), compute_gflops=speed, memory_gbps=10.0)

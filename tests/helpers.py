@@ -41,11 +41,13 @@ def make_run(
     spec_path: str = "",
     finished_utc: str = "2026-11-29T00:10:00+00:00",
     settings: dict[str, Any] | None = None,
+    speeds: list[float] | None = None,
 ) -> Path:
     """An Offline + SingleStream run with given per-repeat throughputs and latency scale."""
     rng = np.random.Generator(np.random.PCG64(seed))
     tests = []
     for k, tp in enumerate(throughput, start=1):
+        probe = {"compute_gflops": speeds[k - 1]} if speeds else None
         rel = f"Offline/performance/run_{k}"
         (path / rel).mkdir(parents=True)
         tests.append(
@@ -57,6 +59,8 @@ def make_run(
                 status="valid",
                 metrics={"validity": "VALID", "samples_per_second": tp},
                 settings=settings or {"min_duration_ms": 1000},
+                probe_before=probe,
+                probe_after=probe,
             )
         )
         rel = f"SingleStream/performance/run_{k}"
@@ -76,6 +80,8 @@ def make_run(
                     **{f"latency_p{q}_ns": float(np.percentile(lat, q)) for q in (50, 90, 99)},
                 },
                 latencies_file="latency_hist.npz",
+                probe_before=probe,
+                probe_after=probe,
             )
         )
     rel = "Offline/accuracy"

@@ -82,6 +82,11 @@ class BackendPlugin:
         """What the worker needs besides the spec: resolved artifact paths, caches, digests."""
         return {}
 
+    def threads(self, options: SpecModel) -> int:
+        """The threads the engine computes with (0: the library's choice); machine probes
+        measure at the same count."""
+        return 0
+
     def build_info(self) -> dict[str, Any] | None:
         """The installed build (imports the backend; for `repro env show --deep`), or None."""
         return None

@@ -41,6 +41,9 @@ def runs(values: list[Any]) -> str:
 # Symbols present in common fonts (DejaVu): emoji render as boxes in headless browsers.
 VERDICT_MARK = {
     "reproduced": "✓ reproduced",
+    "reproduced after machine adjustment": "✓ reproduced after machine adjustment",
     "not reproduced": "✗ not reproduced",
     "inconclusive": "⚠ inconclusive",
+    "inconclusive: machine unstable": "⚠ inconclusive: machine unstable",
+    "not comparable: different hardware": "≠ not comparable: different hardware",
 }

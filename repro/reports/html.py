@@ -17,10 +17,22 @@ th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-alig
 .plots{display:flex;gap:1em;flex-wrap:wrap} code{font-size:13px}
 """
 W, H, PAD = 460, 260, 45
+COLOURS = {
+    "reproduced": "#1a7f37",
+    "reproduced after machine adjustment": "#1a7f37",
+    "not reproduced": "#cf222e",
+    "inconclusive": "#9a6700",
+    "inconclusive: machine unstable": "#9a6700",
+    "not comparable: different hardware": "#57606a",
+}
 
 
 def _cls(verdict: str) -> str:
-    return verdict.replace(" ", "-")
+    return {
+        "reproduced after machine adjustment": "reproduced",
+        "inconclusive: machine unstable": "inconclusive",
+        "not comparable: different hardware": "inconclusive",
+    }.get(verdict, verdict.replace(" ", "-"))
 
 
 def cdf_svg(cdf: dict[str, CdfPoints], title: str) -> str:
@@ -100,7 +112,6 @@ def bars_svg(metrics: list[MetricResult], title: str) -> str:
         f"{html.escape(title)}</text>",
         f'<line x1="{mid}" y1="{PAD - 15}" x2="{mid}" y2="{height - 10}" stroke="#999"/>',
     ]
-    colours = {"reproduced": "#1a7f37", "not reproduced": "#cf222e", "inconclusive": "#9a6700"}
     for i, m in enumerate(rows):
         y = PAD + 26 * i
         tol = m.tolerance or 0
@@ -112,7 +123,7 @@ def bars_svg(metrics: list[MetricResult], title: str) -> str:
             f'<text x="245" y="{y + 4}" font-size="11" text-anchor="end">'
             f"{html.escape(m.label[:38])}</text>"
         )
-        c = colours[m.verdict]
+        c = COLOURS[m.verdict]
         if m.ci:
             parts.append(
                 f'<line x1="{px(m.ci[0]):.1f}" y1="{y}" x2="{px(m.ci[1]):.1f}" '
@@ -166,6 +177,15 @@ def render(report: Report) -> str:
                 f"<td>{e(interval(m.ci))}</td><td class='{_cls(m.verdict)}'>{e(m.verdict)}</td>"
                 f"<td>{e(m.reason)} <small>({e(m.method)})</small></td></tr>"
             )
+            if m.adjusted is not None:
+                a = m.adjusted
+                out.append(
+                    f"<tr><td>↳ adjusted for the machine (replay's machine "
+                    f"{e(delta(a.machine_delta_rel))})</td><td></td><td></td>"
+                    f"<td>{e(delta(a.delta_rel))}</td><td>{e(interval(a.ci))}</td>"
+                    f"<td class='{_cls(a.verdict)}'>{e(a.verdict)}</td><td>probe spread: original "
+                    f"{a.probe_spread_original:.1%}, replay {a.probe_spread_replay:.1%}</td></tr>"
+                )
         out.append("</table>")
         if s.prediction_agreement is not None:
             out.append(

@@ -23,6 +23,11 @@ def render(report: Report) -> str:
         f"accuracy ≥ {t['accuracy_ratio']:.0%} of the original; "
         f"{report.confidence:.0%} confidence intervals",
         *[f"- note: {n}" for n in report.notes],
+        *(
+            [f"- **different hardware**: {'; '.join(report.different_hardware)}"]
+            if report.different_hardware
+            else []
+        ),
     ]
     for s in report.scenarios:
         lines += [
@@ -38,6 +43,14 @@ def render(report: Report) -> str:
                 f"| {value(m.replay_value, m.unit)}{runs(m.replay)} | {delta(m.delta_rel)} "
                 f"| {interval(m.ci)} | {VERDICT_MARK[m.verdict]} | {m.reason} ({m.method}) |"
             )
+            if m.adjusted is not None:
+                a = m.adjusted
+                lines.append(
+                    f"| ↳ adjusted for the machine (replay's machine {delta(a.machine_delta_rel)}"
+                    f" by the probes) | | | {delta(a.delta_rel)} | {interval(a.ci)} "
+                    f"| {a.verdict} | probe spread: original {a.probe_spread_original:.1%}, "
+                    f"replay {a.probe_spread_replay:.1%} ({a.method}) |"
+                )
         if s.prediction_agreement is not None:
             lines += [
                 "",

@@ -4,7 +4,9 @@ Format history (the `schema` field):
 # repro.report/v1 - first version.
 # repro.report/v2 - `not_compared` (what the original ran that the replay did not cover),
 #                   `settings` (every setting that differs between the sides) and `integrity`
-#                   (files that no longer match the digests their run recorded).
+#                   (files that no longer match the digests their run recorded); machine
+#                   adjustment per performance metric (`adjusted`, `raw_verdict`) and
+#                   `different_hardware`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,19 @@ from repro.verdicts import Verdict, exit_code
 
 REPORT_SCHEMA: Final = "repro.report/v2"
 REPORT_SCHEMA_PATH: Final = "specs/schema/report-v2.schema.json"
+
+
+class MachineAdjustment(BaseModel):
+    """The metric compared after removing each side's machine speed (measured by probes)."""
+
+    model_config = ConfigDict(extra="forbid")
+    delta_rel: float
+    ci: list[float] | None = None
+    verdict: Verdict = Field(description="of the adjusted comparison alone")
+    method: str
+    machine_delta_rel: float = Field(description="replay machine speed / original's - 1")
+    probe_spread_original: float = Field(description="max / min - 1 of the original's probes")
+    probe_spread_replay: float = Field(description="max / min - 1 of the replay's probes")
 
 
 class MetricResult(BaseModel):
@@ -38,6 +53,10 @@ class MetricResult(BaseModel):
     verdict: Verdict
     reason: str
     mde_rel: float | None = Field(None, description="smallest detectable relative difference")
+    raw_verdict: Verdict | None = Field(
+        None, description="the verdict before machine adjustment, when it differs"
+    )
+    adjusted: MachineAdjustment | None = None
 
 
 class CdfPoints(BaseModel):
@@ -127,6 +146,11 @@ class Report(BaseModel):
     )
     settings: list[SettingDiff] = Field(
         default_factory=list, description="settings that differ between original and replay"
+    )
+    different_hardware: list[str] = Field(
+        default_factory=list,
+        description="how the machines differ (CPU model, cores, accelerators); performance is "
+        "then not comparable",
     )
     integrity: list[str] = Field(
         default_factory=list,

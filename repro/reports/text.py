@@ -8,6 +8,8 @@ from repro.reports.model import Report
 def render(report: Report) -> str:
     """A few lines for a terminal or a CI log."""
     lines = [report.summary]
+    if report.different_hardware:
+        lines.append(f"  different hardware: {'; '.join(report.different_hardware)}")
     for s in report.scenarios:
         worst = [m for m in s.metrics if m.verdict != "reproduced"]
         line = f"  {s.scenario:<12} {s.verdict}"

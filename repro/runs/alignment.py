@@ -117,3 +117,39 @@ def _run_options(record: RunRecord) -> dict[str, Any]:
     """How the run was made beyond the effective settings: performance runs per scenario."""
     repeats = [t.repeat for t in record.tests if t.mode == "performance"]
     return {"repeat": max(repeats) if repeats else None}
+
+
+def hardware_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """What makes two machines different hardware: CPU model, CPU count, accelerators.
+
+    Only facts both fingerprints know are compared (a published system description may lack
+    some); each difference is said as `what: A vs B`.
+    """
+    out = []
+    for label, path in (
+        ("CPU", ("hardware", "cpu", "model")),
+        ("logical CPUs", ("hardware", "cpu", "logical_cpus")),
+        ("accelerators", ("hardware", "gpus")),
+        ("accelerators", ("hardware", "accelerators")),
+    ):
+        va, vb = _get(a, path), _get(b, path)
+        if va in (None, [], "") or vb in (None, [], ""):
+            continue
+        if va != vb:
+            out.append(f"{label}: {_short(va)} vs {_short(vb)}")
+    return out
+
+
+def _get(data: dict[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = data
+    for key in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v.get("name", v)) if isinstance(v, dict) else str(v) for v in value)
+    return str(value)

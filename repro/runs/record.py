@@ -5,7 +5,8 @@ Format history (the `schema` field):
 # repro.run/v2 - `spec` (the spec as replayed) and `tolerances` (its effective tolerances), so
 #                a report judges a run by the tolerances it ran under, wherever it is read;
 #                `files_sha256`: the digest of every file of the run (LoadGen's logs included),
-#                checked when the run is compared.
+#                checked when the run is compared; machine probes around every test
+#                (`probe_before`/`probe_after`, `probes_version`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class TestRecord(BaseModel):
     timings_s: dict[str, float] = Field(default_factory=dict)
     latencies_file: str | None = None
     error: str | None = None
+    probe_before: dict[str, Any] | None = Field(None, description="machine probe before (v2)")
+    probe_after: dict[str, Any] | None = Field(None, description="machine probe after (v2)")
 
 
 class RunRecord(BaseModel):
@@ -63,6 +66,7 @@ class RunRecord(BaseModel):
     overrides: dict[str, Any] = Field(default_factory=dict)
     spec: dict[str, Any] | None = Field(None, description="the spec as replayed (v2)")
     tolerances: Tolerances | None = Field(None, description="what counts as reproduced (v2)")
+    probes_version: str | None = Field(None, description="repro.probes/v1 when probed (v2)")
     files_sha256: dict[str, str] = Field(
         default_factory=dict, description="relative path -> sha256 of every file of the run (v2)"
     )

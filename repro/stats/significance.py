@@ -17,7 +17,14 @@ from repro.stats.histogram import LatencyHistogram
 from repro.verdicts import Verdict, decide_accuracy, decide_interval, decide_point
 
 Method = Literal[
-    "bootstrap-runs", "bootstrap-queries", "student-t", "pooled-noise", "point", "exact"
+    "bootstrap-runs",
+    "bootstrap-queries",
+    "student-t",
+    "pooled-noise",
+    "point",
+    "exact",
+    "probe-adjusted",
+    "paired-rounds",
 ]
 #: runs per side from which the run-level bootstrap is used instead of a t interval
 MIN_BOOTSTRAP_RUNS = 5

@@ -51,6 +51,10 @@ class OnnxRuntimePlugin(BackendPlugin):
     nix_shell = "ort"
     key_packages = ("onnxruntime", "onnx")
 
+    def threads(self, options: SpecModel) -> int:
+        assert isinstance(options, OnnxRuntimeOptions)
+        return options.intra_op_threads
+
     def build_info(self) -> dict[str, Any] | None:
         try:
             import onnxruntime as ort

@@ -93,6 +93,10 @@ class TvmPlugin(BackendPlugin):
             batch_size=spec.workload.batch_size,
         ).model_dump()
 
+    def threads(self, options: SpecModel) -> int:
+        assert isinstance(options, TvmOptions)
+        return options.threads
+
     def build_info(self) -> dict[str, Any] | None:
         try:
             import tvm

@@ -20,7 +20,7 @@ from repro.runs import layout
 from repro.runs.store import load_run
 from repro.spec.io import parse_spec
 from repro.spec.models import ExperimentSpec
-from tests.fakes import EchoPlugin, InProcessRunner
+from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
 from tests.helpers import portable_spec
 
 
@@ -47,10 +47,12 @@ def _replay(
     spec: tuple[ExperimentSpec, Path],
     tmp_path: Path,
     runner: InProcessRunner,
+    probes: FakeProbes | None = None,
     **opts: Any,
 ) -> tuple[Path, Any]:
     env = RealizedEnvironment(manager="fake", python=[sys.executable], env={})
     options = ReplayOptions(results_dir=tmp_path / "results", **opts)
+    probes = probes or FakeProbes()
     return Replayer(
         spec[0],
         spec[1],
@@ -60,6 +62,7 @@ def _replay(
         report=lambda _: None,
         progress=_no_bar,
         runner=runner,
+        probes=probes,
     ).run()
 
 
@@ -166,3 +169,24 @@ def test_command_line_overrides_are_bounded_like_the_spec(root: Path) -> None:
         result = CliRunner().invoke(cli, ["replay", spec, option, value])
         assert result.exit_code == 2, result.output
         assert option in result.output
+
+
+def test_repeats_are_rounds_with_a_probe_between_every_two_tests(spec: Any, tmp_path: Path) -> None:
+    runner, probes = InProcessRunner(), FakeProbes([100.0, 90.0, 80.0])
+    _, record = _replay(
+        spec, tmp_path, runner, probes, scenarios=("SingleStream", "Offline"), repeat=2
+    )
+    order = [(t.scenario, t.mode, t.repeat) for t in record.tests]
+    assert order == [
+        ("SingleStream", "performance", 1),
+        ("SingleStream", "accuracy", 1),
+        ("Offline", "performance", 1),
+        ("Offline", "accuracy", 1),
+        ("SingleStream", "performance", 2),
+        ("Offline", "performance", 2),
+    ]
+    assert probes.calls == len(record.tests) + 1  # before the first test, then after each
+    for before, after in zip(record.tests, record.tests[1:], strict=False):
+        assert before.probe_after == after.probe_before
+    assert record.tests[0].probe_before["compute_gflops"] == 100.0
+    assert record.probes_version == "repro.probes/v1"

@@ -1,0 +1,21 @@
+"""Machine probes: small calibration kernels repro owns and pins, and the machine's state.
+
+A probe answers "how fast is this machine right now, for this kind of work?" so that a report
+can tell a slower machine from slower software. It is measured before the first LoadGen test,
+between tests and after the last, and recorded in run.json:
+
+- `compute`: a fixed chain of float32 matrix products run by onnxruntime at the experiment's
+  thread count (GFLOP/s, the median of several repetitions): the speed index.
+- `memory`: a large array copy (GB/s, single thread).
+- the machine's state: CPU time stolen by the hypervisor and spent waiting on I/O since the last
+  probe, the current clock of each CPU where the kernel says, the load average, and how many
+  other processes used a CPU meanwhile.
+
+Format history (the `version` field): repro.probes/v1 - first version.
+"""
+
+from __future__ import annotations
+
+from repro.probes.kernels import PROBES_VERSION, Probe, ProbeSet, measure
+
+__all__ = ["PROBES_VERSION", "Probe", "ProbeSet", "measure"]

@@ -1,0 +1,192 @@
+"""The calibration kernels (pinned by PROBES_VERSION) and the reading of the machine's state."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+PROBES_VERSION: Final = "repro.probes/v1"
+#: the compute kernel: ROWS x WIDTH activations through LAYERS WIDTH x WIDTH products (+ReLU)
+ROWS, WIDTH, LAYERS = 64, 512, 4
+FLOPS_PER_RUN: Final = 2 * ROWS * WIDTH * WIDTH * LAYERS
+#: the memory kernel: a copy of this many bytes
+COPY_BYTES: Final = 32 * 2**20
+SEED: Final = 20261130
+
+
+@dataclass
+class Probe:
+    """One measurement: the machine's speed for the experiment's work, and its state."""
+
+    t_utc: float
+    compute_gflops: float
+    memory_gbps: float
+    steal_frac: float | None = None
+    iowait_frac: float | None = None
+    cpu_mhz: float | None = None
+    load1: float | None = None
+    busy_processes: int | None = None
+    cost_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in vars(self).items()}
+
+
+@dataclass
+class ProbeSet:
+    """The kernels, built once per process, and the /proc counters of the previous probe."""
+
+    threads: int  # 0: as many as the machine has
+    _session: Any = None
+    _feed: dict[str, np.ndarray] = field(default_factory=dict)
+    _src: np.ndarray | None = None
+    _dst: np.ndarray | None = None
+    _stat: tuple[int, int, int] | None = None
+    _procs: dict[int, int] = field(default_factory=dict)
+
+    def _build(self) -> None:
+        import onnx
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+
+        rng = np.random.Generator(np.random.PCG64(SEED))
+        nodes, inits, prev = [], [], "x"
+        for i in range(LAYERS):
+            w = (rng.standard_normal((WIDTH, WIDTH), dtype=np.float32) / np.sqrt(WIDTH)).astype(
+                np.float32
+            )
+            inits.append(numpy_helper.from_array(w, f"w{i}"))
+            nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"]))
+            nodes.append(helper.make_node("Relu", [f"m{i}"], [f"r{i}"]))
+            prev = f"r{i}"
+        graph = helper.make_graph(
+            nodes,
+            "repro-probe",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [ROWS, WIDTH])],
+            [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [ROWS, WIDTH])],
+            inits,
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = self.threads or os.cpu_count() or 1
+        so.inter_op_num_threads = 1
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            onnx._serialize(model) if hasattr(onnx, "_serialize") else model.SerializeToString(),
+            sess_options=so,
+            providers=["CPUExecutionProvider"],
+        )
+        self._feed = {"x": rng.standard_normal((ROWS, WIDTH), dtype=np.float32)}
+        self._src = np.ones(COPY_BYTES // 4, dtype=np.float32)
+        self._dst = np.empty_like(self._src)
+        self._session.run(None, self._feed)  # first-run allocations are not the steady state
+
+    def measure(self, *, repeats: int = 15) -> Probe:
+        """Run both kernels and read the machine's state (about 50-100 ms here)."""
+        t0 = time.perf_counter()
+        if self._session is None:
+            self._build()
+        assert self._src is not None
+        assert self._dst is not None
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            self._session.run(None, self._feed)
+            times.append(time.perf_counter() - t)
+        copies = []
+        for _ in range(3):
+            t = time.perf_counter()
+            np.copyto(self._dst, self._src)
+            copies.append(time.perf_counter() - t)
+        steal, iowait = self._stat_delta()
+        probe = Probe(
+            t_utc=time.time(),
+            compute_gflops=FLOPS_PER_RUN / statistics.median(times) / 1e9,
+            memory_gbps=2 * COPY_BYTES / statistics.median(copies) / 1e9,
+            steal_frac=steal,
+            iowait_frac=iowait,
+            cpu_mhz=_cpu_mhz(),
+            load1=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+            busy_processes=self._busy_processes(),
+        )
+        probe.cost_s = time.perf_counter() - t0
+        return probe
+
+    def _stat_delta(self) -> tuple[float | None, float | None]:
+        """Fractions of CPU time stolen and waiting on I/O since the previous probe."""
+        now = _proc_stat()
+        before, self._stat = self._stat, now
+        if now is None or before is None:
+            return None, None
+        total = now[0] - before[0]
+        if total <= 0:
+            return 0.0, 0.0
+        return (now[1] - before[1]) / total, (now[2] - before[2]) / total
+
+    def _busy_processes(self) -> int | None:
+        """Other processes that used at least 1 % of a CPU since the previous probe."""
+        now = _proc_times()
+        if now is None:
+            return None
+        before, self._procs = self._procs, now
+        if not before:
+            return None
+        me = os.getpid()
+        tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        return sum(
+            1
+            for pid, ticks in now.items()
+            if pid != me and pid in before and ticks - before[pid] >= max(1, tick // 100)
+        )
+
+
+def measure(threads: int) -> Probe:
+    """One probe in a fresh ProbeSet (for tools and tests; replays keep one ProbeSet)."""
+    return ProbeSet(threads).measure()
+
+
+def _proc_stat() -> tuple[int, int, int] | None:
+    """(total, steal, iowait) jiffies of all CPUs."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except (OSError, IndexError):
+        return None
+    values = [int(v) for v in fields]
+    steal = values[7] if len(values) > 7 else 0
+    return sum(values[:8]), steal, values[4] if len(values) > 4 else 0
+
+
+def _cpu_mhz() -> float | None:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    values = [float(line.split(":")[1]) for line in text.splitlines() if line.startswith("cpu MHz")]
+    return round(statistics.mean(values), 1) if values else None
+
+
+def _proc_times() -> dict[int, int] | None:
+    """utime + stime (jiffies) of every process."""
+    out: dict[int, int] = {}
+    try:
+        entries = list(Path("/proc").iterdir())
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 12:
+            out[int(entry.name)] = int(fields[11]) + int(fields[12])
+    return out

@@ -1,0 +1,103 @@
+"""Machine adjustment: a performance metric relative to the machine's measured speed.
+
+Each LoadGen test is bracketed by two probes (`repro.probes`); the test's speed index is their
+mean compute rate. A throughput divided by it, or a latency multiplied by it, no longer moves
+with the machine's phase (a slower clock, a noisy neighbour, stolen CPU time) but still moves
+with the software and its settings: the probe runs the same kind of work at the same thread
+count, and neither knows the experiment.
+
+The probe's own noise is carried into the interval: with two or more runs a side the adjusted
+per-run values are compared as any other runs (their spread includes the probes'); with one
+run a side the raw interval is widened by the probes' relative error (the half-difference of
+the probes before and after each test, at least the probes' own repeatability).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from repro.stats.significance import Comparison, compare_runs
+from repro.verdicts import decide_interval, decide_point
+
+#: a probe's relative error floor: the repeatability of the compute kernel measured here
+PROBE_REL_ERROR = 0.03
+Z95 = 1.96
+
+
+@dataclass(frozen=True)
+class Speed:
+    """The speed index of one test and its relative error."""
+
+    index: float
+    rel_error: float
+
+
+def test_speed(before: dict[str, Any] | None, after: dict[str, Any] | None) -> Speed | None:
+    """The mean compute rate of the probes around a test (None when one is missing)."""
+    if not before or not after:
+        return None
+    a, b = before.get("compute_gflops"), after.get("compute_gflops")
+    if not isinstance(a, int | float) or not isinstance(b, int | float) or a <= 0 or b <= 0:
+        return None
+    mean = (a + b) / 2
+    return Speed(mean, max(abs(a - b) / (2 * mean), PROBE_REL_ERROR))
+
+
+def spread(speeds: Sequence[float]) -> float:
+    """How far the machine moved within a side: max / min - 1 of its probes."""
+    return max(speeds) / min(speeds) - 1 if len(speeds) > 1 else 0.0
+
+
+def adjust(values: Sequence[float], speeds: Sequence[Speed], *, latency: bool) -> list[float]:
+    """Values as if measured at speed 1: throughput / speed, latency x speed."""
+    return [v * s.index if latency else v / s.index for v, s in zip(values, speeds, strict=True)]
+
+
+def compare_adjusted(
+    raw: Comparison,
+    original: tuple[Sequence[float], Sequence[Speed]],
+    replay: tuple[Sequence[float], Sequence[Speed]],
+    *,
+    latency: bool,
+    tol: float,
+    confidence: float,
+) -> Comparison:
+    """The metric compared after removing each side's machine speed."""
+    (va, sa), (vb, sb) = original, replay
+    if len(va) >= 2 and len(vb) >= 2:
+        return compare_runs(
+            adjust(va, sa, latency=latency),
+            adjust(vb, sb, latency=latency),
+            tol=tol,
+            confidence=confidence,
+        )
+    ratio = _mean_index(sb) / _mean_index(sa)
+    factor = ratio if latency else 1 / ratio
+    delta = (1 + raw.delta_rel) * factor - 1
+    probe_se = math.sqrt(_rel_error(sa) ** 2 + _rel_error(sb) ** 2)
+    if raw.ci is None:
+        lo, hi = delta - Z95 * probe_se * (1 + delta), delta + Z95 * probe_se * (1 + delta)
+        verdict = decide_point(delta, tol) if probe_se == 0 else decide_interval(lo, hi, tol)
+        return Comparison(verdict, "probe-adjusted", delta, (lo, hi))
+    raw_se = (math.log1p(raw.ci[1]) - math.log1p(max(raw.ci[0], -0.99))) / (2 * Z95)
+    se = math.sqrt(raw_se**2 + probe_se**2)
+    centre = math.log1p(delta)
+    lo, hi = math.expm1(centre - Z95 * se), math.expm1(centre + Z95 * se)
+    return Comparison(decide_interval(lo, hi, tol), "probe-adjusted", delta, (lo, hi))
+
+
+def machine_delta(original: Sequence[Speed], replay: Sequence[Speed]) -> float:
+    """How much faster (+) or slower (-) the replay's machine was, by the probes."""
+    return _mean_index(replay) / _mean_index(original) - 1
+
+
+def _mean_index(speeds: Sequence[Speed]) -> float:
+    return sum(s.index for s in speeds) / len(speeds)
+
+
+def _rel_error(speeds: Sequence[Speed]) -> float:
+    """Relative error of a side's mean speed."""
+    return math.sqrt(sum(s.rel_error**2 for s in speeds)) / len(speeds)

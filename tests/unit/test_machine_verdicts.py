@@ -1,0 +1,155 @@
+"""Verdicts on a noisy machine, on synthetic series with known answers.
+
+A pure phase shift of the machine (software unchanged) is reproduced after adjustment; a
+software slowdown under the same shift is not reproduced; probes that move within a side make
+an undecided metric "machine unstable"; different hardware makes speed not comparable while
+accuracy is still judged.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.verdicts import combine, exit_code, roll_up
+from tests.helpers import FINGERPRINT, make_run
+
+BASE = [100.0, 101.0, 99.0, 100.5, 99.5]
+FAST = [120.0, 121.0, 119.0, 120.5, 119.5]
+
+
+def _report(tmp_path: Path) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "report",
+            "-o",
+            str(tmp_path / "out"),
+            "--compare",
+            str(tmp_path / "r" / "original"),
+            str(tmp_path / "r" / "replay"),
+        ],
+    )
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads((tmp_path / "out" / "report.json").read_text())
+
+
+def _offline(data: dict[str, Any]) -> dict[str, Any]:
+    scenario = next(s for s in data["scenarios"] if s["scenario"] == "Offline")
+    return next(m for m in scenario["metrics"] if m["metric"] == "samples_per_second")
+
+
+def test_a_pure_phase_shift_is_reproduced_after_adjustment(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST)
+    # the whole machine is 25 % slower: the workload and the probe alike
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[v * 0.75 for v in BASE],
+        latency_scale=1 / 0.75,
+        seed=2,
+        speeds=[v * 0.75 for v in FAST],
+    )
+    code, data = _report(tmp_path)
+    tp = _offline(data)
+    assert tp["raw_verdict"] == "not reproduced"
+    assert tp["verdict"] == "reproduced after machine adjustment"
+    assert tp["adjusted"]["machine_delta_rel"] == pytest.approx(-0.25)
+    assert abs(tp["adjusted"]["delta_rel"]) < 0.01
+    assert "the machine differed, not the software" in tp["reason"]
+    assert code == 0
+    assert data["verdict"] == "reproduced after machine adjustment"
+
+
+def test_a_software_slowdown_under_a_phase_shift_is_not_reproduced(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST)
+    # the machine is 25 % slower and the software another 27 %: together -45 %
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[v * 0.55 for v in BASE],
+        seed=2,
+        speeds=[v * 0.75 for v in FAST],
+    )
+    code, data = _report(tmp_path)
+    tp = _offline(data)
+    assert tp["verdict"] == "not reproduced"
+    assert tp["adjusted"]["verdict"] == "not reproduced"
+    assert tp["adjusted"]["delta_rel"] == pytest.approx(0.55 / 0.75 - 1, abs=0.01)
+    assert "the software or its settings differ" in tp["reason"]
+    assert code == 1
+
+
+def test_unstable_probes_make_an_undecided_metric_machine_unstable(tmp_path: Path) -> None:
+    noisy = [100.0, 80.0, 115.0]  # the replay's machine moved 44 % within the side ...
+    make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1, speeds=[100] * 3)
+    # ... and its throughput did not follow: neither view can decide
+    make_run(tmp_path / "r" / "replay", throughput=[95, 108, 97], seed=2, speeds=noisy)
+    _, data = _report(tmp_path)
+    tp = _offline(data)
+    assert tp["verdict"] == "inconclusive: machine unstable"
+    assert tp["adjusted"]["probe_spread_replay"] == pytest.approx(115 / 80 - 1)
+
+
+def test_different_hardware_is_not_comparable_and_accuracy_is_still_judged(
+    tmp_path: Path,
+) -> None:
+    other = copy.deepcopy(FINGERPRINT)
+    other["hardware"]["cpu"]["model"] = "AMD EPYC 9B45"
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST)
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[v * 0.6 for v in BASE],
+        seed=2,
+        speeds=FAST,
+        fingerprint=other,
+    )
+    code, data = _report(tmp_path)
+    assert data["different_hardware"] == ["CPU: Test CPU vs AMD EPYC 9B45"]
+    assert _offline(data)["verdict"] == "not comparable: different hardware"
+    offline = next(s for s in data["scenarios"] if s["scenario"] == "Offline")
+    accuracy = next(m for m in offline["metrics"] if m["metric"] == "accuracy")
+    assert accuracy["verdict"] == "reproduced"
+    assert data["verdict"] == "not comparable: different hardware"
+    assert code == 0
+
+
+def test_different_hardware_with_an_accuracy_drop_is_not_reproduced(tmp_path: Path) -> None:
+    other = copy.deepcopy(FINGERPRINT)
+    other["hardware"]["cpu"]["logical_cpus"] = 64
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, accuracy=0.9)
+    make_run(tmp_path / "r" / "replay", throughput=BASE, seed=2, accuracy=0.5, fingerprint=other)
+    code, data = _report(tmp_path)
+    assert data["verdict"] == "not reproduced"
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "adjusted", "unstable", "want"),
+    [
+        ("reproduced", "not reproduced", True, "reproduced"),
+        ("not reproduced", "reproduced", False, "reproduced after machine adjustment"),
+        ("inconclusive", "not reproduced", True, "not reproduced"),
+        ("inconclusive", "inconclusive", True, "inconclusive: machine unstable"),
+        ("inconclusive", "inconclusive", False, "inconclusive"),
+        ("inconclusive", None, True, "inconclusive: machine unstable"),
+        ("not reproduced", None, True, "not reproduced"),
+    ],
+)
+def test_combination_table(raw: Any, adjusted: Any, unstable: bool, want: str) -> None:
+    assert combine(raw, adjusted, unstable=unstable) == want
+
+
+def test_roll_up_and_exit_codes() -> None:
+    assert roll_up(["reproduced", "reproduced after machine adjustment"]) == (
+        "reproduced after machine adjustment"
+    )
+    assert roll_up(["not comparable: different hardware", "not reproduced"]) == "not reproduced"
+    assert exit_code("reproduced after machine adjustment", strict=True) == 0
+    assert exit_code("not comparable: different hardware", strict=False) == 0
+    assert exit_code("not comparable: different hardware", strict=True) == 1
+    assert exit_code("inconclusive: machine unstable", strict=True) == 1
