@@ -45,6 +45,7 @@ from repro.stats.machine import compare_adjusted, machine_delta, spread, test_sp
 from repro.stats.significance import (
     Comparison,
     compare_accuracy,
+    compare_paired,
     compare_percentile,
     compare_runs,
 )
@@ -201,9 +202,14 @@ def compare_metric(
     hist: tuple[LatencyHistogram | None, LatencyHistogram | None],
     tol: Tolerances,
     machines: Machines | None = None,
+    paired: bool = False,
 ) -> MetricResult | None:
     pa = _values(orig[0], orig[1], key)
     pb = [pair for side, t in reps for pair in _values(side, [t], key)]
+    if paired:
+        rounds = sorted({t.repeat for t, _ in pa} & {t.repeat for t, _ in pb})
+        pa = [next(x for x in pa if x[0].repeat == k) for k in rounds]
+        pb = [next(x for x in pb if x[0].repeat == k) for k in rounds]
     if not pa or not pb:
         return None
     tolerance = tol.throughput_rel if kind == "throughput" else tol.latency_rel
@@ -220,8 +226,10 @@ def compare_metric(
     }
     q = PERCENTILE_OF.get(key)
     ha, hb = hist
-    if q is not None and (len(fa) < 2 or len(fb) < 2) and ha is not None and hb is not None:
-        cmp: Comparison = compare_percentile(
+    if paired:
+        cmp: Comparison = compare_paired(fa, fb, tol=tolerance, confidence=tol.confidence)
+    elif q is not None and (len(fa) < 2 or len(fb) < 2) and ha is not None and hb is not None:
+        cmp = compare_percentile(
             ha,
             hb,
             q,
@@ -240,7 +248,7 @@ def compare_metric(
         reason=cmp.reason,
         mde_rel=cmp.mde_rel,
     )
-    if machines is None:
+    if machines is None or paired:
         return result
     return _with_machine(result, cmp, (pa, pb), kind, tolerance, tol.confidence, machines)
 
@@ -415,7 +423,12 @@ def _cdf(h: LatencyHistogram | None, points: int = 200) -> CdfPoints | None:
 
 
 def compare_scenario(
-    scenario: str, orig: Side, reps: list[Side], tol: Tolerances, machines: Machines | None = None
+    scenario: str,
+    orig: Side,
+    reps: list[Side],
+    tol: Tolerances,
+    machines: Machines | None = None,
+    paired: bool = False,
 ) -> ScenarioResult | None:
     o_perf = finished(orig.record.performance(scenario))
     r_perf = [(s, t) for s in reps for t in finished(s.record.performance(scenario))]
@@ -443,7 +456,7 @@ def compare_scenario(
         )
     for key, label, unit, kind in METRICS.get(scenario, []):
         m = compare_metric(
-            key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines
+            key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines, paired
         )
         if m is not None:
             metrics.append(m)
@@ -502,12 +515,28 @@ def build_report(
 ) -> Report:
     """Compare every scenario both sides ran; the overall verdict is the worst of them."""
     machines = _machines(orig, reps)
+    paired = is_paired(orig, reps)
     scenarios = []
     for scenario in _ORDER:
-        result = compare_scenario(scenario, orig, reps, tolerances, machines)
+        result = compare_scenario(scenario, orig, reps, tolerances, machines, paired)
         if result is not None:
             scenarios.append(result)
     notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
+    if paired:
+        il = reps[0].record.interleave or {}
+        notes.append(
+            f"paired: the two sides ran interleaved on one machine, {il.get('rounds', '?')} "
+            f"round(s) in a random order (seed {il.get('seed')}); each performance metric is "
+            "judged on its per-round ratios"
+        )
+    for side in reps:
+        stop = side.record.stopping
+        if stop:
+            notes.append(
+                f"stopping: {stop.get('rounds')} round(s) of at most {stop.get('max_rounds')} "
+                f"(and {stop.get('max_time_s')} s), stopped because {stop.get('stopped')}; "
+                f"{stop.get('elapsed_s')} s of replay"
+            )
     missing = [
         NotCompared(scenario=g.scenario, mode=g.mode, metric=g.metric, reason=g.reason)
         for g in gaps(orig.record, [r.record for r in reps], _metric_keys())
@@ -581,6 +610,31 @@ def build_report(
 
 
 _ORDER = ("SingleStream", "MultiStream", "Server", "Offline")
+#: the metric MLPerf reports for each scenario: the ones --until-decided waits for
+HEADLINE: dict[str, str] = {
+    "SingleStream": "latency_p90_ns",
+    "MultiStream": "latency_p99_ns",
+    "Server": "samples_per_second",
+    "Offline": "samples_per_second",
+}
+
+
+def is_paired(orig: Side, reps: list[Side]) -> bool:
+    """The sides ran interleaved with each other (one pairing id, one replay)."""
+    a, b = orig.record.interleave, reps[0].record.interleave if len(reps) == 1 else None
+    return bool(a and b and a.get("id") and a.get("id") == b.get("id"))
+
+
+def decided(report: Report) -> bool:
+    """Every headline metric and every accuracy is decided (inside or outside its tolerance)."""
+    undecided = ("inconclusive", "inconclusive: machine unstable")
+    for s in report.scenarios:
+        for m in s.metrics:
+            if (m.metric == HEADLINE.get(s.scenario) or m.metric == "accuracy") and (
+                m.verdict in undecided
+            ):
+                return False
+    return True
 
 
 def _machines(orig: Side, reps: list[Side]) -> Machines:

@@ -215,6 +215,12 @@ class Replayer:
         self._t0 = 0.0
 
     @property
+    def work_dir(self) -> Path:
+        """Where the run is being built (its partial name until `finish`)."""
+        assert self._work is not None, "begin() first"
+        return self._work
+
+    @property
     def record(self) -> RunRecord:
         """The run record as far as it got."""
         assert self._record is not None, "begin() first"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,8 +12,8 @@ from repro.cli.params import parse_key_value
 from repro.cli.progress import TimedBar, note
 from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import replay_choices
-from repro.errors import RunError
-from repro.spec.models import SCENARIOS
+from repro.errors import RunError, UsageError
+from repro.spec.models import SCENARIOS, ExperimentSpec
 from repro.spec.types import MAX_DURATION_MS, UINT64_MAX
 
 if TYPE_CHECKING:
@@ -88,6 +88,52 @@ if TYPE_CHECKING:
     help="Parent of results/<name>/.",
 )
 @click.option("--run-id", default=None, help="Name of the run directory (default: time-based).")
+@click.option(
+    "--against",
+    "against",
+    default=None,
+    help="Interleave with a baseline in paired rounds: another spec, or `self` (this spec, "
+    "e.g. with --baseline-env or --baseline-backend-option). Writes both runs and a report.",
+)
+@click.option(
+    "--baseline-env",
+    default=None,
+    type=click.Choice(replay_choices()),
+    help="The baseline's environment (default: --env).",
+)
+@click.option(
+    "--baseline-backend-option",
+    "baseline_options",
+    multiple=True,
+    help="key=value for the baseline's backend (repeatable).",
+)
+@click.option(
+    "--until-decided",
+    is_flag=True,
+    help="Add rounds until every headline metric is decided (within the caps), judged against "
+    "the baseline or, without --against, the spec's stored original.",
+)
+@click.option(
+    "--max-rounds",
+    type=click.IntRange(min=1, max=1000),
+    default=None,
+    help="Cap on rounds with --until-decided (default 8); the rounds with --against otherwise "
+    "(default: --repeat).",
+)
+@click.option(
+    "--max-time",
+    "max_time_s",
+    type=click.FloatRange(min=1, max=7 * 24 * 3600),
+    default=600.0,
+    show_default=True,
+    help="Cap on the seconds of rounds with --until-decided.",
+)
+@click.option(
+    "--order-seed",
+    type=click.IntRange(min=0, max=2**32 - 1),
+    default=None,
+    help="Seed of the random A/B order of the rounds (default: drawn, and recorded).",
+)
 @cache_dir_option
 @json_option
 def replay(
@@ -102,6 +148,13 @@ def replay(
     env_name: str,
     results_dir: Path,
     run_id: str | None,
+    against: str | None,
+    baseline_env: str | None,
+    baseline_options: tuple[str, ...],
+    until_decided: bool,
+    max_rounds: int | None,
+    max_time_s: float,
+    order_seed: int | None,
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -110,22 +163,27 @@ def replay(
     Writes results/<name>/<run-id>/ with LoadGen's logs per scenario and mode, and run.json.
     Exit 3 when LoadGen judges a run INVALID or a test fails (the run directory is kept).
 
+    With --against, the replay and a baseline alternate in rounds on this machine (a random
+    order from a recorded seed) and the report judges their per-round ratios; with
+    --until-decided, rounds are added until the verdict is decided or a cap is reached.
+    Both write a report to reports/<name>/ and exit like `repro report`.
+
     \b
     Example:
       repro replay specs/ort-digits.json --min-duration-ms 1000 --repeat 3
+      repro replay specs/ort-digits.json --against self --until-decided --max-rounds 6
+      repro replay specs/ort-resnet50.json --against self --baseline-backend-option \\
+        intra_op_threads=1 --repeat 3
     """
-    from repro.environments.registry import realize
-    from repro.replay import Replayer, ReplayOptions
+    from repro.replay import ReplayOptions
     from repro.runs.layout import component
-    from repro.spec.io import with_backend_options
     from repro.validate import require_valid
 
     if run_id is not None:
         component(run_id, what="--run-id")
-    spec = require_valid(spec_path)
-    if backend_options:
-        overrides = dict(parse_key_value(o, option="--backend-option") for o in backend_options)
-        spec = with_backend_options(spec, overrides, source=f"{spec_path} with --backend-option")
+    if (baseline_env or baseline_options) and against is None:
+        raise UsageError("--baseline-env and --baseline-backend-option need --against")
+    spec = _with_options(require_valid(spec_path), spec_path, backend_options)
     opts = ReplayOptions(
         scenarios=tuple(scenarios),  # type: ignore[arg-type]
         modes=tuple(modes),  # type: ignore[arg-type]
@@ -137,30 +195,159 @@ def replay(
         run_id=run_id,
     )
     cache = ArtifactCache(cache_dir)
+    if against is None and not until_decided:
+        run_dir, record = _replayer(spec, spec_path, env_name, opts, cache).run()
+        _print_run(run_dir, record, as_json)
+        _raise_unless_complete(run_dir, record)
+        return
+    _run_in_rounds(
+        spec,
+        spec_path,
+        env_name,
+        opts,
+        cache,
+        against=against,
+        baseline_env=baseline_env or env_name,
+        baseline_options=baseline_options,
+        until_decided=until_decided,
+        max_rounds=max_rounds,
+        max_time_s=max_time_s,
+        order_seed=order_seed,
+        as_json=as_json,
+    )
+
+
+def _with_options(
+    spec: ExperimentSpec, spec_path: Path, options: tuple[str, ...]
+) -> ExperimentSpec:
+    from repro.spec.io import with_backend_options
+
+    if not options:
+        return spec
+    overrides = dict(parse_key_value(o, option="--backend-option") for o in options)
+    return with_backend_options(spec, overrides, source=f"{spec_path} with --backend-option")
+
+
+def _replayer(
+    spec: ExperimentSpec, spec_path: Path, env_name: str, opts: Any, cache: ArtifactCache
+) -> Any:
+    from repro.environments.registry import realize
+    from repro.replay import Replayer
+
     env = realize(env_name, spec, spec_path, cache.root / "envs")
     note(f"environment: {env.manager} ({env.reason})")
-    run_dir, record = Replayer(
-        spec, spec_path, env, cache=cache, opts=opts, report=note, progress=TimedBar
-    ).run()
+    return Replayer(spec, spec_path, env, cache=cache, opts=opts, report=note, progress=TimedBar)
+
+
+def _run_in_rounds(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    env_name: str,
+    opts: Any,
+    cache: ArtifactCache,
+    *,
+    against: str | None,
+    baseline_env: str,
+    baseline_options: tuple[str, ...],
+    until_decided: bool,
+    max_rounds: int | None,
+    max_time_s: float,
+    order_seed: int | None,
+    as_json: bool,
+) -> None:
+    """--against and/or --until-decided: rounds, then the report."""
+    import dataclasses
+
+    from repro.cli.report_cmd import write_report
+    from repro.replay import new_run_id
+    from repro.rounds import Stopping, run_rounds
+    from repro.validate import require_valid
+
+    rounds = max_rounds or (8 if until_decided else opts.repeat)
+    stopping = Stopping(
+        until_decided=until_decided,
+        min_rounds=min(2, rounds),
+        max_rounds=rounds,
+        max_time_s=max_time_s,
+    )
+    base_id = opts.run_id or new_run_id()
+    original = None
+    baseline = None
+    if against is not None:
+        base_path = spec_path if against == "self" else Path(against)
+        base_spec = spec if against == "self" else require_valid(base_path)
+        if against == "self":
+            base_spec = _with_options(require_valid(spec_path), spec_path, baseline_options)
+        elif baseline_options:
+            base_spec = _with_options(base_spec, base_path, baseline_options)
+        baseline = _replayer(
+            base_spec,
+            base_path,
+            baseline_env,
+            dataclasses.replace(opts, run_id=f"{base_id}-baseline"),
+            cache,
+        )
+    else:
+        original = _stored_original(spec, spec_path)
+    replayer = _replayer(
+        spec,
+        spec_path,
+        env_name,
+        dataclasses.replace(opts, run_id=f"{base_id}-replay" if against else base_id),
+        cache,
+    )
+    outcome = run_rounds(
+        replayer,
+        stopping=stopping,
+        against=baseline,
+        original=original,
+        seed=order_seed,
+        report=note,
+    )
+    _print_run(*outcome.run, as_json)
+    if outcome.baseline is not None and not as_json:
+        print_run_summary(*outcome.baseline)
+    if outcome.report is None:
+        _raise_unless_complete(*outcome.run)
+        raise RunError("nothing to compare: no scenario finished on both sides")
+    code = write_report(outcome.report, output=None, formats=("md", "html", "json"), quiet=as_json)
+    raise click.exceptions.Exit(code)
+
+
+def _stored_original(spec: ExperimentSpec, spec_path: Path) -> Any:
+    """The spec's original run, to judge rounds against (--until-decided without --against)."""
+    from repro.artifacts.fetch import resolve_path
+    from repro.runs.store import open_run
+
+    if spec.original is None:
+        raise UsageError(
+            f"{spec_path}: $.original: --until-decided without --against judges the replay "
+            "against the spec's original, and it has none",
+            hint="capture one (`repro capture`), or compare with --against self",
+        )
+    return open_run(resolve_path(spec.original.path, spec_path.parent))
+
+
+def _print_run(run_dir: Path, record: RunRecord, as_json: bool) -> None:
     if as_json:
         click.echo(record.model_dump_json(indent=2, by_alias=True))
     else:
         print_run_summary(run_dir, record)
-    if record.status != "complete":
-        bad = [t for t in record.tests if t.status != "valid"]
-        details = "; ".join(
-            f"{t.scenario} {t.mode}: {t.status}"
-            + (
-                f" ({t.error or t.metrics.get('errors')})"
-                if t.error or t.metrics.get("errors")
-                else ""
-            )
-            for t in bad
-        )
-        raise RunError(
-            f"run {record.status}: {details}",
-            hint=f"LoadGen's logs are in {run_dir}; mlperf_log_summary.txt says why",
-        )
+
+
+def _raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
+    if record.status == "complete":
+        return
+    bad = [t for t in record.tests if t.status != "valid"]
+    details = "; ".join(
+        f"{t.scenario} {t.mode}: {t.status}"
+        + (f" ({t.error or t.metrics.get('errors')})" if t.error or t.metrics.get("errors") else "")
+        for t in bad
+    )
+    raise RunError(
+        f"run {record.status}: {details}",
+        hint=f"LoadGen's logs are in {run_dir}; mlperf_log_summary.txt says why",
+    )
 
 
 def print_run_summary(run_dir: Path, record: RunRecord) -> None:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from repro.cli.progress import note
 from repro.errors import UsageError
+
+if TYPE_CHECKING:
+    from repro.reports.model import Report
 
 FORMATS = ("md", "html", "json")
 
@@ -70,14 +74,9 @@ def report(
       repro report --compare results/ort-digits/
       repro report --compare results/ort-digits/original results/ort-digits/20261129T1715Z-3fa2c1
     """
-    from repro.atomic import atomic_write_text
     from repro.compare import build_report, resolve_inputs, tolerances_for
-    from repro.privacy import redact_text
-    from repro.reports import html as html_report
-    from repro.reports import markdown, text
-    from repro.runs.layout import component
 
-    wanted = [f.strip() for f in formats.split(",") if f.strip()]
+    wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
     bad = [f for f in wanted if f not in FORMATS]
     if bad or not wanted:
         raise UsageError(f"--format {formats}: expected a comma-separated subset of {FORMATS}")
@@ -88,19 +87,33 @@ def report(
     result = build_report(
         orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source
     )
+    if as_json:
+        click.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
+    raise click.exceptions.Exit(write_report(result, output=output, formats=wanted, quiet=as_json))
+
+
+def write_report(
+    result: Report, *, output: Path | None, formats: tuple[str, ...], quiet: bool
+) -> int:
+    """Write the report's files (reports/<name>/ unless `output`), print its summary unless
+    `quiet`, and return the exit code its verdict calls for."""
+    from repro.atomic import atomic_write_text
+    from repro.privacy import redact_text
+    from repro.reports import html as html_report
+    from repro.reports import markdown, text
+    from repro.runs.layout import component
+
     out_dir = output or Path("reports") / component(
-        result.spec_name, what=f"{orig.path}: the spec name in the run record"
+        result.spec_name, what=f"{result.original.path}: the spec name in the run record"
     )
     rendered = {
         "md": lambda: markdown.render(result),
         "html": lambda: html_report.render(result),
         "json": lambda: result.model_dump_json(indent=2, by_alias=True) + "\n",
     }
-    for fmt in wanted:
+    for fmt in formats:
         atomic_write_text(out_dir / f"report.{fmt}", redact_text(rendered[fmt]()))
-    if as_json:
-        click.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
-    else:
+    if not quiet:
         click.echo(text.render(result), nl=False)
-    note(f"report written to {out_dir}/report.{{{','.join(wanted)}}}")
-    raise click.exceptions.Exit(result.exit_code())
+    note(f"report written to {out_dir}/report.{{{','.join(formats)}}}")
+    return result.exit_code()

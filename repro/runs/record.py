@@ -6,7 +6,7 @@ Format history (the `schema` field):
 #                a report judges a run by the tolerances it ran under, wherever it is read;
 #                `files_sha256`: the digest of every file of the run (LoadGen's logs included),
 #                checked when the run is compared; machine probes around every test
-#                (`probe_before`/`probe_after`, `probes_version`).
+#                (`probe_before`/`probe_after`, `probes_version`); `interleave` and `stopping`.
 """
 
 from __future__ import annotations
@@ -67,6 +67,16 @@ class RunRecord(BaseModel):
     spec: dict[str, Any] | None = Field(None, description="the spec as replayed (v2)")
     tolerances: Tolerances | None = Field(None, description="what counts as reproduced (v2)")
     probes_version: str | None = Field(None, description="repro.probes/v1 when probed (v2)")
+    interleave: dict[str, Any] | None = Field(
+        None,
+        description="when run interleaved with another run (--against): the pairing id, this "
+        "side (a: the replay, b: the baseline), the seed and the order of every round (v2)",
+    )
+    stopping: dict[str, Any] | None = Field(
+        None,
+        description="how the number of rounds was decided (--until-decided): caps fixed in "
+        "advance, rounds run, why it stopped, time to the verdict (v2)",
+    )
     files_sha256: dict[str, str] = Field(
         default_factory=dict, description="relative path -> sha256 of every file of the run (v2)"
     )

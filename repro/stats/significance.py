@@ -195,3 +195,44 @@ def _reason(
         f"the noise is larger than the tolerance: the data could only detect a difference "
         f"of about {mde:.1%} (tolerance {tol:.0%}); run more repeats (--repeat)"
     )
+
+
+def compare_paired(
+    original: list[float], replay: list[float], *, tol: float, confidence: float = 0.95
+) -> Comparison:
+    """Compare interleaved rounds: one (original, replay) pair per round, run back to back.
+
+    The per-round log ratio cancels what the machine did during the round (Abedi & Brecht's
+    randomized interleaved trials; Bulej et al.'s duet benchmarking), and its round-to-round
+    spread is the error term at the level where the drift lives (Kalibera & Jones): a t
+    interval of the mean log ratio, turned back into replay / original - 1.
+    """
+    from scipy import stats
+
+    a = np.asarray(original, dtype=np.float64)
+    b = np.asarray(replay, dtype=np.float64)
+    if len(a) != len(b) or len(a) == 0 or np.any(a <= 0) or np.any(b <= 0):
+        raise ValueError("need one positive value per round on both sides")
+    logs = np.log(b / a)
+    delta = float(np.expm1(logs.mean()))
+    if len(logs) == 1:
+        return Comparison(
+            decide_point(delta, tol),
+            "paired-rounds",
+            delta,
+            None,
+            reason=f"replay {delta:+.1%} vs tolerance +/-{tol:.0%}; one round: a point "
+            "comparison, no interval",
+        )
+    df = len(logs) - 1
+    se = float(logs.std(ddof=1) / np.sqrt(len(logs)))
+    t = float(stats.t.ppf(0.5 + confidence / 2, df))
+    lo, hi = float(np.expm1(logs.mean() - t * se)), float(np.expm1(logs.mean() + t * se))
+    verdict = decide_interval(lo, hi, tol)
+    mde = None
+    if verdict == "inconclusive":
+        mde = float(np.expm1((t + float(stats.t.ppf(0.80, df))) * se))
+    reason = _reason(verdict, delta, tol, mde, (lo, hi))
+    return Comparison(
+        verdict, "paired-rounds", delta, (lo, hi), mde, reason + f" ({len(logs)} paired rounds)"
+    )

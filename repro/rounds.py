@@ -1,0 +1,163 @@
+"""Use case: replays run in rounds until the verdict is decided, alone or interleaved.
+
+`run_rounds` drives one replay (judged against a stored original) or two interleaved replays
+(`--against`: the candidate A and the baseline B alternate within every round, in an order drawn
+from a recorded seed, so that a phase of the machine lands on both; the report pairs them
+round by round). With `until_decided`, rounds are added until every headline metric's interval
+lies inside or outside its tolerance, or a cap fixed before the first round is reached; at the
+cap the verdict stays inconclusive and the report says what difference the data could detect.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from repro.compare import build_report, decided
+from repro.errors import SpecError
+from repro.replay import Interrupted, Replayer, interruptible
+from repro.reports.model import Report
+from repro.runs.record import RunRecord
+from repro.runs.store import LoadedRun
+from repro.spec.models import Tolerances
+
+
+@dataclass(frozen=True)
+class Stopping:
+    """The rounds to run, fixed before the first: all of them, or until decided within caps."""
+
+    until_decided: bool = False
+    min_rounds: int = 2
+    max_rounds: int = 5
+    max_time_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the rounds produced: the replay's run (and the baseline's), and the last report."""
+
+    run: tuple[Path, RunRecord]
+    baseline: tuple[Path, RunRecord] | None
+    report: Report | None
+
+
+Judge = Callable[[LoadedRun, LoadedRun], Report]
+
+
+def run_rounds(
+    replay: Replayer,
+    *,
+    stopping: Stopping,
+    against: Replayer | None = None,
+    original: LoadedRun | None = None,
+    seed: int | None = None,
+    report: Callable[[str], None] = lambda _: None,
+) -> Outcome:
+    """Run rounds of `replay` (interleaved with `against` when given) and judge them.
+
+    The judge compares the replay with the baseline's run (interleaved) or with `original`.
+    """
+    seed = secrets.randbits(32) if seed is None else seed
+    rng = np.random.Generator(np.random.PCG64(seed))
+    sides = [replay] if against is None else [replay, against]
+    orders: list[list[str]] = []
+    last: Report | None = None
+    stopped = "all rounds ran"
+    t0 = time.monotonic()
+    with interruptible():
+        for side in sides:
+            side.begin()
+        try:
+            for k in range(1, stopping.max_rounds + 1):
+                order = [0, 1] if len(sides) == 1 or rng.random() < 0.5 else [1, 0]
+                order = order[: len(sides)]
+                orders.append(["a" if i == 0 else "b" for i in order])
+                for i in order:
+                    sides[i].run_round(k)
+                elapsed = time.monotonic() - t0
+                if not stopping.until_decided:
+                    continue
+                last = _judge(replay, against, original, orders, seed)
+                if k >= stopping.min_rounds and last is not None and decided(last):
+                    stopped = f"every headline metric was decided after round {k}"
+                    break
+                if elapsed >= stopping.max_time_s:
+                    stopped = f"the time cap ({stopping.max_time_s:g} s) was reached"
+                    break
+                report(f"round {k}: not decided yet ({last.summary if last else 'no report'})")
+            else:
+                if stopping.until_decided:
+                    stopped = f"the round cap ({stopping.max_rounds}) was reached"
+        except (KeyboardInterrupt, Interrupted):
+            for side in sides:
+                side.finish(interrupted=True, reraise=False)
+            raise KeyboardInterrupt from None
+    elapsed = round(time.monotonic() - t0, 1)
+    pairing = secrets.token_hex(8)
+    for i, side in enumerate(sides):
+        if against is not None:
+            side.record.interleave = {
+                "id": pairing,
+                "side": "a" if i == 0 else "b",
+                "seed": seed,
+                "rounds": len(orders),
+                "orders": orders,
+            }
+        if stopping.until_decided:
+            side.record.stopping = {
+                "min_rounds": stopping.min_rounds,
+                "max_rounds": stopping.max_rounds,
+                "max_time_s": stopping.max_time_s,
+                "rounds": len(orders),
+                "stopped": stopped,
+                "elapsed_s": elapsed,
+            }
+    run = replay.finish()
+    base = against.finish() if against is not None else None
+    final = _judge_final(run, base, original)
+    return Outcome(run, base, final)
+
+
+def _judge(
+    replay: Replayer,
+    against: Replayer | None,
+    original: LoadedRun | None,
+    orders: list[list[str]],
+    seed: int,
+) -> Report | None:
+    """The report on the rounds so far (the runs are still under their partial names)."""
+    rep = LoadedRun(replay.work_dir, "repro", _snapshot(replay.record, "a", orders, seed))
+    if against is not None:
+        base = LoadedRun(against.work_dir, "repro", _snapshot(against.record, "b", orders, seed))
+    elif original is not None:
+        base = original
+    else:
+        return None
+    return _build(base, rep)
+
+
+def _snapshot(record: RunRecord, side: str, orders: list[list[str]], seed: int) -> RunRecord:
+    interleave = {"id": "in-progress", "side": side, "seed": seed, "rounds": len(orders)}
+    return record.model_copy(update={"interleave": interleave}, deep=False)
+
+
+def _judge_final(
+    run: tuple[Path, RunRecord], base: tuple[Path, RunRecord] | None, original: LoadedRun | None
+) -> Report | None:
+    rep = LoadedRun(run[0], "repro", run[1])
+    if base is not None:
+        return _build(LoadedRun(base[0], "repro", base[1]), rep)
+    return _build(original, rep) if original is not None else None
+
+
+def _build(base: LoadedRun, rep: LoadedRun) -> Report | None:
+    tolerances = base.record.tolerances or rep.record.tolerances or Tolerances()
+    try:
+        return build_report(base, [rep], tolerances=tolerances)
+    except SpecError:  # nothing comparable yet
+        return None
