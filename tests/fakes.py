@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -80,8 +80,13 @@ class InProcessRunner:
     logs written by hand. `behaviour` maps "Scenario/mode" to "invalid", "fail", "crash" or
     "interrupt" to script what a worker does."""
 
-    def __init__(self, behaviour: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        behaviour: dict[str, str] | None = None,
+        speed: Callable[[WorkerRequest], float] | None = None,
+    ) -> None:
         self.behaviour = behaviour or {}
+        self.speed = speed or (lambda req: 1000.0)
         self.requests: list[WorkerRequest] = []
 
     def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
@@ -109,11 +114,11 @@ class InProcessRunner:
             SUMMARY.format(
                 scenario=req.scenario,
                 mode="PerformanceOnly" if req.mode == "performance" else "AccuracyOnly",
-                sps=1000.0,
+                sps=self.speed(req),
                 validity="INVALID" if what == "invalid" else "VALID",
-                p50=1000,
-                p90=1200,
-                p99=1500,
+                p50=int(1e6 / self.speed(req)),
+                p90=int(1.2e6 / self.speed(req)),
+                p99=int(1.5e6 / self.speed(req)),
             )
         )
         if req.mode == "accuracy":

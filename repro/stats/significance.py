@@ -217,12 +217,12 @@ def compare_paired(
     delta = float(np.expm1(logs.mean()))
     if len(logs) == 1:
         return Comparison(
-            decide_point(delta, tol),
+            "inconclusive",
             "paired-rounds",
             delta,
             None,
-            reason=f"replay {delta:+.1%} vs tolerance +/-{tol:.0%}; one round: a point "
-            "comparison, no interval",
+            reason=f"replay {delta:+.1%} vs tolerance +/-{tol:.0%} in a single round: a "
+            "paired verdict needs at least two rounds (--max-rounds)",
         )
     df = len(logs) - 1
     se = float(logs.std(ddof=1) / np.sqrt(len(logs)))
@@ -232,7 +232,9 @@ def compare_paired(
     mde = None
     if verdict == "inconclusive":
         mde = float(np.expm1((t + float(stats.t.ppf(0.80, df))) * se))
-    reason = _reason(verdict, delta, tol, mde, (lo, hi))
+    reason = _reason(verdict, delta, tol, mde, (lo, hi)).replace(
+        "repeats (--repeat)", "rounds (--max-rounds)"
+    )
     return Comparison(
         verdict, "paired-rounds", delta, (lo, hi), mde, reason + f" ({len(logs)} paired rounds)"
     )

@@ -1,0 +1,124 @@
+"""Rounds: a reproducible random order, a stopping rule that never exceeds its caps."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from repro.artifacts.cache import ArtifactCache
+from repro.backends import registry
+from repro.environments.base import RealizedEnvironment
+from repro.harness.request import WorkerRequest
+from repro.replay import Replayer, ReplayOptions
+from repro.rounds import Stopping, run_rounds
+from repro.spec.io import parse_spec
+from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
+from tests.helpers import portable_spec
+
+
+@contextlib.contextmanager
+def _no_bar(label: str, seconds: float) -> Iterator[None]:
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _echo_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.BACKENDS, "onnxruntime", EchoPlugin())
+
+
+def _replayer(root: Path, tmp_path: Path, run_id: str, runner: InProcessRunner) -> Replayer:
+    raw = portable_spec(root, "ort-digits")
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(raw))
+    return Replayer(
+        parse_spec(raw, source=str(path)),
+        path,
+        RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
+        cache=ArtifactCache(tmp_path / "cache"),
+        opts=ReplayOptions(
+            results_dir=tmp_path / "results",
+            run_id=run_id,
+            scenarios=("Offline",),
+            modes=("performance",),
+        ),
+        report=lambda _: None,
+        progress=_no_bar,
+        runner=runner,
+        probes=FakeProbes(),
+    )
+
+
+def _pair(root: Path, tmp_path: Path, tag: str, speed: Any = None) -> tuple[Replayer, Replayer]:
+    return (
+        _replayer(root, tmp_path, f"{tag}-a", InProcessRunner(speed=speed)),
+        _replayer(root, tmp_path, f"{tag}-b", InProcessRunner(speed=speed)),
+    )
+
+
+def test_the_order_of_the_rounds_is_reproducible_from_its_seed(root: Path, tmp_path: Path) -> None:
+    orders = []
+    for tag in ("one", "two"):
+        a, b = _pair(root, tmp_path, tag)
+        out = run_rounds(a, against=b, stopping=Stopping(max_rounds=6), seed=1234)
+        assert out.baseline is not None
+        il_a, il_b = out.run[1].interleave, out.baseline[1].interleave
+        assert il_a is not None
+        assert il_b is not None
+        assert il_a["id"] == il_b["id"]
+        assert (il_a["side"], il_b["side"]) == ("a", "b")
+        assert il_a["seed"] == 1234
+        orders.append(il_a["orders"])
+    assert orders[0] == orders[1]
+    assert len(orders[0]) == 6
+    assert {tuple(o) for o in orders[0]} == {("a", "b"), ("b", "a")}  # both orders drawn
+
+
+def test_identical_sides_are_decided_early_and_paired(root: Path, tmp_path: Path) -> None:
+    a, b = _pair(root, tmp_path, "same")
+    stopping = Stopping(until_decided=True, min_rounds=2, max_rounds=8)
+    out = run_rounds(a, against=b, stopping=stopping, seed=7)
+    assert out.run[1].stopping is not None
+    assert out.run[1].stopping["rounds"] == 2
+    assert "decided after round 2" in out.run[1].stopping["stopped"]
+    assert out.report is not None
+    assert out.report.verdict == "reproduced"
+    tp = next(
+        m for s in out.report.scenarios for m in s.metrics if m.metric == "samples_per_second"
+    )
+    assert tp.method == "paired-rounds"
+
+
+@pytest.mark.parametrize("cap", [1, 3, 5])
+def test_the_stopping_rule_never_exceeds_its_round_cap(
+    root: Path, tmp_path: Path, cap: int
+) -> None:
+    rng = np.random.Generator(np.random.PCG64(cap))
+
+    def noisy(req: WorkerRequest) -> float:  # +-30 % per test: never decided
+        return float(1000 * rng.uniform(0.7, 1.3))
+
+    a, b = _pair(root, tmp_path, f"cap{cap}", speed=noisy)
+    stopping = Stopping(until_decided=True, min_rounds=min(2, cap), max_rounds=cap)
+    out = run_rounds(a, against=b, stopping=stopping, seed=3)
+    assert out.run[1].stopping is not None
+    assert out.run[1].stopping["rounds"] == cap
+    assert len([t for t in out.run[1].tests if t.mode == "performance"]) == cap
+    assert out.report is not None
+    assert out.report.verdict.startswith("inconclusive")
+
+
+def test_the_time_cap_stops_the_rounds(root: Path, tmp_path: Path) -> None:
+    rng = np.random.Generator(np.random.PCG64(9))
+    a, b = _pair(root, tmp_path, "time", speed=lambda req: float(1000 * rng.uniform(0.7, 1.3)))
+    stopping = Stopping(until_decided=True, min_rounds=2, max_rounds=50, max_time_s=1e-9)
+    out = run_rounds(a, against=b, stopping=stopping, seed=3)
+    assert out.run[1].stopping is not None
+    assert out.run[1].stopping["rounds"] == 1
+    assert "time cap" in out.run[1].stopping["stopped"]
