@@ -15,6 +15,7 @@ FORBIDDEN = (
     "repro.compare",
     "repro.cli",
     "repro.backends.tvm.tuning",
+    "repro.rounds",
 )
 
 

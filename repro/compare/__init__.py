@@ -1,0 +1,20 @@
+"""Use case: compare replays with the original, metric by metric, with a verdict and its reason.
+
+The report's types live in `repro.reports.model`, the verdict rules in `repro.verdicts`; this
+module lines the two sides up, computes the comparisons and assembles the report.
+"""
+
+from repro.compare.build import HEADLINE, build_report, decided, is_paired
+from repro.compare.inputs import resolve_inputs, tolerances_for
+from repro.compare.metrics import METRICS, compare_metric
+
+__all__ = [
+    "HEADLINE",
+    "METRICS",
+    "build_report",
+    "compare_metric",
+    "decided",
+    "is_paired",
+    "resolve_inputs",
+    "tolerances_for",
+]

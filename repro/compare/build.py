@@ -1,0 +1,262 @@
+"""The report: every scenario both sides ran, the roll-up, the drift, what was not compared."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from repro import __version__
+from repro.compare.machine import Machines, machines_of
+from repro.compare.metrics import (
+    METRICS,
+    accuracy_metric,
+    cdf_points,
+    compare_metric,
+    pooled_histogram,
+    prediction_agreement,
+    validity_metric,
+)
+from repro.envdiff import diff_views, view_from_fingerprint, view_from_record
+from repro.errors import SpecError
+from repro.reports.model import (
+    DriftEntry,
+    NotCompared,
+    Report,
+    ScenarioResult,
+    SettingDiff,
+    SideInfo,
+)
+from repro.runs.alignment import finished, gaps, setting_changes
+from repro.runs.store import (
+    LoadedRun,
+    check_files,
+)
+from repro.spec.models import Tolerances
+from repro.verdicts import VERDICTS, roll_up
+
+Side = LoadedRun
+
+
+_ORDER = ("SingleStream", "MultiStream", "Server", "Offline")
+
+
+#: the metric MLPerf reports for each scenario: the ones --until-decided waits for
+HEADLINE: dict[str, str] = {
+    "SingleStream": "latency_p90_ns",
+    "MultiStream": "latency_p99_ns",
+    "Server": "samples_per_second",
+    "Offline": "samples_per_second",
+}
+
+
+def compare_scenario(
+    scenario: str,
+    orig: Side,
+    reps: list[Side],
+    tol: Tolerances,
+    machines: Machines | None = None,
+    paired: bool = False,
+) -> ScenarioResult | None:
+    o_perf = finished(orig.record.performance(scenario))
+    r_perf = [(s, t) for s in reps for t in finished(s.record.performance(scenario))]
+    o_acc = orig.record.accuracy_test(scenario)
+    o_acc = o_acc if o_acc is not None and o_acc.status in ("valid", "invalid") else None
+    r_acc = [
+        (s, t)
+        for s in reps
+        if (t := s.record.accuracy_test(scenario)) is not None and t.status in ("valid", "invalid")
+    ]
+    if not (o_perf and r_perf) and not (o_acc and r_acc):
+        return None
+    # Offline is one query: its per-sample "latencies" say nothing about the SUT.
+    hist_o = pooled_histogram([(orig, t) for t in o_perf]) if scenario != "Offline" else None
+    hist_r = pooled_histogram(r_perf) if scenario != "Offline" else None
+    rep_tests = [t for _, t in r_perf]
+    metrics = [m for m in (validity_metric(o_perf, rep_tests),) if m is not None]
+    if machines is not None and machines.hardware and metrics:
+        metrics[0] = metrics[0].model_copy(
+            update={
+                "verdict": "not comparable: different hardware",
+                "raw_verdict": metrics[0].verdict,
+                "reason": f"{metrics[0].reason}; LoadGen's bounds depend on the hardware",
+            }
+        )
+    for key, label, unit, kind in METRICS.get(scenario, []):
+        m = compare_metric(
+            key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines, paired
+        )
+        if m is not None:
+            metrics.append(m)
+    acc = accuracy_metric(o_acc, [t for _, t in r_acc], tol)
+    if acc is not None:
+        metrics.append(acc)
+    cdf = {
+        k: c
+        for k, c in (("original", cdf_points(hist_o)), ("replay", cdf_points(hist_r)))
+        if c is not None
+    }
+    return ScenarioResult(
+        scenario=scenario,
+        verdict=roll_up(m.verdict for m in metrics),
+        metrics=metrics,
+        prediction_agreement=prediction_agreement(orig, o_acc, r_acc),
+        cdf=cdf,
+    )
+
+
+def _side_info(s: Side) -> SideInfo:
+    return SideInfo(
+        path=str(s.path),
+        kind=s.kind,
+        run_id=s.record.run_id,
+        spec_id=s.record.spec_id,
+        status=s.record.status,
+        environment={
+            k: v
+            for k, v in s.record.environment.items()
+            if k in ("manager", "reason", "python_lock_sha256")
+        },
+    )
+
+
+def _drift(orig: Side, reps: list[Side]) -> list[DriftEntry]:
+    def view(s: Side) -> dict[str, dict[str, Any]]:
+        return (
+            view_from_record(s.record)
+            if s.kind == "repro"
+            else view_from_fingerprint(s.record.fingerprint)
+        )
+
+    changes = diff_views(view(orig), view(reps[0]))
+    return [
+        DriftEntry(
+            group=c.group, key=c.key, original=c.a, replay=c.b, impact=c.impact, level=c.level
+        )
+        for c in changes
+    ]
+
+
+def build_report(
+    orig: Side,
+    reps: list[Side],
+    *,
+    tolerances: Tolerances,
+    strict: bool = False,
+    tolerances_source: str | None = None,
+) -> Report:
+    """Compare every scenario both sides ran; the overall verdict is the worst of them."""
+    machines = machines_of(orig, reps)
+    paired = is_paired(orig, reps)
+    scenarios = []
+    for scenario in _ORDER:
+        result = compare_scenario(scenario, orig, reps, tolerances, machines, paired)
+        if result is not None:
+            scenarios.append(result)
+    notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
+    if paired:
+        il = reps[0].record.interleave or {}
+        notes.append(
+            f"paired: the two sides ran interleaved on one machine, {il.get('rounds', '?')} "
+            f"round(s) in a random order (seed {il.get('seed')}); each performance metric is "
+            "judged on its per-round ratios"
+        )
+    for side in reps:
+        stop = side.record.stopping
+        if stop:
+            notes.append(
+                f"stopping: {stop.get('rounds')} round(s) of at most {stop.get('max_rounds')} "
+                f"(and {stop.get('max_time_s')} s), stopped because {stop.get('stopped')}; "
+                f"{stop.get('elapsed_s')} s of replay"
+            )
+    missing = [
+        NotCompared(scenario=g.scenario, mode=g.mode, metric=g.metric, reason=g.reason)
+        for g in gaps(orig.record, [r.record for r in reps], _metric_keys())
+    ]
+    scenarios = [s for s in scenarios if s.metrics]
+    if not scenarios:
+        what = "; ".join(f"{m.scenario} {m.mode}: {m.reason}" for m in missing) or "no results"
+        raise SpecError(
+            f"nothing to compare: the replay covers none of what the original ran ({what})",
+            hint="replay the scenarios and modes the original ran (see `repro replay --help`)",
+        )
+    if orig.kind == "repro" and any(r.record.spec_id != orig.record.spec_id for r in reps):
+        notes.append(
+            "the replay ran a different spec id than the original (--allow-different-specs): "
+            "the experiment itself was changed (see the settings and the drift)"
+        )
+    verdict = roll_up(s.verdict for s in scenarios)
+    counts = {
+        v: sum(m.verdict == v for s in scenarios for m in s.metrics)
+        for v in ("reproduced", "not reproduced", "inconclusive")
+    }
+    others = {
+        v: n
+        for v in VERDICTS
+        if v not in counts and (n := sum(m.verdict == v for s in scenarios for m in s.metrics))
+    }
+    in_original = [
+        sc for sc in _ORDER if orig.record.performance(sc) or orig.record.accuracy_test(sc)
+    ]
+    summary = (
+        f"{verdict.upper()}: {counts['reproduced']} metric(s) reproduced, "
+        f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} inconclusive"
+        + "".join(f", {n} {v}" for v, n in others.items())
+        + f"; {len(scenarios)} of {len(in_original)} scenario(s) compared"
+    )
+    if machines.hardware:
+        summary += (
+            "; different hardware: performance is shown for information, accuracy and "
+            "predictions are judged"
+        )
+    if missing:
+        summary += f"; {len(missing)} part(s) of the original not compared (listed)"
+    integrity = [p for side in (orig, *reps) if side.kind == "repro" for p in check_files(side)]
+    if integrity:
+        summary = (
+            f"WARNING: {len(integrity)} file(s) of the compared runs are missing or altered "
+            f"since they ran (listed); {summary}"
+        )
+    return Report(
+        spec_name=orig.record.spec_name,
+        generated_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        repro_version=__version__,
+        verdict=verdict,
+        summary=summary,
+        strict=strict,
+        confidence=tolerances.confidence,
+        tolerances=tolerances.model_dump(),
+        original=_side_info(orig),
+        replays=[_side_info(r) for r in reps],
+        scenarios=scenarios,
+        drift=_drift(orig, reps),
+        not_compared=missing,
+        integrity=integrity,
+        different_hardware=list(machines.hardware),
+        settings=[
+            SettingDiff(scope=c.scope, key=c.key, original=c.original, replay=c.replay)
+            for c in setting_changes(orig.record, reps[0].record)
+        ],
+        notes=notes,
+    )
+
+
+def is_paired(orig: Side, reps: list[Side]) -> bool:
+    """The sides ran interleaved with each other (one pairing id, one replay)."""
+    a, b = orig.record.interleave, reps[0].record.interleave if len(reps) == 1 else None
+    return bool(a and b and a.get("id") and a.get("id") == b.get("id"))
+
+
+def decided(report: Report) -> bool:
+    """Every headline metric and every accuracy is decided (inside or outside its tolerance)."""
+    undecided = ("inconclusive", "inconclusive: machine unstable")
+    for s in report.scenarios:
+        for m in s.metrics:
+            if (m.metric == HEADLINE.get(s.scenario) or m.metric == "accuracy") and (
+                m.verdict in undecided
+            ):
+                return False
+    return True
+
+
+def _metric_keys() -> dict[str, list[str]]:
+    return {scenario: [m[0] for m in metrics] for scenario, metrics in METRICS.items()}

@@ -1,0 +1,245 @@
+"""One metric of one scenario on both sides: the values, the comparison, the verdict."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from repro.compare.machine import Machines, with_machine
+from repro.errors import SpecError
+from repro.reports.model import (
+    CdfPoints,
+    MetricResult,
+)
+from repro.runs import layout
+from repro.runs.accuracy import load_predictions
+from repro.runs.record import TestRecord
+from repro.runs.store import (
+    LoadedRun,
+)
+from repro.spec.models import Tolerances
+from repro.stats.histogram import LatencyHistogram
+from repro.stats.significance import (
+    Comparison,
+    compare_accuracy,
+    compare_paired,
+    compare_percentile,
+    compare_runs,
+)
+from repro.verdicts import decide_validity
+
+Side = LoadedRun
+
+
+#: (metric key, label, unit, tolerance kind) compared per scenario
+METRICS: dict[str, list[tuple[str, str, str, str]]] = {
+    "SingleStream": [
+        ("latency_p50_ns", "latency p50", "ns", "latency"),
+        ("latency_p90_ns", "latency p90 (MLPerf metric)", "ns", "latency"),
+        ("latency_p99_ns", "latency p99", "ns", "latency"),
+        ("early_stopping_p90_ns", "early-stopping p90 estimate", "ns", "latency"),
+        ("samples_per_second", "throughput", "samples/s", "throughput"),
+    ],
+    "MultiStream": [
+        ("latency_p50_ns", "latency p50", "ns", "latency"),
+        ("latency_p90_ns", "latency p90", "ns", "latency"),
+        ("latency_p99_ns", "latency p99 (MLPerf metric)", "ns", "latency"),
+        ("early_stopping_p99_ns", "early-stopping p99 estimate", "ns", "latency"),
+    ],
+    "Server": [
+        ("samples_per_second", "completed samples/s (MLPerf metric)", "samples/s", "throughput"),
+        ("latency_p50_ns", "latency p50", "ns", "latency"),
+        ("latency_p90_ns", "latency p90", "ns", "latency"),
+        ("latency_p99_ns", "latency p99", "ns", "latency"),
+    ],
+    "Offline": [
+        ("samples_per_second", "throughput (MLPerf metric)", "samples/s", "throughput"),
+    ],
+}
+
+
+PERCENTILE_OF = {"latency_p50_ns": 50.0, "latency_p90_ns": 90.0, "latency_p99_ns": 99.0}
+
+
+def _values(side: Side, tests: list[TestRecord], key: str) -> list[tuple[TestRecord, float]]:
+    """The metric of each test that has it; a value that is not a positive finite number is a
+    damaged run."""
+    values: list[tuple[TestRecord, float]] = []
+    for t in tests:
+        v = t.metrics.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
+            where = (
+                side.test_path(t.dir, layout.SUMMARY)
+                if side.kind == "mlperf"
+                else layout.record_file(side.path)
+            )
+            raise SpecError(
+                f"{where}: {t.scenario} {t.dir}: {key} is {v!r}, not a positive number",
+                hint="the run record is damaged: re-run the replay or delete the run",
+            )
+        values.append((t, float(v)))
+    return values
+
+
+def _pool(hists: list[LatencyHistogram]) -> LatencyHistogram | None:
+    """One histogram of all the queries of several runs."""
+    if not hists:
+        return None
+    bins = np.concatenate([h.bins for h in hists])
+    counts = np.concatenate([h.counts for h in hists])
+    ub, inv = np.unique(bins, return_inverse=True)
+    return LatencyHistogram(ub.astype(np.int32), np.bincount(inv, weights=counts).astype(np.int64))
+
+
+def pooled_histogram(runs: list[tuple[Side, TestRecord]]) -> LatencyHistogram | None:
+    """The pooled per-query latency histogram of runs, where they kept one."""
+    hists = []
+    for side, t in runs:
+        if side.kind == "repro" and t.latencies_file:
+            path = side.test_path(t.dir, t.latencies_file)
+            if path.is_file() and path.suffix == ".npz":
+                hists.append(LatencyHistogram.load(path))
+    return _pool(hists)
+
+
+def compare_metric(
+    key: str,
+    label: str,
+    unit: str,
+    kind: str,
+    orig: tuple[Side, list[TestRecord]],
+    reps: list[tuple[Side, TestRecord]],
+    hist: tuple[LatencyHistogram | None, LatencyHistogram | None],
+    tol: Tolerances,
+    machines: Machines | None = None,
+    paired: bool = False,
+) -> MetricResult | None:
+    pa = _values(orig[0], orig[1], key)
+    pb = [pair for side, t in reps for pair in _values(side, [t], key)]
+    if paired:
+        rounds = sorted({t.repeat for t, _ in pa} & {t.repeat for t, _ in pb})
+        pa = [next(x for x in pa if x[0].repeat == k) for k in rounds]
+        pb = [next(x for x in pb if x[0].repeat == k) for k in rounds]
+    if not pa or not pb:
+        return None
+    tolerance = tol.throughput_rel if kind == "throughput" else tol.latency_rel
+    fa, fb = [v for _, v in pa], [v for _, v in pb]
+    base = {
+        "metric": key,
+        "label": label,
+        "unit": unit,
+        "original": fa,
+        "replay": fb,
+        "original_value": float(np.mean(fa)),
+        "replay_value": float(np.mean(fb)),
+        "tolerance": tolerance,
+    }
+    q = PERCENTILE_OF.get(key)
+    ha, hb = hist
+    if paired:
+        cmp: Comparison = compare_paired(fa, fb, tol=tolerance, confidence=tol.confidence)
+    elif q is not None and (len(fa) < 2 or len(fb) < 2) and ha is not None and hb is not None:
+        cmp = compare_percentile(
+            ha,
+            hb,
+            q,
+            tol=tolerance,
+            confidence=tol.confidence,
+            point=(float(np.mean(fa)), float(np.mean(fb))),
+        )
+    else:
+        cmp = compare_runs(fa, fb, tol=tolerance, confidence=tol.confidence)
+    result = MetricResult(
+        **base,
+        delta_rel=cmp.delta_rel,
+        ci=list(cmp.ci) if cmp.ci else None,
+        method=cmp.method,
+        verdict=cmp.verdict,
+        reason=cmp.reason,
+        mde_rel=cmp.mde_rel,
+    )
+    if machines is None or paired:
+        return result
+    return with_machine(result, cmp, (pa, pb), kind, tolerance, tol.confidence, machines)
+
+
+def validity_metric(orig: list[TestRecord], rep: list[TestRecord]) -> MetricResult | None:
+    a = [str(t.metrics.get("validity")) for t in orig if t.metrics.get("validity")]
+    b = [str(t.metrics.get("validity")) for t in rep if t.metrics.get("validity")]
+    if not a or not b:
+        return None
+    verdict, reason = decide_validity(a, b)
+    return MetricResult(
+        metric="validity",
+        label="LoadGen validity",
+        unit="",
+        original=list(a),
+        replay=list(b),
+        original_value="VALID" if all(v == "VALID" for v in a) else "INVALID",
+        replay_value="VALID" if all(v == "VALID" for v in b) else "INVALID",
+        method="exact",
+        verdict=verdict,
+        reason=reason,
+    )
+
+
+def accuracy_metric(
+    orig: TestRecord | None, rep: list[TestRecord], tol: Tolerances
+) -> MetricResult | None:
+    if orig is None or not orig.accuracy or not rep:
+        return None
+    a = orig.accuracy.get("value")
+    values = [t.accuracy.get("value") for t in rep if t.accuracy]
+    b = [float(v) for v in values if v is not None]
+    if a is None or not b:
+        return None
+    cmp = compare_accuracy(float(a), min(b), ratio=tol.accuracy_ratio)
+    metric = str(orig.accuracy.get("metric", "accuracy"))
+    return MetricResult(
+        metric="accuracy",
+        label=f"accuracy ({metric})",
+        unit="fraction",
+        original=[float(a)],
+        replay=[float(v) for v in b],
+        original_value=float(a),
+        replay_value=min(b),
+        delta_rel=cmp.delta_rel,
+        tolerance=1 - tol.accuracy_ratio,
+        method=cmp.method,
+        verdict=cmp.verdict,
+        reason=cmp.reason,
+    )
+
+
+def prediction_agreement(
+    orig: Side, o: TestRecord | None, reps: list[tuple[Side, TestRecord]]
+) -> float | None:
+    if orig.kind != "repro" or o is None:
+        return None
+    pa = orig.test_path(o.dir, layout.PREDICTIONS_FILE)
+    if not pa.is_file():
+        return None
+    ia, ta = load_predictions(pa)
+    fractions = []
+    for side, t in reps:
+        pb = side.test_path(t.dir, layout.PREDICTIONS_FILE)
+        if not pb.is_file():
+            continue
+        ib, tb = load_predictions(pb)
+        common, xa, xb = np.intersect1d(ia, ib, return_indices=True)
+        if len(common):
+            fractions.append(float(np.mean(ta[xa] == tb[xb])))
+    return min(fractions) if fractions else None
+
+
+def cdf_points(h: LatencyHistogram | None, points: int = 200) -> CdfPoints | None:
+    if h is None:
+        return None
+    frac = np.cumsum(h.counts) / h.total
+    idx = np.unique(np.linspace(0, len(frac) - 1, min(points, len(frac))).astype(int))
+    return CdfPoints(
+        latency_ns=[float(v) for v in h.values()[idx]], fraction=[float(v) for v in frac[idx]]
+    )
