@@ -361,7 +361,9 @@ class Replayer:
         (out_dir / layout.REQUEST_FILE).write_text(
             json.dumps(redact(req.model_dump(mode="json")), indent=2) + "\n"
         )
-        label = f"{scenario} {mode}" + (f" {k}/{repeats}" if repeats > 1 else "")
+        label = f"{scenario} {mode}" + (
+            f" {k}/{repeats}" if repeats > 1 and mode == "performance" else ""
+        )
         seconds = expected_seconds(scenario, mode, req.settings, req.total_sample_count)
         with self.progress(label, seconds):
             rc = self.runner.run(self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s)
