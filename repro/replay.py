@@ -254,7 +254,13 @@ class Replayer:
         if final.exists():
             raise UsageError(f"{final} already exists; choose another run id")
         work = layout.partial_dir(opts.results_dir, spec.name, run_id)
-        work.mkdir(parents=True, exist_ok=False)
+        if work.exists():
+            raise UsageError(
+                f"{work} exists: a replay with run id {run_id!r} is running, or was killed "
+                "before it could finish",
+                hint=f"choose another --run-id, or delete the leftover (`rm -r {work}`)",
+            )
+        work.mkdir(parents=True)
         self._work, self._final = work, final
         self._record = RunRecord(
             run_id=run_id,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import traceback
 from typing import Any
@@ -28,6 +30,11 @@ class ReproGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
+        except BrokenPipeError:
+            # the reader of our output went away (`repro ... | head`): not an error of ours
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(0)
         except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()

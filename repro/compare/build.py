@@ -30,6 +30,7 @@ from repro.runs.alignment import finished, gaps, setting_changes
 from repro.runs.store import (
     LoadedRun,
     check_files,
+    check_metrics,
 )
 from repro.spec.models import Tolerances
 from repro.verdicts import VERDICTS, roll_up
@@ -210,7 +211,12 @@ def build_report(
         )
     if missing:
         summary += f"; {len(missing)} part(s) of the original not compared (listed)"
-    integrity = [p for side in (orig, *reps) if side.kind == "repro" for p in check_files(side)]
+    integrity = [
+        p
+        for side in (orig, *reps)
+        if side.kind == "repro"
+        for p in (*check_files(side), *check_metrics(side))
+    ]
     if integrity:
         summary = (
             f"WARNING: {len(integrity)} file(s) of the compared runs are missing or altered "

@@ -1,15 +1,15 @@
 """The `venv` environment: a virtual environment built from the spec's hashed Python lock.
 
 Built once per lock hash under `<cache>/envs/venv-<hash>`, reused afterwards. repro itself is
-made importable through a `.pth` path entry to this checkout (as an editable install does), so
-the worker runs the same harness code as the orchestrator.
+made importable through PYTHONPATH, set to this checkout for every worker: the venv is shared by
+every checkout with the same lock, so it must never pin one of them (a `.pth` written by the
+first checkout would run that checkout's harness, or fail once it is deleted).
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
-import sysconfig
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -89,7 +89,9 @@ class VenvManager(EnvironmentManager):
         return RealizedEnvironment(
             manager=self.name,
             python=[str(python)],
-            env=worker_environment({"VIRTUAL_ENV": str(target)}),
+            env=worker_environment(
+                {"VIRTUAL_ENV": str(target), "PYTHONPATH": str(repro_source_root())}
+            ),
             reason=f"venv from {lock.path} (sha256 {lock.sha256[:12]}), cached at {target}",
             details={
                 "venv": str(target),
@@ -127,12 +129,4 @@ class VenvManager(EnvironmentManager):
                     f"building the venv failed at `{' '.join(cmd[:4])} ...`: {tail}",
                     hint="a package index must be reachable to build a venv the first time",
                 )
-        purelib = _purelib(target)
-        (purelib / "repro-source.pth").write_text(str(repro_source_root()) + "\n")
         (target / MARKER).write_text(str(lock_path) + "\n")
-
-
-def _purelib(venv: Path) -> Path:
-    """site-packages of a venv made by this interpreter."""
-    rel = Path(sysconfig.get_path("purelib")).relative_to(sys.prefix)
-    return venv / rel

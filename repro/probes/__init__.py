@@ -5,7 +5,7 @@ can tell a slower machine from slower software. It is measured before the first 
 between tests and after the last, and recorded in run.json:
 
 - `compute`: a fixed chain of float32 matrix products run by onnxruntime at the experiment's
-  thread count (GFLOP/s, the median of several repetitions): the speed index.
+  thread count (GFLOP/s of the best of 20 repetitions; the median is kept too): the speed index.
 - `memory`: a large array copy (GB/s, single thread).
 - the machine's state: CPU time stolen by the hypervisor and spent waiting on I/O since the last
   probe, the current clock of each CPU where the kernel says, the load average, and how many

@@ -31,8 +31,12 @@ class MachineAdjustment(BaseModel):
     verdict: Verdict = Field(description="of the adjusted comparison alone")
     method: str
     machine_delta_rel: float = Field(description="replay machine speed / original's - 1")
-    probe_spread_original: float = Field(description="max / min - 1 of the original's probes")
-    probe_spread_replay: float = Field(description="max / min - 1 of the replay's probes")
+    probe_spread_original: float = Field(
+        description="90th / 10th percentile - 1 of the original's probes"
+    )
+    probe_spread_replay: float = Field(
+        description="90th / 10th percentile - 1 of the replay's probes"
+    )
 
 
 class MetricResult(BaseModel):

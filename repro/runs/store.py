@@ -154,3 +154,40 @@ def check_files(run: LoadedRun) -> list[str]:
                 f"{path}: altered since the run (sha256 {got[:12]}, recorded {want[:12]})"
             )
     return problems
+
+
+#: metrics a report judges, checked against LoadGen's own logs
+_CHECKED = ("validity", "samples_per_second", "latency_p50_ns", "latency_p90_ns", "latency_p99_ns")
+
+
+def check_metrics(run: LoadedRun) -> list[str]:
+    """Performance metrics in run.json that LoadGen's logs beside them do not say.
+
+    The report judges the record's numbers; the logs are what LoadGen wrote. An edited record
+    (or logs replaced by another run's) shows here.
+    """
+    from repro.runs.loadgen_logs import read_logs
+
+    problems = []
+    for t in run.record.tests:
+        folder = run.path / t.dir
+        if t.mode != "performance" or t.status not in ("valid", "invalid"):
+            continue
+        if not (folder / layout.SUMMARY).is_file():
+            continue  # a missing log the run recorded is check_files' finding
+        logged = read_logs(folder)
+        for key in _CHECKED:
+            want, got = t.metrics.get(key), logged.get(key)
+            if want is None or got is None:
+                continue
+            same = (
+                want == got
+                if isinstance(want, str) or isinstance(got, str)
+                else (abs(float(want) - float(got)) <= 1e-9 * max(abs(float(got)), 1.0))
+            )
+            if not same:
+                problems.append(
+                    f"{layout.record_file(run.path)}: {t.scenario} {t.dir}: {key} is {want!r} "
+                    f"but LoadGen's log says {got!r}"
+                )
+    return problems

@@ -198,6 +198,23 @@ def parse_spec(raw: Any, *, source: str) -> ExperimentSpec:
         raise SpecError(f"{source}: JSON nested too deeply to validate", hint=_DEEP_HINT) from None
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object names a key twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
 def read_json(path: Path) -> Any:
     """Parse a JSON file; a syntax error names the file, line and column."""
     try:
@@ -209,7 +226,13 @@ def read_json(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: not UTF-8 text ({exc.reason})") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except DuplicateKeyError as exc:
+        raise SpecError(
+            f"{path}: the key {exc.key!r} appears twice in one object; JSON readers disagree on "
+            "which value wins",
+            hint="keep one of them",
+        ) from None
     except json.JSONDecodeError as exc:
         truncated = exc.pos >= len(text.rstrip())
         raise SpecError(

@@ -56,3 +56,52 @@ def test_the_committed_originals_match_their_digests(root: Path, name: str) -> N
     assert run.record.files_sha256
     assert any(k.endswith(layout.SUMMARY) for k in run.record.files_sha256)
     assert check_files(run) == []
+
+
+def test_an_edited_metric_in_run_json_is_caught_by_the_logs(root: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from repro.runs.store import check_metrics
+
+    run = tmp_path / "original"
+    shutil.copytree(root / "results" / "ort-digits" / "original", run)
+    assert check_metrics(open_run(run)) == []
+    record = json.loads((run / "run.json").read_text())
+    offline = next(
+        t for t in record["tests"] if t["scenario"] == "Offline" and t["mode"] == "performance"
+    )
+    offline["metrics"]["samples_per_second"] *= 1.2
+    (run / "run.json").write_text(json.dumps(record))
+    problems = check_metrics(open_run(run))
+    assert len(problems) == 1
+    assert "samples_per_second" in problems[0]
+    assert "LoadGen's log says" in problems[0]
+
+
+def test_a_duplicate_key_in_a_spec_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "dup.json"
+    path.write_text('{"schema": "repro.experiment/v1", "name": "a", "name": "b"}')
+    result = CliRunner().invoke(cli, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "the key 'name' appears twice" in result.output
+
+
+def test_a_leftover_partial_run_is_a_clear_error(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "results" / "ort-digits" / ".killed.partial").mkdir(parents=True)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "replay",
+            str(root / "specs" / "ort-digits.json"),
+            "--env",
+            "native",
+            "--run-id",
+            "killed",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert "was killed before it could finish" in result.output
