@@ -129,6 +129,12 @@ if TYPE_CHECKING:
     help="Cap on the seconds of rounds with --until-decided.",
 )
 @click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where --against/--until-decided write their report (default: reports/<name>/).",
+)
+@click.option(
     "--order-seed",
     type=click.IntRange(min=0, max=2**32 - 1),
     default=None,
@@ -155,6 +161,7 @@ def replay(
     max_rounds: int | None,
     max_time_s: float,
     order_seed: int | None,
+    report_dir: Path | None,
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -213,6 +220,7 @@ def replay(
         max_rounds=max_rounds,
         max_time_s=max_time_s,
         order_seed=order_seed,
+        report_dir=report_dir,
         as_json=as_json,
     )
 
@@ -253,6 +261,7 @@ def _run_in_rounds(
     max_rounds: int | None,
     max_time_s: float,
     order_seed: int | None,
+    report_dir: Path | None,
     as_json: bool,
 ) -> None:
     """--against and/or --until-decided: rounds, then the report."""
@@ -310,7 +319,9 @@ def _run_in_rounds(
     if outcome.report is None:
         _raise_unless_complete(*outcome.run)
         raise RunError("nothing to compare: no scenario finished on both sides")
-    code = write_report(outcome.report, output=None, formats=("md", "html", "json"), quiet=as_json)
+    code = write_report(
+        outcome.report, output=report_dir, formats=("md", "html", "json"), quiet=as_json
+    )
     raise click.exceptions.Exit(code)
 
 
