@@ -101,10 +101,14 @@ def _elapsed(report: dict[str, Any]) -> float | None:
 def part_aa(args: argparse.Namespace, cache: Path) -> list[str]:
     rows = []
     digits = str(ROOT / "specs" / "ort-digits.json")
-    common = ["--until-decided", "--max-rounds", str(args.max_rounds),
-              "--min-duration-ms", str(args.min_duration_ms), "--mode", "performance"]  # fmt: skip
-    for label, extra in (("interleaved A/A (--against self)", ["--against", "self"]),
-                         ("against the committed original", [])):  # fmt: skip
+    scenarios = [x for sc in args.aa_scenarios.split(",") for x in ("--scenario", sc)]
+    common = ["--until-decided", "--max-rounds", str(args.max_rounds), "--mode", "performance",
+              *scenarios]  # fmt: skip
+    short = ["--min-duration-ms", str(args.min_duration_ms)]
+    # against the original: its own durations (a shorter run is another setting)
+    original_rounds = ["--max-rounds", str(args.aa_original_rounds)]
+    for label, extra in (("interleaved A/A (--against self)", ["--against", "self", *short]),
+                         ("against the committed original", original_rounds)):  # fmt: skip
         verdicts = []
         for k in range(args.aa_trials):
             with tempfile.TemporaryDirectory() as tmp:
@@ -194,13 +198,17 @@ def main() -> None:
     parser.add_argument("--max-rounds", type=int, default=6)
     parser.add_argument("--min-duration-ms", type=int, default=1000)
     parser.add_argument("--part", default="aa,changes,time")
+    parser.add_argument("--aa-scenarios", default="SingleStream,Offline")
+    parser.add_argument("--aa-original-rounds", type=int, default=4)
     args = parser.parse_args()
     parts = {"aa": part_aa, "changes": part_changes, "time": part_time}
     rows = ["| part | what | result | detail |", "|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as cache:
         for name in args.part.split(","):
             print(f"part {name} ...", flush=True)
-            rows += parts[name](args, Path(cache))
+            new = parts[name](args, Path(cache))
+            print("\n".join(new), flush=True)
+            rows += new
     print("\n".join(rows))
 
 

@@ -123,9 +123,7 @@ def run_rounds(
     return Outcome(run, base, final)
 
 
-def _order(
-    k: int, n_sides: int, rng: np.random.Generator, previous: list[list[str]]
-) -> list[int]:
+def _order(k: int, n_sides: int, rng: np.random.Generator, previous: list[list[str]]) -> list[int]:
     """Which side runs first in round k. Rounds come in balanced pairs: the order of an odd
     round is drawn, the next round runs the reverse, so that each side runs first equally
     often (running second after the other side's tests is measurably different here: a 5 %

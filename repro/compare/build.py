@@ -87,7 +87,8 @@ def compare_scenario(
             key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines, paired
         )
         if m is not None:
-            metrics.append(m)
+            # MLPerf judges one metric per scenario; the others are shown for information
+            metrics.append(m.model_copy(update={"judged": key == HEADLINE[scenario]}))
     acc = accuracy_metric(o_acc, [t for _, t in r_acc], tol)
     if acc is not None:
         metrics.append(acc)
@@ -98,7 +99,7 @@ def compare_scenario(
     }
     return ScenarioResult(
         scenario=scenario,
-        verdict=roll_up(m.verdict for m in metrics),
+        verdict=roll_up(m.verdict for m in metrics if m.judged),
         metrics=metrics,
         prediction_agreement=prediction_agreement(orig, o_acc, r_acc),
         cdf=cdf,
@@ -186,15 +187,15 @@ def build_report(
             "the experiment itself was changed (see the settings and the drift)"
         )
     verdict = roll_up(s.verdict for s in scenarios)
+    judged = [m for s in scenarios for m in s.metrics if m.judged]
     counts = {
-        v: sum(m.verdict == v for s in scenarios for m in s.metrics)
+        v: sum(m.verdict == v for m in judged)
         for v in ("reproduced", "not reproduced", "inconclusive")
     }
     others = {
-        v: n
-        for v in VERDICTS
-        if v not in counts and (n := sum(m.verdict == v for s in scenarios for m in s.metrics))
+        v: n for v in VERDICTS if v not in counts and (n := sum(m.verdict == v for m in judged))
     }
+    shown = sum(not m.judged for s in scenarios for m in s.metrics)
     in_original = [
         sc for sc in _ORDER if orig.record.performance(sc) or orig.record.accuracy_test(sc)
     ]
@@ -202,7 +203,8 @@ def build_report(
         f"{verdict.upper()}: {counts['reproduced']} metric(s) reproduced, "
         f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} inconclusive"
         + "".join(f", {n} {v}" for v, n in others.items())
-        + f"; {len(scenarios)} of {len(in_original)} scenario(s) compared"
+        + f" (the MLPerf metric of each scenario, validity and accuracy; {shown} more shown for "
+        "information)" + f"; {len(scenarios)} of {len(in_original)} scenario(s) compared"
     )
     if machines.hardware:
         summary += (

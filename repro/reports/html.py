@@ -174,7 +174,8 @@ def render(report: Report) -> str:
                 f"<tr><td>{e(m.label)}</td><td>{e(value(m.original_value, m.unit))}"
                 f"{e(runs(m.original))}</td><td>{e(value(m.replay_value, m.unit))}"
                 f"{e(runs(m.replay))}</td><td>{e(delta(m.delta_rel))}</td>"
-                f"<td>{e(interval(m.ci))}</td><td class='{_cls(m.verdict)}'>{e(m.verdict)}</td>"
+                f"<td>{e(interval(m.ci))}</td><td class='{_cls(m.verdict)}'>{e(m.verdict)}"
+                f"{'' if m.judged else ' <small>(for information)</small>'}</td>"
                 f"<td>{e(m.reason)} <small>({e(m.method)})</small></td></tr>"
             )
             if m.adjusted is not None:

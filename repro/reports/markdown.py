@@ -41,7 +41,7 @@ def render(report: Report) -> str:
             lines.append(
                 f"| {m.label} | {value(m.original_value, m.unit)}{runs(m.original)} "
                 f"| {value(m.replay_value, m.unit)}{runs(m.replay)} | {delta(m.delta_rel)} "
-                f"| {interval(m.ci)} | {VERDICT_MARK[m.verdict]} | {m.reason} ({m.method}) |"
+                f"| {interval(m.ci)} | {_mark(m.verdict, m.judged)} | {m.reason} ({m.method}) |"
             )
             if m.adjusted is not None:
                 a = m.adjusted
@@ -89,3 +89,8 @@ def render(report: Report) -> str:
         lines.append("No difference between the two environments' fingerprints.")
     lines += ["", f"_repro {report.repro_version}, {report.generated_utc}_", ""]
     return "\n".join(lines)
+
+
+def _mark(verdict: str, judged: bool) -> str:
+    """The verdict's mark; a metric outside the scenario's verdict says so."""
+    return VERDICT_MARK[verdict] if judged else f"({verdict}; for information)"

@@ -60,6 +60,11 @@ class MetricResult(BaseModel):
     raw_verdict: Verdict | None = Field(
         None, description="the verdict before machine adjustment, when it differs"
     )
+    judged: bool = Field(
+        True,
+        description="part of the scenario's verdict (the MLPerf metric, validity, accuracy); "
+        "other percentiles are shown for information",
+    )
     adjusted: MachineAdjustment | None = None
 
 

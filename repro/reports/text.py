@@ -12,7 +12,11 @@ def render(report: Report) -> str:
         lines.append(f"  different hardware: {'; '.join(report.different_hardware)}")
     for s in report.scenarios:
         # the metric that decided the scenario's verdict, not merely the first unreproduced one
-        worst = [m for m in s.metrics if m.verdict == s.verdict and m.verdict != "reproduced"]
+        worst = [
+            m
+            for m in s.metrics
+            if m.judged and m.verdict == s.verdict and m.verdict != "reproduced"
+        ]
         line = f"  {s.scenario:<12} {s.verdict}"
         if worst:
             line += f": {worst[0].label} {worst[0].reason}"
