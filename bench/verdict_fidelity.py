@@ -34,27 +34,14 @@ sys.path.insert(0, str(ROOT))
 
 from repro.artifacts.cache import sha256_file  # noqa: E402
 from repro.artifacts.recipes import get_recipe  # noqa: E402
+from tests.helpers import portable_spec  # noqa: E402
 
 POSITIVE = ("reproduced", "reproduced after machine adjustment")
 
 
 def _portable(name: str) -> dict[str, Any]:
     """A shipped spec whose relative paths are absolute (it can be written anywhere)."""
-    spec_dir = ROOT / "specs"
-    spec: dict[str, Any] = json.loads((spec_dir / f"{name}.json").read_text())
-    spec.pop("id", None)
-    for art in spec["artifacts"].values():
-        if "path" in art:
-            art["path"] = str((spec_dir / art["path"]).resolve())
-    env = spec["environment"]
-    for key in ("python_lock", "flake_lock"):
-        if key in env:
-            env[key]["path"] = str((spec_dir / env[key]["path"]).resolve())
-    if str(env.get("flake", "")).startswith("path:"):
-        env["flake"] = "path:" + str((spec_dir / env["flake"][5:]).resolve())
-    if "original" in spec:
-        spec["original"]["path"] = str((spec_dir / spec["original"]["path"]).resolve())
-    return spec
+    return portable_spec(ROOT, name)
 
 
 def _variant(work: Path, name: str, params: dict[str, Any]) -> Path:
