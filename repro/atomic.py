@@ -38,12 +38,6 @@ def atomic_write_text(path: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write bytes to `path` atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-
-
 def _umask() -> int:
     """This process's umask (reading it means setting it; set it straight back)."""
     mask = os.umask(0o022)

@@ -284,11 +284,8 @@ def _run_in_rounds(
     baseline = None
     if against is not None:
         base_path = spec_path if against == "self" else Path(against)
-        base_spec = spec if against == "self" else require_valid(base_path)
-        if against == "self":
-            base_spec = _with_options(require_valid(spec_path), spec_path, baseline_options)
-        elif baseline_options:
-            base_spec = _with_options(base_spec, base_path, baseline_options)
+        # the baseline is the spec as written (the replay's --backend-option are not its own)
+        base_spec = _with_options(require_valid(base_path), base_path, baseline_options)
         baseline = _replayer(
             base_spec,
             base_path,

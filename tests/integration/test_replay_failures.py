@@ -31,30 +31,7 @@ def _digits_spec(root: Path, tmp_path: Path, **offline: object) -> Path:
 
 def test_interrupted_replay_is_marked_and_never_looks_complete(root: Path, tmp_path: Path) -> None:
     spec = _digits_spec(root, tmp_path)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "repro",
-            "replay",
-            str(spec),
-            "--env",
-            "native",
-            "--results-dir",
-            str(tmp_path / "results"),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--run-id",
-            "cut",
-            "--scenario",
-            "SingleStream",
-            "--min-duration-ms",
-            "20000",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _start_replay(spec, tmp_path, "cut")
     run_dir = tmp_path / "results" / "ort-digits" / "cut"
     partial = tmp_path / "results" / "ort-digits" / ".cut.partial"
     deadline = time.monotonic() + 60
