@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 
 from repro.stats.histogram import LatencyHistogram
+from repro.stats.student_t import t_ppf
 from repro.verdicts import Verdict, decide_accuracy, decide_interval, decide_point
 
 Method = Literal[
@@ -102,15 +103,13 @@ def _t_interval(
     of machine. A side with a single run takes the other side's run-to-run variance.
     Returns (lo, hi, se, mde, method).
     """
-    from scipy import stats
-
     rel_a, rel_b = a / a.mean(), b / b.mean()
     ss = float(((rel_a - 1) ** 2).sum() + ((rel_b - 1) ** 2).sum())
     df = (len(a) - 1) + (len(b) - 1)
     pooled_var = ss / df
     se = (1 + delta) * float(np.sqrt(pooled_var * (1 / len(a) + 1 / len(b))))
-    t = float(stats.t.ppf(0.5 + confidence / 2, df))
-    mde = (t + float(stats.t.ppf(0.80, df))) * se
+    t = t_ppf(0.5 + confidence / 2, df)
+    mde = (t + t_ppf(0.80, df)) * se
     method: Method = "student-t" if len(a) > 1 and len(b) > 1 else "pooled-noise"
     return delta - t * se, delta + t * se, se, mde, method
 
@@ -207,8 +206,6 @@ def compare_paired(
     spread is the error term at the level where the drift lives (Kalibera & Jones): a t
     interval of the mean log ratio, turned back into replay / original - 1.
     """
-    from scipy import stats
-
     a = np.asarray(original, dtype=np.float64)
     b = np.asarray(replay, dtype=np.float64)
     if len(a) != len(b) or len(a) == 0 or np.any(a <= 0) or np.any(b <= 0):
@@ -226,12 +223,12 @@ def compare_paired(
         )
     df = len(logs) - 1
     se = float(logs.std(ddof=1) / np.sqrt(len(logs)))
-    t = float(stats.t.ppf(0.5 + confidence / 2, df))
+    t = t_ppf(0.5 + confidence / 2, df)
     lo, hi = float(np.expm1(logs.mean() - t * se)), float(np.expm1(logs.mean() + t * se))
     verdict = decide_interval(lo, hi, tol)
     mde = None
     if verdict == "inconclusive":
-        mde = float(np.expm1((t + float(stats.t.ppf(0.80, df))) * se))
+        mde = float(np.expm1((t + t_ppf(0.80, df)) * se))
     reason = _reason(verdict, delta, tol, mde, (lo, hi)).replace(
         "repeats (--repeat)", "rounds (--max-rounds)"
     )
