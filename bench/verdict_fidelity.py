@@ -85,6 +85,20 @@ def _elapsed(report: dict[str, Any]) -> float | None:
     return None
 
 
+def _undecided(report: dict[str, Any] | None) -> str:
+    """The judged metrics that kept a trial from being reproduced, with their intervals."""
+    if not report:
+        return ""
+    out = []
+    for scenario in report["scenarios"]:
+        for m in scenario["metrics"]:
+            if m["judged"] and m["verdict"] not in POSITIVE:
+                ci = m["ci"] or [m["delta_rel"], m["delta_rel"]]
+                out.append(f"{scenario['scenario']} {m['metric']} {m['verdict']} "
+                           f"[{ci[0]:+.1%}, {ci[1]:+.1%}] tol {m['tolerance']:.0%}")  # fmt: skip
+    return ": " + "; ".join(out) if out else ""
+
+
 def part_aa(args: argparse.Namespace, cache: Path) -> list[str]:
     rows = []
     digits = str(ROOT / "specs" / "ort-digits.json")
@@ -102,7 +116,7 @@ def part_aa(args: argparse.Namespace, cache: Path) -> list[str]:
                 report, wall = _replay([digits, *common, *extra], Path(tmp), cache)
             verdict = report["verdict"] if report else "failed"
             verdicts.append(verdict)
-            print(f"  A/A {label} trial {k + 1}: {verdict} ({wall:.0f} s)")
+            print(f"  A/A {label} trial {k + 1}: {verdict} ({wall:.0f} s){_undecided(report)}")
         ok = sum(v in POSITIVE for v in verdicts)
         counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
         rows.append(

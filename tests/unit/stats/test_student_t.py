@@ -28,5 +28,5 @@ def test_cdf_matches_scipy_and_inverts_the_quantile(df: int) -> None:
 
 @pytest.mark.parametrize(("p", "df"), [(0.0, 3), (1.0, 3), (math.nan, 3), (0.9, 0), (0.9, 2.5)])
 def test_rejects_what_has_no_quantile(p: float, df: float) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must"):
         t_ppf(p, df)  # type: ignore[arg-type]
