@@ -36,6 +36,7 @@ from repro.replay import ReplayOptions, scenario_settings  # noqa: E402
 from repro.runs import layout  # noqa: E402
 from repro.runs.loadgen_logs import read_logs  # noqa: E402
 from repro.spec.io import load_spec  # noqa: E402
+from repro.stats.student_t import t_ppf  # noqa: E402
 
 SPECS = {
     "resnet50": ROOT / "specs" / "ort-resnet50.json",
@@ -53,7 +54,7 @@ def plain_worker(request: Path, kind: str, duration_s: float) -> None:
     data = np.ascontiguousarray(
         open_npz_array(Path(req.dataset_path), req.inputs_key)[: req.performance_sample_count]
     )
-    warm_up(backend, data, req.batch_size)  # as the harness worker does
+    warm_up(backend, data, req.batch_size, req.scenario)  # as the harness worker does
     predict = backend.predict
     n = len(data)
     if kind == "offline":
@@ -93,6 +94,7 @@ def _request(
     duration_ms: int,
     cache: ArtifactCache,
     expected_qps: float | None = None,
+    server_qps: float | None = None,
 ) -> Path:
     spec = load_spec(spec_path)
     arts = fetch_all(spec, spec_path, cache=cache)
@@ -103,6 +105,8 @@ def _request(
         # LoadGen's Offline query holds 1.1 x duration x expected QPS samples: at the measured
         # rate both sides then run about as long, so machine phases weigh on them alike.
         settings["offline_expected_qps"] = expected_qps
+    if server_qps is not None:
+        settings["server_target_qps"] = server_qps
     req = WorkerRequest.from_spec(
         spec,
         spec_id="bench",
@@ -131,8 +135,9 @@ def _harness(req: Path) -> dict[str, float]:
     out = {
         k: float(v)
         for k, v in m.items()
-        if k in ("samples_per_second", "latency_p50_ns") and v is not None
+        if k in ("samples_per_second", "latency_p50_ns", "latency_p99_ns") and v is not None
     }
+    out["valid"] = float(m.get("validity") == "VALID")
     inference = req.parent / "inference_ns.npy"
     if inference.is_file():
         # Same run, same queries: LoadGen's p50 minus the p50 of the time inside predict().
@@ -196,14 +201,53 @@ def bench_model(
             f"(in-run: LoadGen p50 - predict p50 = {in_run[-1]:+.2f} us)",
             flush=True,
         )
+    plain_ss = [row[4] for row in rows]
     return {
         "model": name,
+        "offline_ratio_interval": _geo_interval(offline_ratios),
+        "singlestream_overhead_rel_median": statistics.median(
+            o / p for o, p in zip(ss_overheads, plain_ss, strict=True)
+        ),
+        "plain_offline_rate": statistics.median(row[1] for row in rows),
         "offline_ratio_median": statistics.median(offline_ratios),
         "offline_ratio_best": max(offline_ratios),
         "singlestream_overhead_us_median": statistics.median(ss_overheads),
         "singlestream_in_run_overhead_us_median": statistics.median(in_run),
         "rounds": rows,
     }
+
+
+def _geo_interval(ratios: list[float]) -> tuple[float, float, float]:
+    """The geometric mean of per-round ratios and its 95 % t interval (rounds are the unit)."""
+    logs = np.log(np.asarray(ratios))
+    mean = float(logs.mean())
+    if len(logs) < 2:
+        return (float(np.exp(mean)),) * 3
+    half = t_ppf(0.975, len(logs) - 1) * float(logs.std(ddof=1)) / len(logs) ** 0.5
+    return float(np.exp(mean)), float(np.exp(mean - half)), float(np.exp(mean + half))
+
+
+def server_search(
+    name: str, plain_rate: float, duration_ms: int, workdir: Path, cache: ArtifactCache
+) -> list[tuple[float, float, bool, float]]:
+    """The highest Server QPS the harness sustains VALID, as a fraction of the plain Offline
+    rate: LoadGen judges each target (p99 within the spec's latency bound, the rate held)."""
+    spec = SPECS[name]
+    tried = []
+    for fraction in (0.97, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4):
+        req = _request(
+            spec, "Server", workdir / name / f"server{fraction}", duration_ms, cache,
+            server_qps=fraction * plain_rate,
+        )  # fmt: skip
+        got = _harness(req)
+        tried.append((fraction, got["samples_per_second"], bool(got["valid"]),
+                      got.get("latency_p99_ns", 0.0)))  # fmt: skip
+        print(f"  {name} Server at {fraction:.2f} x plain Offline ({fraction * plain_rate:.1f}"
+              f" QPS): {'VALID' if got['valid'] else 'INVALID'}, p99 "
+              f"{got.get('latency_p99_ns', 0) / 1e6:.1f} ms", flush=True)  # fmt: skip
+        if got["valid"]:
+            break
+    return tried
 
 
 def main() -> None:
@@ -215,6 +259,9 @@ def main() -> None:
     parser.add_argument("--duration-ms", type=int, default=5000)
     parser.add_argument("--plain-worker", nargs=3, metavar=("REQUEST", "KIND", "SECONDS"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--server", action="store_true", help="also find the highest VALID Server QPS"
+    )
     args = parser.parse_args()
     if args.plain_worker:
         plain_worker(Path(args.plain_worker[0]), args.plain_worker[1], float(args.plain_worker[2]))
@@ -225,15 +272,30 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             print(f"{name}: {args.rounds} interleaved rounds of {args.duration_ms} ms", flush=True)
-            results.append(bench_model(name, args.rounds, args.duration_ms, Path(tmp), cache))
+            res = bench_model(name, args.rounds, args.duration_ms, Path(tmp), cache)
+            if args.server:
+                res["server"] = server_search(
+                    name, float(res["plain_offline_rate"]), 2 * args.duration_ms, Path(tmp), cache
+                )
+            results.append(res)
     print("\nsummary (median over rounds)")
     for res in results:
+        geo, lo, hi = res["offline_ratio_interval"]  # type: ignore[misc]
         print(
             f"  {res['model']:<9} Offline harness/plain = {res['offline_ratio_median']:.4f} "
-            f"(best {res['offline_ratio_best']:.4f})   SingleStream p50 overhead = "
-            f"{res['singlestream_overhead_us_median']:+.2f} us (in-run, same queries: "
+            f"median, geometric mean {geo:.4f} [95 % {lo:.4f}, {hi:.4f}]   SingleStream p50 "
+            f"overhead = {res['singlestream_overhead_us_median']:+.2f} us "
+            f"({res['singlestream_overhead_rel_median']:+.2%}; in-run, same queries: "
             f"{res['singlestream_in_run_overhead_us_median']:+.2f} us)"
         )
+        for fraction, qps, valid, _ in res.get("server", []):  # type: ignore[attr-defined]
+            if valid:
+                print(f"  {res['model']:<9} Server: VALID at {fraction:.2f} x the plain Offline "
+                      f"rate ({qps:.1f} samples/s)")  # fmt: skip
+                break
+        else:
+            if res.get("server"):
+                print(f"  {res['model']:<9} Server: no VALID rate down to 0.4 x")
     if args.json:
         print(json.dumps(results, indent=2))
 
