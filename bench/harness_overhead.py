@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -158,7 +159,7 @@ def _plain(req: Path, kind: str, duration_s: float) -> dict[str, float]:
 
 def bench_model(
     name: str, rounds: int, duration_ms: int, workdir: Path, cache: ArtifactCache
-) -> dict[str, object]:
+) -> dict[str, Any]:
     spec = SPECS[name]
     offline_ratios, ss_overheads, in_run = [], [], []
     rows = []
@@ -201,12 +202,12 @@ def bench_model(
             f"(in-run: LoadGen p50 - predict p50 = {in_run[-1]:+.2f} us)",
             flush=True,
         )
-    plain_ss = [row[4] for row in rows]
+    plain_p50 = [row[4] for row in rows]
     return {
         "model": name,
         "offline_ratio_interval": _geo_interval(offline_ratios),
         "singlestream_overhead_rel_median": statistics.median(
-            o / p for o, p in zip(ss_overheads, plain_ss, strict=True)
+            o / p for o, p in zip(ss_overheads, plain_p50, strict=True)
         ),
         "plain_offline_rate": statistics.median(row[1] for row in rows),
         "offline_ratio_median": statistics.median(offline_ratios),
@@ -280,7 +281,7 @@ def main() -> None:
             results.append(res)
     print("\nsummary (median over rounds)")
     for res in results:
-        geo, lo, hi = res["offline_ratio_interval"]  # type: ignore[misc]
+        geo, lo, hi = res["offline_ratio_interval"]
         print(
             f"  {res['model']:<9} Offline harness/plain = {res['offline_ratio_median']:.4f} "
             f"median, geometric mean {geo:.4f} [95 % {lo:.4f}, {hi:.4f}]   SingleStream p50 "
@@ -288,7 +289,7 @@ def main() -> None:
             f"({res['singlestream_overhead_rel_median']:+.2%}; in-run, same queries: "
             f"{res['singlestream_in_run_overhead_us_median']:+.2f} us)"
         )
-        for fraction, qps, valid, _ in res.get("server", []):  # type: ignore[attr-defined]
+        for fraction, qps, valid, _ in res.get("server", []):
             if valid:
                 print(f"  {res['model']:<9} Server: VALID at {fraction:.2f} x the plain Offline "
                       f"rate ({qps:.1f} samples/s)")  # fmt: skip
