@@ -13,6 +13,7 @@ from repro.errors import UsageError
 
 if TYPE_CHECKING:
     from repro.reports.model import Report
+    from repro.runs.store import LoadedRun as Side
 
 FORMATS = ("md", "html", "json")
 
@@ -23,7 +24,7 @@ FORMATS = ("md", "html", "json")
     "original",
     required=True,
     type=click.Path(path_type=Path),
-    help="The original: results/<name>/, a run dir, or a published MLPerf result.",
+    help="The original: results/<name>/, a run dir, or any level of a published MLPerf tree.",
 )
 @click.argument("replays", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
@@ -31,7 +32,8 @@ FORMATS = ("md", "html", "json")
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Report folder (default: reports/<name>/).",
+    help="Report folder (default: reports/<name>/; with a published side "
+    "reports/<benchmark>/<side>-vs-<side>/).",
 )
 @click.option(
     "--format",
@@ -53,6 +55,11 @@ FORMATS = ("md", "html", "json")
     is_flag=True,
     help="Compare runs of different specs (a changed experiment) instead of refusing.",
 )
+@click.option(
+    "--allow-different-benchmarks",
+    is_flag=True,
+    help="Compare published results of different benchmarks (for information).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print report.json to stdout.")
 def report(
     original: Path,
@@ -62,9 +69,15 @@ def report(
     spec_path: Path | None,
     strict: bool,
     allow_different_specs: bool,
+    allow_different_benchmarks: bool,
     as_json: bool,
 ) -> None:
     """Compare replays with the original: per scenario and metric, a verdict and its reason.
+
+    Either side may be a repro run or any level of a published MLPerf tree (a round, division,
+    submitter, system, benchmark, scenario or performance/run_k): when a side holds several
+    results, each is paired with the other side's result of the same benchmark (and system),
+    one report per pair; what has no partner is listed.
 
     Exit 0 when everything is reproduced (or inconclusive, unless --strict), 1 when a metric
     is not reproduced, 2 on bad input.
@@ -73,23 +86,51 @@ def report(
     Example:
       repro report --compare results/ort-digits/
       repro report --compare results/ort-digits/original results/ort-digits/20261129T1715Z-3fa2c1
+      repro report --compare v4.1/closed/Intel v5.0/closed/Intel
     """
-    from repro.compare import build_report, resolve_inputs, tolerances_for
+    from repro.compare import build_report, resolve_pairs, tolerances_for
 
     wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
     bad = [f for f in wanted if f not in FORMATS]
     if bad or not wanted:
         raise UsageError(f"--format {formats}: expected a comma-separated subset of {FORMATS}")
-    orig, reps = resolve_inputs(
-        original, list(replays), allow_different_specs=allow_different_specs
+    pairing = resolve_pairs(
+        original,
+        list(replays),
+        allow_different_specs=allow_different_specs,
+        allow_different_benchmarks=allow_different_benchmarks,
     )
-    tolerances, source = tolerances_for(orig, reps, spec_path=spec_path)
-    result = build_report(
-        orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source
-    )
+    results = []
+    for orig, reps in pairing.pairs:
+        tolerances, source = tolerances_for(orig, reps, spec_path=spec_path)
+        results.append(
+            build_report(orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source)
+        )
     if as_json:
-        click.echo(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
-    raise click.exceptions.Exit(write_report(result, output=output, formats=wanted, quiet=as_json))
+        dumped = [r.model_dump(mode="json", by_alias=True) for r in results]
+        click.echo(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2))
+    codes = []
+    for (orig, reps), result in zip(pairing.pairs, results, strict=True):
+        folder = output
+        if len(results) > 1 or (output is None and any(s.kind == "mlperf" for s in (orig, *reps))):
+            folder = _pair_folder(orig, reps, output)
+        codes.append(write_report(result, output=folder, formats=wanted, quiet=as_json))
+    for line in pairing.unmatched:
+        note(f"not paired: {line}")
+    raise click.exceptions.Exit(max(codes))
+
+
+def _pair_folder(orig: Side, reps: list[Side], output: Path | None) -> Path:
+    """reports/<benchmark>/<original>-vs-<replay>/ (or that under --output): reports of
+    different submitters never overwrite each other."""
+    from repro.compare import benchmark_of, side_label
+    from repro.runs.layout import component
+
+    name = f"{side_label(orig)}-vs-{side_label(reps[0])}"
+    if output is not None:
+        return output / name
+    bench = component(benchmark_of(orig), what=f"{orig.path}: the benchmark name")
+    return Path("reports") / bench / name
 
 
 def write_report(

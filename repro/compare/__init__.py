@@ -5,16 +5,27 @@ module lines the two sides up, computes the comparisons and assembles the report
 """
 
 from repro.compare.build import HEADLINE, build_report, decided, is_paired
-from repro.compare.inputs import resolve_inputs, tolerances_for
+from repro.compare.inputs import (
+    Pairing,
+    benchmark_of,
+    resolve_inputs,
+    resolve_pairs,
+    side_label,
+    tolerances_for,
+)
 from repro.compare.metrics import METRICS, compare_metric
 
 __all__ = [
     "HEADLINE",
     "METRICS",
+    "Pairing",
+    "benchmark_of",
     "build_report",
     "compare_metric",
     "decided",
     "is_paired",
     "resolve_inputs",
+    "resolve_pairs",
+    "side_label",
     "tolerances_for",
 ]

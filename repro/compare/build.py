@@ -162,6 +162,8 @@ def build_report(
             f"round(s) in a random order (seed {il.get('seed')}); each performance metric is "
             "judged on its per-round ratios"
         )
+    for name, side in (("original", orig), *(("replay", r) for r in reps)):
+        notes += [f"{name} ({side.path}): {n}" for n in side.record.notes]
     for side in reps:
         stop = side.record.stopping
         if stop:

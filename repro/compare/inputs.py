@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from repro.errors import SpecError
@@ -10,12 +12,129 @@ from repro.runs.alignment import finished
 from repro.runs.store import (
     LoadedRun,
     latest_finished,
+    load_run,
     open_replay,
     open_run,
+    open_sides,
 )
 from repro.spec.models import Tolerances
 
 Side = LoadedRun
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """What a report compares: (original, replays) pairs, and what found no partner."""
+
+    pairs: list[tuple[Side, list[Side]]]
+    unmatched: list[str] = field(default_factory=list)
+
+
+def side_label(side: Side) -> str:
+    """A short name of a side for folder names: submitter-system of a published result, the
+    run id of a repro run."""
+    env = side.record.environment
+    raw = (
+        f"{env.get('submitter', 'unknown')}-{env.get('system', side.path.name)}"
+        if side.kind == "mlperf"
+        else side.record.run_id
+    )
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("._") or "run"
+
+
+def benchmark_of(side: Side) -> str:
+    """The benchmark a side ran: the benchmark folder of a published result, the spec's name
+    for a repro run."""
+    return side.record.spec_name
+
+
+def resolve_pairs(
+    original: Path,
+    replays: list[Path],
+    *,
+    allow_different_specs: bool = False,
+    allow_different_benchmarks: bool = False,
+) -> Pairing:
+    """The pairs to report on. One original with its replays as ever; when either side is a
+    level of a published tree holding several results (a submitter, a round), each result is
+    paired with the other side's result of the same benchmark (and system, where both sides
+    have it); what finds no partner is listed, never silently dropped."""
+    if not replays:
+        return Pairing([resolve_inputs(original, [], allow_different_specs=allow_different_specs)])
+    left = open_sides(original)
+    right = [side for path in replays for side in _replay_sides(path)]
+    if len(left) == 1 and (len(right) == 1 or all(s.kind == "repro" for s in right)):
+        orig, reps = resolve_inputs(original, replays, allow_different_specs=allow_different_specs)
+        _check_same_benchmark(orig, reps, allow=allow_different_benchmarks)
+        return Pairing([(orig, reps)])
+    pairs: list[tuple[Side, list[Side]]] = []
+    used: set[int] = set()
+    unmatched = []
+    for a in left:
+        candidates = [
+            (i, b)
+            for i, b in enumerate(right)
+            if i not in used and benchmark_of(b) == benchmark_of(a)
+        ]
+        same_system = [
+            (i, b)
+            for i, b in candidates
+            if b.record.environment.get("system") == a.record.environment.get("system")
+        ]
+        if len(same_system) == 1:
+            candidates = same_system
+        if len(candidates) == 1:
+            used.add(candidates[0][0])
+            pairs.append((a, [candidates[0][1]]))
+        else:
+            why = (
+                "no result of this benchmark"
+                if not candidates
+                else (f"{len(candidates)} results of this benchmark and none of the same system")
+            )
+            unmatched.append(f"{a.path} (original side): {why} on the other side")
+    for i, b in enumerate(right):
+        if i in used:
+            continue
+        same = sum(benchmark_of(a) == benchmark_of(b) for a in left)
+        why = (
+            f"{same} results of benchmark {benchmark_of(b)} on the original side and none of "
+            "the same system"
+            if same
+            else f"no result of benchmark {benchmark_of(b)} on the original side"
+        )
+        unmatched.append(f"{b.path} (replay side): {why}")
+    if not pairs:
+        raise SpecError(
+            f"{original} and {', '.join(map(str, replays))}: no result on one side has a "
+            f"partner of the same benchmark on the other ({'; '.join(unmatched[:4])})",
+            hint="name the two results to compare directly, with --allow-different-benchmarks "
+            "if they are different benchmarks",
+        )
+    return Pairing(pairs, unmatched)
+
+
+def _replay_sides(path: Path) -> list[Side]:
+    """A replay argument: a repro run directory, or published results at any level."""
+    if not layout.record_file(path).is_file() and path.is_dir():
+        from repro.runs.mlperf import find_results
+
+        if find_results(path):
+            return open_sides(path)
+    return [LoadedRun(path, "repro", load_run(path))]
+
+
+def _check_same_benchmark(orig: Side, reps: list[Side], *, allow: bool) -> None:
+    """Two published results of different benchmarks are not one experiment."""
+    if allow or orig.kind != "mlperf":
+        return
+    other = [r for r in reps if r.kind == "mlperf" and benchmark_of(r) != benchmark_of(orig)]
+    if other:
+        raise SpecError(
+            f"{orig.path} is benchmark {benchmark_of(orig)!r}, {other[0].path} is "
+            f"{benchmark_of(other[0])!r}: different benchmarks are not a reproduction",
+            hint="pass --allow-different-benchmarks to compare them anyway (for information)",
+        )
 
 
 def resolve_inputs(
@@ -62,9 +181,7 @@ def resolve_inputs(
 
 def _check_same_spec(orig: Side, reps: list[Side], *, allow: bool) -> None:
     """Runs of different specs are different experiments: refused unless the user asks."""
-    ids = {r.record.spec_id for r in reps}
-    if orig.kind == "repro":
-        ids.add(orig.record.spec_id)
+    ids = {s.record.spec_id for s in [orig, *reps] if s.kind == "repro"}
     if len(ids) > 1 and not allow:
         listing = ", ".join(f"{s.path} ({s.record.spec_id[:12]})" for s in [orig, *reps])
         raise SpecError(

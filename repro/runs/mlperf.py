@@ -13,27 +13,78 @@ import re
 from pathlib import Path
 from typing import Any
 
+from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.layout import SUMMARY
 from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import RunRecord, TestRecord
-from repro.spec.types import SCENARIOS
+from repro.spec.types import SCENARIOS, ScenarioName
 
-_SCENARIO_NAMES = {s.lower(): s for s in SCENARIOS}
+_SCENARIO_NAMES: dict[str, ScenarioName] = {s.lower(): s for s in SCENARIOS}
 _ACCURACY = re.compile(r"(?:accuracy|top1|acc)\s*[=:]\s*([0-9.]+)\s*%", re.IGNORECASE)
+_RUN = re.compile(r"run_\d+")
+_COMPLIANCE_TEST = re.compile(r"TEST\d+", re.IGNORECASE)
+
+
+def _has_runs(folder: Path) -> bool:
+    """A scenario folder: LoadGen summaries under performance/run_k/."""
+    return (folder / "performance").is_dir() and any(
+        (folder / "performance").glob(f"run_*/{SUMMARY}")
+    )
 
 
 def _scenario_dirs(path: Path) -> list[Path]:
-    if path.name.lower() in _SCENARIO_NAMES:
+    if _has_runs(path):
         return [path]
-    return sorted(p for p in path.iterdir() if p.is_dir() and p.name.lower() in _SCENARIO_NAMES)
+    return sorted(p for p in path.iterdir() if p.is_dir() and _has_runs(p))
+
+
+def _scenario_level(path: Path) -> Path:
+    """`performance/run_k`, `performance/` or `accuracy/` stand for their scenario folder."""
+    if _RUN.fullmatch(path.name) and path.parent.name == "performance":
+        return path.parent.parent
+    if path.name in ("performance", "accuracy") and _has_runs(path.parent):
+        return path.parent
+    return path
+
+
+def _is_repro_run(path: Path) -> bool:
+    return layout.record_file(path).exists()
+
+
+def find_results(path: Path) -> list[Path]:
+    """The published results at or below `path`, at any level of a tree (a round, division,
+    submitter, `results/`, system, benchmark, scenario, `performance/run_k`): benchmark
+    folders, or the one scenario folder asked for. Compliance runs (TEST01...) and repro's own
+    run directories are not results."""
+    if not path.is_dir():
+        return []
+    path = _scenario_level(path)
+    if _is_repro_run(path) or _is_repro_run(path.parent):
+        return []
+    if _has_runs(path):
+        return [path]
+    if _scenario_dirs(path):
+        return [path]
+    found: set[Path] = set()
+    for summary in path.rglob(SUMMARY):
+        run = summary.parent
+        if not _RUN.fullmatch(run.name) or run.parent.name != "performance":
+            continue
+        scenario = run.parent.parent
+        bench = scenario.parent
+        rel = bench.relative_to(path).parts
+        if "compliance" in rel or any(_COMPLIANCE_TEST.fullmatch(p) for p in rel):
+            continue
+        if _COMPLIANCE_TEST.fullmatch(scenario.name) or _is_repro_run(bench):
+            continue
+        found.add(bench)
+    return sorted(found)
 
 
 def is_mlperf_result(path: Path) -> bool:
-    """True for a benchmark or scenario folder holding LoadGen summaries under performance/."""
-    if not path.is_dir() or layout.record_file(path).exists():
-        return False
-    return any(any((d / "performance").glob(f"run_*/{SUMMARY}")) for d in _scenario_dirs(path))
+    """True for any level of a published tree that holds at least one result."""
+    return bool(find_results(path))
 
 
 def parse_accuracy_txt(text: str) -> float | None:
@@ -95,16 +146,77 @@ def fingerprint_from_system(desc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _compliance(scenario_dir: Path) -> dict[str, dict[str, str]]:
+    """TEST01/04/05/06 verdicts of a scenario, from either layout: TESTxx/ under the scenario
+    folder, or the sibling `compliance/<system>/<benchmark>/<scenario>/` tree."""
+    places = [scenario_dir]
+    parts = scenario_dir.parts
+    if "results" in parts:
+        i = len(parts) - 1 - parts[::-1].index("results")
+        places.append(Path(*parts[:i], "compliance", *parts[i + 1 :]))
+    out: dict[str, dict[str, str]] = {}
+    for place in places:
+        if not place.is_dir():
+            continue
+        for test in sorted(p for p in place.iterdir() if _COMPLIANCE_TEST.fullmatch(p.name)):
+            for kind in ("accuracy", "performance"):
+                verify = test / f"verify_{kind}.txt"
+                if verify.is_file():
+                    text = verify.read_text(errors="replace")
+                    verdict = (
+                        "PASS" if "TEST PASS" in text else "FAIL" if "TEST FAIL" in text else "?"
+                    )
+                    out.setdefault(test.name.upper(), {})[kind] = verdict
+    return out
+
+
+def _log_scenario(run: Path) -> ScenarioName | None:
+    value = read_logs(run).get("scenario")
+    return _SCENARIO_NAMES.get(str(value).lower()) if value else None
+
+
 def read_mlperf_result(path: Path) -> RunRecord:
-    """The published result as a RunRecord: one test per performance run, plus accuracy."""
+    """The published result as a RunRecord: one test per performance run, plus accuracy.
+
+    The scenario is LoadGen's (its logs), not the folder's: edge submissions hold copies of the
+    SingleStream run under `offline/` and `multistream/`; such a folder is read as what its log
+    says, a copy of a run already read is skipped, and the record's notes say so.
+    """
     submitter, system, desc = _system(path)
-    benchmark = path.parent.name if path.name.lower() in _SCENARIO_NAMES else path.name
+    benchmark = path.parent.name if _has_runs(path) else path.name
     tests: list[TestRecord] = []
+    notes: list[str] = []
+    seen: dict[str, tuple[Path, bytes]] = {}
+    compliance: dict[str, dict[str, dict[str, str]]] = {}
     for sdir in _scenario_dirs(path):
-        scenario = _SCENARIO_NAMES[sdir.name.lower()]
-        for k, run in enumerate(sorted((sdir / "performance").glob("run_*")), start=1):
-            if not (run / SUMMARY).is_file():
-                continue
+        runs = sorted(
+            (r for r in (sdir / "performance").glob("run_*") if (r / SUMMARY).is_file()),
+            key=lambda r: int(r.name[4:]) if r.name[4:].isdigit() else 0,
+        )
+        folder_scenario = _SCENARIO_NAMES.get(sdir.name.lower())
+        found = _log_scenario(runs[0]) or folder_scenario
+        if found is None:
+            raise SpecError(
+                f"{sdir}: neither the folder name nor LoadGen's log names a scenario "
+                f"(expected one of {', '.join(SCENARIOS)})",
+                hint="a published result keeps each scenario's runs in a folder of that name",
+            )
+        scenario: ScenarioName = found
+        summary = (runs[0] / SUMMARY).read_bytes()
+        if folder_scenario != scenario:
+            notes.append(
+                f"{sdir.name}/: the folder says {folder_scenario or 'nothing known'}, LoadGen's "
+                f"log says {scenario}; read as {scenario}"
+            )
+        if scenario in seen:
+            other, other_summary = seen[scenario]
+            same = "a byte-identical copy of" if other_summary == summary else "another run of"
+            notes.append(
+                f"{sdir.name}/ holds {same} the {scenario} run in {other.name}/: not read twice"
+            )
+            continue
+        seen[scenario] = (sdir, summary)
+        for k, run in enumerate(runs, start=1):
             metrics = read_logs(run)
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
@@ -130,6 +242,20 @@ def read_mlperf_result(path: Path) -> RunRecord:
                         accuracy={"metric": "top1", "value": value},
                     )
                 )
+            else:
+                notes.append(f"{acc_txt.relative_to(path)}: no accuracy figure could be read")
+        if checks := _compliance(sdir):
+            compliance[scenario] = checks
+            notes.append(
+                f"compliance, {scenario}: "
+                + "; ".join(
+                    f"{test} " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+                    for test, kinds in sorted(checks.items())
+                )
+            )
+        power = [p.name for p in sdir.iterdir() if p.is_dir() and "power" in p.name.lower()]
+        if power:
+            notes.append(f"{sdir.name}/: power results present ({', '.join(power)}), not read")
     return RunRecord(
         run_id=f"mlperf:{submitter}/{system}/{benchmark}",
         spec_name=benchmark,
@@ -144,7 +270,9 @@ def read_mlperf_result(path: Path) -> RunRecord:
             "system": system,
             "division": desc.get("division"),
             "framework": desc.get("framework"),
+            **({"compliance": compliance} if compliance else {}),
         },
         fingerprint=fingerprint_from_system(desc),
         tests=tests,
+        notes=notes,
     )

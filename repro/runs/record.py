@@ -82,6 +82,11 @@ class RunRecord(BaseModel):
     )
     tests: list[TestRecord] = Field(default_factory=list)
     message: str | None = None
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what reading the run found worth saying: a published result's scenario "
+        "folder that holds another scenario's run, a field that could not be read",
+    )
 
     def dump(self) -> str:
         """run.json as written: indented, with the home directory redacted everywhere."""

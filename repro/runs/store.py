@@ -102,27 +102,48 @@ def _parse_time(text: str | None) -> dt.datetime | None:
 
 
 def open_run(path: Path) -> LoadedRun:
-    """A repro run directory, `results/<name>/` (its original) or a published MLPerf result."""
-    from repro.runs.mlperf import is_mlperf_result, read_mlperf_result
+    """A repro run directory, `results/<name>/` (its original) or one published MLPerf result."""
+    sides = open_sides(path)
+    if len(sides) > 1:
+        listing = ", ".join(str(s.path) for s in sides[:5]) + (", ..." if len(sides) > 5 else "")
+        raise SpecError(
+            f"{path}: holds {len(sides)} published results ({listing}); name one of them",
+            hint="or give both sides as trees: `repro report --compare TREE_A TREE_B` pairs "
+            "their results by benchmark and scenario",
+        )
+    return sides[0]
+
+
+def open_sides(path: Path) -> list[LoadedRun]:
+    """Every run `path` names: a repro run directory, `results/<name>/` (its original), or the
+    published MLPerf results at any level of a tree (round, division, submitter, system,
+    benchmark, scenario, `performance/run_k`)."""
+    from repro.runs.mlperf import find_results, read_mlperf_result
 
     if not path.exists():
         raise SpecError(f"{path}: no such directory")
-    if is_mlperf_result(path):
-        return LoadedRun(path, "mlperf", read_mlperf_result(path))
     if layout.record_file(path).is_file():
-        return LoadedRun(path, "repro", load_run(path))
+        return [LoadedRun(path, "repro", load_run(path))]
     original = layout.original_of(path)
     if layout.record_file(original).is_file():
-        return LoadedRun(original, "repro", load_run(original))
+        return [LoadedRun(original, "repro", load_run(original))]
+    results = find_results(path)
+    if results:
+        return [LoadedRun(r, "mlperf", read_mlperf_result(r)) for r in results]
     raise SpecError(
-        f"{path}: not a run directory, a results/<name>/ folder or an MLPerf result",
-        hint="pass results/<name>/, results/<name>/original/ or a published "
-        "results/<system>/<benchmark>/ folder",
+        f"{path}: not a repro run, a results/<name>/ folder, or a published MLPerf tree "
+        "(no LoadGen summary under any <scenario>/performance/run_k/ below it)",
+        hint="pass results/<name>/, a run directory, or any level of a published tree: "
+        "<division>/<submitter>/results/<system>/<benchmark>/<scenario>/",
     )
 
 
 def open_replay(path: Path) -> LoadedRun:
-    """A replay given on the command line: a repro run directory."""
+    """A replay given on the command line: a repro run directory or one published result."""
+    from repro.runs.mlperf import find_results
+
+    if not layout.record_file(path).is_file() and path.is_dir() and find_results(path):
+        return open_run(path)
     return LoadedRun(path, "repro", load_run(path))
 
 

@@ -88,7 +88,7 @@ def test_accuracy_drop_is_not_reproduced(tmp_path: Path) -> None:
     ("setup", "message"),
     [
         ("missing", "no such directory"),
-        ("not_a_run", "not a run directory"),
+        ("not_a_run", "not a repro run, a results/<name>/ folder, or a published MLPerf tree"),
         ("no_replay", "no finished replay"),
         ("interrupted", "did not finish"),
     ],
