@@ -64,9 +64,14 @@ def decide_point(delta: float, tol: float) -> Verdict:
     return "reproduced" if abs(delta) <= tol else "not reproduced"
 
 
-def decide_accuracy(original: float, replay: float, *, ratio: float) -> Verdict:
-    """Accuracy is reproduced when the replay reaches `ratio` x the original (MLPerf: 0.99)."""
-    return "reproduced" if replay >= ratio * original else "not reproduced"
+def decide_accuracy(
+    original: float, replay: float, *, ratio: float, higher_is_better: bool = True
+) -> Verdict:
+    """Accuracy is reproduced when the replay reaches `ratio` x the original (MLPerf: 0.99);
+    for a lower-is-better figure (word error rate, FID), at most the original / `ratio`."""
+    if higher_is_better:
+        return "reproduced" if replay >= ratio * original else "not reproduced"
+    return "reproduced" if replay * ratio <= original else "not reproduced"
 
 
 def decide_validity(original: list[str], replay: list[str]) -> tuple[Verdict, str]:

@@ -11,6 +11,7 @@ import numpy as np
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.models import Tolerances
 from repro.stats.histogram import LatencyHistogram
+from tests.fakes import SUMMARY
 
 FINGERPRINT: dict[str, Any] = {
     "schema": "repro.fingerprint/v1",
@@ -156,3 +157,41 @@ def assert_replayed(exit_code: int, record: dict[str, Any], output: str = "") ->
     assert invalid <= {("Server", "performance")}, (invalid, output)
     assert exit_code == (3 if invalid else 0), output
     assert record["status"] == ("invalid" if invalid else "complete")
+
+
+def published_result(
+    root: Path,
+    *,
+    submitter: str = "Acme",
+    system: str = "box",
+    benchmark: str = "resnet50",
+    folder: str = "offline",
+    scenario: str = "Offline",
+    sps: float = 100.0,
+    accuracy: str | None = "accuracy=76.000%, good=38000, total=50000\nhash=abc\n",
+    division: str = "closed",
+) -> Path:
+    """One published scenario folder (and the system description), as submissions lay it out."""
+    sub = root / division / submitter
+    sdir = sub / "results" / system / benchmark / folder
+    run = sdir / "performance" / "run_1"
+    run.mkdir(parents=True, exist_ok=True)
+    (run / "mlperf_log_summary.txt").write_text(
+        SUMMARY.format(
+            scenario=scenario,
+            mode="PerformanceOnly",
+            sps=sps,
+            validity="VALID",
+            p50=1_000_000,
+            p90=2_000_000,
+            p99=3_000_000,
+        )
+    )
+    if accuracy is not None:
+        (sdir / "accuracy").mkdir(exist_ok=True)
+        (sdir / "accuracy" / "accuracy.txt").write_text(accuracy)
+    (sub / "systems").mkdir(exist_ok=True)
+    (sub / "systems" / f"{system}.json").write_text(
+        json.dumps({"host_processor_model_name": "Xeon", "accelerator_model_name": "N/A"})
+    )
+    return sdir

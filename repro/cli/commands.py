@@ -9,12 +9,14 @@ from repro.cli.env_cmds import env
 from repro.cli.nix_cmds import prefetch
 from repro.cli.replay_cmd import replay
 from repro.cli.report_cmd import report
+from repro.cli.results_cmd import results
 from repro.cli.spec_cmds import fetch, recipe, schema, tune, validate
 
 COMMANDS: list[click.Command] = [
     capture,
     replay,
     report,
+    results,
     validate,
     schema,
     fetch,

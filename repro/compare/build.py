@@ -27,6 +27,7 @@ from repro.reports.model import (
     SideInfo,
 )
 from repro.runs.alignment import finished, gaps, setting_changes
+from repro.runs.mlperf import HEADLINE as MLPERF_METRIC
 from repro.runs.store import (
     LoadedRun,
     check_files,
@@ -42,12 +43,7 @@ _ORDER = ("SingleStream", "MultiStream", "Server", "Offline")
 
 
 #: the metric MLPerf reports for each scenario: the ones --until-decided waits for
-HEADLINE: dict[str, str] = {
-    "SingleStream": "latency_p90_ns",
-    "MultiStream": "latency_p99_ns",
-    "Server": "samples_per_second",
-    "Offline": "samples_per_second",
-}
+HEADLINE: dict[str, str] = {scenario: metric for scenario, (metric, _) in MLPERF_METRIC.items()}
 
 
 def compare_scenario(

@@ -196,16 +196,18 @@ def accuracy_metric(
     b = [float(v) for v in values if v is not None]
     if a is None or not b:
         return None
-    cmp = compare_accuracy(float(a), min(b), ratio=tol.accuracy_ratio)
+    higher = orig.accuracy.get("higher_is_better", True) is not False
+    worst = min(b) if higher else max(b)
+    cmp = compare_accuracy(float(a), worst, ratio=tol.accuracy_ratio, higher_is_better=higher)
     metric = str(orig.accuracy.get("metric", "accuracy"))
     return MetricResult(
         metric="accuracy",
-        label=f"accuracy ({metric})",
-        unit="fraction",
+        label=f"accuracy ({metric}{'' if higher else ', lower is better'})",
+        unit=str(orig.accuracy.get("unit", "fraction")),
         original=[float(a)],
         replay=[float(v) for v in b],
         original_value=float(a),
-        replay_value=min(b),
+        replay_value=worst,
         delta_rel=cmp.delta_rel,
         tolerance=1 - tol.accuracy_ratio,
         method=cmp.method,

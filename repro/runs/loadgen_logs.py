@@ -194,14 +194,33 @@ def parse_detail_text(text: str) -> Metrics:
     return out
 
 
-def read_logs(folder: Path) -> Metrics:
-    """Metrics of a LoadGen output folder: the detail log where present, the summary filling in."""
+_VERSION = re.compile(r'"key":\s*"loadgen_version",\s*"value":\s*"([^"]*)"')
+
+
+def loadgen_version(folder: Path) -> str | None:
+    """LoadGen's version from the head of a detail log (its first records), without parsing
+    the whole log."""
+    try:
+        with (folder / DETAIL).open("rb") as fh:
+            head = fh.read(16384).decode(errors="replace")
+    except OSError:
+        return None
+    m = _VERSION.search(head)
+    return m.group(1) if m else None
+
+
+def read_logs(folder: Path, *, detail_log: bool = True) -> Metrics:
+    """Metrics of a LoadGen output folder: the detail log where present (unless `detail_log`
+    is False: the summary alone, for tables of thousands of results), the summary filling in."""
     out: Metrics = {}
     summary = folder / SUMMARY
     detail = folder / DETAIL
     if summary.is_file():
         out.update(parse_summary_text(summary.read_text(errors="replace")))
-    if detail.is_file():
+    if not detail_log:
+        if version := loadgen_version(folder):
+            out["loadgen_version"] = version
+    elif detail.is_file():
         out.update(
             {
                 k: v

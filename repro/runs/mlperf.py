@@ -16,12 +16,19 @@ from typing import Any
 from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.layout import SUMMARY
-from repro.runs.loadgen_logs import read_logs
+from repro.runs.loadgen_logs import parse_summary_text, read_logs
+from repro.runs.mlperf_accuracy import parse_accuracy_text
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
 
+#: the metric MLPerf reports for each scenario, and its unit
+HEADLINE: dict[str, tuple[str, str]] = {
+    "SingleStream": ("latency_p90_ns", "ns"),
+    "MultiStream": ("latency_p99_ns", "ns"),
+    "Server": ("samples_per_second", "samples/s"),
+    "Offline": ("samples_per_second", "samples/s"),
+}
 _SCENARIO_NAMES: dict[str, ScenarioName] = {s.lower(): s for s in SCENARIOS}
-_ACCURACY = re.compile(r"(?:accuracy|top1|acc)\s*[=:]\s*([0-9.]+)\s*%", re.IGNORECASE)
 _RUN = re.compile(r"run_\d+")
 _COMPLIANCE_TEST = re.compile(r"TEST\d+", re.IGNORECASE)
 
@@ -89,8 +96,8 @@ def is_mlperf_result(path: Path) -> bool:
 
 def parse_accuracy_txt(text: str) -> float | None:
     """`accuracy=76.456%, good=38228, total=50000` -> 0.76456 (resnet50 and the like)."""
-    m = _ACCURACY.search(text)
-    return float(m.group(1)) / 100 if m else None
+    reading = parse_accuracy_text(text, "resnet50")
+    return reading.value if reading is not None and reading.metric == "top1" else None
 
 
 def _system(path: Path) -> tuple[str, str, dict[str, Any]]:
@@ -171,16 +178,17 @@ def _compliance(scenario_dir: Path) -> dict[str, dict[str, str]]:
 
 
 def _log_scenario(run: Path) -> ScenarioName | None:
-    value = read_logs(run).get("scenario")
+    value = parse_summary_text((run / SUMMARY).read_text(errors="replace")).get("scenario")
     return _SCENARIO_NAMES.get(str(value).lower()) if value else None
 
 
-def read_mlperf_result(path: Path) -> RunRecord:
+def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     """The published result as a RunRecord: one test per performance run, plus accuracy.
 
     The scenario is LoadGen's (its logs), not the folder's: edge submissions hold copies of the
     SingleStream run under `offline/` and `multistream/`; such a folder is read as what its log
     says, a copy of a run already read is skipped, and the record's notes say so.
+    `detail_logs` False reads the summaries only (and LoadGen's version): fast, for tables.
     """
     submitter, system, desc = _system(path)
     benchmark = path.parent.name if _has_runs(path) else path.name
@@ -217,7 +225,7 @@ def read_mlperf_result(path: Path) -> RunRecord:
             continue
         seen[scenario] = (sdir, summary)
         for k, run in enumerate(runs, start=1):
-            metrics = read_logs(run)
+            metrics = read_logs(run, detail_log=detail_logs)
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
                 TestRecord(
@@ -231,15 +239,21 @@ def read_mlperf_result(path: Path) -> RunRecord:
             )
         acc_txt = sdir / "accuracy" / "accuracy.txt"
         if acc_txt.is_file():
-            value = parse_accuracy_txt(acc_txt.read_text(errors="replace"))
-            if value is not None:
+            reading = parse_accuracy_text(acc_txt.read_text(errors="replace"), benchmark)
+            if reading is not None:
                 tests.append(
                     TestRecord(
                         scenario=scenario,
                         mode="accuracy",
                         dir=str(acc_txt.parent.relative_to(path)),
                         status="valid",
-                        accuracy={"metric": "top1", "value": value},
+                        accuracy={
+                            "metric": reading.metric,
+                            "value": reading.value,
+                            "unit": reading.unit,
+                            "higher_is_better": reading.higher_is_better,
+                            "values": reading.values,
+                        },
                     )
                 )
             else:

@@ -159,15 +159,24 @@ def _boot_percentile(
     return h.percentiles_of(counts, q)
 
 
-def compare_accuracy(original: float, replay: float, *, ratio: float) -> Comparison:
-    """Accuracy is reproduced when the replay reaches `ratio` x the original (MLPerf: 0.99)."""
+def compare_accuracy(
+    original: float, replay: float, *, ratio: float, higher_is_better: bool = True
+) -> Comparison:
+    """Accuracy is reproduced when the replay reaches `ratio` x the original (MLPerf: 0.99),
+    or for a lower-is-better figure stays within the original / `ratio`."""
     delta = replay / original - 1 if original else 0.0
-    verdict = decide_accuracy(original, replay, ratio=ratio)
+    verdict = decide_accuracy(original, replay, ratio=ratio, higher_is_better=higher_is_better)
     ok = verdict == "reproduced"
-    reason = (
-        f"replay accuracy {replay:.4%} {'>=' if ok else '<'} {ratio:g} x original "
-        f"{original:.4%} = {ratio * original:.4%}"
-    )
+    if higher_is_better:
+        reason = (
+            f"replay accuracy {replay:.4%} {'>=' if ok else '<'} {ratio:g} x original "
+            f"{original:.4%} = {ratio * original:.4%}"
+        )
+    else:
+        reason = (
+            f"replay {replay:.6g} {'<=' if ok else '>'} original {original:.6g} / {ratio:g} = "
+            f"{original / ratio:.6g} (lower is better)"
+        )
     return Comparison(verdict, "exact", delta, None, reason=reason)
 
 

@@ -10,46 +10,7 @@ from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.runs.mlperf import find_results, read_mlperf_result
-from tests.fakes import SUMMARY
-from tests.helpers import make_run
-
-
-def _result(
-    root: Path,
-    *,
-    submitter: str = "Acme",
-    system: str = "box",
-    benchmark: str = "resnet50",
-    folder: str = "offline",
-    scenario: str = "Offline",
-    sps: float = 100.0,
-    accuracy: str | None = "accuracy=76.000%, good=38000, total=50000\nhash=abc\n",
-    division: str = "closed",
-) -> Path:
-    """One published scenario folder (and the system description), as submissions lay it out."""
-    sub = root / division / submitter
-    sdir = sub / "results" / system / benchmark / folder
-    run = sdir / "performance" / "run_1"
-    run.mkdir(parents=True, exist_ok=True)
-    (run / "mlperf_log_summary.txt").write_text(
-        SUMMARY.format(
-            scenario=scenario,
-            mode="PerformanceOnly",
-            sps=sps,
-            validity="VALID",
-            p50=1_000_000,
-            p90=2_000_000,
-            p99=3_000_000,
-        )
-    )
-    if accuracy is not None:
-        (sdir / "accuracy").mkdir(exist_ok=True)
-        (sdir / "accuracy" / "accuracy.txt").write_text(accuracy)
-    (sub / "systems").mkdir(exist_ok=True)
-    (sub / "systems" / f"{system}.json").write_text(
-        json.dumps({"host_processor_model_name": "Xeon", "accelerator_model_name": "N/A"})
-    )
-    return sdir
+from tests.helpers import make_run, published_result
 
 
 def _report(*args: str) -> tuple[int, str]:
@@ -58,9 +19,9 @@ def _report(*args: str) -> tuple[int, str]:
 
 
 def test_every_level_of_a_tree_finds_its_results(tmp_path: Path) -> None:
-    sdir = _result(tmp_path, folder="offline")
-    _result(tmp_path, folder="server", scenario="Server")
-    other = _result(tmp_path, system="other", benchmark="retinanet")
+    sdir = published_result(tmp_path, folder="offline")
+    published_result(tmp_path, folder="server", scenario="Server")
+    other = published_result(tmp_path, system="other", benchmark="retinanet")
     bench = sdir.parent
     assert find_results(tmp_path) == sorted([bench, other.parent])
     for level in (tmp_path / "closed", tmp_path / "closed" / "Acme", bench.parents[1]):
@@ -73,7 +34,7 @@ def test_every_level_of_a_tree_finds_its_results(tmp_path: Path) -> None:
 
 
 def test_compliance_runs_and_repro_runs_are_not_results(tmp_path: Path) -> None:
-    sdir = _result(tmp_path)
+    sdir = published_result(tmp_path)
     for place in (sdir / "TEST04", tmp_path / "closed" / "Acme" / "compliance" / "box"
                   / "resnet50" / "offline" / "TEST01"):  # fmt: skip
         (place / "performance" / "run_1").mkdir(parents=True)
@@ -92,7 +53,7 @@ def test_compliance_runs_and_repro_runs_are_not_results(tmp_path: Path) -> None:
 def test_the_scenario_comes_from_the_log_and_copies_are_read_once(tmp_path: Path) -> None:
     """Edge submissions hold copies of the SingleStream run under offline/ and multistream/."""
     for folder in ("singlestream", "offline", "multistream"):
-        _result(tmp_path, folder=folder, scenario="SingleStream")
+        published_result(tmp_path, folder=folder, scenario="SingleStream")
     bench = tmp_path / "closed" / "Acme" / "results" / "box" / "resnet50"
     record = read_mlperf_result(bench)
     assert {t.scenario for t in record.tests} == {"SingleStream"}
@@ -103,14 +64,14 @@ def test_the_scenario_comes_from_the_log_and_copies_are_read_once(tmp_path: Path
 
 
 def test_an_unknown_scenario_is_an_error_naming_the_folder(tmp_path: Path) -> None:
-    sdir = _result(tmp_path, folder="batchmode", scenario="Batch")
+    sdir = published_result(tmp_path, folder="batchmode", scenario="Batch")
     with pytest.raises(Exception, match="batchmode: neither the folder name nor LoadGen"):
         read_mlperf_result(sdir.parent)
 
 
 def test_a_published_result_on_either_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    a = _result(tmp_path / "a", sps=100.0).parent
-    b = _result(tmp_path / "b", sps=101.0).parent
+    a = published_result(tmp_path / "a", sps=100.0).parent
+    b = published_result(tmp_path / "b", sps=101.0).parent
     monkeypatch.chdir(tmp_path)
     code, out = _report("--compare", str(a), str(a))
     assert code == 0, out
@@ -123,9 +84,9 @@ def test_trees_pair_by_benchmark_and_system_and_list_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for root, sps in ((tmp_path / "v1", 100.0), (tmp_path / "v2", 150.0)):
-        _result(root, system="box", sps=sps)
-        _result(root, system="big", sps=sps * 2)
-    _result(tmp_path / "v2", system="new", benchmark="bert-99", accuracy=None)
+        published_result(root, system="box", sps=sps)
+        published_result(root, system="big", sps=sps * 2)
+    published_result(tmp_path / "v2", system="new", benchmark="bert-99", accuracy=None)
     monkeypatch.chdir(tmp_path)
     code, out = _report("--compare", str(tmp_path / "v1"), str(tmp_path / "v2"))
     assert code == 1, out  # +50 % throughput: not reproduced
@@ -139,8 +100,8 @@ def test_trees_pair_by_benchmark_and_system_and_list_the_rest(
 def test_different_benchmarks_are_refused_unless_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    a = _result(tmp_path / "a").parent
-    b = _result(tmp_path / "b", benchmark="retinanet").parent
+    a = published_result(tmp_path / "a").parent
+    b = published_result(tmp_path / "b", benchmark="retinanet").parent
     monkeypatch.chdir(tmp_path)
     code, out = _report("--compare", str(a), str(b))
     assert code == 2
@@ -152,9 +113,40 @@ def test_different_benchmarks_are_refused_unless_asked(
 def test_a_level_with_several_results_names_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _result(tmp_path, system="box")
-    _result(tmp_path, system="big")
+    published_result(tmp_path, system="box")
+    published_result(tmp_path, system="big")
     monkeypatch.chdir(tmp_path)
     code, out = _report("--compare", str(tmp_path / "closed"))
     assert code == 2
     assert "holds 2 published results" in out
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "original", "replay", "label", "code"),
+    [
+        ("retinanet", "mAP=37.572%\nhash=1\n", "mAP=37.500%\nhash=2\n", "mAP", 0),
+        ("bert-99", '{"exact_match": 83.6, "f1": 90.87}\n', '{"exact_match": 80.0, "f1": 85.0}\n',
+         "f1", 1),
+        ("whisper", "Word Error Rate: 2.00%, accuracy=98.00%\n",
+         "Word Error Rate: 2.10%, accuracy=97.90%\n", "WER, lower is better", 1),
+    ],
+)  # fmt: skip
+def test_each_accuracy_format_is_judged_by_its_name_and_direction(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    benchmark: str,
+    original: str,
+    replay: str,
+    label: str,
+    code: int,
+) -> None:
+    a = published_result(tmp_path / "a", benchmark=benchmark, accuracy=original).parent
+    b = published_result(tmp_path / "b", benchmark=benchmark, accuracy=replay).parent
+    monkeypatch.chdir(tmp_path)
+    got, out = _report("--compare", str(a), str(b))
+    assert got == code, out
+    report = json.loads(next((tmp_path / "reports" / benchmark).glob("*/report.json")).read_text())
+    accuracy = next(
+        m for s in report["scenarios"] for m in s["metrics"] if m["metric"] == "accuracy"
+    )
+    assert accuracy["label"] == f"accuracy ({label})"

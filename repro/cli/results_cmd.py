@@ -1,0 +1,69 @@
+"""`repro results TREE...`: every result of published MLPerf trees as one table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from repro.cli.progress import note
+from repro.errors import SpecError, UsageError
+
+#: the columns printed when no file is asked for
+SHOWN = ("round", "submitter", "system", "benchmark", "scenario", "value", "unit", "validity")
+
+
+@click.command()
+@click.argument("trees", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a CSV."
+)
+@click.option(
+    "--parquet",
+    "parquet_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a Parquet file (needs pyarrow).",
+)
+def results(trees: tuple[Path, ...], csv_path: Path | None, parquet_path: Path | None) -> None:
+    """Every result of published MLPerf trees (any level: a round, division, submitter, system,
+    benchmark) as one table: one row per result and scenario, with round, division, submitter,
+    system, processor, accelerator and count, framework, benchmark, scenario, the MLPerf
+    metric with its value and unit, validity, LoadGen version, accuracy metric and value,
+    power and energy where present, compliance.
+
+    \b
+    Example:
+      repro results inference_results_v4.1/ inference_results_v5.0/ --csv round.csv
+    """
+    from repro.atomic import atomic_path, atomic_write_text
+    from repro.published import COLUMNS, results_table
+    from repro.runs.mlperf import find_results
+
+    for tree in trees:
+        if not tree.is_dir():
+            raise SpecError(f"{tree}: no such directory")
+        if not find_results(tree):
+            raise SpecError(
+                f"{tree}: no published MLPerf result below it (no LoadGen summary under "
+                "<benchmark>/<scenario>/performance/run_k/)",
+                hint="pass a round, division, submitter, system or benchmark folder",
+            )
+    if parquet_path is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("pyarrow") is None:
+            raise UsageError(
+                "--parquet needs pyarrow, which is not installed",
+                hint="pip install pyarrow, or write --csv",
+            )
+    table = results_table(trees, progress=note)
+    note(f"{len(table)} row(s): {table['path'].nunique()} result(s) of {len(trees)} tree(s)")
+    if csv_path is not None:
+        atomic_write_text(csv_path, table.to_csv(index=False))
+        note(f"table written to {csv_path} ({len(COLUMNS)} columns)")
+    if parquet_path is not None:
+        with atomic_path(parquet_path, suffix=".parquet") as tmp:
+            table.to_parquet(tmp, index=False)
+        note(f"table written to {parquet_path}")
+    if csv_path is None and parquet_path is None:
+        click.echo(table[list(SHOWN)].to_string(index=False, max_rows=200))

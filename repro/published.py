@@ -1,0 +1,132 @@
+"""Use case: every result of published MLPerf trees as one table (`repro results`).
+
+One row per (result, scenario): where it comes from (round, division, submitter, system), the
+hardware and framework the system description names, the MLPerf metric of the scenario with
+its unit and LoadGen's validity, LoadGen's version, the accuracy figure, and the compliance
+tests' verdicts. Only the summaries are read (and the head of each detail log for LoadGen's
+version): a whole round of thousands of results reads in seconds (`bench/results_table.py`).
+Power and energy stay empty unless a tree has them, and a cell that cannot be read is empty,
+never guessed; `notes` says what a result's reading found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from repro.runs.mlperf import HEADLINE, find_results, read_mlperf_result
+from repro.runs.record import RunRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+COLUMNS = (
+    "round", "division", "submitter", "system", "processor", "accelerator",
+    "accelerator_count", "framework", "benchmark", "scenario", "metric", "value", "unit",
+    "validity", "loadgen_version", "accuracy_metric", "accuracy_value", "power_w",
+    "energy_j", "compliance", "compliance_detail", "notes", "path",
+)  # fmt: skip
+_ROUND = re.compile(r"v(\d+\.\d+)")
+
+
+def round_of(path: Path) -> str | None:
+    """The round the tree's own folder names (`inference_results_v4.1` -> v4.1), if it does:
+    the folders above `<division>/<submitter>/results/` (a system's name may hold versions)."""
+    parts = path.resolve().parts
+    if "results" in parts:
+        parts = parts[: max(len(parts) - 1 - parts[::-1].index("results") - 2, 0)]
+    for part in reversed(parts):
+        if m := _ROUND.search(part):
+            return f"v{m.group(1)}"
+    return None
+
+
+def division_of(path: Path) -> str | None:
+    """The division folder above `<submitter>/results/` (closed, open, network)."""
+    parts = path.resolve().parts
+    if "results" in parts:
+        i = len(parts) - 1 - parts[::-1].index("results")
+        if i >= 2:
+            return parts[i - 2]
+    return None
+
+
+def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
+    """One row per scenario of a published result."""
+    env, hardware = record.environment, record.fingerprint.get("hardware", {})
+    compliance: dict[str, dict[str, dict[str, str]]] = env.get("compliance", {})
+    rows = []
+    for scenario, (key, unit) in HEADLINE.items():
+        perf = record.performance(scenario)
+        if not perf:
+            continue
+        metrics = perf[0].metrics
+        accuracy = (record.accuracy_test(scenario) or perf[0]).accuracy or {}
+        checks = compliance.get(scenario, {})
+        verdicts = [v for kinds in checks.values() for v in kinds.values()]
+        rows.append(
+            {
+                "round": round_of(bench),
+                "division": division_of(bench),
+                "submitter": env.get("submitter"),
+                "system": env.get("system"),
+                "processor": hardware.get("cpu", {}).get("model"),
+                "accelerator": hardware.get("accelerators"),
+                "accelerator_count": _count(hardware.get("accelerators_per_node")),
+                "framework": env.get("framework"),
+                "benchmark": record.spec_name,
+                "scenario": scenario,
+                "metric": key,
+                "value": _number(metrics.get(key)),
+                "unit": unit,
+                "validity": metrics.get("validity"),
+                "loadgen_version": metrics.get("loadgen_version"),
+                "accuracy_metric": accuracy.get("metric"),
+                "accuracy_value": _number(accuracy.get("value")),
+                "power_w": None,
+                "energy_j": None,
+                "compliance": ("FAIL" if "FAIL" in verdicts else "PASS") if verdicts else None,
+                "compliance_detail": "; ".join(
+                    f"{test} " + ",".join(f"{k}:{v}" for k, v in sorted(kinds.items()))
+                    for test, kinds in sorted(checks.items())
+                )
+                or None,
+                "notes": "; ".join(record.notes) or None,
+                "path": str(bench),
+            }
+        )
+    return rows
+
+
+def results_table(
+    trees: Iterable[Path], *, progress: Callable[[str], None] | None = None
+) -> pd.DataFrame:
+    """Every result of the trees, one row per scenario, in COLUMNS order."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for tree in trees:
+        found = find_results(tree)
+        if progress:
+            progress(f"{tree}: {len(found)} result(s)")
+        for bench in found:
+            rows += rows_of(bench, read_mlperf_result(bench, detail_logs=False))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        try:
+            return float(str(value).replace(",", "")) if value is not None else None
+        except ValueError:
+            return None
+    return float(value)
+
+
+def _count(value: Any) -> int | None:
+    try:
+        return int(str(value).split()[0])
+    except (ValueError, IndexError):
+        return None
