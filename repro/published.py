@@ -16,7 +16,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repro.runs.mlperf import HEADLINE, find_results, read_mlperf_result
+from repro.runs.mlperf import (
+    HEADLINE,
+    INTERACTIVE,
+    find_results,
+    headline_metric,
+    read_mlperf_result,
+)
 from repro.runs.record import RunRecord
 
 if TYPE_CHECKING:
@@ -58,10 +64,12 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
     env, hardware = record.environment, record.fingerprint.get("hardware", {})
     compliance: dict[str, dict[str, dict[str, str]]] = env.get("compliance", {})
     rows = []
-    for scenario, (key, unit) in HEADLINE.items():
+    interactive = bench.name.lower() == INTERACTIVE
+    for scenario in HEADLINE:
         perf = record.performance(scenario)
         if not perf:
             continue
+        key, unit = headline_metric(scenario, perf)
         metrics = perf[0].metrics
         accuracy = (record.accuracy_test(scenario) or perf[0]).accuracy or {}
         checks = compliance.get(scenario, {})
@@ -77,7 +85,7 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 "accelerator_count": _count(hardware.get("accelerators_per_node")),
                 "framework": env.get("framework"),
                 "benchmark": record.spec_name,
-                "scenario": scenario,
+                "scenario": f"{scenario} (interactive)" if interactive else scenario,
                 "metric": key,
                 "value": _number(metrics.get(key)),
                 "unit": unit,
@@ -113,6 +121,9 @@ def results_table(
             progress(f"{tree}: {len(found)} result(s)")
         for bench in found:
             rows += rows_of(bench, read_mlperf_result(bench, detail_logs=False))
+            for sdir in bench.iterdir() if bench.is_dir() else ():
+                if sdir.name.lower() == INTERACTIVE and sdir != bench and sdir.is_dir():
+                    rows += rows_of(sdir, read_mlperf_result(sdir, detail_logs=False))
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 

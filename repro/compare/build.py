@@ -28,6 +28,8 @@ from repro.reports.model import (
 )
 from repro.runs.alignment import finished, gaps, setting_changes
 from repro.runs.mlperf import HEADLINE as MLPERF_METRIC
+from repro.runs.mlperf import headline_metric
+from repro.runs.record import TestRecord
 from repro.runs.store import (
     LoadedRun,
     check_files,
@@ -44,6 +46,11 @@ _ORDER = ("SingleStream", "MultiStream", "Server", "Offline")
 
 #: the metric MLPerf reports for each scenario: the ones --until-decided waits for
 HEADLINE: dict[str, str] = {scenario: metric for scenario, (metric, _) in MLPERF_METRIC.items()}
+
+
+def headline_of(scenario: str, tests: list[TestRecord]) -> str:
+    """The metric MLPerf reports for a scenario (tokens/s for an LLM's Offline and Server)."""
+    return headline_metric(scenario, tests)[0]
 
 
 def compare_scenario(
@@ -78,13 +85,16 @@ def compare_scenario(
                 "reason": f"{metrics[0].reason}; LoadGen's bounds depend on the hardware",
             }
         )
+    headline = headline_of(scenario, [*o_perf, *rep_tests])
     for key, label, unit, kind in METRICS.get(scenario, []):
+        if key == headline:
+            label += " (MLPerf metric)"
         m = compare_metric(
             key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines, paired
         )
         if m is not None:
             # MLPerf judges one metric per scenario; the others are shown for information
-            metrics.append(m.model_copy(update={"judged": key == HEADLINE[scenario]}))
+            metrics.append(m.model_copy(update={"judged": key == headline}))
     acc = accuracy_metric(o_acc, [t for _, t in r_acc], tol)
     if acc is not None:
         metrics.append(acc)
@@ -257,7 +267,7 @@ def decided(report: Report) -> bool:
     undecided = ("inconclusive", "inconclusive: machine unstable")
     for s in report.scenarios:
         for m in s.metrics:
-            if (m.metric == HEADLINE.get(s.scenario) or m.metric == "accuracy") and (
+            if ((m.judged and m.metric != "validity") or m.metric == "accuracy") and (
                 m.verdict in undecided
             ):
                 return False

@@ -76,8 +76,34 @@ _SUMMARY_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 # "50.00 percentile latency (ns)   : 123" and the headline "90th percentile latency (ns) : 123"
 _PCT_LINE = re.compile(r"^(\d+(?:\.\d+)?)(?:th)? percentile latency \(ns\)\s*:\s*(\S+)")
 _ES_LINE = re.compile(r"Early stopping (\d+(?:\.\d+)?)(?:th)? percentile estimate\s*:\s*(\S+)")
+# LLM benchmarks (LoadGen with token latencies): tokens/s, time to first token (TTFT) and time
+# per output token (TPOT), "Min First Token latency (ns)", "99.00 percentile first token
+# latency (ns)", "Mean Time per Output Token (ns)" (also "Time to Output Token"), ...
+_TOKENS_LINE = re.compile(r"^(?:Completed )?tokens per second\s*:\s*(\S+)", re.IGNORECASE)
+_TPS_LINE = re.compile(r"^TPS w/(o?) loadgen overhead\s*:\s*(\S+)")
+_TTFT_PCT = re.compile(r"^(\d+(?:\.\d+)?) percentile first token latency \(ns\)\s*:\s*(\S+)")
+_TPOT_PCT = re.compile(
+    r"^(\d+(?:\.\d+)?) percentile time (?:to|per) output token \(ns\)\s*:\s*(\S+)"
+)
+_TTFT_STAT = re.compile(r"^(Min|Max|Mean) First Token latency \(ns\)\s*:\s*(\S+)")
+_TPOT_STAT = re.compile(r"^(Min|Max|Mean) Time (?:to|per) Output Token \(ns\)\s*:\s*(\S+)")
 _COUNT_LINE = re.compile(r"^(\d+) (warnings|ERROR)", re.IGNORECASE)
 _BOOLEAN = {"min_duration_met", "min_queries_met", "early_stopping_met", "perf_constraints_met"}
+
+
+def _token_metric(line: str) -> tuple[str, float | int] | None:
+    """An LLM summary line: tokens/s, TTFT or TPOT (min, max, mean, percentiles)."""
+    if m := _TOKENS_LINE.match(line):
+        return "tokens_per_second", _number(m.group(1))
+    if m := _TPS_LINE.match(line):
+        key = "tokens_per_second_without_overhead" if m.group(1) else "tokens_per_second"
+        return key, _number(m.group(2))
+    for pct, stat, name in ((_TTFT_PCT, _TTFT_STAT, "ttft"), (_TPOT_PCT, _TPOT_STAT, "tpot")):
+        if m := pct.match(line):
+            return f"{name}_{_pct_name(m.group(1))}_ns", _number(m.group(2))
+        if m := stat.match(line):
+            return f"{name}_{m.group(1).lower()}_ns", _number(m.group(2))
+    return None
 
 
 def parse_summary_text(text: str) -> Metrics:
@@ -90,6 +116,9 @@ def parse_summary_text(text: str) -> Metrics:
             continue
         if m := _PCT_LINE.match(line):
             out[f"latency_{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
+            continue
+        if token := _token_metric(line):
+            out.setdefault(token[0], token[1])
             continue
         if line.startswith("No warnings"):
             out["num_warnings"] = 0

@@ -28,6 +28,22 @@ HEADLINE: dict[str, tuple[str, str]] = {
     "Server": ("samples_per_second", "samples/s"),
     "Offline": ("samples_per_second", "samples/s"),
 }
+
+
+def headline_metric(scenario: str, tests: list[TestRecord]) -> tuple[str, str]:
+    """(metric, unit) MLPerf reports for a scenario: tokens/s for the Offline and Server runs of
+    an LLM benchmark (every run given counted tokens), else HEADLINE's."""
+    if (
+        scenario in ("Offline", "Server")
+        and tests
+        and all(t.metrics.get("tokens_per_second") is not None for t in tests)
+    ):
+        return "tokens_per_second", "tokens/s"
+    return HEADLINE[scenario]
+
+
+#: the folder of llama2-70b's Server runs under interactive latency bounds (read on its own)
+INTERACTIVE = "interactive"
 _SCENARIO_NAMES: dict[str, ScenarioName] = {s.lower(): s for s in SCENARIOS}
 _RUN = re.compile(r"run_\d+")
 _COMPLIANCE_TEST = re.compile(r"TEST\d+", re.IGNORECASE)
@@ -197,6 +213,12 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     seen: dict[str, tuple[Path, bytes]] = {}
     compliance: dict[str, dict[str, dict[str, str]]] = {}
     for sdir in _scenario_dirs(path):
+        if sdir.name.lower() == INTERACTIVE and sdir != path:
+            notes.append(
+                f"{sdir.name}/: Server runs under interactive latency bounds, a result of its "
+                f"own: compare it as `repro report --compare {path.name}/{sdir.name} ...`"
+            )
+            continue
         runs = sorted(
             (r for r in (sdir / "performance").glob("run_*") if (r / SUMMARY).is_file()),
             key=lambda r: int(r.name[4:]) if r.name[4:].isdigit() else 0,
@@ -211,7 +233,9 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             )
         scenario: ScenarioName = found
         summary = (runs[0] / SUMMARY).read_bytes()
-        if folder_scenario != scenario:
+        if sdir.name.lower() == INTERACTIVE:
+            notes.append(f"{sdir.name}/: {scenario} runs under interactive latency bounds")
+        elif folder_scenario != scenario:
             notes.append(
                 f"{sdir.name}/: the folder says {folder_scenario or 'nothing known'}, LoadGen's "
                 f"log says {scenario}; read as {scenario}"

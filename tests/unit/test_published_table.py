@@ -81,3 +81,22 @@ def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path) -> None:
     assert code == 2
     assert "pip install pyarrow" in output
     assert not (tmp_path / "t.parquet").exists()
+
+
+def test_llm_rows_carry_tokens_per_second_and_interactive_has_its_own(tmp_path: Path) -> None:
+    for folder in ("server", "interactive"):
+        sdir = published_result(tmp_path, benchmark="llama2-70b-99", folder=folder,
+                                scenario="Server", accuracy=None)  # fmt: skip
+        summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
+        summary.write_text(summary.read_text() + "Completed tokens per second: 2500.5\n")
+    out = tmp_path / "t.csv"
+    code, output = _run(str(tmp_path), "--csv", str(out))
+    assert code == 0, output
+    with out.open() as fh:
+        rows = {r["scenario"]: r for r in csv.DictReader(fh)}
+    assert set(rows) == {"Server", "Server (interactive)"}
+    for row in rows.values():
+        assert row["metric"] == "tokens_per_second"
+        assert row["unit"] == "tokens/s"
+        assert float(row["value"]) == 2500.5
+        assert row["benchmark"] == "llama2-70b-99"

@@ -150,3 +150,53 @@ def test_each_accuracy_format_is_judged_by_its_name_and_direction(
         m for s in report["scenarios"] for m in s["metrics"] if m["metric"] == "accuracy"
     )
     assert accuracy["label"] == f"accuracy ({label})"
+
+
+_LLM_LINES = """Completed tokens per second: {tps}
+99.00 percentile first token latency (ns)   : 674674289
+99.00 percentile time to output token (ns)   : 191656553
+"""
+
+
+def _llm_result(root: Path, *, tps: float) -> Path:
+    """llama2-70b: Server and Offline runs that count tokens, and interactive/ Server runs."""
+    bench = root / "closed" / "Acme" / "results" / "box" / "llama2-70b-99"
+    for folder, scenario in (("server", "Server"), ("offline", "Offline"),
+                             ("interactive", "Server")):  # fmt: skip
+        sdir = published_result(
+            root, benchmark="llama2-70b-99", folder=folder, scenario=scenario,
+            accuracy="{'rouge1': 44.4, 'rouge2': 22.0, 'rougeL': 28.6}\nhash=1\n",
+        )  # fmt: skip
+        summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
+        summary.write_text(summary.read_text() + _LLM_LINES.format(tps=tps))
+    return bench
+
+
+def test_an_llm_result_is_judged_on_tokens_and_interactive_stands_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = _llm_result(tmp_path / "a", tps=1000.0), _llm_result(tmp_path / "b", tps=1300.0)
+    record = read_mlperf_result(a)
+    server = record.performance("Server")
+    assert len(server) == 1  # interactive/ is not read as a second Server
+    assert server[0].metrics["tokens_per_second"] == 1000.0
+    assert server[0].metrics["ttft_p99_ns"] == 674674289
+    assert server[0].metrics["tpot_p99_ns"] == 191656553
+    assert any("interactive/: Server runs under interactive latency bounds" in n
+               for n in record.notes)  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    code, out = _report("--compare", str(a), str(b))
+    assert code == 1, out  # +30 % tokens/s
+    report = json.loads(next((tmp_path / "reports").glob("*/*/report.json")).read_text())
+    judged = {
+        (s["scenario"], m["metric"]) for s in report["scenarios"] for m in s["metrics"]
+        if m["judged"]
+    }  # fmt: skip
+    assert ("Server", "tokens_per_second") in judged
+    assert ("Offline", "tokens_per_second") in judged
+    assert ("Offline", "samples_per_second") not in judged
+    labels = [m["label"] for s in report["scenarios"] for m in s["metrics"]]
+    assert "tokens/s (MLPerf metric)" in labels
+    assert "throughput" in labels  # samples/s shown, not labelled the MLPerf metric
+    code, out = _report("--compare", str(a / "interactive"), str(b / "interactive"))
+    assert code == 1, out
