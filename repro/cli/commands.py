@@ -6,6 +6,7 @@ import click
 
 from repro.cli.capture_cmd import capture
 from repro.cli.env_cmds import env
+from repro.cli.import_cmd import import_mlperf
 from repro.cli.nix_cmds import prefetch
 from repro.cli.replay_cmd import replay
 from repro.cli.report_cmd import report
@@ -17,6 +18,7 @@ COMMANDS: list[click.Command] = [
     replay,
     report,
     results,
+    import_mlperf,
     validate,
     schema,
     fetch,

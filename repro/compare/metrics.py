@@ -201,7 +201,13 @@ def accuracy_metric(
     if orig is None or not orig.accuracy or not rep:
         return None
     a = orig.accuracy.get("value")
-    values = [t.accuracy.get("value") for t in rep if t.accuracy]
+    name = orig.accuracy.get("metric")
+    # a different figure (top1 of a published model vs agreement of a stand-in) is no comparison
+    values = [
+        t.accuracy.get("value")
+        for t in rep
+        if t.accuracy and t.accuracy.get("metric", name) == name
+    ]
     b = [float(v) for v in values if v is not None]
     if a is None or not b:
         return None

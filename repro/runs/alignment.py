@@ -79,14 +79,20 @@ def gaps(original: RunRecord, replays: list[RunRecord], metrics: dict[str, list[
 def setting_changes(original: RunRecord, replay: RunRecord) -> list[SettingChange]:
     """LoadGen settings per scenario, the seeds and the replay's own options that differ."""
     out: list[SettingChange] = []
+    # a published side's logs name some settings only: compare those both sides know
+    published = "published" in (
+        original.environment.get("manager"),
+        replay.environment.get("manager"),
+    )
     for scenario in SCENARIOS:
         a = next((t.settings for t in original.performance(scenario) if t.settings), None)
         b = next((t.settings for t in replay.performance(scenario) if t.settings), None)
         if a is None or b is None:
             continue
+        keys = set(a) & set(b) if published else set(a) | set(b)
         out += [
             SettingChange(scenario, k, a.get(k), b.get(k))
-            for k in sorted(set(a) | set(b))
+            for k in sorted(keys)
             if a.get(k) != b.get(k)
         ]
     seeds_a = _seeds(original)

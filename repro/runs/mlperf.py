@@ -193,6 +193,26 @@ def _compliance(scenario_dir: Path) -> dict[str, dict[str, str]]:
     return out
 
 
+#: LoadGen's effective settings (as read_logs names them) -> TestSettings names, per scenario
+_SETTINGS: dict[str, dict[str, str]] = {
+    "SingleStream": {},
+    "MultiStream": {"samples_per_query": "multi_stream_samples_per_query"},
+    "Server": {"target_qps": "server_target_qps", "target_latency_ns": "server_target_latency_ns"},
+    "Offline": {"target_qps": "offline_expected_qps"},
+}
+SEED_KEYS = ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")
+
+
+def effective_settings(scenario: str, metrics: dict[str, Any]) -> dict[str, Any]:
+    """The TestSettings a published run ran with, from its logs (what the logs do not say is
+    left out, never guessed)."""
+    names = {"min_duration_ms": "min_duration_ms", "min_query_count": "min_query_count"}
+    names.update(_SETTINGS.get(scenario, {}))
+    return {
+        ours: metrics[theirs] for theirs, ours in names.items() if metrics.get(theirs) is not None
+    }
+
+
 def _log_scenario(run: Path) -> ScenarioName | None:
     value = parse_summary_text((run / SUMMARY).read_text(errors="replace")).get("scenario")
     return _SCENARIO_NAMES.get(str(value).lower()) if value else None
@@ -259,6 +279,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                     dir=str(run.relative_to(path)),
                     status=status,
                     metrics=metrics,
+                    settings=effective_settings(scenario, metrics),
                 )
             )
         acc_txt = sdir / "accuracy" / "accuracy.txt"
