@@ -8,6 +8,7 @@ from repro.cli.capture_cmd import capture
 from repro.cli.env_cmds import env
 from repro.cli.import_cmd import import_mlperf
 from repro.cli.nix_cmds import prefetch
+from repro.cli.recommend_cmd import recommend
 from repro.cli.replay_cmd import replay
 from repro.cli.report_cmd import report
 from repro.cli.results_cmd import results
@@ -19,6 +20,7 @@ COMMANDS: list[click.Command] = [
     report,
     results,
     import_mlperf,
+    recommend,
     validate,
     schema,
     fetch,

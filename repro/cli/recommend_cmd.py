@@ -1,0 +1,98 @@
+"""`repro recommend TABLE`: the Pareto-optimal systems of published results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from repro.cli.progress import note
+from repro.errors import SpecError
+
+
+@click.command()
+@click.argument("table", type=click.Path(path_type=Path))
+@click.option(
+    "--objective", "objectives", multiple=True, required=True,
+    help="max:NAME or min:NAME (throughput, latency, accuracy, energy, power, cost, or a column).",
+)  # fmt: skip
+@click.option(
+    "--where", "where", multiple=True, help="COLUMN=VALUE[,...], e.g. benchmark=resnet50."
+)
+@click.option(
+    "--constraint", "constraints", multiple=True,
+    help="NAME OP NUMBER[UNIT], e.g. latency<=15ms, accuracy_value>=0.75.",
+)  # fmt: skip
+@click.option(
+    "--prices", type=click.Path(dir_okay=False, path_type=Path),
+    help="CSV name,price: a processor or accelerator name as the table spells it, its price.",
+)  # fmt: skip
+@click.option("--per-accelerator", is_flag=True, help="Throughput per accelerator.")
+@click.option(
+    "-o", "--output", type=click.Path(file_okay=False, path_type=Path),
+    default=Path("reports") / "recommend", show_default=True,
+    help="Folder for recommend.{md,csv,html}.",
+)  # fmt: skip
+def recommend(
+    table: Path,
+    objectives: tuple[str, ...],
+    where: tuple[str, ...],
+    constraints: tuple[str, ...],
+    prices: Path | None,
+    per_accelerator: bool,
+    output: Path,
+) -> None:
+    """The systems no other system beats on every objective at once, from a table written by
+    `repro results --csv` (or a published tree, read on the fly). Cost needs a price table you
+    supply; a system missing an objective is listed, not dropped.
+
+    \b
+    Example:
+      repro results inference_results_v5.0/ --csv v5.csv
+      repro recommend v5.csv --objective max:throughput --objective min:cost \\
+          --where benchmark=resnet50,scenario=Offline --prices prices.csv
+    """
+    import pandas as pd
+
+    from repro.atomic import atomic_write_text
+    from repro.recommend import (
+        load_prices,
+        parse_objective,
+        parse_where,
+    )
+    from repro.recommend import recommend as run
+    from repro.reports import pareto
+
+    if table.is_dir():
+        from repro.published import results_table
+
+        frame = results_table([table], progress=note)
+    elif table.is_file():
+        try:
+            frame = pd.read_csv(table)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise SpecError(f"{table}: not a CSV table: {exc}") from None
+        if "value" not in frame or "unit" not in frame:
+            raise SpecError(
+                f"{table}: not a results table (no value and unit columns)",
+                hint="write one with `repro results TREE --csv FILE`",
+            )
+    else:
+        raise SpecError(f"{table}: no such file or directory")
+    goals = [parse_objective(o) for o in objectives]
+    result = run(
+        frame,
+        goals,
+        where=parse_where(where),
+        constraints=constraints,
+        prices=load_prices(prices) if prices else None,
+        per_accelerator=per_accelerator,
+    )
+    objs = [(o.column, o.maximize) for o in goals]
+    args = (objs, result.front, result.dominated, result.missing, result.excluded)
+    md = pareto.markdown(*args)
+    atomic_write_text(output / "recommend.md", md)
+    atomic_write_text(output / "recommend.html", pareto.page(*args))
+    atomic_write_text(output / "recommend.csv", pareto.csv(objs, result.front, result.dominated))
+    click.echo(md, nl=False)
+    note(f"recommendation written to {output}/recommend.{{md,csv,html}}")

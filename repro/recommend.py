@@ -1,0 +1,233 @@
+"""Use case: the Pareto-optimal systems of a results table (`repro recommend`).
+
+The analysis users of published MLPerf data do by hand: filter the table (`--where`), drop what
+breaks a constraint (`--constraint accuracy_value>=0.75`), and keep the systems no other system
+beats on every objective at once (`--objective max:throughput --objective min:cost`). Cost comes
+only from a price table the user supplies (`--prices`, a CSV of `name,price`: a processor or
+accelerator name as the table spells it, and the price of one); energy only from power results.
+A row missing an objective is listed as such, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from repro.errors import SpecError, UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: objective and constraint names beyond the table's own columns
+ALIASES = {
+    "throughput": "throughput",
+    "latency": "latency_ns",
+    "accuracy": "accuracy_value",
+    "energy": "energy_j",
+    "power": "power_w",
+    "cost": "cost",
+}
+_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9, "%": 0.01}
+_CONSTRAINT = re.compile(
+    r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>|==)\s*([0-9.eE+-]+)\s*(\S*)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Objective:
+    column: str
+    maximize: bool
+
+    @property
+    def label(self) -> str:
+        return f"{'max' if self.maximize else 'min'}:{self.column}"
+
+
+@dataclass
+class Recommendation:
+    """The front, the dominated rows and the rows that could not be judged, with why."""
+
+    objectives: list[Objective]
+    front: pd.DataFrame
+    dominated: pd.DataFrame
+    missing: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+
+
+def parse_objective(text: str) -> Objective:
+    direction, _, name = text.partition(":")
+    if direction not in ("max", "min") or not name:
+        raise UsageError(
+            f"--objective {text}: expected max:NAME or min:NAME",
+            hint=f"names: {', '.join(ALIASES)} or a column of the table",
+        )
+    return Objective(ALIASES.get(name, name), direction == "max")
+
+
+def parse_where(texts: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for text in texts:
+        for part in text.split(","):
+            key, eq, value = part.partition("=")
+            if not eq or not key.strip():
+                raise UsageError(f"--where {text}: expected COLUMN=VALUE[,COLUMN=VALUE...]")
+            out[key.strip()] = value.strip()
+    return out
+
+
+def load_prices(path: Path) -> dict[str, float]:
+    """`name,price` rows: a processor or accelerator name as the table spells it."""
+    import csv
+
+    prices: dict[str, float] = {}
+    try:
+        with path.open(newline="") as fh:
+            for i, row in enumerate(csv.DictReader(fh), start=2):
+                try:
+                    prices[row["name"].strip()] = float(row["price"])
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    raise SpecError(
+                        f"{path}:{i}: expected the columns name,price with a number as price",
+                        hint="e.g.\nname,price\nNVIDIA H100-SXM-80GB,25000",
+                    ) from None
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read the price table: {exc}") from None
+    return prices
+
+
+def with_derived(
+    table: pd.DataFrame, *, prices: dict[str, float] | None, per_accelerator: bool
+) -> pd.DataFrame:
+    """throughput, latency_ns and cost columns from the table's own."""
+    import numpy as np
+
+    t = table.copy()
+    unit = t["unit"].astype(str)
+    value = pd_numeric(t["value"])
+    t["throughput"] = value.where(unit.isin(["samples/s", "tokens/s"]))
+    t["latency_ns"] = value.where(unit == "ns")
+    count = pd_numeric(t["accelerator_count"])
+    if per_accelerator:
+        t["throughput"] = t["throughput"] / count.where(count > 0)
+    if prices is not None:
+        cpu = t["processor"].map(prices)
+        acc = t["accelerator"].map(prices) * count.where(count > 0, 1)
+        no_acc = t["accelerator"].isin(["N/A", "", None]) | t["accelerator"].isna()
+        t["cost"] = np.where(no_acc, cpu, cpu + acc)
+    for column in ("accuracy_value", "energy_j", "power_w"):
+        if column in t:
+            t[column] = pd_numeric(t[column])
+    return t
+
+
+def pd_numeric(series: pd.Series) -> pd.Series:
+    import pandas as pd
+
+    return pd.to_numeric(series, errors="coerce")
+
+
+def recommend(
+    table: pd.DataFrame,
+    objectives: list[Objective],
+    *,
+    where: dict[str, str],
+    constraints: tuple[str, ...] = (),
+    prices: dict[str, float] | None = None,
+    per_accelerator: bool = False,
+) -> Recommendation:
+    """The Pareto front of the rows that match `where` and meet every constraint."""
+    if not objectives:
+        raise UsageError("give at least one --objective (e.g. max:throughput)")
+    if any(o.column == "cost" for o in objectives) and prices is None:
+        raise UsageError(
+            "min:cost needs a price table (--prices prices.csv): repro never invents prices",
+            hint="a CSV with the columns name,price; a name is a processor or accelerator "
+            "as the results table spells it",
+        )
+    t = with_derived(table, prices=prices, per_accelerator=per_accelerator)
+    for key, value in where.items():
+        if key not in t:
+            raise UsageError(f"--where {key}={value}: the table has no column {key!r}")
+        t = t[t[key].astype(str) == value]
+    excluded: list[str] = []
+    for text in constraints:
+        column, op, limit = _constraint(text, t)
+        values = pd_numeric(t[column])
+        ok = _compare(values, op, limit)
+        for _, row in t[~ok].iterrows():
+            got = row[column]
+            excluded.append(f"{_who(row)}: {column} = {got} breaks {text}")
+        t = t[ok]
+    for o in objectives:
+        if o.column not in t:
+            raise UsageError(
+                f"--objective {o.label}: the table has no column {o.column!r}",
+                hint=f"names: {', '.join(ALIASES)} or a column of the table",
+            )
+    values = t[[o.column for o in objectives]].apply(pd_numeric)
+    complete = values.notna().all(axis=1)
+    missing = [
+        f"{_who(row)}: no {', '.join(o.column for o in objectives if _nan(row[o.column]))}"
+        for _, row in t[~complete].iterrows()
+    ]
+    t, values = t[complete], values[complete]
+    signs = [1.0 if o.maximize else -1.0 for o in objectives]
+    points = values.to_numpy(dtype=float) * signs
+    on_front = [
+        not any(
+            all(q >= p for q, p in zip(other, point, strict=True))
+            and any(q > p for q, p in zip(other, point, strict=True))
+            for other in points
+        )
+        for point in points
+    ]
+    mask = [bool(x) for x in on_front]
+    front = t[mask].sort_values(objectives[0].column, ascending=not objectives[0].maximize)
+    dominated = t[[not x for x in mask]]
+    return Recommendation(objectives, front, dominated, missing, excluded)
+
+
+def _constraint(text: str, t: pd.DataFrame) -> tuple[str, str, float]:
+    m = _CONSTRAINT.match(text)
+    if not m:
+        raise UsageError(
+            f"--constraint {text}: expected NAME OP NUMBER[UNIT], e.g. latency<=15ms or "
+            "accuracy_value>=0.75"
+        )
+    name, op, number, unit = m.groups()
+    column = ALIASES.get(name, name)
+    if column not in t:
+        raise UsageError(f"--constraint {text}: the table has no column {column!r}")
+    scale = 1.0
+    if unit:
+        if unit not in _UNITS:
+            raise UsageError(f"--constraint {text}: unknown unit {unit!r} ({', '.join(_UNITS)})")
+        scale = _UNITS[unit]
+    return column, op, float(number) * scale
+
+
+def _compare(values: pd.Series, op: str, limit: float) -> pd.Series:
+    result: pd.Series = {
+        "<=": values <= limit,
+        ">=": values >= limit,
+        "<": values < limit,
+        ">": values > limit,
+        "==": values == limit,
+    }[op]
+    return result.fillna(False).astype(bool)
+
+
+def _who(row: Any) -> str:
+    return (
+        f"{row.get('submitter')}/{row.get('system')} {row.get('benchmark')} {row.get('scenario')}"
+    )
+
+
+def _nan(value: Any) -> bool:
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return True

@@ -1,0 +1,105 @@
+"""`repro recommend`: the Pareto front of a results table, with what could not be judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.published import COLUMNS
+from repro.recommend import Objective, recommend
+
+
+def _table(tmp_path: Path) -> Path:
+    rows = [
+        # system, accelerator, count, throughput, accuracy
+        ("fast-dear", "H100", 8, 80_000.0, 0.761),
+        ("fast-cheap", "L4", 8, 60_000.0, 0.760),
+        ("slow-dear", "H100", 8, 50_000.0, 0.762),  # dominated on throughput and cost
+        ("cpu-only", "N/A", 0, 500.0, 0.762),
+        ("no-price", "Mystery", 1, 90_000.0, 0.762),
+        ("inaccurate", "L4", 1, 99_000.0, 0.700),
+    ]
+    frame = pd.DataFrame(
+        [
+            {**dict.fromkeys(COLUMNS), "submitter": "S", "system": s, "processor": "Xeon",
+             "accelerator": a, "accelerator_count": n, "benchmark": "resnet50",
+             "scenario": "Offline", "value": v, "unit": "samples/s", "accuracy_value": acc}
+            for s, a, n, v, acc in rows
+        ]
+        + [{**dict.fromkeys(COLUMNS), "submitter": "S", "system": "other-bench",
+            "benchmark": "bert-99", "scenario": "Offline", "value": 1e6, "unit": "samples/s"}]
+    )  # fmt: skip
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    (tmp_path / "prices.csv").write_text("name,price\nXeon,10000\nH100,30000\nL4,2500\n")
+    return path
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["recommend", *args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_front_dominated_missing_and_excluded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = _table(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, out = _run(
+        str(table), "--objective", "max:throughput", "--objective", "min:cost",
+        "--where", "benchmark=resnet50,scenario=Offline", "--prices", "prices.csv",
+        "--constraint", "accuracy>=0.75",
+    )  # fmt: skip
+    assert code == 0, out
+    front = pd.read_csv(tmp_path / "reports" / "recommend" / "recommend.csv")
+    on = set(front[front["pareto"]]["system"])
+    assert on == {"fast-dear", "fast-cheap", "cpu-only"}
+    assert set(front[~front["pareto"]]["system"]) == {"slow-dear"}
+    assert "no-price" not in set(front["system"])
+    assert "S/no-price resnet50 Offline: no cost" in out  # listed, not dropped silently
+    assert "S/inaccurate resnet50 Offline: accuracy_value = 0.7 breaks accuracy>=0.75" in out
+    assert "other-bench" not in out
+    page = (tmp_path / "reports" / "recommend" / "recommend.html").read_text()
+    assert "<svg" in page
+    assert "fill-opacity='0.25'" in page  # the dominated point, faded
+
+
+def test_cost_without_prices_is_refused(tmp_path: Path) -> None:
+    code, out = _run(str(_table(tmp_path)), "--objective", "min:cost")
+    assert code == 2
+    assert "never invents prices" in out
+
+
+def test_per_accelerator_throughput(tmp_path: Path) -> None:
+    frame = pd.read_csv(_table(tmp_path))
+    result = recommend(
+        frame, [Objective("throughput", True)], where={"system": "fast-dear"}, per_accelerator=True
+    )
+    assert list(result.front["throughput"]) == [10_000.0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--objective", "best:throughput"], "expected max:NAME or min:NAME"),
+        (["--objective", "max:nonsense"], "no column 'nonsense'"),
+        (["--objective", "max:throughput", "--constraint", "latency<=15parsecs"], "unknown unit"),
+        (["--objective", "max:throughput", "--where", "benchmark"], "expected COLUMN=VALUE"),
+    ],
+)
+def test_bad_options_name_the_fix(tmp_path: Path, args: list[str], message: str) -> None:
+    code, out = _run(str(_table(tmp_path)), *args)
+    assert code == 2
+    assert message in out
+
+
+def test_a_file_that_is_not_a_results_table(tmp_path: Path) -> None:
+    bad = tmp_path / "x.csv"
+    bad.write_text("a,b\n1,2\n")
+    code, out = _run(str(bad), "--objective", "max:throughput")
+    assert code == 2
+    assert "repro results TREE --csv" in out
