@@ -156,7 +156,7 @@ def fingerprint_from_system(desc: dict[str, Any]) -> dict[str, Any]:
             },
             "memory": desc.get("host_memory_capacity"),
             "accelerators": desc.get("accelerator_model_name"),
-            "accelerators_per_node": desc.get("accelerators_per_node"),
+            "accelerators_per_node": num(desc.get("accelerators_per_node")),
         },
         "os": {"release": desc.get("operating_system")},
         "python": {},

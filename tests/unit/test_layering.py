@@ -16,6 +16,9 @@ FORBIDDEN = (
     "repro.cli",
     "repro.backends.tvm.tuning",
     "repro.rounds",
+    "repro.published",
+    "repro.importing",
+    "repro.recommend",
 )
 
 

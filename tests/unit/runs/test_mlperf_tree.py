@@ -200,3 +200,20 @@ def test_an_llm_result_is_judged_on_tokens_and_interactive_stands_alone(
     assert "throughput" in labels  # samples/s shown, not labelled the MLPerf metric
     code, out = _report("--compare", str(a / "interactive"), str(b / "interactive"))
     assert code == 1, out
+
+
+def test_a_number_stored_as_text_in_a_system_description_is_no_drift(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sides = []
+    for root, count in ((tmp_path / "a", "8"), (tmp_path / "b", 8)):
+        bench = published_result(root).parent
+        desc = root / "closed" / "Acme" / "systems" / "box.json"
+        desc.write_text(json.dumps({"host_processor_model_name": "Xeon",
+                                    "accelerators_per_node": count}))  # fmt: skip
+        sides.append(bench)
+    assert read_mlperf_result(sides[0]).fingerprint["hardware"]["accelerators_per_node"] == 8
+    monkeypatch.chdir(tmp_path)
+    code, out = _report("--compare", str(sides[0]), str(sides[1]), "--json")
+    assert code == 0, out
+    assert "accelerators_per_node" not in out
