@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from repro import __version__
 from repro.errors import SpecError, UsageError
 from repro.runs import layout
 from repro.runs.mlperf import SEED_KEYS, find_results, read_mlperf_result
 from repro.runs.record import RunRecord
 from repro.runs.store import digest_files
-from repro.spec.io import load_spec, spec_id, with_id, write_spec
+from repro.spec.io import format_validation_error, load_spec, spec_id, with_id, write_spec
 from repro.spec.models import ExperimentSpec
 
 
@@ -82,11 +84,12 @@ def import_result(
     spec = _spec(base, record, name, wanted, source, rebase=(base_spec.parent, specs_dir))
     spec_path = specs_dir / f"{name}.json"
     original = layout.original_of(results_dir / name)
-    if original.exists():
-        raise UsageError(
-            f"{original} exists: {source} was imported before",
-            hint=f"delete it (`rm -r {original.parent}`) to import again",
-        )
+    for existing in (original, spec_path):
+        if existing.exists():
+            raise UsageError(
+                f"{existing} exists: {source} was imported before (or the name is taken)",
+                hint=f"delete it (`rm -r {existing}`) to import again",
+            )
     spec = write_spec(
         spec.model_copy(
             update={
@@ -103,7 +106,12 @@ def import_result(
 
 def _name(record: RunRecord) -> str:
     env = record.environment
-    raw = f"mlperf-{record.spec_name}-{env.get('submitter')}-{env.get('system')}"
+    raw = "-".join(
+        str(v)
+        for v in ("mlperf", record.spec_name, env.get("division"), env.get("submitter"),
+                  env.get("system"))
+        if v
+    )  # fmt: skip
     return re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-.")[:120]
 
 
@@ -172,9 +180,11 @@ def _spec(
     data["original"] = {"path": "original", "metrics": metrics}
     try:
         return with_id(ExperimentSpec.model_validate(data))
-    except Exception as exc:  # the published settings do not fit the spec's bounds
+    except ValidationError as exc:  # the published settings do not fit the spec's bounds
         raise SpecError(
-            f"{source}: its settings do not make a valid spec with base {base.name}: {exc}",
+            format_validation_error(f"{source} imported onto {base.name}", exc, data),
+            hint="the published settings are outside what a spec accepts; import another "
+            "scenario (--scenario) or edit the base",
         ) from None
 
 

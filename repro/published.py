@@ -11,7 +11,6 @@ never guessed; `notes` says what a result's reading found.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 from repro.runs.mlperf import (
     HEADLINE,
     INTERACTIVE,
+    division_of,
     find_results,
     headline_metric,
     read_mlperf_result,
+    round_of,
 )
 from repro.runs.record import RunRecord
 
@@ -34,29 +35,6 @@ COLUMNS = (
     "validity", "loadgen_version", "accuracy_metric", "accuracy_value", "power_w",
     "energy_j", "compliance", "compliance_detail", "notes", "path",
 )  # fmt: skip
-_ROUND = re.compile(r"v(\d+\.\d+)")
-
-
-def round_of(path: Path) -> str | None:
-    """The round the tree's own folder names (`inference_results_v4.1` -> v4.1), if it does:
-    the folders above `<division>/<submitter>/results/` (a system's name may hold versions)."""
-    parts = path.resolve().parts
-    if "results" in parts:
-        parts = parts[: max(len(parts) - 1 - parts[::-1].index("results") - 2, 0)]
-    for part in reversed(parts):
-        if m := _ROUND.search(part):
-            return f"v{m.group(1)}"
-    return None
-
-
-def division_of(path: Path) -> str | None:
-    """The division folder above `<submitter>/results/` (closed, open, network)."""
-    parts = path.resolve().parts
-    if "results" in parts:
-        i = len(parts) - 1 - parts[::-1].index("results")
-        if i >= 2:
-            return parts[i - 2]
-    return None
 
 
 def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
@@ -64,7 +42,6 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
     env, hardware = record.environment, record.fingerprint.get("hardware", {})
     compliance: dict[str, dict[str, dict[str, str]]] = env.get("compliance", {})
     rows = []
-    interactive = bench.name.lower() == INTERACTIVE
     for scenario in HEADLINE:
         perf = record.performance(scenario)
         if not perf:
@@ -85,7 +62,7 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 "accelerator_count": _count(hardware.get("accelerators_per_node")),
                 "framework": env.get("framework"),
                 "benchmark": record.spec_name,
-                "scenario": f"{scenario} (interactive)" if interactive else scenario,
+                "scenario": scenario,
                 "metric": key,
                 "value": _number(metrics.get(key)),
                 "unit": unit,
@@ -95,7 +72,7 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 "accuracy_value": _number(accuracy.get("value")),
                 "power_w": None,
                 "energy_j": None,
-                "compliance": ("FAIL" if "FAIL" in verdicts else "PASS") if verdicts else None,
+                "compliance": _overall(verdicts),
                 "compliance_detail": "; ".join(
                     f"{test} " + ",".join(f"{k}:{v}" for k, v in sorted(kinds.items()))
                     for test, kinds in sorted(checks.items())
@@ -125,6 +102,15 @@ def results_table(
                 if sdir.name.lower() == INTERACTIVE and sdir != bench and sdir.is_dir():
                     rows += rows_of(sdir, read_mlperf_result(sdir, detail_logs=False))
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _overall(verdicts: list[str]) -> str | None:
+    """FAIL if a test failed, else "unreadable" if a verdict could not be read, else PASS."""
+    if not verdicts:
+        return None
+    if "FAIL" in verdicts:
+        return "FAIL"
+    return "PASS" if all(v == "PASS" for v in verdicts) else "unreadable"
 
 
 def _number(value: Any) -> float | None:

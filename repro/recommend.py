@@ -32,7 +32,8 @@ ALIASES = {
 }
 _UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9, "%": 0.01}
 _CONSTRAINT = re.compile(
-    r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>|==)\s*([0-9.eE+-]+)\s*(\S*)\s*$"
+    r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>|==)\s*"
+    r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%]*)\s*$"
 )
 
 
@@ -151,8 +152,14 @@ def recommend(
     for key, value in where.items():
         if key not in t:
             raise UsageError(f"--where {key}={value}: the table has no column {key!r}")
-        t = t[t[key].astype(str) == value]
+        t = t[_matches(t[key], value)]
     excluded: list[str] = []
+    if "validity" in t:
+        invalid = t["validity"].astype(str) != "VALID"
+        excluded += [
+            f"{_who(row)}: LoadGen judged it {row['validity']}" for _, row in t[invalid].iterrows()
+        ]
+        t = t[~invalid]
     for text in constraints:
         column, op, limit = _constraint(text, t)
         values = pd_numeric(t[column])
@@ -167,6 +174,22 @@ def recommend(
                 f"--objective {o.label}: the table has no column {o.column!r}",
                 hint=f"names: {', '.join(ALIASES)} or a column of the table",
             )
+    kinds = t[["benchmark", "scenario", "unit"]].drop_duplicates() if len(t) else t
+    if len(kinds) > 1:
+        listing = "; ".join(
+            f"{r.benchmark} {r.scenario} ({r.unit})" for r in kinds.head(6).itertuples()
+        )
+        raise UsageError(
+            f"the selection mixes {len(kinds)} kinds of result ({listing}): their figures are "
+            "not comparable",
+            hint="narrow it with --where benchmark=NAME,scenario=NAME",
+        )
+    if not len(t):
+        raise UsageError(
+            "nothing is left to compare after --where and the constraints"
+            + (f" ({len(excluded)} row(s) excluded, listed with --constraint)" if excluded else ""),
+            hint="`repro results TREE` shows what the table holds",
+        )
     values = t[[o.column for o in objectives]].apply(pd_numeric)
     complete = values.notna().all(axis=1)
     missing = [
@@ -184,9 +207,11 @@ def recommend(
         )
         for point in points
     ]
-    mask = [bool(x) for x in on_front]
+    import numpy as np
+
+    mask = np.asarray(on_front, dtype=bool)
     front = t[mask].sort_values(objectives[0].column, ascending=not objectives[0].maximize)
-    dominated = t[[not x for x in mask]]
+    dominated = t[~mask]
     return Recommendation(objectives, front, dominated, missing, excluded)
 
 
@@ -207,6 +232,19 @@ def _constraint(text: str, t: pd.DataFrame) -> tuple[str, str, float]:
             raise UsageError(f"--constraint {text}: unknown unit {unit!r} ({', '.join(_UNITS)})")
         scale = _UNITS[unit]
     return column, op, float(number) * scale
+
+
+def _matches(column: pd.Series, value: str) -> pd.Series:
+    """--where: numerically where the column and the value are numbers (8 matches 8.0), else
+    as text, ignoring case."""
+    numbers = pd_numeric(column)
+    try:
+        wanted = float(value)
+    except ValueError:
+        return column.astype(str).str.lower() == value.lower()
+    if numbers.notna().any():
+        return numbers == wanted
+    return column.astype(str) == value
 
 
 def _compare(values: pd.Series, op: str, limit: float) -> pd.Series:

@@ -35,7 +35,11 @@ def side_label(side: Side) -> str:
     run id of a repro run."""
     env = side.record.environment
     raw = (
-        f"{env.get('submitter', 'unknown')}-{env.get('system', side.path.name)}"
+        "-".join(
+            str(v)
+            for v in (env.get("division"), env.get("submitter", "unknown"), env.get("system"))
+            if v
+        )
         if side.kind == "mlperf"
         else side.record.run_id
     )
@@ -67,43 +71,7 @@ def resolve_pairs(
         orig, reps = resolve_inputs(original, replays, allow_different_specs=allow_different_specs)
         _check_same_benchmark(orig, reps, allow=allow_different_benchmarks)
         return Pairing([(orig, reps)])
-    pairs: list[tuple[Side, list[Side]]] = []
-    used: set[int] = set()
-    unmatched = []
-    for a in left:
-        candidates = [
-            (i, b)
-            for i, b in enumerate(right)
-            if i not in used and benchmark_of(b) == benchmark_of(a)
-        ]
-        same_system = [
-            (i, b)
-            for i, b in candidates
-            if b.record.environment.get("system") == a.record.environment.get("system")
-        ]
-        if len(same_system) == 1:
-            candidates = same_system
-        if len(candidates) == 1:
-            used.add(candidates[0][0])
-            pairs.append((a, [candidates[0][1]]))
-        else:
-            why = (
-                "no result of this benchmark"
-                if not candidates
-                else (f"{len(candidates)} results of this benchmark and none of the same system")
-            )
-            unmatched.append(f"{a.path} (original side): {why} on the other side")
-    for i, b in enumerate(right):
-        if i in used:
-            continue
-        same = sum(benchmark_of(a) == benchmark_of(b) for a in left)
-        why = (
-            f"{same} results of benchmark {benchmark_of(b)} on the original side and none of "
-            "the same system"
-            if same
-            else f"no result of benchmark {benchmark_of(b)} on the original side"
-        )
-        unmatched.append(f"{b.path} (replay side): {why}")
+    pairs, unmatched = _pair(left, right)
     if not pairs:
         raise SpecError(
             f"{original} and {', '.join(map(str, replays))}: no result on one side has a "
@@ -112,6 +80,45 @@ def resolve_pairs(
             "if they are different benchmarks",
         )
     return Pairing(pairs, unmatched)
+
+
+def _key(side: Side, level: int) -> tuple[object, ...]:
+    """What must match, from strict to loose: (division, submitter, system, benchmark), then
+    (system, benchmark), then the benchmark alone."""
+    env = side.record.environment
+    full = (env.get("division"), env.get("submitter"), env.get("system"), benchmark_of(side))
+    return full[level:]
+
+
+def _pair(left: list[Side], right: list[Side]) -> tuple[list[tuple[Side, list[Side]]], list[str]]:
+    """Pair results level by level: at each level a key held by exactly one result on each
+    side pairs them; what is left goes on to the looser level. Order does not matter."""
+    pairs: list[tuple[Side, list[Side]]] = []
+    todo_a, todo_b = list(left), list(right)
+    for level in (0, 2, 3):
+        keys_a = [_key(a, level) for a in todo_a]
+        keys_b = [_key(b, level) for b in todo_b]
+        matched_a, matched_b = set(), set()
+        for i, key in enumerate(keys_a):
+            if keys_a.count(key) == 1 and keys_b.count(key) == 1:
+                j = keys_b.index(key)
+                pairs.append((todo_a[i], [todo_b[j]]))
+                matched_a.add(i)
+                matched_b.add(j)
+        todo_a = [a for i, a in enumerate(todo_a) if i not in matched_a]
+        todo_b = [b for j, b in enumerate(todo_b) if j not in matched_b]
+    unmatched = []
+    for side, others, where in ((todo_a, todo_b, "original"), (todo_b, todo_a, "replay")):
+        for s in side:
+            same = sum(benchmark_of(o) == benchmark_of(s) for o in others)
+            why = (
+                f"{same} unpaired results of benchmark {benchmark_of(s)} on the other side and "
+                "no single one of the same system"
+                if same
+                else f"no result of benchmark {benchmark_of(s)} on the other side"
+            )
+            unmatched.append(f"{s.path} ({where} side): {why}")
+    return pairs, unmatched
 
 
 def _replay_sides(path: Path) -> list[Side]:

@@ -213,12 +213,19 @@ def accuracy_metric(
         return None
     higher = orig.accuracy.get("higher_is_better", True) is not False
     worst = min(b) if higher else max(b)
-    cmp = compare_accuracy(float(a), worst, ratio=tol.accuracy_ratio, higher_is_better=higher)
+    unit = str(orig.accuracy.get("unit", "fraction"))
+    cmp = compare_accuracy(
+        float(a),
+        worst,
+        ratio=tol.accuracy_ratio,
+        higher_is_better=higher,
+        percent=unit == "fraction",
+    )
     metric = str(orig.accuracy.get("metric", "accuracy"))
     return MetricResult(
         metric="accuracy",
         label=f"accuracy ({metric}{'' if higher else ', lower is better'})",
-        unit=str(orig.accuracy.get("unit", "fraction")),
+        unit=unit,
         original=[float(a)],
         replay=[float(v) for v in b],
         original_value=float(a),

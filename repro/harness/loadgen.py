@@ -216,7 +216,14 @@ def run_test(
     qsl = lg.ConstructQSL(total_count, perf_count, store.load, store.unload)
     server: ServerSut | None = None
     if scenario == "SingleStream":
-        sut = single_stream_sut(predict, store, log, probe, keep_outputs=mode == "accuracy")
+        # LoadGen reads a response's data in accuracy mode, and in performance mode when it
+        # samples responses for its accuracy log (compliance TEST01)
+        sampled = bool(settings.get("accuracy_log_probability")) or bool(
+            settings.get("accuracy_log_sampling_target")
+        )
+        sut = single_stream_sut(
+            predict, store, log, probe, keep_outputs=mode == "accuracy" or sampled
+        )
     elif scenario == "Server":
         server = ServerSut(predict, store, log, batch_size)
         sut = server.sut

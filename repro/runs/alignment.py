@@ -66,6 +66,20 @@ def gaps(original: RunRecord, replays: list[RunRecord], metrics: dict[str, list[
                 statuses = sorted({t.status for t in rep_tests})
                 out.append(Gap(scenario, mode, None, f"the replay's test {'/'.join(statuses)}"))
                 continue
+            if mode == "accuracy":
+                names = {t.accuracy.get("metric") for t in tests if t.accuracy}
+                others = {t.accuracy.get("metric") for t in done if t.accuracy} - names
+                if names and others:
+                    out.append(
+                        Gap(
+                            scenario,
+                            mode,
+                            "accuracy",
+                            f"different figures: the original's "
+                            f"{'/'.join(map(str, names))}, the replay's "
+                            f"{'/'.join(map(str, others))}",
+                        )
+                    )
             if mode != "performance":
                 continue
             for key in metrics.get(scenario, []):

@@ -82,7 +82,7 @@ def find_results(path: Path) -> list[Path]:
     run directories are not results."""
     if not path.is_dir():
         return []
-    path = _scenario_level(path)
+    path = _scenario_level(path.resolve())
     if _is_repro_run(path) or _is_repro_run(path.parent):
         return []
     if _has_runs(path):
@@ -133,6 +133,31 @@ def _system(path: Path) -> tuple[str, str, dict[str, Any]]:
                     desc = {}
             return submitter_dir.name, system, desc
     return "unknown", path.name, {}
+
+
+_ROUND = re.compile(r"v(\d+\.\d+)")
+
+
+def round_of(path: Path) -> str | None:
+    """The round the tree's own folder names (`inference_results_v4.1` -> v4.1), if it does:
+    the folders above `<division>/<submitter>/results/` (a system's name may hold versions)."""
+    parts = path.resolve().parts
+    if "results" in parts:
+        parts = parts[: max(len(parts) - 1 - parts[::-1].index("results") - 2, 0)]
+    for part in reversed(parts):
+        if m := _ROUND.search(part):
+            return f"v{m.group(1)}"
+    return None
+
+
+def division_of(path: Path) -> str | None:
+    """The division folder above `<submitter>/results/` (closed, open, network)."""
+    parts = path.resolve().parts
+    if "results" in parts:
+        i = len(parts) - 1 - parts[::-1].index("results")
+        if i >= 2:
+            return parts[i - 2]
+    return None
 
 
 def fingerprint_from_system(desc: dict[str, Any]) -> dict[str, Any]:
@@ -187,7 +212,11 @@ def _compliance(scenario_dir: Path) -> dict[str, dict[str, str]]:
                 if verify.is_file():
                     text = verify.read_text(errors="replace")
                     verdict = (
-                        "PASS" if "TEST PASS" in text else "FAIL" if "TEST FAIL" in text else "?"
+                        "PASS"
+                        if "TEST PASS" in text
+                        else "FAIL"
+                        if "TEST FAIL" in text
+                        else "unreadable"
                     )
                     out.setdefault(test.name.upper(), {})[kind] = verdict
     return out
@@ -213,6 +242,11 @@ def effective_settings(scenario: str, metrics: dict[str, Any]) -> dict[str, Any]
     }
 
 
+def _first_log_scenario(sdir: Path) -> ScenarioName | None:
+    runs = sorted((sdir / "performance").glob(f"run_*/{SUMMARY}"))
+    return _log_scenario(runs[0].parent) if runs else None
+
+
 def _log_scenario(run: Path) -> ScenarioName | None:
     value = parse_summary_text((run / SUMMARY).read_text(errors="replace")).get("scenario")
     return _SCENARIO_NAMES.get(str(value).lower()) if value else None
@@ -226,13 +260,21 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     says, a copy of a run already read is skipped, and the record's notes say so.
     `detail_logs` False reads the summaries only (and LoadGen's version): fast, for tables.
     """
+    path = path.resolve()
     submitter, system, desc = _system(path)
     benchmark = path.parent.name if _has_runs(path) else path.name
+    if path.name.lower() == INTERACTIVE:
+        benchmark += "-interactive"  # a result of its own, never one with the main Server's name
     tests: list[TestRecord] = []
     notes: list[str] = []
     seen: dict[str, tuple[Path, bytes]] = {}
     compliance: dict[str, dict[str, dict[str, str]]] = {}
-    for sdir in _scenario_dirs(path):
+    # a folder named after its log's scenario goes first: it is the original, not the copy
+    ordered = sorted(
+        _scenario_dirs(path),
+        key=lambda d: (_SCENARIO_NAMES.get(d.name.lower()) != _first_log_scenario(d), d.name),
+    )
+    for sdir in ordered:
         if sdir.name.lower() == INTERACTIVE and sdir != path:
             notes.append(
                 f"{sdir.name}/: Server runs under interactive latency bounds, a result of its "
@@ -327,7 +369,8 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             "manager": "published",
             "submitter": submitter,
             "system": system,
-            "division": desc.get("division"),
+            "division": division_of(path) or desc.get("division"),
+            "round": round_of(path),
             "framework": desc.get("framework"),
             **({"compliance": compliance} if compliance else {}),
         },

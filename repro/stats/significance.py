@@ -160,17 +160,27 @@ def _boot_percentile(
 
 
 def compare_accuracy(
-    original: float, replay: float, *, ratio: float, higher_is_better: bool = True
+    original: float,
+    replay: float,
+    *,
+    ratio: float,
+    higher_is_better: bool = True,
+    percent: bool = True,
 ) -> Comparison:
     """Accuracy is reproduced when the replay reaches `ratio` x the original (MLPerf: 0.99),
     or for a lower-is-better figure stays within the original / `ratio`."""
     delta = replay / original - 1 if original else 0.0
     verdict = decide_accuracy(original, replay, ratio=ratio, higher_is_better=higher_is_better)
     ok = verdict == "reproduced"
-    if higher_is_better:
+    if higher_is_better and percent:
         reason = (
             f"replay accuracy {replay:.4%} {'>=' if ok else '<'} {ratio:g} x original "
             f"{original:.4%} = {ratio * original:.4%}"
+        )
+    elif higher_is_better:
+        reason = (
+            f"replay {replay:.6g} {'>=' if ok else '<'} {ratio:g} x original {original:.6g} = "
+            f"{ratio * original:.6g}"
         )
     else:
         reason = (

@@ -93,10 +93,10 @@ def test_llm_rows_carry_tokens_per_second_and_interactive_has_its_own(tmp_path: 
     code, output = _run(str(tmp_path), "--csv", str(out))
     assert code == 0, output
     with out.open() as fh:
-        rows = {r["scenario"]: r for r in csv.DictReader(fh)}
-    assert set(rows) == {"Server", "Server (interactive)"}
+        rows = {r["benchmark"]: r for r in csv.DictReader(fh)}
+    assert set(rows) == {"llama2-70b-99", "llama2-70b-99-interactive"}
     for row in rows.values():
+        assert row["scenario"] == "Server"
         assert row["metric"] == "tokens_per_second"
         assert row["unit"] == "tokens/s"
         assert float(row["value"]) == 2500.5
-        assert row["benchmark"] == "llama2-70b-99"

@@ -22,16 +22,19 @@ def _table(tmp_path: Path) -> Path:
         ("cpu-only", "N/A", 0, 500.0, 0.762),
         ("no-price", "Mystery", 1, 90_000.0, 0.762),
         ("inaccurate", "L4", 1, 99_000.0, 0.700),
+        ("invalid-run", "L4", 1, 999_000.0, 0.762),
     ]
     frame = pd.DataFrame(
         [
             {**dict.fromkeys(COLUMNS), "submitter": "S", "system": s, "processor": "Xeon",
              "accelerator": a, "accelerator_count": n, "benchmark": "resnet50",
-             "scenario": "Offline", "value": v, "unit": "samples/s", "accuracy_value": acc}
+             "scenario": "Offline", "value": v, "unit": "samples/s", "accuracy_value": acc,
+             "validity": "INVALID" if s == "invalid-run" else "VALID"}
             for s, a, n, v, acc in rows
         ]
         + [{**dict.fromkeys(COLUMNS), "submitter": "S", "system": "other-bench",
-            "benchmark": "bert-99", "scenario": "Offline", "value": 1e6, "unit": "samples/s"}]
+            "benchmark": "bert-99", "scenario": "Offline", "value": 1e6, "unit": "samples/s",
+            "validity": "VALID"}]
     )  # fmt: skip
     path = tmp_path / "t.csv"
     frame.to_csv(path, index=False)
@@ -63,6 +66,7 @@ def test_front_dominated_missing_and_excluded(
     assert "S/no-price resnet50 Offline: no cost" in out  # listed, not dropped silently
     assert "S/inaccurate resnet50 Offline: accuracy_value = 0.7 breaks accuracy>=0.75" in out
     assert "other-bench" not in out
+    assert "S/invalid-run resnet50 Offline: LoadGen judged it INVALID" in out
     page = (tmp_path / "reports" / "recommend" / "recommend.html").read_text()
     assert "<svg" in page
     assert "fill-opacity='0.25'" in page  # the dominated point, faded
@@ -89,12 +93,37 @@ def test_per_accelerator_throughput(tmp_path: Path) -> None:
         (["--objective", "max:nonsense"], "no column 'nonsense'"),
         (["--objective", "max:throughput", "--constraint", "latency<=15parsecs"], "unknown unit"),
         (["--objective", "max:throughput", "--where", "benchmark"], "expected COLUMN=VALUE"),
+        (["--objective", "max:throughput", "--where", "benchmark=nope"], "nothing is left"),
+        (["--objective", "max:throughput"], "mixes 2 kinds of result"),
+        (
+            [
+                "--objective",
+                "max:throughput",
+                "--where",
+                "benchmark=resnet50",
+                "--constraint",
+                "latency<=1.2.3ms",
+            ],
+            "expected NAME OP NUMBER",
+        ),
     ],
 )
 def test_bad_options_name_the_fix(tmp_path: Path, args: list[str], message: str) -> None:
     code, out = _run(str(_table(tmp_path)), *args)
     assert code == 2
     assert message in out
+
+
+def test_where_compares_numbers_as_numbers(tmp_path: Path) -> None:
+    frame = pd.read_csv(_table(tmp_path))  # accelerator_count reads back as 8.0
+    result = recommend(
+        frame,
+        [Objective("throughput", True)],
+        where={"accelerator_count": "8", "scenario": "offline", "benchmark": "resnet50"},
+    )
+    assert set(result.front["system"]) | set(result.dominated["system"]) == {
+        "fast-dear", "fast-cheap", "slow-dear"
+    }  # fmt: skip
 
 
 def test_a_file_that_is_not_a_results_table(tmp_path: Path) -> None:

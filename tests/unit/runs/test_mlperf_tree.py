@@ -57,10 +57,13 @@ def test_the_scenario_comes_from_the_log_and_copies_are_read_once(tmp_path: Path
     bench = tmp_path / "closed" / "Acme" / "results" / "box" / "resnet50"
     record = read_mlperf_result(bench)
     assert {t.scenario for t in record.tests} == {"SingleStream"}
-    assert len([t for t in record.tests if t.mode == "performance"]) == 1
+    perf = [t for t in record.tests if t.mode == "performance"]
+    assert len(perf) == 1
+    assert perf[0].dir.startswith("singlestream/")  # the folder named after it, not a copy
     assert any("the folder says MultiStream, LoadGen's log says SingleStream" in n
                for n in record.notes)  # fmt: skip
-    assert any("byte-identical copy of the SingleStream run" in n for n in record.notes)
+    assert any("byte-identical copy of the SingleStream run in singlestream/" in n
+               for n in record.notes)  # fmt: skip
 
 
 def test_an_unknown_scenario_is_an_error_naming_the_folder(tmp_path: Path) -> None:
@@ -77,7 +80,7 @@ def test_a_published_result_on_either_side(tmp_path: Path, monkeypatch: pytest.M
     assert code == 0, out
     code, out = _report("--compare", str(a), str(b))
     assert code == 0, out
-    assert "reports/resnet50/Acme-box-vs-Acme-box/report." in out
+    assert "reports/resnet50/closed-Acme-box-vs-closed-Acme-box/report." in out
 
 
 def test_trees_pair_by_benchmark_and_system_and_list_the_rest(
@@ -90,11 +93,11 @@ def test_trees_pair_by_benchmark_and_system_and_list_the_rest(
     monkeypatch.chdir(tmp_path)
     code, out = _report("--compare", str(tmp_path / "v1"), str(tmp_path / "v2"))
     assert code == 1, out  # +50 % throughput: not reproduced
-    assert "Acme-box-vs-Acme-box" in out
-    assert "Acme-big-vs-Acme-big" in out
+    assert "closed-Acme-box-vs-closed-Acme-box" in out
+    assert "closed-Acme-big-vs-closed-Acme-big" in out
     assert "not paired:" in out
     assert "bert-99" in out
-    assert Path("reports/resnet50/Acme-box-vs-Acme-box/report.json").is_file()
+    assert Path("reports/resnet50/closed-Acme-box-vs-closed-Acme-box/report.json").is_file()
 
 
 def test_different_benchmarks_are_refused_unless_asked(
@@ -200,6 +203,9 @@ def test_an_llm_result_is_judged_on_tokens_and_interactive_stands_alone(
     assert "throughput" in labels  # samples/s shown, not labelled the MLPerf metric
     code, out = _report("--compare", str(a / "interactive"), str(b / "interactive"))
     assert code == 1, out
+    folders = {p.parent.name for p in (tmp_path / "reports").glob("*/*/report.json")}
+    assert len(folders) == 1  # the interactive report did not overwrite the main one's folder
+    assert len(list((tmp_path / "reports").glob("*/*/report.json"))) == 2
 
 
 def test_a_number_stored_as_text_in_a_system_description_is_no_drift(
@@ -217,3 +223,22 @@ def test_a_number_stored_as_text_in_a_system_description_is_no_drift(
     code, out = _report("--compare", str(sides[0]), str(sides[1]), "--json")
     assert code == 0, out
     assert "accelerators_per_node" not in out
+
+
+def test_pairing_does_not_depend_on_order_and_knows_divisions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    published_result(tmp_path / "v1", system="alpha")
+    published_result(tmp_path / "v1", system="box")
+    published_result(tmp_path / "v2", system="box")
+    for division in ("closed", "open"):  # the same system in both divisions of both rounds
+        published_result(tmp_path / "v1", system="twin", benchmark="bert-99", division=division)
+        published_result(tmp_path / "v2", system="twin", benchmark="bert-99", division=division)
+    monkeypatch.chdir(tmp_path)
+    code, out = _report("--compare", str(tmp_path / "v1"), str(tmp_path / "v2"))
+    assert code == 0, out
+    assert "closed-Acme-box-vs-closed-Acme-box" in out
+    assert "closed-Acme-twin-vs-closed-Acme-twin" in out
+    assert "open-Acme-twin-vs-open-Acme-twin" in out
+    assert "not paired:" in out
+    assert "alpha" in out.split("not paired:", 1)[1]
