@@ -105,7 +105,7 @@ def test_llm_rows_carry_tokens_per_second_and_interactive_has_its_own(tmp_path: 
 def test_single_stream_reports_loadgens_early_stopping_estimate(shared_fixtures: Path) -> None:
     from repro.published import results_table
 
-    table = results_table([shared_fixtures / "inference_results_v4.0"])
+    table = results_table([shared_fixtures / "mlperf" / "inference_results_v4.0"])
     row = table[table["scenario"] == "SingleStream"].iloc[0]
     assert row["metric"] == "early_stopping_p90_ns"
     assert row["value"] == 7695806.0  # the summary's "Early stopping 90th percentile estimate"
