@@ -12,6 +12,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from repro.errors import UsageError
+
 
 @contextlib.contextmanager
 def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
@@ -19,6 +21,14 @@ def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
 
     `suffix` keeps a file type a tool insists on (e.g. ".so" for a shared library).
     """
+    if target.is_symlink():
+        target = target.resolve()  # write where the link points, keep the link
+    if target.exists() and not target.is_file():
+        raise UsageError(
+            f"{target}: exists and is not a regular file (a folder, device or pipe); repro "
+            "writes a whole new file and would replace it",
+            hint="choose a file name",
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
     # mkstemp makes the file private (0600); the result gets the usual mode under the umask

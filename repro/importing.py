@@ -10,6 +10,7 @@ lists every setting the replay ran differently, and says "different hardware" wh
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -27,6 +28,9 @@ from repro.runs.record import RunRecord
 from repro.runs.store import digest_files
 from repro.spec.io import format_validation_error, load_spec, spec_id, with_id, write_spec
 from repro.spec.models import ExperimentSpec
+
+#: the longest spec name a spec accepts
+MAX_NAME = 64
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,11 @@ def _name(record: RunRecord) -> str:
                   env.get("system"))
         if v
     )  # fmt: skip
-    return re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-.")[:120]
+    name = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-.")
+    if len(name) > MAX_NAME:  # a spec name's limit: keep the start, make the rest unique
+        digest = hashlib.sha256(raw.encode()).hexdigest()[:8]
+        name = f"{name[: MAX_NAME - 9].rstrip('-.')}-{digest}"
+    return name
 
 
 def _spec(

@@ -96,10 +96,12 @@ def results_table(
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
+    read: set[Path] = set()
     for tree in trees:
-        found = find_results(tree)
+        found = [b for b in find_results(tree) if b.resolve() not in read]
+        read.update(b.resolve() for b in found)
         if progress:
-            progress(f"{tree}: {len(found)} result(s)")
+            progress(f"{tree}: {len(found)} result(s) not already read")
         for bench in found:
             rows += rows_of(bench, read_mlperf_result(bench, detail_logs=False))
             for sdir in bench.iterdir() if bench.is_dir() else ():

@@ -88,13 +88,22 @@ def load_prices(path: Path) -> dict[str, float]:
         with path.open(newline="") as fh:
             for i, row in enumerate(csv.DictReader(fh), start=2):
                 try:
-                    prices[row["name"].strip()] = float(row["price"])
+                    name, price = row["name"].strip(), float(row["price"])
+                    if not math.isfinite(price) or price <= 0:
+                        raise ValueError(price)
+                    if name in prices and prices[name] != price:
+                        raise SpecError(
+                            f"{path}:{i}: {name!r} has two prices ({prices[name]:g}, {price:g})",
+                            hint="keep one row per name",
+                        )
+                    prices[name] = price
                 except (KeyError, TypeError, ValueError, AttributeError):
                     raise SpecError(
-                        f"{path}:{i}: expected the columns name,price with a number as price",
+                        f"{path}:{i}: expected the columns name,price with a positive number as "
+                        "price",
                         hint="e.g.\nname,price\nNVIDIA H100-SXM-80GB,25000",
                     ) from None
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: cannot read the price table: {exc}") from None
     return prices
 

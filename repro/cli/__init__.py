@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from repro import __version__
-from repro.errors import EXIT_INTERNAL, ReproError
+from repro.errors import EXIT_FAILURE, EXIT_INTERNAL, ReproError
 
 
 class ReproGroup(click.Group):
@@ -35,6 +35,16 @@ class ReproGroup(click.Group):
             with contextlib.suppress(OSError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             ctx.exit(0)
+        except OSError as exc:
+            # a file or folder repro was given or writes to cannot be used as it is
+            where = exc.filename or "a file"
+            click.secho(f"error: {where}: {exc.strerror or exc}", err=True, fg="red")
+            click.echo(
+                "hint: check that the path exists, is of the right kind and that this user may "
+                "read it (inputs) or write into its folder (outputs)",
+                err=True,
+            )
+            ctx.exit(EXIT_FAILURE)
         except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()

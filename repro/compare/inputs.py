@@ -67,6 +67,12 @@ def resolve_pairs(
         return Pairing([resolve_inputs(original, [], allow_different_specs=allow_different_specs)])
     left = open_sides(original)
     right = [side for path in replays for side in _replay_sides(path)]
+    same = {s.path.resolve() for s in left} & {s.path.resolve() for s in right}
+    if same:
+        raise SpecError(
+            f"{sorted(same)[0]} is on both sides: a result compared with itself says nothing",
+            hint="give the original with --compare and other runs or results as replays",
+        )
     if len(left) == 1 and (len(right) == 1 or all(s.kind == "repro" for s in right)):
         orig, reps = resolve_inputs(original, replays, allow_different_specs=allow_different_specs)
         _check_same_benchmark(orig, reps, allow=allow_different_benchmarks)

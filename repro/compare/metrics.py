@@ -87,7 +87,9 @@ def _values(side: Side, tests: list[TestRecord], key: str) -> list[tuple[TestRec
             )
             raise SpecError(
                 f"{where}: {t.scenario} {t.dir}: {key} is {v!r}, not a positive number",
-                hint="the run record is damaged: re-run the replay or delete the run",
+                hint="the published logs are damaged: restore them from the published tree"
+                if side.kind == "mlperf"
+                else "the run record is damaged: re-run the replay or delete the run",
             )
         values.append((t, float(v)))
     return values

@@ -66,7 +66,7 @@ def page(
     missing: Sequence[str],
     excluded: Sequence[str],
 ) -> str:
-    body = _svg(objectives, front, dominated) if len(objectives) >= 2 else ""
+    body = _svg(objectives, front, dominated) if len(objectives) >= 2 and len(front) else ""
     table = markdown(objectives, front, dominated, missing, excluded)
     cols = _columns(objectives, front)
     rows = "".join(

@@ -11,6 +11,7 @@ loadgen_version, num_errors, num_warnings, and the effective seeds.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -36,10 +37,15 @@ def _pct_name(pct: str) -> str:
 
 
 def _number(text: str) -> float | int:
+    """A number as LoadGen prints it; anything else is NaN (a damaged log), never an error
+    here: whoever uses the figure says which file and field are damaged."""
     try:
         return int(text)
     except ValueError:
-        return float(text)
+        try:
+            return float(text)
+        except ValueError:
+            return math.nan
 
 
 def _yes(text: str) -> bool:

@@ -9,6 +9,7 @@ one scenario folder below it. The system description comes from
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -128,9 +129,10 @@ def _system(path: Path) -> tuple[str, str, dict[str, Any]]:
             desc: dict[str, Any] = {}
             if desc_path.is_file():
                 try:
-                    desc = json.loads(desc_path.read_text())
+                    loaded = json.loads(desc_path.read_text(errors="replace"))
                 except json.JSONDecodeError:
-                    desc = {}
+                    loaded = {}
+                desc = loaded if isinstance(loaded, dict) else {}
             return submitter_dir.name, system, desc
     return "unknown", path.name, {}
 
@@ -242,6 +244,29 @@ def effective_settings(scenario: str, metrics: dict[str, Any]) -> dict[str, Any]
     }
 
 
+def _check_logs(run: Path, scenario: str, metrics: dict[str, Any]) -> None:
+    """A published run must say whether it is VALID and give its MLPerf metric as a positive
+    number: a damaged or truncated log is an error naming the file, never a silent NaN."""
+    where = run / SUMMARY
+    if metrics.get("validity") not in ("VALID", "INVALID"):
+        raise SpecError(
+            f"{where}: no 'Result is : VALID' or 'INVALID' line: the log is truncated or damaged",
+            hint="restore the file from the published tree",
+        )
+    key = HEADLINE[scenario][0]
+    value = metrics.get(key)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise SpecError(
+            f"{where}: {key} is {value!r}, not a positive number: the log is damaged",
+            hint="restore the file from the published tree",
+        )
+
+
 def _first_log_scenario(sdir: Path) -> ScenarioName | None:
     runs = sorted((sdir / "performance").glob(f"run_*/{SUMMARY}"))
     return _log_scenario(runs[0].parent) if runs else None
@@ -274,6 +299,12 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
         _scenario_dirs(path),
         key=lambda d: (_SCENARIO_NAMES.get(d.name.lower()) != _first_log_scenario(d), d.name),
     )
+    if not _has_runs(path):
+        notes += [
+            f"{d.name}/: performance/ holds no LoadGen summary (run_k/{SUMMARY}): not read"
+            for d in sorted(path.iterdir())
+            if d.is_dir() and (d / "performance").is_dir() and not _has_runs(d)
+        ]
     for sdir in ordered:
         if sdir.name.lower() == INTERACTIVE and sdir != path:
             notes.append(
@@ -304,14 +335,22 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             )
         if scenario in seen:
             other, other_summary = seen[scenario]
-            same = "a byte-identical copy of" if other_summary == summary else "another run of"
+            if other_summary != summary:
+                raise SpecError(
+                    f"{runs[0] / SUMMARY}: {sdir.name}/ holds a {scenario} run that differs from "
+                    f"the one in {other.name}/: which is the {scenario} result?",
+                    hint="a published result keeps one run per scenario, in the folder of its "
+                    "scenario; fix the tree or compare the scenario folders one by one",
+                )
             notes.append(
-                f"{sdir.name}/ holds {same} the {scenario} run in {other.name}/: not read twice"
+                f"{sdir.name}/ holds a byte-identical copy of the {scenario} run in "
+                f"{other.name}/: not read twice"
             )
             continue
         seen[scenario] = (sdir, summary)
         for k, run in enumerate(runs, start=1):
             metrics = read_logs(run, detail_log=detail_logs)
+            _check_logs(run, scenario, metrics)
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
                 TestRecord(
@@ -327,6 +366,20 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
         acc_txt = sdir / "accuracy" / "accuracy.txt"
         if acc_txt.is_file():
             reading = parse_accuracy_text(acc_txt.read_text(errors="replace"), benchmark)
+            if reading is not None and not (
+                math.isfinite(reading.value)
+                and (reading.unit != "fraction" or 0 <= reading.value <= 1)
+            ):
+                raise SpecError(
+                    f"{acc_txt}: {reading.metric} = {reading.value:g} is not a possible figure"
+                    + (
+                        " (a percentage above 100 % or below 0)"
+                        if reading.unit == "fraction"
+                        else ""
+                    ),
+                    hint="the accuracy file is damaged; the accuracy script prints e.g. "
+                    "accuracy=76.456%",
+                )
             if reading is not None:
                 tests.append(
                     TestRecord(

@@ -89,3 +89,20 @@ def test_import_replay_report(
     assert ("Offline", "min_duration_ms") in changed  # 400 published, 300 replayed
     assert ("Offline", "offline_expected_qps") not in changed
     assert data["original"]["kind"] == "repro"
+
+
+def test_a_long_name_is_cut_to_a_spec_name_and_stays_unique(tmp_path: Path) -> None:
+    from repro.importing import MAX_NAME, _name
+    from repro.runs.record import RunRecord
+
+    names = set()
+    for system in ("a-very-long-system-name-" * 4 + "1", "a-very-long-system-name-" * 4 + "2"):
+        record = RunRecord(
+            run_id="x", spec_name="resnet50", spec_id="", spec_path="", status="complete",
+            started_utc="", repro_version="",
+            environment={"division": "closed", "submitter": "Acme", "system": system},
+        )  # fmt: skip
+        name = _name(record)
+        assert len(name) <= MAX_NAME
+        names.add(name)
+    assert len(names) == 2

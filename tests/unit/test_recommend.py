@@ -132,3 +132,22 @@ def test_a_file_that_is_not_a_results_table(tmp_path: Path) -> None:
     code, out = _run(str(bad), "--objective", "max:throughput")
     assert code == 2
     assert "repro results TREE --csv" in out
+
+
+@pytest.mark.parametrize(
+    ("prices", "message"),
+    [
+        ("name,price\nXeon,-1600\n", "positive number"),
+        ("name,price\nXeon,inf\n", "positive number"),
+        ("name,price\nXeon,10\nXeon,20\n", "has two prices"),
+    ],
+)
+def test_a_bad_price_table_is_refused(tmp_path: Path, prices: str, message: str) -> None:
+    table = _table(tmp_path)
+    (tmp_path / "bad.csv").write_text(prices)
+    code, out = _run(
+        str(table), "--objective", "min:cost", "--where", "benchmark=resnet50",
+        "--prices", str(tmp_path / "bad.csv"),
+    )  # fmt: skip
+    assert code == 2
+    assert message in out

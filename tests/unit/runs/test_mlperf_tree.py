@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -77,7 +79,8 @@ def test_a_published_result_on_either_side(tmp_path: Path, monkeypatch: pytest.M
     b = published_result(tmp_path / "b", sps=101.0).parent
     monkeypatch.chdir(tmp_path)
     code, out = _report("--compare", str(a), str(a))
-    assert code == 0, out
+    assert code == 2, out
+    assert "is on both sides" in out
     code, out = _report("--compare", str(a), str(b))
     assert code == 0, out
     assert "reports/resnet50/closed-Acme-box-vs-closed-Acme-box/report." in out
@@ -242,3 +245,55 @@ def test_pairing_does_not_depend_on_order_and_knows_divisions(
     assert "open-Acme-twin-vs-open-Acme-twin" in out
     assert "not paired:" in out
     assert "alpha" in out.split("not paired:", 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("accuracy", "top1 = 1.76078 is not a possible figure"),
+        ("nan", "samples_per_second is nan, not a positive number"),
+        ("negative", "samples_per_second is -5.0, not a positive number"),
+        ("truncated", "no 'Result is : VALID' or 'INVALID' line"),
+        ("other-run", "holds a Server run that differs from the one in server/"),
+    ],
+)
+def test_a_damaged_published_tree_is_an_error_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str, message: str
+) -> None:
+    """Damaged input is never read as good data (no silent NaN, no 176 % accuracy)."""
+    good = published_result(tmp_path / "good").parent
+    sdir = published_result(tmp_path / "bad", sps=-5.0 if damage == "negative" else 100.0)
+    summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
+    if damage == "accuracy":
+        (sdir / "accuracy" / "accuracy.txt").write_text("accuracy=176.078%, good=1, total=1\n")
+    elif damage == "nan":
+        summary.write_text(summary.read_text().replace("Samples per second: 100.0", "Samples per "
+                                                       "second: nan"))  # fmt: skip
+    elif damage == "truncated":
+        summary.write_text(summary.read_text()[:120])
+    elif damage == "other-run":
+        published_result(tmp_path / "bad", folder="server", scenario="Server", sps=7.0)
+        summary.write_text(summary.read_text().replace("Scenario : Offline", "Scenario : Server"))
+    monkeypatch.chdir(tmp_path)
+    code, out = _report("--compare", str(good), str(sdir.parent))
+    assert code == 2, out
+    assert message in out
+    assert str(tmp_path / "bad") in out
+
+
+def test_an_output_that_cannot_be_written_names_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = published_result(tmp_path / "t").parent
+    (tmp_path / "afile").write_text("x")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["results", str(bench), "--csv", str(tmp_path / "afile" / "x.csv")])
+    assert result.exit_code == 3, result.output
+    assert "afile" in result.output
+    assert "internal error" not in result.output
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # a pipe is never replaced by a regular file
+    result = runner.invoke(cli, ["results", str(bench), "--csv", str(fifo)])
+    assert result.exit_code == 2, result.output
+    assert "is not a regular file" in result.output
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
