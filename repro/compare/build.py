@@ -186,7 +186,8 @@ def build_report(
     if not scenarios:
         what = "; ".join(f"{m.scenario} {m.mode}: {m.reason}" for m in missing) or "no results"
         raise SpecError(
-            f"nothing to compare: the replay covers none of what the original ran ({what})",
+            f"nothing to compare: the replay ({', '.join(str(r.path) for r in reps)}) covers "
+            f"none of what the original ({orig.path}) ran ({what})",
             hint="replay the scenarios and modes the original ran (see `repro replay --help`)",
         )
     if orig.kind == "repro" and any(r.record.spec_id != orig.record.spec_id for r in reps):
@@ -214,6 +215,12 @@ def build_report(
         + f" (the MLPerf metric of each scenario, validity and accuracy; {shown} more shown for "
         "information)" + f"; {len(scenarios)} of {len(in_original)} scenario(s) compared"
     )
+    benchmarks = {r.record.spec_name for r in (orig, *reps) if r.kind == "mlperf"}
+    if len(benchmarks) > 1:
+        summary = (
+            f"FOR INFORMATION ONLY, different benchmarks ({' vs '.join(sorted(benchmarks))}): "
+            + summary
+        )
     if machines.hardware:
         summary += (
             "; different hardware: performance is shown for information, accuracy and "

@@ -114,6 +114,7 @@ def test_different_benchmarks_are_refused_unless_asked(
     assert "different benchmarks" in out
     code, out = _report("--compare", str(a), str(b), "--allow-different-benchmarks")
     assert code in (0, 1), out
+    assert "FOR INFORMATION ONLY, different benchmarks (resnet50 vs retinanet)" in out
 
 
 def test_a_level_with_several_results_names_them(
