@@ -14,6 +14,9 @@ A performance metric is also compared after adjusting each run by the machine's 
                                         side, and nothing else decides
   not comparable: different hardware    CPU model, core count or accelerator differ: speed is
                                         shown for information; accuracy is still judged
+LoadGen's validity: not reproduced when most replay runs are INVALID while most original runs
+were VALID, or when the replay is INVALID more often than chance (Fisher's exact test, p < 0.05);
+an occasional INVALID run (a latency bound broken by a loaded machine) is not a regression.
 A scenario and a report take the worst verdict of their parts. The exit code follows `diff`:
 0 reproduced, with or without adjustment (or inconclusive or not comparable, unless strict);
 1 not reproduced.
@@ -21,6 +24,7 @@ A scenario and a report take the worst verdict of their parts. The exit code fol
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Final, Literal
 
@@ -75,14 +79,51 @@ def decide_accuracy(
 
 
 def decide_validity(original: list[str], replay: list[str]) -> tuple[Verdict, str]:
-    """LoadGen's VALID/INVALID on each side: an INVALID replay of a VALID original fails."""
-    a_ok = all(v == "VALID" for v in original)
-    b_ok = all(v == "VALID" for v in replay)
-    if a_ok and b_ok:
-        return "reproduced", "LoadGen judged every run VALID"
-    if not a_ok:
+    """LoadGen's VALID/INVALID on each side.
+
+    A latency bound breaks at random on a loaded machine, so one INVALID run among several is
+    not a regression by itself: the replay fails when most of its runs are INVALID while most of
+    the original's were VALID, or when it is INVALID more often than chance allows (Fisher's
+    exact test, one-sided, p < 0.05). A single replay run that is INVALID against a VALID
+    original is most of its runs: it fails.
+    """
+    na, nb = len(original), len(replay)
+    a_bad = sum(v != "VALID" for v in original)
+    b_bad = sum(v != "VALID" for v in replay)
+    if b_bad == 0:
+        return "reproduced", (
+            "LoadGen judged every run VALID"
+            if a_bad == 0
+            else "LoadGen judged every replay run VALID"
+        )
+    if a_bad == na:
         return "reproduced", "the original was not VALID either"
-    return "not reproduced", f"LoadGen judged {replay.count('INVALID')} replay run(s) INVALID"
+    said = f"LoadGen judged {b_bad} of {nb} replay run(s) INVALID, {a_bad} of {na} original run(s)"
+    if 2 * b_bad > nb and 2 * a_bad <= na:
+        return "not reproduced", f"{said}: most replay runs are INVALID"
+    if b_bad * na <= a_bad * nb:
+        return "reproduced", f"{said}: no more often than the original"
+    p = fisher_greater(b_bad, nb, a_bad, na)
+    if p < 0.05:
+        return "not reproduced", f"{said}: more often than chance (Fisher's exact test p = {p:.3f})"
+    return "reproduced", (
+        f"{said}: no more often than chance (Fisher's exact test p = {p:.2f}); a latency bound "
+        "breaks at random on a loaded machine"
+    )
+
+
+def fisher_greater(b_bad: int, nb: int, a_bad: int, na: int) -> float:
+    """P(the replay has at least `b_bad` bad runs of `nb`) if both sides share one rate: the
+    one-sided p of Fisher's exact test (hypergeometric tail)."""
+    total, bad = na + nb, a_bad + b_bad
+    denominator = math.comb(total, nb)
+    return (
+        sum(
+            math.comb(bad, x) * math.comb(total - bad, nb - x)
+            for x in range(b_bad, min(bad, nb) + 1)
+        )
+        / denominator
+    )
 
 
 def combine(raw: Verdict, adjusted: Verdict | None, *, unstable: bool) -> Verdict:

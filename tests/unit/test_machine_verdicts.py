@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.verdicts import combine, exit_code, roll_up
+from repro.verdicts import combine, decide_validity, exit_code, fisher_greater, roll_up
 from tests.helpers import FINGERPRINT, make_run
 
 BASE = [100.0, 101.0, 99.0, 100.5, 99.5]
@@ -153,3 +153,26 @@ def test_roll_up_and_exit_codes() -> None:
     assert exit_code("not comparable: different hardware", strict=False) == 0
     assert exit_code("not comparable: different hardware", strict=True) == 1
     assert exit_code("inconclusive: machine unstable", strict=True) == 1
+
+
+@pytest.mark.parametrize(
+    ("original", "replay", "verdict"),
+    [
+        (["VALID"], ["INVALID"], "not reproduced"),  # one run each: the replay's only run failed
+        (["VALID"] * 10, ["VALID"] * 9 + ["INVALID"], "reproduced"),  # a sporadic flake
+        (["VALID"] * 10, ["VALID"] * 6 + ["INVALID"] * 4, "not reproduced"),  # p = 0.043
+        (["VALID"] * 10, ["VALID"] * 4 + ["INVALID"] * 6, "not reproduced"),  # most INVALID
+        (["VALID"] * 8 + ["INVALID"] * 2, ["VALID"] * 8 + ["INVALID"] * 2, "reproduced"),
+        (["INVALID"], ["INVALID"], "reproduced"),  # the original was not VALID either
+    ],
+)
+def test_loadgen_validity_tells_a_flake_from_a_regression(
+    original: list[str], replay: list[str], verdict: str
+) -> None:
+    assert decide_validity(original, replay)[0] == verdict
+
+
+def test_fisher_tail_matches_the_hypergeometric_by_hand() -> None:
+    # 4 of 10 bad vs 0 of 10: C(4,4) C(16,6) / C(20,10)
+    assert fisher_greater(4, 10, 0, 10) == pytest.approx(8008 / 184756)
+    assert fisher_greater(0, 10, 3, 10) == pytest.approx(1.0)
