@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from repro.cli.progress import note
+from repro.cli.spec_cmds import json_option
 from repro.errors import SpecError
 from repro.spec.types import SCENARIOS
 
@@ -38,6 +39,7 @@ from repro.spec.types import SCENARIOS
     "--results-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
     show_default=True, help="Where the originals go (results/<name>/original/).",
 )  # fmt: skip
+@json_option
 def import_mlperf(
     tree: Path,
     submitter: str | None,
@@ -47,6 +49,7 @@ def import_mlperf(
     base_spec: Path,
     specs_dir: Path,
     results_dir: Path,
+    as_json: bool,
 ) -> None:
     """Import published MLPerf results (any level of a tree): per result, a spec that replays
     its LoadGen settings and seeds with the base spec's model, data and backend, and the result
@@ -74,13 +77,29 @@ def import_mlperf(
             hint="`repro results TREE` lists what the tree holds",
         )
     canonical = tuple(next(s for s in SCENARIOS if s.lower() == x.lower()) for x in scenarios)
+    imported = []
     for source in sources:
         done = import_result(
             source, base_spec, specs_dir=specs_dir, results_dir=results_dir, scenarios=canonical
         )
+        imported.append(done)
+        if not as_json:
+            click.echo(
+                f"{done.name}: spec {done.spec_path}, original {done.original} "
+                f"({', '.join(done.scenarios)})"
+            )
+    if as_json:
+        import json
+
         click.echo(
-            f"{done.name}: spec {done.spec_path}, original {done.original} "
-            f"({', '.join(done.scenarios)})"
-        )
+            json.dumps(
+                [
+                    {"name": d.name, "source": str(d.source), "spec": str(d.spec_path),
+                     "original": str(d.original), "scenarios": d.scenarios}
+                    for d in imported
+                ],
+                indent=2,
+            )
+        )  # fmt: skip
     note(f"replay with `repro replay {specs_dir}/<name>.json`, then "
          f"`repro report --compare {results_dir}/<name>/`")  # fmt: skip

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from repro.cli.progress import note
+from repro.cli.spec_cmds import json_option
 from repro.errors import SpecError
 
 
@@ -33,6 +34,7 @@ from repro.errors import SpecError
     default=Path("reports") / "recommend", show_default=True,
     help="Folder for recommend.{md,csv,html}.",
 )  # fmt: skip
+@json_option
 def recommend(
     table: Path,
     objectives: tuple[str, ...],
@@ -41,6 +43,7 @@ def recommend(
     prices: Path | None,
     per_accelerator: bool,
     output: Path,
+    as_json: bool,
 ) -> None:
     """The systems no other system beats on every objective at once, from a table written by
     `repro results --csv` (or a published tree, read on the fly). Cost needs a price table you
@@ -94,5 +97,21 @@ def recommend(
     atomic_write_text(output / "recommend.md", md)
     atomic_write_text(output / "recommend.html", pareto.page(*args))
     atomic_write_text(output / "recommend.csv", pareto.csv(objs, result.front, result.dominated))
-    click.echo(md, nl=False)
+    if as_json:
+        import json
+
+        click.echo(
+            json.dumps(
+                {
+                    "objectives": [o.label for o in goals],
+                    "front": json.loads(result.front.to_json(orient="records")),
+                    "dominated": json.loads(result.dominated.to_json(orient="records")),
+                    "missing": result.missing,
+                    "excluded": result.excluded,
+                },
+                indent=2,
+            )
+        )
+    else:
+        click.echo(md, nl=False)
     note(f"recommendation written to {output}/recommend.{{md,csv,html}}")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from repro.cli.progress import note
+from repro.cli.spec_cmds import json_option
 from repro.errors import SpecError, UsageError
 
 #: the columns printed when no file is asked for
@@ -24,7 +25,10 @@ SHOWN = ("round", "submitter", "system", "benchmark", "scenario", "value", "unit
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write a Parquet file (needs pyarrow).",
 )
-def results(trees: tuple[Path, ...], csv_path: Path | None, parquet_path: Path | None) -> None:
+@json_option
+def results(
+    trees: tuple[Path, ...], csv_path: Path | None, parquet_path: Path | None, as_json: bool
+) -> None:
     """Every result of published MLPerf trees (any level: a round, division, submitter, system,
     benchmark) as one table: one row per result and scenario, with round, division, submitter,
     system, processor, accelerator and count, framework, benchmark, scenario, the MLPerf
@@ -65,5 +69,7 @@ def results(trees: tuple[Path, ...], csv_path: Path | None, parquet_path: Path |
         with atomic_path(parquet_path, suffix=".parquet") as tmp:
             table.to_parquet(tmp, index=False)
         note(f"table written to {parquet_path}")
-    if csv_path is None and parquet_path is None:
+    if as_json:
+        click.echo(table.to_json(orient="records", indent=2))
+    elif csv_path is None and parquet_path is None:
         click.echo(table[list(SHOWN)].to_string(index=False, max_rows=200))

@@ -106,3 +106,17 @@ def test_a_long_name_is_cut_to_a_spec_name_and_stays_unique(tmp_path: Path) -> N
         assert len(name) <= MAX_NAME
         names.add(name)
     assert len(names) == 2
+
+
+def test_json_lists_what_was_imported(root: Path, tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["import-mlperf", str(tree), "--base", str(root / "specs" / "ort-digits.json"),
+         "--specs-dir", str(tmp_path / "s"), "--results-dir", str(tmp_path / "r"), "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [done] = json.loads(result.stdout)
+    assert done["name"] == "mlperf-digits-closed-acme-box"
+    assert Path(done["spec"]).is_file()
+    assert done["scenarios"] == ["Offline"]

@@ -110,3 +110,14 @@ def test_single_stream_reports_loadgens_early_stopping_estimate(shared_fixtures:
     assert row["metric"] == "early_stopping_p90_ns"
     assert row["value"] == 7695806.0  # the summary's "Early stopping 90th percentile estimate"
     assert row["round"] == "v4.0"
+
+
+def test_json_on_stdout_is_one_record_per_row(tmp_path: Path) -> None:
+    import json
+
+    published_result(tmp_path, folder="offline")
+    result = CliRunner().invoke(cli, ["results", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["scenario"] for r in rows] == ["Offline"]
+    assert rows[0]["value"] == 100.0

@@ -151,3 +151,20 @@ def test_a_bad_price_table_is_refused(tmp_path: Path, prices: str, message: str)
     )  # fmt: skip
     assert code == 2
     assert message in out
+
+
+def test_json_names_front_dominated_and_missing(tmp_path: Path) -> None:
+    import json
+
+    table = _table(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["recommend", str(table), "--objective", "max:throughput", "--objective", "min:cost",
+         "--where", "benchmark=resnet50", "--prices", str(tmp_path / "prices.csv"),
+         "-o", str(tmp_path / "out"), "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["objectives"] == ["max:throughput", "min:cost"]
+    assert {r["system"] for r in data["front"]} == {"inaccurate", "cpu-only"}
+    assert any("no-price" in m for m in data["missing"])
