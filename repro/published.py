@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repro.reports.table import frame
 from repro.runs.mlperf import (
     HEADLINE,
     INTERACTIVE,
@@ -28,13 +29,6 @@ from repro.runs.record import RunRecord
 
 if TYPE_CHECKING:
     import pandas as pd
-
-COLUMNS = (
-    "round", "division", "submitter", "system", "processor", "accelerator",
-    "accelerator_count", "framework", "benchmark", "scenario", "metric", "value", "unit",
-    "validity", "loadgen_version", "accuracy_metric", "accuracy_value", "power_w",
-    "energy_j", "compliance", "compliance_detail", "notes", "path",
-)  # fmt: skip
 
 
 def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
@@ -92,9 +86,14 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
 def results_table(
     trees: Iterable[Path], *, progress: Callable[[str], None] | None = None
 ) -> pd.DataFrame:
-    """Every result of the trees, one row per scenario, in COLUMNS order."""
-    import pandas as pd
+    """Every result of the trees as one table (`repro.reports.table`), a row per scenario."""
+    return frame(result_rows(trees, progress=progress))
 
+
+def result_rows(
+    trees: Iterable[Path], *, progress: Callable[[str], None] | None = None
+) -> list[dict[str, Any]]:
+    """Every result of the trees, one row (COLUMNS) per scenario."""
     rows: list[dict[str, Any]] = []
     read: set[Path] = set()
     for tree in trees:
@@ -107,7 +106,7 @@ def results_table(
             for sdir in bench.iterdir() if bench.is_dir() else ():
                 if sdir.name.lower() == INTERACTIVE and sdir != bench and sdir.is_dir():
                     rows += rows_of(sdir, read_mlperf_result(sdir, detail_logs=False))
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    return rows
 
 
 def _overall(verdicts: list[str]) -> str | None:

@@ -8,7 +8,6 @@ import click
 
 from repro.cli.progress import note
 from repro.cli.spec_cmds import json_option
-from repro.errors import SpecError
 
 
 @click.command()
@@ -55,33 +54,22 @@ def recommend(
       repro recommend v5.csv --objective max:throughput --objective min:cost \\
           --where benchmark=resnet50,scenario=Offline --prices prices.csv
     """
-    import pandas as pd
-
     from repro.atomic import atomic_write_text
-    from repro.recommend import (
+    from repro.reports import pareto
+    from repro.stats.pareto import (
         load_prices,
+        load_table,
         parse_objective,
         parse_where,
     )
-    from repro.recommend import recommend as run
-    from repro.reports import pareto
+    from repro.stats.pareto import recommend as run
 
     if table.is_dir():
         from repro.published import results_table
 
         frame = results_table([table], progress=note)
-    elif table.is_file():
-        try:
-            frame = pd.read_csv(table)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-            raise SpecError(f"{table}: not a CSV table: {exc}") from None
-        if "value" not in frame or "unit" not in frame:
-            raise SpecError(
-                f"{table}: not a results table (no value and unit columns)",
-                hint="write one with `repro results TREE --csv FILE`",
-            )
     else:
-        raise SpecError(f"{table}: no such file or directory")
+        frame = load_table(table)
     goals = [parse_objective(o) for o in objectives]
     result = run(
         frame,

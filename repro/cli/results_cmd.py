@@ -40,7 +40,8 @@ def results(
       repro results inference_results_v4.1/ inference_results_v5.0/ --csv round.csv
     """
     from repro.atomic import atomic_path, atomic_write_text
-    from repro.published import COLUMNS, results_table
+    from repro.published import results_table
+    from repro.reports.table import COLUMNS
     from repro.runs.mlperf import find_results
 
     for tree in trees:

@@ -18,7 +18,6 @@ FORBIDDEN = (
     "repro.rounds",
     "repro.published",
     "repro.importing",
-    "repro.recommend",
 )
 
 

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.published import COLUMNS, round_of
+from repro.reports.table import COLUMNS
+from repro.runs.mlperf import round_of
 from tests.helpers import published_result
 
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.published import COLUMNS
-from repro.recommend import Objective, recommend
+from repro.reports.table import COLUMNS
+from repro.stats.pareto import Objective, recommend
 
 
 def _table(tmp_path: Path) -> Path:

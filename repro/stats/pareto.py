@@ -79,6 +79,24 @@ def parse_where(texts: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def load_table(path: Path) -> pd.DataFrame:
+    """A table written by `repro results --csv`."""
+    import pandas as pd
+
+    if not path.is_file():
+        raise SpecError(f"{path}: no such file or directory")
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: not a CSV table: {exc}") from None
+    if "value" not in frame or "unit" not in frame:
+        raise SpecError(
+            f"{path}: not a results table (no value and unit columns)",
+            hint="write one with `repro results TREE --csv FILE`",
+        )
+    return frame
+
+
 def load_prices(path: Path) -> dict[str, float]:
     """`name,price` rows: a processor or accelerator name as the table spells it."""
     import csv

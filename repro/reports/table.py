@@ -1,0 +1,23 @@
+"""The table of published results: its columns, and the pandas frame `repro results` writes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+COLUMNS = (
+    "round", "division", "submitter", "system", "processor", "accelerator",
+    "accelerator_count", "framework", "benchmark", "scenario", "metric", "value", "unit",
+    "validity", "loadgen_version", "accuracy_metric", "accuracy_value", "power_w",
+    "energy_j", "compliance", "compliance_detail", "notes", "path",
+)  # fmt: skip
+
+
+def frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """The rows as a DataFrame with every column, in COLUMNS order."""
+    import pandas as pd
+
+    return pd.DataFrame(list(rows), columns=list(COLUMNS))
