@@ -1,4 +1,4 @@
-"""Use case: the Pareto-optimal systems of a results table (`repro recommend`).
+"""The Pareto-optimal systems of a results table (`repro recommend`).
 
 The analysis users of published MLPerf data do by hand: filter the table (`--where`), drop what
 breaks a constraint (`--constraint accuracy_value>=0.75`), and keep the systems no other system
