@@ -57,7 +57,7 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 "system": env.get("system"),
                 "processor": hardware.get("cpu", {}).get("model"),
                 "accelerator": hardware.get("accelerators"),
-                "accelerator_count": _count(hardware.get("accelerators_per_node")),
+                "accelerator_count": hardware.get("accelerators_per_node"),
                 "framework": env.get("framework"),
                 "benchmark": record.spec_name,
                 "scenario": scenario,
@@ -125,10 +125,3 @@ def _number(value: Any) -> float | None:
         except ValueError:
             return None
     return float(value)
-
-
-def _count(value: Any) -> int | None:
-    try:
-        return int(str(value).split()[0])
-    except (ValueError, IndexError):
-        return None

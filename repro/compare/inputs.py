@@ -12,10 +12,10 @@ from repro.runs.alignment import finished
 from repro.runs.store import (
     LoadedRun,
     latest_finished,
-    load_run,
     open_replay,
     open_run,
     open_sides,
+    replay_sides,
 )
 from repro.spec.models import Tolerances
 
@@ -66,7 +66,7 @@ def resolve_pairs(
     if not replays:
         return Pairing([resolve_inputs(original, [], allow_different_specs=allow_different_specs)])
     left = open_sides(original)
-    right = [side for path in replays for side in _replay_sides(path)]
+    right = [side for path in replays for side in replay_sides(path)]
     same = {s.path.resolve() for s in left} & {s.path.resolve() for s in right}
     if same:
         raise SpecError(
@@ -125,16 +125,6 @@ def _pair(left: list[Side], right: list[Side]) -> tuple[list[tuple[Side, list[Si
             )
             unmatched.append(f"{s.path} ({where} side): {why}")
     return pairs, unmatched
-
-
-def _replay_sides(path: Path) -> list[Side]:
-    """A replay argument: a repro run directory, or published results at any level."""
-    if not layout.record_file(path).is_file() and path.is_dir():
-        from repro.runs.mlperf import find_results
-
-        if find_results(path):
-            return open_sides(path)
-    return [LoadedRun(path, "repro", load_run(path))]
 
 
 def _check_same_benchmark(orig: Side, reps: list[Side], *, allow: bool) -> None:

@@ -111,12 +111,6 @@ def is_mlperf_result(path: Path) -> bool:
     return bool(find_results(path))
 
 
-def parse_accuracy_txt(text: str) -> float | None:
-    """`accuracy=76.456%, good=38228, total=50000` -> 0.76456 (resnet50 and the like)."""
-    reading = parse_accuracy_text(text, "resnet50")
-    return reading.value if reading is not None and reading.metric == "top1" else None
-
-
 def _system(path: Path) -> tuple[str, str, dict[str, Any]]:
     """(submitter, system name, systems/<system>.json) found above a benchmark folder."""
     parts = path.resolve().parts

@@ -140,11 +140,18 @@ def open_sides(path: Path) -> list[LoadedRun]:
 
 def open_replay(path: Path) -> LoadedRun:
     """A replay given on the command line: a repro run directory or one published result."""
+    sides = replay_sides(path)
+    return sides[0] if len(sides) == 1 else open_run(path)  # open_run names the results
+
+
+def replay_sides(path: Path) -> list[LoadedRun]:
+    """Every run a replay argument names: a repro run directory, or the published results at
+    any level of a tree (never `results/<name>/`'s original: that is not a replay)."""
     from repro.runs.mlperf import find_results
 
     if not layout.record_file(path).is_file() and path.is_dir() and find_results(path):
-        return open_run(path)
-    return LoadedRun(path, "repro", load_run(path))
+        return open_sides(path)
+    return [LoadedRun(path, "repro", load_run(path))]
 
 
 def digest_files(run: Path) -> dict[str, str]:

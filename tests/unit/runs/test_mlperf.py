@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repro.runs.mlperf import is_mlperf_result, parse_accuracy_txt, read_mlperf_result
+from repro.runs.mlperf import is_mlperf_result, read_mlperf_result
+from repro.runs.mlperf_accuracy import parse_accuracy_text
 
 
 def test_accuracy_txt() -> None:
-    assert parse_accuracy_txt("accuracy=76.456%, good=38228, total=50000\nhash=abc") == 0.76456
-    assert parse_accuracy_txt("no number here") is None
+    reading = parse_accuracy_text("accuracy=76.456%, good=38228, total=50000\nhash=abc", "resnet50")
+    assert reading is not None
+    assert (reading.metric, reading.value) == ("top1", 0.76456)
+    assert parse_accuracy_text("no number here", "resnet50") is None
 
 
 def test_every_published_benchmark_folder_reads(shared_fixtures: Path) -> None:
