@@ -63,12 +63,22 @@ def load_dataset(req: WorkerRequest) -> np.ndarray:
     return npz_array_from_bytes(data, req.inputs_key, name=path.name)
 
 
-def warm_up(backend: Engine, source: np.ndarray, batch_size: int, scenario: str) -> np.ndarray:
+def warm_up(
+    backend: Engine,
+    source: np.ndarray,
+    batch_size: int,
+    scenario: str,
+    *,
+    samples_per_query: int | None = None,
+) -> np.ndarray:
     """Inference outside any clock at each batch shape the scenario uses (batch 1 for
-    SingleStream, the batch size for Offline and MultiStream, both for Server): the first call
-    of a shape allocates (arenas, kernels), which is not the steady state; a shape the
-    scenario never uses would only delay the first query. Returns one sample's output.
+    SingleStream, the batch size for Offline, the batch size or a smaller query for MultiStream,
+    both 1 and the batch size for Server): the first call of a shape allocates (arenas,
+    kernels), which is not the steady state; a shape the scenario never uses would only delay
+    the first query. Returns one sample's output.
     """
+    if scenario == "MultiStream" and samples_per_query:
+        batch_size = min(batch_size, samples_per_query)
     shapes = {1} if scenario == "SingleStream" or batch_size == 1 else {batch_size}
     if scenario == "Server":
         shapes.add(1)
@@ -99,7 +109,13 @@ def execute(req: WorkerRequest) -> WorkerResult:
             f"{req.total_sample_count}"
         )
     t = time.perf_counter()
-    probe = warm_up(backend, source, req.batch_size, req.scenario)
+    probe = warm_up(
+        backend,
+        source,
+        req.batch_size,
+        req.scenario,
+        samples_per_query=req.settings.get("multi_stream_samples_per_query"),
+    )
     timings["warm_up_s"] = time.perf_counter() - t
     t = time.perf_counter()
     # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it

@@ -38,3 +38,41 @@ def test_too_many_samples_for_views_fall_back_to_indexing(monkeypatch: pytest.Mo
     assert store.views == {}
     np.testing.assert_array_equal(store.one(9), source[9:10])
     np.testing.assert_array_equal(store.batch([9, 0]), source[[9, 0]])
+
+
+class _Shapes:
+    """An engine that records the batch shapes it is asked to run."""
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def predict(self, batch: np.ndarray) -> np.ndarray:
+        self.batches.append(len(batch))
+        return np.zeros((len(batch), 3), dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "samples_per_query", "shapes"),
+    [
+        ("SingleStream", None, [1]),
+        ("Offline", None, [8]),
+        ("Server", None, [1, 8]),
+        ("MultiStream", 8, [8]),
+        ("MultiStream", 4, [4]),  # a query smaller than the batch runs as one batch of 4
+    ],
+)
+def test_warm_up_runs_each_shape_the_scenario_will_use(
+    scenario: str, samples_per_query: int | None, shapes: list[int]
+) -> None:
+    from repro.harness.worker import warm_up
+
+    engine = _Shapes()
+    out = warm_up(
+        engine,  # type: ignore[arg-type]
+        _source(),
+        8,
+        scenario,
+        samples_per_query=samples_per_query,
+    )
+    assert engine.batches == shapes
+    assert out.shape == (1, 3)
