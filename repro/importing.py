@@ -104,7 +104,11 @@ def import_result(
         ),
         spec_path,
     )
-    _write_original(record, source, original, spec, wanted, spec_path)
+    try:
+        _write_original(record, source, original, spec, wanted, spec_path)
+    except BaseException:
+        spec_path.unlink(missing_ok=True)  # never a spec without its original
+        raise
     return Imported(source, name, spec_path, original, wanted)
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from repro.errors import SpecError
 from repro.runs import layout
-from repro.runs.layout import SUMMARY
-from repro.runs.loadgen_logs import parse_summary_text, read_logs
+from repro.runs.layout import DETAIL, SUMMARY
+from repro.runs.loadgen_logs import parse_detail_text, parse_summary_text, read_logs
 from repro.runs.mlperf_accuracy import parse_accuracy_text
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
@@ -111,24 +111,27 @@ def is_mlperf_result(path: Path) -> bool:
     return bool(find_results(path))
 
 
-def _system(path: Path) -> tuple[str, str, dict[str, Any]]:
-    """(submitter, system name, systems/<system>.json) found above a benchmark folder."""
+def _system(path: Path) -> tuple[str, str, dict[str, Any], str | None]:
+    """(submitter, system name, systems/<system>.json, what is wrong with that file) found
+    above a benchmark folder; a missing or damaged description is said, never guessed."""
     parts = path.resolve().parts
-    if "results" in parts:
-        i = len(parts) - 1 - parts[::-1].index("results")
-        if i + 1 < len(parts):
-            system = parts[i + 1]
-            submitter_dir = Path(*parts[:i])
-            desc_path = submitter_dir / "systems" / f"{system}.json"
-            desc: dict[str, Any] = {}
-            if desc_path.is_file():
-                try:
-                    loaded = json.loads(desc_path.read_text(errors="replace"))
-                except json.JSONDecodeError:
-                    loaded = {}
-                desc = loaded if isinstance(loaded, dict) else {}
-            return submitter_dir.name, system, desc
-    return "unknown", path.name, {}
+    if "results" not in parts:
+        return "unknown", path.name, {}, "not inside <submitter>/results/: no system description"
+    i = len(parts) - 1 - parts[::-1].index("results")
+    if i + 1 >= len(parts):
+        return "unknown", path.name, {}, None
+    system, submitter_dir = parts[i + 1], Path(*parts[:i])
+    desc_path = submitter_dir / "systems" / f"{system}.json"
+    if not desc_path.is_file():
+        return submitter_dir.name, system, {}, f"{desc_path}: missing: the hardware is unknown"
+    try:
+        loaded = json.loads(desc_path.read_text(errors="replace"))
+    except json.JSONDecodeError:
+        loaded = None
+    if not isinstance(loaded, dict):
+        problem = f"{desc_path}: not a JSON object: the hardware is unknown"
+        return submitter_dir.name, system, {}, problem
+    return submitter_dir.name, system, loaded, None
 
 
 _ROUND = re.compile(r"v(\d+\.\d+)")
@@ -238,27 +241,34 @@ def effective_settings(scenario: str, metrics: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def _check_logs(run: Path, scenario: str, metrics: dict[str, Any]) -> None:
-    """A published run must say whether it is VALID and give its MLPerf metric as a positive
-    number: a damaged or truncated log is an error naming the file, never a silent NaN."""
-    where = run / SUMMARY
-    if metrics.get("validity") not in ("VALID", "INVALID"):
-        raise SpecError(
-            f"{where}: no 'Result is : VALID' or 'INVALID' line: the log is truncated or damaged",
-            hint="restore the file from the published tree",
-        )
+def _check_logs(run: Path, scenario: str, *, detail: bool) -> None:
+    """A published run's summary (and its detail log, where read) must say whether the run is
+    VALID and give its MLPerf metric as a positive number: a damaged or truncated log is an
+    error naming that file, never a silent NaN and never hidden by the other log."""
+    checks = [(run / SUMMARY, parse_summary_text((run / SUMMARY).read_text(errors="replace")))]
+    if detail and (run / DETAIL).is_file():
+        checks.append((run / DETAIL, parse_detail_text((run / DETAIL).read_text(errors="replace"))))
     key = HEADLINE[scenario][0]
-    value = metrics.get(key)
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise SpecError(
-            f"{where}: {key} is {value!r}, not a positive number: the log is damaged",
-            hint="restore the file from the published tree",
-        )
+    for where, metrics in checks:
+        if where.name == SUMMARY and metrics.get("validity") not in ("VALID", "INVALID"):
+            raise SpecError(
+                f"{where}: no 'Result is : VALID' or 'INVALID' line: the log is truncated or "
+                "damaged",
+                hint="restore the file from the published tree",
+            )
+        value = metrics.get(key)
+        if where.name == DETAIL and value is None:
+            continue  # a detail log may leave the figure to the summary
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise SpecError(
+                f"{where}: {key} is {value!r}, not a positive number: the log is damaged",
+                hint="restore the file from the published tree",
+            )
 
 
 def _first_log_scenario(sdir: Path) -> ScenarioName | None:
@@ -280,12 +290,12 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     `detail_logs` False reads the summaries only (and LoadGen's version): fast, for tables.
     """
     path = path.resolve()
-    submitter, system, desc = _system(path)
+    submitter, system, desc, problem = _system(path)
     benchmark = path.parent.name if _has_runs(path) else path.name
     if path.name.lower() == INTERACTIVE:
         benchmark += "-interactive"  # a result of its own, never one with the main Server's name
     tests: list[TestRecord] = []
-    notes: list[str] = []
+    notes: list[str] = [problem] if problem else []
     seen: dict[str, tuple[Path, bytes]] = {}
     compliance: dict[str, dict[str, dict[str, str]]] = {}
     # a folder named after its log's scenario goes first: it is the original, not the copy
@@ -294,11 +304,14 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
         key=lambda d: (_SCENARIO_NAMES.get(d.name.lower()) != _first_log_scenario(d), d.name),
     )
     if not _has_runs(path):
-        notes += [
-            f"{d.name}/: performance/ holds no LoadGen summary (run_k/{SUMMARY}): not read"
-            for d in sorted(path.iterdir())
-            if d.is_dir() and (d / "performance").is_dir() and not _has_runs(d)
-        ]
+        for d in sorted(path.iterdir()):
+            if d.is_dir() and (d / "performance").is_dir() and not _has_runs(d):
+                raise SpecError(
+                    f"{d / 'performance'}: no LoadGen summary (run_k/{SUMMARY}) can be read: "
+                    "the result is incomplete or unreadable",
+                    hint="restore the file from the published tree, or compare the other "
+                    "scenario folders one by one",
+                )
     for sdir in ordered:
         if sdir.name.lower() == INTERACTIVE and sdir != path:
             notes.append(
@@ -343,8 +356,8 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             continue
         seen[scenario] = (sdir, summary)
         for k, run in enumerate(runs, start=1):
+            _check_logs(run, scenario, detail=detail_logs)
             metrics = read_logs(run, detail_log=detail_logs)
-            _check_logs(run, scenario, metrics)
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
                 TestRecord(

@@ -123,6 +123,11 @@ def load_prices(path: Path) -> dict[str, float]:
                     ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: cannot read the price table: {exc}") from None
+    if not prices:
+        raise SpecError(
+            f"{path}: the price table has no rows",
+            hint="e.g.\nname,price\nNVIDIA H100-SXM-80GB,25000",
+        )
     return prices
 
 
@@ -217,7 +222,10 @@ def recommend(
             + (f" ({len(excluded)} row(s) excluded, listed with --constraint)" if excluded else ""),
             hint="`repro results TREE` shows what the table holds",
         )
+    import numpy as np
+
     values = t[[o.column for o in objectives]].apply(pd_numeric)
+    values = values.where(np.isfinite(values))  # inf from a hand-edited table is no figure
     complete = values.notna().all(axis=1)
     missing = [
         f"{_who(row)}: no {', '.join(o.column for o in objectives if _nan(row[o.column]))}"
@@ -234,8 +242,6 @@ def recommend(
         )
         for point in points
     ]
-    import numpy as np
-
     mask = np.asarray(on_front, dtype=bool)
     front = t[mask].sort_values(objectives[0].column, ascending=not objectives[0].maximize)
     dominated = t[~mask]

@@ -159,6 +159,11 @@ def test_each_accuracy_format_is_judged_by_its_name_and_direction(
     assert accuracy["label"] == f"accuracy ({label})"
 
 
+_DETAIL = (
+    ':::MLLOG {"key": "result_validity", "value": "VALID", "time_ms": 1.0}\n'
+    ':::MLLOG {"key": "result_samples_per_second", "value": 100.0, "time_ms": 1.0}\n'
+)
+
 _LLM_LINES = """Completed tokens per second: {tps}
 99.00 percentile first token latency (ns)   : 674674289
 99.00 percentile time to output token (ns)   : 191656553
@@ -256,6 +261,9 @@ def test_pairing_does_not_depend_on_order_and_knows_divisions(
         ("negative", "samples_per_second is -5.0, not a positive number"),
         ("truncated", "no 'Result is : VALID' or 'INVALID' line"),
         ("other-run", "holds a Server run that differs from the one in server/"),
+        ("summary-only", "mlperf_log_summary.txt: no 'Result is : VALID'"),
+        ("detail-nan", "mlperf_log_detail.txt: samples_per_second is nan"),
+        ("missing-summary", "no LoadGen summary (run_k/mlperf_log_summary.txt) can be read"),
     ],
 )
 def test_a_damaged_published_tree_is_an_error_naming_the_file(
@@ -272,6 +280,15 @@ def test_a_damaged_published_tree_is_an_error_naming_the_file(
                                                        "second: nan"))  # fmt: skip
     elif damage == "truncated":
         summary.write_text(summary.read_text()[:120])
+    elif damage == "summary-only":  # a good detail log must not hide a damaged summary
+        (summary.parent / "mlperf_log_detail.txt").write_text(_DETAIL)
+        summary.write_text("")
+    elif damage == "detail-nan":  # the damaged detail log is named, not the summary
+        detail = _DETAIL.replace('"value": 100.0', '"value": NaN')
+        (summary.parent / "mlperf_log_detail.txt").write_text(detail)
+    elif damage == "missing-summary":
+        published_result(tmp_path / "bad", folder="server", scenario="Server")
+        summary.unlink()
     elif damage == "other-run":
         published_result(tmp_path / "bad", folder="server", scenario="Server", sps=7.0)
         summary.write_text(summary.read_text().replace("Scenario : Offline", "Scenario : Server"))
@@ -280,6 +297,9 @@ def test_a_damaged_published_tree_is_an_error_naming_the_file(
     assert code == 2, out
     assert message in out
     assert str(tmp_path / "bad") in out
+    if damage != "detail-nan":  # the table reads the summaries only (fast), the report both
+        result = CliRunner().invoke(cli, ["results", str(sdir.parent)])
+        assert result.exit_code == 2, result.output
 
 
 def test_an_output_that_cannot_be_written_names_the_path(
@@ -298,3 +318,10 @@ def test_an_output_that_cannot_be_written_names_the_path(
     assert result.exit_code == 2, result.output
     assert "is not a regular file" in result.output
     assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_a_damaged_system_description_is_said(tmp_path: Path) -> None:
+    bench = published_result(tmp_path).parent
+    (tmp_path / "closed" / "Acme" / "systems" / "box.json").write_text("[1, 2]")
+    record = read_mlperf_result(bench)
+    assert any("box.json: not a JSON object: the hardware is unknown" in n for n in record.notes)
