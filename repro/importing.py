@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -262,6 +263,5 @@ def _write_original(
 
 
 def _rel(target: Path, start: Path) -> str:
-    import os
-
+    """`target` as a path relative to the folder `start` (how a spec names its files)."""
     return os.path.relpath(target.resolve(), start.resolve())

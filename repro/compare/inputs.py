@@ -74,9 +74,9 @@ def resolve_pairs(
             hint="give the original with --compare and other runs or results as replays",
         )
     if len(left) == 1 and (len(right) == 1 or all(s.kind == "repro" for s in right)):
-        orig, reps = resolve_inputs(original, replays, allow_different_specs=allow_different_specs)
-        _check_same_benchmark(orig, reps, allow=allow_different_benchmarks)
-        return Pairing([(orig, reps)])
+        _check_sides(left[0], right, allow_different_specs=allow_different_specs)
+        _check_same_benchmark(left[0], right, allow=allow_different_benchmarks)
+        return Pairing([(left[0], right)])
     pairs, unmatched = _pair(left, right)
     if not pairs:
         raise SpecError(
@@ -167,6 +167,12 @@ def resolve_inputs(
                 hint=f"run `repro replay` on the spec of {orig.record.spec_name} first",
             )
         sides = [open_replay(latest)]
+    _check_sides(orig, sides, allow_different_specs=allow_different_specs)
+    return orig, sides
+
+
+def _check_sides(orig: Side, sides: list[Side], *, allow_different_specs: bool) -> None:
+    """Unfinished replays are never compared; runs of different specs only when asked."""
     for s in sides:
         if s.record.status in ("interrupted", "failed") and not finished(s.record.tests):
             raise SpecError(
@@ -179,7 +185,6 @@ def resolve_inputs(
                 "it is never compared as if complete"
             )
     _check_same_spec(orig, sides, allow=allow_different_specs)
-    return orig, sides
 
 
 def _check_same_spec(orig: Side, reps: list[Side], *, allow: bool) -> None:

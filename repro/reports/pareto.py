@@ -31,23 +31,39 @@ def markdown(
     missing: Sequence[str],
     excluded: Sequence[str],
 ) -> str:
-    goal = ", ".join(f"{'max' if up else 'min'} {c}" for c, up in objectives)
     cols = _columns(objectives, front)
     lines = [
         "# Recommendation",
         "",
-        f"Objectives: {goal}. {len(front)} system(s) on the Pareto front (no other system is "
-        f"at least as good on every objective and better on one), {len(dominated)} dominated.",
+        _summary(objectives, front, dominated),
         "",
         "| " + " | ".join(cols) + " |",
         "|" + "---|" * len(cols),
     ]
     lines += ["| " + " | ".join(_cell(row[c]) for c in cols) + " |" for _, row in front.iterrows()]
-    if missing:
-        lines += ["", "## Not judged: an objective is missing", ""] + [f"- {m}" for m in missing]
-    if excluded:
-        lines += ["", "## Excluded by a constraint", ""] + [f"- {m}" for m in excluded]
+    for title, items in _lists(missing, excluded):
+        lines += ["", f"## {title}", ""] + [f"- {m}" for m in items]
     return "\n".join(lines) + "\n"
+
+
+def _summary(objectives: Sequence[Objective], front: pd.DataFrame, dominated: pd.DataFrame) -> str:
+    goal = ", ".join(f"{'max' if up else 'min'} {c}" for c, up in objectives)
+    return (
+        f"Objectives: {goal}. {len(front)} system(s) on the Pareto front (no other system is "
+        f"at least as good on every objective and better on one), {len(dominated)} dominated."
+    )
+
+
+def _lists(missing: Sequence[str], excluded: Sequence[str]) -> list[tuple[str, Sequence[str]]]:
+    """The rows left out of the comparison, under their headings (empty lists left out)."""
+    return [
+        (title, items)
+        for title, items in (
+            ("Not judged: an objective is missing", missing),
+            ("Excluded by a constraint", excluded),
+        )
+        if items
+    ]
 
 
 def csv(objectives: Sequence[Objective], front: pd.DataFrame, dominated: pd.DataFrame) -> str:
@@ -67,22 +83,16 @@ def page(
     excluded: Sequence[str],
 ) -> str:
     body = _svg(objectives, front, dominated) if len(objectives) >= 2 and len(front) else ""
-    table = markdown(objectives, front, dominated, missing, excluded)
     cols = _columns(objectives, front)
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(_cell(r[c]))}</td>" for c in cols) + "</tr>"
         for _, r in front.iterrows()
     )
-    lists = ""
-    for title, items in (("Not judged: an objective is missing", missing),
-                         ("Excluded by a constraint", excluded)):  # fmt: skip
-        if items:
-            lists += (
-                f"<h2>{title}</h2><ul>"
-                + "".join(f"<li>{html.escape(i)}</li>" for i in items)
-                + "</ul>"
-            )
-    first = html.escape(table.splitlines()[2])
+    lists = "".join(
+        f"<h2>{title}</h2><ul>" + "".join(f"<li>{html.escape(i)}</li>" for i in items) + "</ul>"
+        for title, items in _lists(missing, excluded)
+    )
+    first = html.escape(_summary(objectives, front, dominated))
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>Recommendation</title>"
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"

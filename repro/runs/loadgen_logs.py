@@ -247,22 +247,28 @@ def loadgen_version(folder: Path) -> str | None:
 def read_logs(folder: Path, *, detail_log: bool = True) -> Metrics:
     """Metrics of a LoadGen output folder: the detail log where present (unless `detail_log`
     is False: the summary alone, for tables of thousands of results), the summary filling in."""
-    out: Metrics = {}
-    summary = folder / SUMMARY
-    detail = folder / DETAIL
-    if summary.is_file():
-        out.update(parse_summary_text(summary.read_text(errors="replace")))
+    return merge_logs(*read_log_parts(folder, detail_log=detail_log))
+
+
+def read_log_parts(folder: Path, *, detail_log: bool = True) -> tuple[Metrics, Metrics | None]:
+    """The summary's metrics and the detail log's (None when absent or not read), each parsed
+    once, for a caller that checks each file before merging them (`merge_logs`)."""
+    summary, detail = folder / SUMMARY, folder / DETAIL
+    parsed = parse_summary_text(summary.read_text(errors="replace")) if summary.is_file() else {}
     if not detail_log:
         if version := loadgen_version(folder):
-            out["loadgen_version"] = version
-    elif detail.is_file():
-        out.update(
-            {
-                k: v
-                for k, v in parse_detail_text(detail.read_text(errors="replace")).items()
-                if v is not None
-            }
-        )
+            parsed["loadgen_version"] = version
+        return parsed, None
+    if not detail.is_file():
+        return parsed, None
+    return parsed, parse_detail_text(detail.read_text(errors="replace"))
+
+
+def merge_logs(summary: Metrics, detail: Metrics | None) -> Metrics:
+    """The detail log's figures over the summary's; samples/s from queries/s where missing."""
+    out: Metrics = dict(summary)
+    if detail is not None:
+        out.update({k: v for k, v in detail.items() if v is not None})
     if out.get("samples_per_second") is None and out.get("queries_per_second") is not None:
         qps = float(out["queries_per_second"])  # type: ignore[arg-type]
         spq = out.get("samples_per_query") or 1

@@ -17,7 +17,7 @@ from typing import Any
 from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.layout import DETAIL, SUMMARY
-from repro.runs.loadgen_logs import parse_detail_text, parse_summary_text, read_logs
+from repro.runs.loadgen_logs import Metrics, merge_logs, parse_summary_text, read_log_parts
 from repro.runs.mlperf_accuracy import parse_accuracy_text
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
@@ -241,15 +241,14 @@ def effective_settings(scenario: str, metrics: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def _check_logs(run: Path, scenario: str, *, detail: bool) -> None:
+def _check_logs(run: Path, scenario: str, summary: Metrics, detail: Metrics | None) -> None:
     """A published run's summary (and its detail log, where read) must say whether the run is
     VALID and give its MLPerf metric as a positive number: a damaged or truncated log is an
     error naming that file, never a silent NaN and never hidden by the other log."""
-    checks = [(run / SUMMARY, parse_summary_text((run / SUMMARY).read_text(errors="replace")))]
-    if detail and (run / DETAIL).is_file():
-        checks.append((run / DETAIL, parse_detail_text((run / DETAIL).read_text(errors="replace"))))
     key = HEADLINE[scenario][0]
-    for where, metrics in checks:
+    for where, metrics in ((run / SUMMARY, summary), (run / DETAIL, detail)):
+        if metrics is None:
+            continue
         if where.name == SUMMARY and metrics.get("validity") not in ("VALID", "INVALID"):
             raise SpecError(
                 f"{where}: no 'Result is : VALID' or 'INVALID' line: the log is truncated or "
@@ -271,9 +270,12 @@ def _check_logs(run: Path, scenario: str, *, detail: bool) -> None:
             )
 
 
-def _first_log_scenario(sdir: Path) -> ScenarioName | None:
-    runs = sorted((sdir / "performance").glob(f"run_*/{SUMMARY}"))
-    return _log_scenario(runs[0].parent) if runs else None
+def _runs(sdir: Path) -> list[Path]:
+    """A scenario folder's performance/run_k/ that hold a summary, by k."""
+    return sorted(
+        (r for r in (sdir / "performance").glob("run_*") if (r / SUMMARY).is_file()),
+        key=lambda r: int(r.name[4:]) if r.name[4:].isdigit() else 0,
+    )
 
 
 def _log_scenario(run: Path) -> ScenarioName | None:
@@ -299,9 +301,9 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     seen: dict[str, tuple[Path, bytes]] = {}
     compliance: dict[str, dict[str, dict[str, str]]] = {}
     # a folder named after its log's scenario goes first: it is the original, not the copy
+    logged = {d: _log_scenario(_runs(d)[0]) for d in _scenario_dirs(path)}
     ordered = sorted(
-        _scenario_dirs(path),
-        key=lambda d: (_SCENARIO_NAMES.get(d.name.lower()) != _first_log_scenario(d), d.name),
+        logged, key=lambda d: (_SCENARIO_NAMES.get(d.name.lower()) != logged[d], d.name)
     )
     if not _has_runs(path):
         for d in sorted(path.iterdir()):
@@ -319,12 +321,9 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                 f"own: compare it as `repro report --compare {path.name}/{sdir.name} ...`"
             )
             continue
-        runs = sorted(
-            (r for r in (sdir / "performance").glob("run_*") if (r / SUMMARY).is_file()),
-            key=lambda r: int(r.name[4:]) if r.name[4:].isdigit() else 0,
-        )
+        runs = _runs(sdir)
         folder_scenario = _SCENARIO_NAMES.get(sdir.name.lower())
-        found = _log_scenario(runs[0]) or folder_scenario
+        found = logged[sdir] or folder_scenario
         if found is None:
             raise SpecError(
                 f"{sdir}: neither the folder name nor LoadGen's log names a scenario "
@@ -356,8 +355,9 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             continue
         seen[scenario] = (sdir, summary)
         for k, run in enumerate(runs, start=1):
-            _check_logs(run, scenario, detail=detail_logs)
-            metrics = read_logs(run, detail_log=detail_logs)
+            summary_metrics, detail_metrics = read_log_parts(run, detail_log=detail_logs)
+            _check_logs(run, scenario, summary_metrics, detail_metrics)
+            metrics = merge_logs(summary_metrics, detail_metrics)
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
                 TestRecord(
