@@ -57,7 +57,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     for item in items:
         for marker, variable in OPT_IN.items():
-            if marker in item.keywords and not os.environ.get(variable):
+            if item.get_closest_marker(marker) and not os.environ.get(variable):
                 item.add_marker(
                     pytest.mark.skip(
                         reason=f"needs {marker}: set {variable}=1 to run it (see README)"

@@ -1,0 +1,224 @@
+"""spack.lock versions 1-8 read into one summary shape: the real locks of ../shared/fixtures,
+and small hand-written locks for the versions no fixture has (v1, v3, v7, v8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro.errors import SpecError
+from repro.spack.lockfile import read_spack_lock
+
+SUMMARY_KEYS = {
+    "lockfile_version",
+    "specfile_version",
+    "spack",
+    "roots",
+    "packages",
+    "included_environments",
+    "key_packages",
+}
+FIXTURE_LOCKS = {
+    # file: (version, number of concrete specs, root names in order (first 3))
+    "spack-develop-env.v2.spack.lock": (2, 68, ["neovim", "node-js", "yarn"]),
+    "poorjit.v4.spack.lock": (4, 7, ["boost", "zlib", "fmt"]),
+    "wf-reg-test.v4.spack.lock": (4, 244, ["git", "tar", "xz"]),
+    "open-r1.v5.spack.lock": (5, 48, ["cuda", "nccl"]),
+    "all-pythons.v6.spack.lock": (6, 81, ["python", "python", "python"]),
+    "viperml-debian-11.v6.spack.lock": (6, 126, ["netcdf-c", "libyaml", "hdf5"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_LOCKS))
+def test_every_fixture_lock_reads_into_the_same_summary_shape(
+    shared_fixtures: Path, name: str
+) -> None:
+    version, count, roots = FIXTURE_LOCKS[name]
+    lock = read_spack_lock(shared_fixtures / "locks" / "spack" / name)
+    summary = lock.summary()
+    assert set(summary) == SUMMARY_KEYS
+    assert summary["lockfile_version"] == version
+    assert summary["packages"] == count
+    assert [r["name"] for r in summary["roots"]][:3] == roots
+    for node in lock.nodes.values():
+        assert node.name and node.version and len(node.hash) == 32
+        assert node.target is not None and node.platform == "linux"
+        assert node.compiler is None or "@" in node.compiler
+    json.dumps(summary)  # plain data
+
+
+def test_v2_wrapped_nodes_and_dict_dependencies(shared_fixtures: Path) -> None:
+    lock = read_spack_lock(shared_fixtures / "locks/spack/spack-develop-env.v2.spack.lock")
+    numpy = lock.key_packages()["py-numpy"]
+    assert numpy["version"] == "1.18.3" and numpy["compiler"] == "gcc@7.3.0"
+    assert numpy["variants"] == "+blas+lapack" and numpy["target"] == "x86_64"
+    diffutils = next(n for n in lock.nodes.values() if n.name == "diffutils")
+    assert [(d[0], d[2]) for d in diffutils.dependencies] == [("libiconv", ("build", "link"))]
+
+
+def test_v5_compiler_attribute_and_target_dict(shared_fixtures: Path) -> None:
+    lock = read_spack_lock(shared_fixtures / "locks/spack/open-r1.v5.spack.lock")
+    assert (lock.spack_version, lock.spack_commit[:8]) == ("0.23.0.dev0", "f809b56f")
+    cuda = lock.root_nodes()[0]
+    assert (cuda.name, cuda.version, cuda.compiler, cuda.target) == (
+        "cuda",
+        "12.6.2",
+        "gcc@11.4.1",
+        "icelake",
+    )
+    nccl = lock.root_nodes()[1]
+    assert nccl.variants["cuda"] is True and nccl.variants["cuda_arch"] == ["80"]
+
+
+def test_v6_compiler_is_the_build_dependency_providing_c(shared_fixtures: Path) -> None:
+    lock = read_spack_lock(shared_fixtures / "locks/spack/viperml-debian-11.v6.spack.lock")
+    python = lock.key_packages()["python"]
+    assert python["version"] == "3.13.2"
+    assert python["compiler"] == "gcc@10.2.1"  # no `compiler` attribute in v6
+    assert "+ssl" in python["variants"]
+
+
+def test_a_package_concretized_several_times_is_keyed_by_version(shared_fixtures: Path) -> None:
+    lock = read_spack_lock(shared_fixtures / "locks/spack/all-pythons.v6.spack.lock")
+    pythons = sorted(k for k in lock.key_packages() if k.startswith("python@"))
+    assert len(pythons) == 8 and "python@3.11.11" in pythons
+
+
+def _node(name: str, version: str, h: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "version": version,
+        "arch": {"platform": "linux", "platform_os": "debian12", "target": "zen4"},
+        "namespace": "repro",
+        "parameters": {"llvm": True, "dnnl": True, "cflags": [], "build_system": "python_pip"},
+        "hash": h,
+        **extra,
+    }
+
+
+def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
+    path = tmp_path / "spack.lock"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_v1_wrapped_nodes(tmp_path: Path) -> None:
+    node = _node("apache-tvm", "0.25.0", "a" * 32, compiler={"name": "gcc", "version": "12.2.0"})
+    del node["name"]
+    path = _write(
+        tmp_path,
+        {
+            "_meta": {"file-type": "spack-lockfile", "lockfile-version": 1},
+            "roots": [{"hash": "a" * 32, "spec": "apache-tvm"}],
+            "concrete_specs": {"a" * 32: {"apache-tvm": node}},
+        },
+    )
+    tvm = read_spack_lock(path).key_packages()["apache-tvm"]
+    assert (
+        tvm["compiler"] == "gcc@12.2.0" and tvm["variants"] == "+dnnl+llvm build_system=python_pip"
+    )
+
+
+def test_v3_build_hash_keys_and_list_dependencies(tmp_path: Path) -> None:
+    tvm = _node(
+        "apache-tvm",
+        "0.25.0",
+        "d" * 32,
+        dependencies=[{"name": "llvm", "build_hash": "l" * 32, "type": ["build", "link"]}],
+    )
+    llvm = _node("llvm", "19.1.7", "e" * 32)
+    path = _write(
+        tmp_path,
+        {
+            "_meta": {"file-type": "spack-lockfile", "lockfile-version": 3},
+            "roots": [{"hash": "b" * 32, "spec": "apache-tvm+llvm"}],
+            "concrete_specs": {"b" * 32: tvm, "l" * 32: llvm},
+        },
+    )
+    lock = read_spack_lock(path)
+    assert lock.root_nodes()[0].dependencies == (("llvm", "l" * 32, ("build", "link")),)
+    assert lock.nodes["b" * 32].hash == "d" * 32  # the DAG hash, not the key
+
+
+@pytest.mark.parametrize("version", [7, 8])
+def test_v7_and_v8_groups_and_compiler_dependencies(tmp_path: Path, version: int) -> None:
+    gcc = _node("gcc", "13.2.0", "g" * 32, external={"path": "/usr", "module": None})
+    tvm = _node(
+        "apache-tvm",
+        "0.25.0",
+        "t" * 32,
+        dependencies=[
+            {
+                "name": "gcc",
+                "hash": "g" * 32,
+                "parameters": {"deptypes": ["build"], "virtuals": ["c", "cxx"]},
+            }
+        ],
+    )
+    path = _write(
+        tmp_path,
+        {
+            "_meta": {"file-type": "spack-lockfile", "lockfile-version": version},
+            "spack": {"version": "1.2.0", "type": "git", "commit": "c" * 40},
+            "roots": [{"hash": "t" * 32, "spec": "apache-tvm +llvm", "group": "default"}],
+            "concrete_specs": {"t" * 32: tvm, "g" * 32: gcc},
+        },
+    )
+    lock = read_spack_lock(path)
+    assert lock.roots[0].group == "default"
+    assert lock.key_packages()["apache-tvm"]["compiler"] == "gcc@13.2.0"
+    assert lock.nodes["g" * 32].pin()["external"] is True
+    assert "/usr" not in json.dumps(lock.summary())  # an external's path is not kept
+
+
+def test_included_environments_count_and_add_their_specs(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        {
+            "_meta": {"file-type": "spack-lockfile", "lockfile-version": 5},
+            "roots": [{"hash": "t" * 32, "spec": "apache-tvm"}],
+            "concrete_specs": {"t" * 32: _node("apache-tvm", "0.25.0", "t" * 32)},
+            "include_concrete": {
+                "/home/someone/envs/base": {
+                    "roots": [],
+                    "concrete_specs": {"l" * 32: _node("llvm", "19.1.7", "l" * 32)},
+                }
+            },
+        },
+    )
+    summary = read_spack_lock(path).summary()
+    assert summary["included_environments"] == 1 and summary["packages"] == 2
+    assert "/home/someone" not in json.dumps(summary)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "not JSON"),
+        ('{"roots": []}', "$._meta: missing"),
+        ('{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 9}}', "knows 1-8"),
+        ('{"_meta": {"file-type": "x", "lockfile-version": 4}}', "$._meta.file-type"),
+        ('{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 4}}', "$.concrete_specs"),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 4}, '
+            '"concrete_specs": {}, "roots": [{"hash": "x", "spec": "a"}]}',
+            "$.roots[0].hash",
+        ),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 4}, '
+            '"concrete_specs": {"x": {"version": "1"}}, "roots": []}',
+            "without a name",
+        ),
+    ],
+)
+def test_a_damaged_lock_is_a_spec_error_naming_file_and_field(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "spack.lock"
+    path.write_text(text)
+    with pytest.raises(SpecError) as err:
+        read_spack_lock(path)
+    assert str(path) in err.value.message and message in err.value.message
