@@ -184,7 +184,7 @@ def _dependencies(raw: Any) -> list[tuple[str, str, tuple[str, ...], tuple[str, 
     else:
         items = []
     for d in items:
-        params = d.get("parameters") if isinstance(d.get("parameters"), dict) else {}
+        params: dict[str, Any] = d["parameters"] if isinstance(d.get("parameters"), dict) else {}
         types = params.get("deptypes", d.get("type", []))
         virtuals = params.get("virtuals", [])
         dep_hash = d.get("hash") or d.get("build_hash") or d.get("dag_hash") or ""
@@ -242,8 +242,8 @@ def read_spack_lock(path: Path) -> SpackLock:
                 included += 1
                 for k, v in env["concrete_specs"].items():
                     raw_nodes.setdefault(k, _unwrap(k, v, path))
-    for key, node in raw_nodes.items():
-        nodes[key] = _node(key, node, path)
+    for key, raw in raw_nodes.items():
+        nodes[key] = _node(key, raw, path)
     # v6 on: the compiler is the build dependency that provides c/cxx/fortran
     for key, node in list(nodes.items()):
         if node.compiler is None:
@@ -260,7 +260,7 @@ def read_spack_lock(path: Path) -> SpackLock:
         if r["hash"] not in nodes:
             raise _bad(path, f"$.roots[{i}].hash", f"{r['hash']} is not in $.concrete_specs")
         roots.append(SpackRoot(str(r.get("spec", "")), r["hash"], r.get("group")))
-    spack = data.get("spack") if isinstance(data.get("spack"), dict) else {}
+    spack: dict[str, Any] = data["spack"] if isinstance(data.get("spack"), dict) else {}
     specfile = meta.get("specfile-version")
     return SpackLock(
         path=path,
@@ -285,7 +285,7 @@ def _node(key: str, raw: dict[str, Any], path: Path) -> SpackNode:
     compiler_text = None
     if isinstance(compiler, dict) and compiler.get("name"):
         compiler_text = f"{compiler['name']}@{compiler.get('version', '')}".rstrip("@")
-    params = raw.get("parameters") if isinstance(raw.get("parameters"), dict) else {}
+    params: dict[str, Any] = raw["parameters"] if isinstance(raw.get("parameters"), dict) else {}
     variants = {
         k: v for k, v in params.items() if k != "patches" and not (k in FLAG_PARAMETERS and not v)
     }

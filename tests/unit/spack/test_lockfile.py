@@ -44,8 +44,11 @@ def test_every_fixture_lock_reads_into_the_same_summary_shape(
     assert summary["packages"] == count
     assert [r["name"] for r in summary["roots"]][:3] == roots
     for node in lock.nodes.values():
-        assert node.name and node.version and len(node.hash) == 32
-        assert node.target is not None and node.platform == "linux"
+        assert node.name
+        assert node.version
+        assert len(node.hash) == 32
+        assert node.target is not None
+        assert node.platform == "linux"
         assert node.compiler is None or "@" in node.compiler
     json.dumps(summary)  # plain data
 
@@ -53,8 +56,10 @@ def test_every_fixture_lock_reads_into_the_same_summary_shape(
 def test_v2_wrapped_nodes_and_dict_dependencies(shared_fixtures: Path) -> None:
     lock = read_spack_lock(shared_fixtures / "locks/spack/spack-develop-env.v2.spack.lock")
     numpy = lock.key_packages()["py-numpy"]
-    assert numpy["version"] == "1.18.3" and numpy["compiler"] == "gcc@7.3.0"
-    assert numpy["variants"] == "+blas+lapack" and numpy["target"] == "x86_64"
+    assert numpy["version"] == "1.18.3"
+    assert numpy["compiler"] == "gcc@7.3.0"
+    assert numpy["variants"] == "+blas+lapack"
+    assert numpy["target"] == "x86_64"
     diffutils = next(n for n in lock.nodes.values() if n.name == "diffutils")
     assert [(d[0], d[2]) for d in diffutils.dependencies] == [("libiconv", ("build", "link"))]
 
@@ -70,7 +75,8 @@ def test_v5_compiler_attribute_and_target_dict(shared_fixtures: Path) -> None:
         "icelake",
     )
     nccl = lock.root_nodes()[1]
-    assert nccl.variants["cuda"] is True and nccl.variants["cuda_arch"] == ["80"]
+    assert nccl.variants["cuda"] is True
+    assert nccl.variants["cuda_arch"] == ["80"]
 
 
 def test_v6_compiler_is_the_build_dependency_providing_c(shared_fixtures: Path) -> None:
@@ -84,7 +90,8 @@ def test_v6_compiler_is_the_build_dependency_providing_c(shared_fixtures: Path) 
 def test_a_package_concretized_several_times_is_keyed_by_version(shared_fixtures: Path) -> None:
     lock = read_spack_lock(shared_fixtures / "locks/spack/all-pythons.v6.spack.lock")
     pythons = sorted(k for k in lock.key_packages() if k.startswith("python@"))
-    assert len(pythons) == 8 and "python@3.11.11" in pythons
+    assert len(pythons) == 8
+    assert "python@3.11.11" in pythons
 
 
 def _node(name: str, version: str, h: str, **extra: Any) -> dict[str, Any]:
@@ -117,9 +124,8 @@ def test_v1_wrapped_nodes(tmp_path: Path) -> None:
         },
     )
     tvm = read_spack_lock(path).key_packages()["apache-tvm"]
-    assert (
-        tvm["compiler"] == "gcc@12.2.0" and tvm["variants"] == "+dnnl+llvm build_system=python_pip"
-    )
+    assert tvm["compiler"] == "gcc@12.2.0"
+    assert tvm["variants"] == "+dnnl+llvm build_system=python_pip"
 
 
 def test_v3_build_hash_keys_and_list_dependencies(tmp_path: Path) -> None:
@@ -190,7 +196,8 @@ def test_included_environments_count_and_add_their_specs(tmp_path: Path) -> None
         },
     )
     summary = read_spack_lock(path).summary()
-    assert summary["included_environments"] == 1 and summary["packages"] == 2
+    assert summary["included_environments"] == 1
+    assert summary["packages"] == 2
     assert "/home/someone" not in json.dumps(summary)
 
 
@@ -221,4 +228,5 @@ def test_a_damaged_lock_is_a_spec_error_naming_file_and_field(
     path.write_text(text)
     with pytest.raises(SpecError) as err:
         read_spack_lock(path)
-    assert str(path) in err.value.message and message in err.value.message
+    assert str(path) in err.value.message
+    assert message in err.value.message

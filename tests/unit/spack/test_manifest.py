@@ -61,7 +61,8 @@ def test_spec_strings_compare_regardless_of_order_and_spacing() -> None:
 def test_repos_list_and_v1_map_with_a_pinned_commit(tmp_path: Path) -> None:
     path = tmp_path / "spack.yaml"
     path.write_text(
-        "spack:\n  specs: [apache-tvm+llvm]\n  repos:\n    repro: ../../spack-repo/spack_repo/repro\n"
+        "spack:\n  specs: [apache-tvm+llvm]\n  repos:\n"
+        "    repro: ../../spack-repo/spack_repo/repro\n"
         "    builtin:\n      git: https://github.com/spack/spack-packages.git\n"
         "      commit: fcf3a6d065b3b958a88e1c2f84a18cb2cf85ae36\n"
     )
@@ -92,7 +93,8 @@ def test_a_malformed_manifest_names_file_and_key(tmp_path: Path, text: str, wher
     path.write_text(text)
     with pytest.raises(SpecError) as err:
         read_manifest(path)
-    assert str(path) in err.value.message and where in err.value.message
+    assert str(path) in err.value.message
+    assert where in err.value.message
 
 
 def test_a_git_repo_on_a_branch_is_not_pinned(tmp_path: Path) -> None:
@@ -105,4 +107,5 @@ def test_specs_from_definitions_are_not_compared(tmp_path: Path) -> None:
     path = tmp_path / "spack.yaml"
     path.write_text("spack:\n  definitions: [{pkgs: [a]}]\n  specs: [$pkgs]\n")
     result = check_consistency(read_manifest(path), ["a"])
-    assert not result.checked and "definitions" in result.note
+    assert not result.checked
+    assert "definitions" in result.note
