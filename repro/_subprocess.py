@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 
@@ -86,3 +87,54 @@ def which(program: str) -> str | None:
     from shutil import which as _which
 
     return _which(program, path=os.environ.get("PATH"))
+
+
+def run_streaming(
+    cmd: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+    echo: Callable[[str], None],
+    keep: int = 40,
+) -> tuple[int, list[str]]:
+    """Run a long command, passing each output line to `echo` as it comes (progress); returns
+    the exit status and the last `keep` lines. Past `timeout_s` the command's process group
+    is killed and the status is -9."""
+    import collections
+    import signal
+    import threading
+
+    tail: collections.deque[str] = collections.deque(maxlen=keep)
+    proc = subprocess.Popen(
+        list(cmd),
+        env=dict(env) if env is not None else None,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+
+    def kill() -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    timer = threading.Timer(timeout_s, kill) if timeout_s else None
+    if timer is not None:
+        timer.start()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            tail.append(line)
+            echo(line)
+        status = proc.wait()
+    except BaseException:
+        kill()
+        proc.wait()
+        raise
+    finally:
+        if timer is not None:
+            timer.cancel()
+    return status, list(tail)

@@ -36,6 +36,8 @@ from repro.runs import layout
 from repro.runs.accuracy import load_predictions
 from repro.runs.layout import component
 from repro.runs.record import RunRecord, TestRecord
+from repro.spack.pins import MANIFEST_NAME as SPACK_MANIFEST
+from repro.spack.pins import pins_from_files as spack_pins
 from repro.spec.io import dump_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware, Original
 from repro.validate import check
@@ -162,6 +164,12 @@ def pin_environment(
         report=report,
     )
     raw["environment"] = manager.capture(ctx)
+    manifest = opts.lockfiles_dir / name / SPACK_MANIFEST
+    if "spack" not in raw["environment"] and manifest.is_file():
+        # a Spack environment for the same stack, usable with --env spack
+        raw["environment"]["spack"] = spack_pins(manifest, spec_dir)
+        locked = "locked" if "spack_lock" in raw["environment"]["spack"] else "no spack.lock yet"
+        report(f"pinned the Spack environment beside it: {manifest} ({locked})")
 
 
 def _captured_manager(raw: dict[str, Any]) -> str | None:

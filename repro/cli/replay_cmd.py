@@ -242,7 +242,7 @@ def _replayer(
     from repro.environments.registry import realize
     from repro.replay import Replayer
 
-    env = realize(env_name, spec, spec_path, cache.root / "envs")
+    env = realize(env_name, spec, spec_path, cache.root / "envs", report=note)
     note(f"environment: {env.manager} ({env.reason})")
     return Replayer(spec, spec_path, env, cache=cache, opts=opts, report=note, progress=TimedBar)
 

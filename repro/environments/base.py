@@ -19,6 +19,7 @@ from pydantic import Field
 from repro import _subprocess
 from repro.errors import EnvironmentSetupError, UsageError
 from repro.privacy import RESULT_VARIABLES, is_secret_name
+from repro.spack.pins import SpackPins
 from repro.spec.types import LockFile, SpecModel
 
 if TYPE_CHECKING:
@@ -78,6 +79,11 @@ class EnvironmentSpecBase(SpecModel):
     python_lock: LockFile | None = Field(
         None, description="the worker's Python packages, hashed (lockfiles/<name>/)"
     )
+    spack: SpackPins | None = Field(
+        None,
+        description="a Spack environment for the stack (lockfiles/<name>/spack.yaml + "
+        "spack.lock), usable with --env spack whichever manager captured the spec",
+    )
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,10 @@ class EnvironmentManager:
     #: the spec's `environment` section for this manager; None: it pins nothing (native)
     spec_model: ClassVar[type[EnvironmentSpecBase] | None] = None
 
+    def __init__(self, report: Callable[[str], None] | None = None) -> None:
+        #: where a long realization (a build) reports its progress
+        self.report: Callable[[str], None] = report or (lambda line: None)
+
     @classmethod
     def available(cls) -> tuple[bool, str]:
         """Whether this machine can use the manager, and why not."""
@@ -121,8 +131,11 @@ class EnvironmentManager:
         raise UsageError(f"--env-manager {self.name}: this manager cannot capture an environment")
 
     def locks(self, env: EnvironmentSpecBase) -> dict[str, LockFile]:
-        """Every lock file the section pins, by field name."""
-        return {k: v for k, v in env if isinstance(v, LockFile)}
+        """Every lock file the section pins, by field name (`spack.spack_lock` for nested)."""
+        out = {k: v for k, v in env if isinstance(v, LockFile)}
+        if env.spack is not None:
+            out.update({f"spack.{k}": v for k, v in env.spack if isinstance(v, LockFile)})
+        return out
 
     def pins_view(self, env: EnvironmentSpecBase, spec_dir: Path) -> dict[str, Any]:
         """Pins beyond the lock hashes, for a drift (e.g. every input of a flake.lock)."""

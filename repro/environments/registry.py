@@ -7,6 +7,7 @@ and one line here. Manager modules import no heavy package, so the registry load
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Union
 
@@ -48,11 +49,11 @@ def capture_choices() -> list[str]:
     return [n for n, c in MANAGERS.items() if c.can_capture()]
 
 
-def get_manager(name: str) -> EnvironmentManager:
+def get_manager(name: str, report: Callable[[str], None] | None = None) -> EnvironmentManager:
     """A manager by name; an unknown name lists the valid ones."""
     if name not in MANAGERS:
         raise UsageError(f"unknown environment {name!r}; expected one of {replay_choices()}")
-    return MANAGERS[name]()
+    return MANAGERS[name](report)
 
 
 def environment_spec_union() -> Any:
@@ -82,16 +83,24 @@ def choose(name: str, spec: ExperimentSpec) -> tuple[str, str]:
     )
 
 
-def realize(name: str, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
-    """Realize the chosen environment; the reason for the choice is kept in the result."""
+def realize(
+    name: str,
+    spec: ExperimentSpec,
+    spec_path: Path,
+    workdir: Path,
+    *,
+    report: Callable[[str], None] | None = None,
+) -> RealizedEnvironment:
+    """Realize the chosen environment; the reason for the choice is kept in the result.
+    `report` receives the progress of a long realization (a Spack build)."""
     chosen, reason = choose(name, spec)
     try:
-        env = get_manager(chosen).realize(spec, spec_path, workdir)
+        env = get_manager(chosen, report).realize(spec, spec_path, workdir)
     except EnvironmentSetupError as exc:
         if name != "auto" or chosen == FALLBACK:
             raise
         # auto: the captured manager is installed but could not realize (e.g. no network)
         reason = f"auto: realizing {chosen!r} failed ({exc.message[:300]}); fell back to {FALLBACK}"
-        env = get_manager(FALLBACK).realize(spec, spec_path, workdir)
+        env = get_manager(FALLBACK, report).realize(spec, spec_path, workdir)
     env.reason = f"{reason}; {env.reason}" if env.reason else reason
     return env

@@ -35,7 +35,8 @@ def canonical_json(obj: Any) -> str:
 
 
 def spec_id(spec: ExperimentSpec) -> str:
-    """sha256 of the canonical JSON of the spec, without its id, original and hardware.
+    """sha256 of the canonical JSON of the spec, without its id, original and hardware (and
+    without Spack pins when Spack is not the captured manager).
 
     Defaults are filled in first, so writing a default out or leaving it away gives the same
     id. `original` and `hardware` are observations (what a run measured, and where), not what
@@ -44,6 +45,11 @@ def spec_id(spec: ExperimentSpec) -> str:
     data = spec.model_dump(mode="json", by_alias=True)
     for key in ID_EXCLUDED:
         data.pop(key, None)
+    env = data["environment"]
+    if env.get("manager") != "spack":
+        # Spack pins beside another manager's are another way to build the stack, not part
+        # of what the experiment is (repro.spack.pins)
+        env.pop("spack", None)
     return hashlib.sha256(canonical_json(data).encode()).hexdigest()
 
 

@@ -1,0 +1,152 @@
+"""A spec's Spack pins (`$.environment.spack`): the manifest and lock hashes, the Spack and
+builtin-repository revisions, the roots with their DAG hashes, the key packages.
+
+Made from `lockfiles/<name>/spack.yaml` (and its spack.lock, once Spack has concretized it).
+Every spec may carry them beside its captured manager's pins, so `repro replay --env spack`
+works on a spec captured with Nix; they enter the spec id only when Spack is the captured
+manager (pins for another way of building the stack do not change what the experiment is).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from repro.errors import SpecError
+from repro.spack.lockfile import SpackLock, read_spack_lock
+from repro.spack.manifest import check_consistency, read_manifest
+from repro.spec.types import LockFile, SpecModel
+
+MANIFEST_NAME = "spack.yaml"
+LOCK_NAME = "spack.lock"
+
+
+class SpackRootPin(SpecModel):
+    """A root spec of the environment, as the manifest wrote it, with its DAG hash."""
+
+    spec: str
+    hash: str
+    name: str | None = None
+
+
+class SpackPackagePin(SpecModel):
+    """A key package as concretized: what changes an inference result."""
+
+    version: str
+    hash: str
+    compiler: str | None = None
+    target: str | None = None
+    namespace: str | None = None
+    variants: str | None = None
+    external: bool = False
+
+
+class SpackPins(SpecModel):
+    """`$.environment.spack`: a Spack environment pinned by its manifest and lock."""
+
+    spack_yaml: LockFile = Field(description="the environment's manifest (lockfiles/<name>/)")
+    spack_lock: LockFile | None = Field(
+        None, description="the concretized lock; absent until Spack has concretized the manifest"
+    )
+    spack_version: str | None = Field(None, description="the Spack that wrote the lock")
+    spack_commit: str | None = None
+    builtin_commit: str | None = Field(
+        None, description="the spack-packages commit the manifest pins its builtin repo to"
+    )
+    roots: list[SpackRootPin] = Field(default_factory=list)
+    packages: dict[str, SpackPackagePin] = Field(
+        default_factory=dict, description="key packages (llvm, onednn, apache-tvm, python, ...)"
+    )
+
+
+def _relative(target: Path, spec_dir: Path) -> str:
+    import os
+
+    return os.path.relpath(target.resolve(), spec_dir.resolve())
+
+
+def pins_from_files(manifest_path: Path, spec_dir: Path) -> dict[str, Any]:
+    """The pins (JSON, before validation) for the manifest and the spack.lock beside it.
+
+    The lock must have been concretized from this manifest (its roots are the manifest's
+    specs), or the pins would claim a stack the manifest does not describe.
+    """
+    from repro.artifacts.cache import sha256_file
+
+    manifest = read_manifest(manifest_path)
+    pins: dict[str, Any] = {
+        "spack_yaml": {
+            "path": _relative(manifest_path, spec_dir),
+            "sha256": sha256_file(manifest_path),
+        }
+    }
+    builtin = manifest.repo("builtin")
+    if builtin is not None and builtin.ref_kind == "commit":
+        pins["builtin_commit"] = builtin.ref
+    lock_path = manifest_path.parent / LOCK_NAME
+    if not lock_path.is_file():
+        return pins
+    lock = read_spack_lock(lock_path)
+    require_consistent(manifest_path, lock)
+    pins["spack_lock"] = {"path": _relative(lock_path, spec_dir), "sha256": sha256_file(lock_path)}
+    pins.update(lock_pins(lock))
+    return pins
+
+
+def lock_pins(lock: SpackLock) -> dict[str, Any]:
+    """What a lock pins, as the spec (and a run's record) keeps it."""
+    out: dict[str, Any] = {
+        "roots": [
+            {"spec": r.spec, "hash": r.hash, "name": lock.nodes[r.hash].name} for r in lock.roots
+        ],
+        "packages": lock.key_packages(),
+    }
+    if lock.spack_version:
+        out["spack_version"] = lock.spack_version
+    if lock.spack_commit:
+        out["spack_commit"] = lock.spack_commit
+    return out
+
+
+def require_consistent(manifest_path: Path, lock: SpackLock) -> None:
+    """A lock whose roots are not the manifest's specs is refused, naming the difference."""
+    result = check_consistency(read_manifest(manifest_path), [r.spec for r in lock.roots])
+    if result.checked and not result.consistent:
+        parts = []
+        if result.only_in_manifest:
+            parts.append(f"only in {manifest_path.name}: {', '.join(result.only_in_manifest)}")
+        if result.only_in_lock:
+            parts.append(f"only in {lock.path.name}: {', '.join(result.only_in_lock)}")
+        raise SpecError(
+            f"{lock.path}: $.roots are not the specs of {manifest_path} ({'; '.join(parts)})",
+            hint=f"concretize again: spack -e {manifest_path.parent} concretize --force",
+        )
+
+
+def pins_view(pins: SpackPins) -> dict[str, Any]:
+    """The pins as drift keys: `spack.<package>` -> `version variants %compiler target /hash`."""
+    view: dict[str, Any] = {}
+    if pins.builtin_commit:
+        view["spack.builtin"] = pins.builtin_commit
+    if pins.spack_version:
+        view["spack.version"] = pins.spack_version
+    for name, p in pins.packages.items():
+        view[f"spack.{name}"] = package_text(p.model_dump())
+    for r in pins.roots:
+        view[f"spack.root.{r.spec}"] = r.hash
+    return view
+
+
+def package_text(p: dict[str, Any]) -> str:
+    """`0.25.0 +dnnl+llvm %gcc@13.2.0 target=zen4 /abcdefg` (as `spack find -lv` would)."""
+    parts = [p["version"]]
+    if p.get("variants"):
+        parts.append(p["variants"])
+    if p.get("compiler"):
+        parts.append(f"%{p['compiler']}")
+    if p.get("target"):
+        parts.append(f"target={p['target']}")
+    parts.append(f"/{p['hash'][:7]}")
+    return " ".join(parts)
