@@ -123,18 +123,19 @@ def run_streaming(
     timer = threading.Timer(timeout_s, kill) if timeout_s else None
     if timer is not None:
         timer.start()
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            line = line.rstrip("\n")
-            tail.append(line)
-            echo(line)
-        status = proc.wait()
-    except BaseException:
-        kill()
-        proc.wait()
-        raise
-    finally:
-        if timer is not None:
-            timer.cancel()
+    with proc:  # closes the pipe however this ends
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                line = line.rstrip("\n")
+                tail.append(line)
+                echo(line)
+            status = proc.wait()
+        except BaseException:
+            kill()
+            proc.wait()
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
     return status, list(tail)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from repro.runs.record import RunRecord
 
 View = dict[str, dict[str, Any]]
-GROUPS = ("backend", "hardware", "os", "python", "packages", "native", "variables", "pins")
+GROUPS = ("backend", "hardware", "os", "python", "packages", "native", "variables", "pins", "spack")
 #: packages every worker runs, whose version changes speed or results directly
 HARNESS_PACKAGES = frozenset({"mlcommons-loadgen", "numpy"})
 
@@ -67,6 +67,8 @@ def _impact(group: str, key: str) -> int:
         return 35
     if group == "pins":
         return 75
+    if group == "spack":
+        return _spack_impact(key)
     if group == "packages":
         return 85 if key in key_packages() else 20
     if group == "native":
@@ -78,6 +80,61 @@ def _impact(group: str, key: str) -> int:
     if group == "os":
         return 40 if k in ("kernel", "release", "libc", "container") else 5
     return 10
+
+
+def _spack_impact(key: str) -> int:
+    """A Spack package's change: a key package's compiler, target, version or variants first;
+    a DAG hash alone changes whenever anything below it does, so it explains least."""
+    from repro.spack.lockfile import KEY_PACKAGES
+
+    package, _, attribute = key.rpartition(".")
+    if package in ("", "spack"):  # spack.version: the tool that concretized
+        return 55
+    key_package = package.split("@")[0] in KEY_PACKAGES
+    ranks = {"compiler": (90, 62), "target": (89, 61), "version": (86, 45), "variants": (84, 42)}
+    if attribute in ranks:
+        return ranks[attribute][0 if key_package else 1]
+    if attribute == "present":
+        return 80 if key_package else 40
+    return 30 if key_package else 15  # hash, namespace
+
+
+def _spack_presence(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
+    """A package only one side has: any package when both sides list every package (two
+    locks), else only the key packages (a spec or a run records those alone)."""
+    from repro.spack.lockfile import KEY_PACKAGES
+
+    full = a.get("spack.packages") == b.get("spack.packages") == "all"
+    return {
+        k
+        for k in set(a) ^ set(b)
+        if k.endswith(".present") and (full or k.split(".")[0].split("@")[0] in KEY_PACKAGES)
+    }
+
+
+def spack_view(
+    packages: dict[str, dict[str, Any]], *, every_package: bool = False, **meta: Any
+) -> dict[str, Any]:
+    """Spack packages (name -> pin) as drift keys `<package>.<version|variants|...>`;
+    `every_package` when the list is a whole lock's, not its key packages."""
+    out: dict[str, Any] = {f"spack.{k}": v for k, v in meta.items() if v is not None}
+    out["spack.packages"] = "all" if every_package else "key"
+    for name, pin in packages.items():
+        out[f"{name}.present"] = True
+        for attribute in ("version", "variants", "compiler", "target", "hash"):
+            if pin.get(attribute) is not None:
+                out[f"{name}.{attribute}"] = pin[attribute]
+    return out
+
+
+def view_from_spack_lock(path: Path) -> View:
+    """A spack.lock alone: every package's version, variants, compiler, target and hash."""
+    from repro.spack.lockfile import read_spack_lock
+
+    lock = read_spack_lock(path)
+    view: View = {g: {} for g in GROUPS}
+    view["spack"] = spack_view(lock.package_pins(), every_package=True, version=lock.spack_version)
+    return view
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
@@ -128,6 +185,9 @@ def view_from_record(record: RunRecord) -> View:
         **{k: v for k, v in record.environment.items() if k.endswith("sha256")},
         "environment.manager": record.environment.get("manager"),
     }
+    packages = record.environment.get("packages")
+    if record.environment.get("manager") == "spack" and isinstance(packages, dict):
+        view["spack"] = spack_view(packages, version=record.environment.get("spack_version"))
     return view
 
 
@@ -158,6 +218,9 @@ def view_from_spec(path: Path) -> View:
     for attr, lock in manager.locks(env).items():
         view["pins"][f"{attr}_sha256"] = lock.sha256
     view["pins"].update(manager.pins_view(env, path.parent))
+    if env.spack is not None:
+        pins = env.spack.model_dump(mode="json")
+        view["spack"] = spack_view(pins["packages"], version=env.spack.spack_version)
     if env.python_lock is not None:
         lock_path = resolve_path(env.python_lock.path, path.parent)
         if lock_path.is_file():
@@ -175,7 +238,8 @@ def view_from_flake_lock(path: Path) -> View:
 
 
 def load_view(arg: Path) -> View:
-    """A fingerprint JSON, a run directory, or a spec; anything else is bad input."""
+    """A fingerprint JSON, a run directory, a spec, a flake.lock or a spack.lock; anything
+    else is bad input."""
     if arg.is_dir():
         return view_from_run(arg)
     if not arg.is_file():
@@ -195,7 +259,12 @@ def load_view(arg: Path) -> View:
         return view_from_run(arg.parent)
     if isinstance(data, dict) and "nodes" in data and "root" in data:
         return view_from_flake_lock(arg)
-    raise SpecError(f"{arg}: $.schema: not a repro fingerprint, run record or spec")
+    if isinstance(data, dict) and isinstance(data.get("_meta"), dict):
+        return view_from_spack_lock(arg)
+    raise SpecError(
+        f"{arg}: $.schema: not a repro fingerprint, run record or spec, nor a flake.lock or "
+        "spack.lock"
+    )
 
 
 def _flags_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
@@ -224,8 +293,12 @@ def diff_views(a: View, b: View, *, compare_missing: bool = False) -> list[Chang
         if group == "packages" and ga and gb:
             # A package only one side has matters when the experiment's backend needs it.
             keys |= _needed_packages(a, b) & (set(ga) | set(gb))
+        if group == "spack" and ga and gb:
+            keys |= _spack_presence(ga, gb)
         for key in sorted(keys):
             va, vb = ga.get(key), gb.get(key)
+            if group == "spack" and key.endswith(".present"):
+                va, vb = bool(va), bool(vb)  # a package one side has not: absent, not unknown
             if va == vb:
                 continue
             if key == "cpu.flags":

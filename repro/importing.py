@@ -211,9 +211,11 @@ def _rebase_paths(data: dict[str, Any], base_dir: Path, new_dir: Path) -> None:
         if "path" in art:
             art["path"] = moved(art["path"])
     env = data.get("environment", {})
-    for key in ("python_lock", "flake_lock", "spack_lock"):
-        if isinstance(env.get(key), dict) and "path" in env[key]:
-            env[key]["path"] = moved(env[key]["path"])
+    spack = env.get("spack") if isinstance(env.get("spack"), dict) else {}
+    for section in (env, spack):
+        for key in ("python_lock", "flake_lock", "spack_yaml", "spack_lock"):
+            if isinstance(section.get(key), dict) and "path" in section[key]:
+                section[key]["path"] = moved(section[key]["path"])
     if str(env.get("flake", "")).startswith("path:"):
         env["flake"] = "path:" + moved(env["flake"][5:])
 

@@ -12,6 +12,7 @@ from repro.artifacts.recipes import RECIPES
 from repro.backends.registry import get_backend
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
+from repro.spack.pins import SpackPins
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName
 
@@ -74,6 +75,47 @@ def _check_lock(lock: LockFile, where: str, base: Path) -> list[Problem]:
             )
         ]
     return []
+
+
+def _check_spack(pins: SpackPins, base: Path) -> list[Problem]:
+    """The pinned spack.yaml has Spack's structure; the pinned spack.lock was concretized from
+    it (its roots are the manifest's specs)."""
+    from repro.spack.lockfile import read_spack_lock
+    from repro.spack.manifest import check_consistency, read_manifest
+
+    where = "$.environment.spack"
+    try:
+        manifest = read_manifest(resolve_path(pins.spack_yaml.path, base))
+        if pins.spack_lock is None:
+            return [
+                Problem(
+                    f"{where}.spack_lock",
+                    f"no spack.lock pinned: {pins.spack_yaml.path} was never concretized; "
+                    f"`spack -e {Path(pins.spack_yaml.path).parent} concretize` where Spack is, "
+                    "then `repro spack pin`",
+                    "warning",
+                )
+            ]
+        lock = read_spack_lock(resolve_path(pins.spack_lock.path, base))
+    except SpecError as exc:
+        return [Problem(where, exc.message)]
+    result = check_consistency(manifest, [r.spec for r in lock.roots])
+    problems = []
+    if result.checked and not result.consistent:
+        problems.append(
+            Problem(
+                f"{where}.spack_lock",
+                f"{pins.spack_lock.path}: its roots are not the specs of {pins.spack_yaml.path} "
+                f"(only in the manifest: {list(result.only_in_manifest)}; only in the lock: "
+                f"{list(result.only_in_lock)}); concretize again and `repro spack pin`",
+            )
+        )
+    pinned = {r.spec: r.hash for r in pins.roots}
+    if pinned and pinned != {r.spec: r.hash for r in lock.roots}:
+        problems.append(
+            Problem(f"{where}.roots", "differ from the pinned lock's roots; `repro spack pin`")
+        )
+    return problems
 
 
 def planned_samples(name: ScenarioName, s: LoadGenSettings) -> float:
@@ -176,8 +218,12 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                 )
             )
     env = spec.environment
+    lock_problems: list[Problem] = []
     for attr, lock in get_manager(env.manager).locks(env).items():
-        problems += _check_lock(lock, f"$.environment.{attr}", base)
+        lock_problems += _check_lock(lock, f"$.environment.{attr}", base)
+    problems += lock_problems
+    if env.spack is not None and not lock_problems:
+        problems += _check_spack(env.spack, base)
     if "accuracy" in wl.modes and wl.accuracy.metric == "agreement":
         ref = spec.original.reference_predictions if spec.original else None
         if ref is None:

@@ -169,3 +169,73 @@ class FakeProbes:
         speed = self.speeds[self.calls % len(self.speeds)]
         self.calls += 1
         return Probe(t_utc=float(self.calls), compute_gflops=speed, memory_gbps=10.0)
+
+
+# --- an orchestration fake of the `spack` executable ----------------------------------------
+
+FAKE_SPACK = '''#!{python}
+"""FAKE spack, for orchestration tests only: records its argv, writes a lock on `concretize`,
+makes a view whose `python` is the test's interpreter on `install`, prints activation code."""
+import hashlib, json, pathlib, sys
+LOG, PYTHON, FAIL_INSTALL = {log!r}, {python!r}, {fail_install!r}
+args = sys.argv[1:]
+with open(LOG, "a") as f:
+    f.write(json.dumps(args) + "\\n")
+env = None
+if args[:1] == ["-e"]:
+    env, args = pathlib.Path(args[1]), args[2:]
+if env is not None and args[:1] == ["concretize"]:
+    import yaml
+    specs = yaml.safe_load((env / "spack.yaml").read_text())["spack"]["specs"]
+    nodes, roots = {{}}, []
+    for s in specs:
+        name = s.split("@")[0].split()[0].split("+")[0]
+        version = s.split("@")[1].split()[0] if "@" in s else "1.0"
+        h = hashlib.sha256(s.encode()).hexdigest()[:32]
+        nodes[h] = {{"name": name, "version": version, "hash": h, "namespace": "builtin",
+                    "arch": {{"platform": "linux", "platform_os": "debian12", "target": "x86_64"}},
+                    "parameters": {{}}, "dependencies": []}}
+        roots.append({{"hash": h, "spec": s}})
+    meta = {{"file-type": "spack-lockfile", "lockfile-version": 6, "specfile-version": 5}}
+    lock = {{"_meta": meta,
+            "spack": {{"version": "1.1.0-fake", "type": "git", "commit": "f" * 40}},
+            "roots": roots, "concrete_specs": nodes}}
+    (env / "spack.lock").write_text(json.dumps(lock))
+    print("==> Concretized", len(roots), "specs")
+elif env is not None and args[:1] == ["install"]:
+    for h in json.loads((env / "spack.lock").read_text())["concrete_specs"]:
+        print("==> Installing", h)
+    if FAIL_INSTALL:
+        print("==> Error: py-onnxruntime-1.22.2-abc: build failed (fake)")
+        sys.exit(1)
+    view = env / ".spack-env" / "view" / "bin"
+    view.mkdir(parents=True, exist_ok=True)
+    (view / "python").write_text("#!/bin/sh\\nexec " + PYTHON + ' "$@"\\n')
+    (view / "python").chmod(0o755)
+    print("==> Installed the environment")
+elif args[:3] == ["env", "activate", "--sh"] and args[3] == "-d":
+    view = pathlib.Path(args[4]) / ".spack-env" / "view" / "bin"
+    print(f"export PATH={{view}}:$PATH;")
+    print(f"export SPACK_ENV={{args[4]}};")
+else:
+    print("fake spack: unsupported", args, file=sys.stderr)
+    sys.exit(2)
+'''
+
+
+def write_fake_spack(bin_dir: Path, log: Path, *, fail_install: bool = False) -> Path:
+    """An executable `spack` in `bin_dir` (put it first on PATH) that logs to `log`."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "spack"
+    script.write_text(
+        FAKE_SPACK.format(python=sys.executable, log=str(log), fail_install=fail_install)
+    )
+    script.chmod(0o755)
+    return script
+
+
+def fake_spack_calls(log: Path) -> list[list[str]]:
+    """The argv of every call the fake received, in order."""
+    if not log.is_file():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]

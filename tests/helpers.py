@@ -137,9 +137,10 @@ def portable_spec(root: Path, name: str) -> dict[str, Any]:
         if "path" in art:
             art["path"] = str((spec_dir / art["path"]).resolve())
     env = spec["environment"]
-    for key in ("python_lock", "flake_lock", "spack_lock"):
-        if key in env:
-            env[key]["path"] = str((spec_dir / env[key]["path"]).resolve())
+    for section in (env, env.get("spack") or {}):
+        for key in ("python_lock", "flake_lock", "spack_yaml", "spack_lock"):
+            if key in section:
+                section[key]["path"] = str((spec_dir / section[key]["path"]).resolve())
     if str(env.get("flake", "")).startswith("path:"):
         env["flake"] = "path:" + str((spec_dir / env["flake"][5:]).resolve())
     if "original" in spec:

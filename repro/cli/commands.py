@@ -12,6 +12,7 @@ from repro.cli.recommend_cmd import recommend
 from repro.cli.replay_cmd import replay
 from repro.cli.report_cmd import report
 from repro.cli.results_cmd import results
+from repro.cli.spack_cmds import spack
 from repro.cli.spec_cmds import fetch, recipe, schema, tune, validate
 
 COMMANDS: list[click.Command] = [
@@ -26,6 +27,7 @@ COMMANDS: list[click.Command] = [
     fetch,
     recipe,
     env,
+    spack,
     tune,
     prefetch,
 ]

@@ -18,6 +18,7 @@ pinned.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -210,7 +211,7 @@ class SpackManager(EnvironmentManager):
         base = manifest.parent.resolve()
 
         def absolute(p: str) -> str:
-            return p if p.startswith(("/", "$", "~")) else str(base / p)
+            return p if p.startswith(("/", "$", "~")) else os.path.normpath(base / p)
 
         if isinstance(repos, list):
             data["spack"]["repos"] = [absolute(p) for p in repos]

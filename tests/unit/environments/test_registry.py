@@ -46,7 +46,7 @@ def test_cli_choices_come_from_the_registry() -> None:
     assert list(env.type.choices) == replay_choices() == ["auto", *MANAGERS]  # type: ignore[attr-defined]
     manager = next(p for p in capture.params if p.name == "env_manager")
     assert list(manager.type.choices) == capture_choices()  # type: ignore[attr-defined]
-    assert set(capture_choices()) == {"venv", "nix"}
+    assert set(capture_choices()) == {"venv", "nix", "spack"}
 
 
 def test_locks_are_found_from_the_section_itself() -> None:
@@ -61,6 +61,27 @@ def test_locks_are_found_from_the_section_itself() -> None:
         }
     )
     assert set(get_manager("nix").locks(env)) == {"flake_lock", "python_lock"}
+
+
+def test_spack_pins_beside_another_manager_are_locks_too() -> None:
+    from repro.environments.nix import NixEnvironment
+
+    env = NixEnvironment.model_validate(
+        {
+            "manager": "nix",
+            "flake": "path:nix",
+            "flake_lock": {"path": "a/flake.lock", "sha256": "0" * 64},
+            "spack": {
+                "spack_yaml": {"path": "a/spack.yaml", "sha256": "2" * 64},
+                "spack_lock": {"path": "a/spack.lock", "sha256": "3" * 64},
+            },
+        }
+    )
+    assert set(get_manager("nix").locks(env)) == {
+        "flake_lock",
+        "spack.spack_yaml",
+        "spack.spack_lock",
+    }
 
 
 def test_unknown_manager_lists_the_choices() -> None:

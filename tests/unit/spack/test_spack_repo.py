@@ -106,10 +106,12 @@ def test_every_environment_has_spacks_structure_and_pins_its_repos(path: Path) -
     assert env["concretizer"] == {"unify": True}
     manifest = read_manifest(path)  # Spack's rules for every section, as repro checks them
     repro_repo, builtin = manifest.repo("repro"), manifest.repo("builtin")
-    assert repro_repo is not None and builtin is not None
-    assert list(env["repos"])[0] == "repro", "spack-repo/ must come before builtin"
+    assert repro_repo is not None
+    assert builtin is not None
+    assert next(iter(env["repos"])) == "repro", "spack-repo/ must come before builtin"
     assert (path.parent / str(repro_repo.path)).resolve() == REPO
-    assert builtin.pinned and builtin.ref_kind == "commit"
+    assert builtin.pinned
+    assert builtin.ref_kind == "commit"
     known = _builtin() | set(_recipes())
     for spec in manifest.specs:
         assert _package_name(spec) in known, spec

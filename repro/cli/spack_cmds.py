@@ -1,0 +1,191 @@
+"""`repro spack`: pin a spec to its Spack environment, check manifests and locks, show a lock."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from repro.cli.progress import note
+from repro.cli.spec_cmds import json_option
+from repro.errors import SpecError
+
+
+@click.group()
+def spack() -> None:
+    """Spack environments: pin a spec to one (pin), check them (check), read a lock (show)."""
+
+
+def _manifest_for(spec_path: Path, manifest: Path | None) -> Path:
+    from repro.artifacts.fetch import resolve_path
+    from repro.spack.pins import MANIFEST_NAME
+    from repro.spec.io import load_spec
+
+    if manifest is not None:
+        return manifest
+    spec = load_spec(spec_path)
+    if spec.environment.spack is not None:
+        return resolve_path(spec.environment.spack.spack_yaml.path, spec_path.parent)
+    return spec_path.parent.parent / "lockfiles" / spec.name / MANIFEST_NAME
+
+
+@spack.command("pin")
+@click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
+@click.option(
+    "--manifest",
+    type=click.Path(path_type=Path),
+    help="The spack.yaml (default: the one pinned, else lockfiles/<name>/spack.yaml).",
+)
+@click.option(
+    "--concretize/--no-concretize",
+    default=None,
+    help="Run `spack -e DIR concretize` first (default: when Spack is here and no lock is).",
+)
+def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -> None:
+    """Record (or refresh) the spec's Spack pins: the spack.yaml, its spack.lock, the roots'
+    DAG hashes and the key packages (llvm, onednn, apache-tvm, python, py-onnxruntime).
+
+    The spec's id changes only when Spack is its captured manager.
+
+    \b
+    Example (where Spack is):
+      spack -e lockfiles/tvm-resnet50 concretize
+      repro spack pin specs/tvm-resnet50.json
+    """
+    from repro.environments.spack import SpackManager
+    from repro.spack.pins import LOCK_NAME, pins_from_files
+    from repro.spec.io import load_spec, parse_spec, spec_id, write_spec
+
+    target = _manifest_for(spec_path, manifest)
+    if not target.is_file():
+        raise SpecError(
+            f"{target}: missing: the Spack environment to pin",
+            hint="write one (lockfiles/ort-digits/spack.yaml is an example) or give --manifest",
+        )
+    have_spack = SpackManager.available()[0]
+    if concretize is None:
+        concretize = have_spack and not (target.parent / LOCK_NAME).is_file()
+    if concretize:
+        if not have_spack:
+            raise SpecError("--concretize: `spack` is not on PATH", hint="install Spack first")
+        note(f"concretizing {target} (spack -e {target.parent} concretize)")
+        SpackManager(note)._spack(["-e", str(target.parent), "concretize"], what="concretize")
+    spec = load_spec(spec_path)
+    raw = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    raw["environment"]["spack"] = pins_from_files(target, spec_path.parent)
+    before = spec_id(spec)
+    written = write_spec(parse_spec(raw, source=str(spec_path)), spec_path)
+    pins = written.environment.spack
+    assert pins is not None
+    locked = f"{pins.spack_lock.path} ({len(pins.roots)} roots)" if pins.spack_lock else "no lock"
+    click.echo(f"{spec_path}: Spack pins from {pins.spack_yaml.path}, {locked}")
+    for name, p in sorted(pins.packages.items()):
+        click.echo(f"  {name:<22} {p.version} {p.variants or ''}".rstrip())
+    if written.id != before:
+        click.echo(f"the spec's id changed (Spack is its manager): {written.id}")
+
+
+def _check_one(path: Path) -> list[str]:
+    """Problems of one path: a spec, a spack.yaml, a spack.lock or a folder holding them."""
+    from repro.spack.lockfile import read_spack_lock
+    from repro.spack.manifest import check_consistency, read_manifest
+    from repro.spack.pins import LOCK_NAME, MANIFEST_NAME
+
+    if path.is_dir():
+        manifest, lock = path / MANIFEST_NAME, path / LOCK_NAME
+    elif path.suffix in (".yaml", ".yml"):
+        manifest, lock = path, path.parent / LOCK_NAME
+    elif path.name.endswith(".lock"):
+        manifest, lock = path.parent / MANIFEST_NAME, path
+    elif path.suffix == ".json":
+        from repro.validate import validate_file
+
+        _, found = validate_file(path)
+        return [
+            f"{p.where}: {p.message}"
+            for p in found
+            if p.where.startswith("$.environment") and p.severity == "error"
+        ]
+    else:
+        raise SpecError(f"{path}: not a spec, a spack.yaml, a spack.lock or a folder")
+    if not manifest.is_file() and not lock.is_file():
+        raise SpecError(f"{path}: no {MANIFEST_NAME} or {LOCK_NAME} there")
+    m = read_manifest(manifest) if manifest.is_file() else None
+    lk = read_spack_lock(lock) if lock.is_file() else None
+    problems: list[str] = []
+    if m is not None:
+        problems += [
+            f"{manifest}: $.spack.repos.{r.name or r.path}: not pinned (a git repository "
+            "without a full commit)"
+            for r in m.repos
+            if not r.pinned
+        ]
+    if m is not None and lk is not None:
+        result = check_consistency(m, [r.spec for r in lk.roots])
+        if result.checked and not result.consistent:
+            problems.append(
+                f"{lock}: its roots are not the specs of {manifest}: only in the manifest "
+                f"{list(result.only_in_manifest)}, only in the lock {list(result.only_in_lock)}"
+            )
+        elif not result.checked:
+            note(f"{manifest}: {result.note}")
+    return problems
+
+
+@spack.command("check")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+def spack_check(paths: tuple[Path, ...]) -> None:
+    """Check Spack environments: spack.yaml against Spack's schema rules, spack.lock readable,
+    the lock's roots are the manifest's specs, repositories pinned; for a spec, its pins.
+
+    Exit status 2 when any check fails.
+
+    \b
+    Example:
+      repro spack check lockfiles/tvm-resnet50 specs/tvm-resnet50.json
+    """
+    failed = False
+    for path in paths:
+        problems = _check_one(path)
+        for p in problems:
+            click.echo(f"{path}: {p}")
+        if not problems:
+            click.echo(f"{path}: ok")
+        failed |= bool(problems)
+    if failed:
+        raise SpecError("Spack environment checks failed (listed above)")
+
+
+@spack.command("show")
+@click.argument("lock_path", metavar="LOCK", type=click.Path(path_type=Path))
+@json_option
+def spack_show(lock_path: Path, as_json: bool) -> None:
+    """Summarize a spack.lock of any version (1-8): roots, DAG hashes, key packages.
+
+    \b
+    Example:
+      repro spack show lockfiles/tvm-resnet50/spack.lock
+    """
+    from repro.spack.lockfile import read_spack_lock
+
+    summary: dict[str, Any] = read_spack_lock(lock_path).summary()
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    spack_ = summary["spack"]
+    click.echo(
+        f"{lock_path}: lockfile v{summary['lockfile_version']}, {summary['packages']} "
+        f"packages, Spack {spack_['version'] or 'unknown'}"
+        + (f" ({spack_['commit'][:12]})" if spack_["commit"] else "")
+    )
+    click.echo("roots:")
+    for r in summary["roots"]:
+        click.echo(f"  {r['hash'][:7]}  {r['spec']}")
+    if summary["key_packages"]:
+        from repro.spack.pins import package_text
+
+        click.echo("key packages:")
+        for name, p in summary["key_packages"].items():
+            click.echo(f"  {name:<24} {package_text(p)}")
