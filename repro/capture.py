@@ -77,6 +77,8 @@ class CaptureOptions:
     #: None: keep the manager of the spec captured from (`--from`), else venv
     env_manager: str | None = None
     flake_dir: Path = Path("nix")
+    #: the base image of --env-manager docker (None: repro.containers.image.DEFAULT_BASE)
+    docker_base: str | None = None
     run: bool = True
     force: bool = False
     replay: ReplayOptions = field(default_factory=ReplayOptions)
@@ -162,6 +164,7 @@ def pin_environment(
         python_lock={"path": _rel(lock.path, spec_dir), "sha256": lock.sha256},
         hashes_complete=lock.hashes_complete,
         report=report,
+        options={"docker_base": opts.docker_base} if opts.docker_base else {},
     )
     raw["environment"] = manager.capture(ctx)
     manifest = opts.lockfiles_dir / name / SPACK_MANIFEST

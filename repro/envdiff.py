@@ -60,6 +60,8 @@ def _impact(group: str, key: str) -> int:
             return 92
         if k.startswith("cpu.flags"):
             return 72
+        if k.startswith("cgroup."):  # a container's or a job's CPU and memory limits
+            return 90 if "cpu" in k else 70
         if k.startswith(("caches", "gpus", "numa")):
             return 65
         if k in ("turbo", "frequency_governor"):

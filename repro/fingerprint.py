@@ -96,6 +96,54 @@ def _turbo() -> bool | None:
     return None if boost is None else boost == "1"
 
 
+#: memory.limit_in_bytes at or above this is cgroup v1's "no limit" (a page-rounded 2**63 - 1)
+_V1_UNLIMITED = 2**62
+
+
+def _cgroup_dirs() -> dict[str, Path]:
+    """controller -> the folder of this process's cgroup (v1), or {"": folder} (v2)."""
+    root = Path("/sys/fs/cgroup")
+    out: dict[str, Path] = {}
+    for line in (_read("/proc/self/cgroup") or "").splitlines():
+        _, controllers, path = [*line.split(":", 2), "", ""][:3]
+        for name in controllers.split(",") if controllers else [""]:
+            base = root / name if name else root
+            # inside a container the cgroup's own folder is mounted at the controller's root
+            here = base / path.lstrip("/")
+            out[name] = here if here.is_dir() else base
+    return out
+
+
+def _cgroup_limits() -> dict[str, Any]:
+    """The CPU and memory limits of this process's cgroup (a container's, a Slurm job's):
+    `unlimited` when none is set, None when unreadable."""
+    dirs = _cgroup_dirs()
+    quota: Any = None
+    cpuset: Any = None
+    memory: Any = None
+    if "" in dirs and (dirs[""] / "cgroup.controllers").exists():  # v2
+        d = dirs[""]
+        cpu_max = (_read(str(d / "cpu.max")) or "").split()
+        if len(cpu_max) == 2:
+            quota = "unlimited" if cpu_max[0] == "max" else int(cpu_max[0]) / int(cpu_max[1])
+        cpuset = _read(str(d / "cpuset.cpus.effective"))
+        mem = _read(str(d / "memory.max"))
+        memory = "unlimited" if mem == "max" else int(mem) if mem and mem.isdigit() else None
+    else:  # v1
+        cpu = dirs.get("cpu") or dirs.get("cpuacct")
+        if cpu is not None:
+            q, period = _read(str(cpu / "cpu.cfs_quota_us")), _read(str(cpu / "cpu.cfs_period_us"))
+            if q is not None and period and period.isdigit():
+                quota = "unlimited" if q == "-1" else int(q) / int(period)
+        if "cpuset" in dirs:
+            cpuset = _read(str(dirs["cpuset"] / "cpuset.cpus"))
+        if "memory" in dirs:
+            mem = _read(str(dirs["memory"] / "memory.limit_in_bytes"))
+            if mem and mem.isdigit():
+                memory = "unlimited" if int(mem) >= _V1_UNLIMITED else int(mem)
+    return {"cpu_quota_cpus": quota, "cpuset": cpuset or None, "memory_limit_bytes": memory}
+
+
 def _container() -> str | None:
     if Path("/.dockerenv").exists():
         return "docker"
@@ -170,6 +218,7 @@ def collect(*, deep: bool = False) -> dict[str, Any]:
             "frequency_governor": governor,
             "turbo": _turbo(),
             "gpus": _gpus(),
+            "cgroup": _cgroup_limits(),
         },
         "os": {
             "system": uname.system,

@@ -67,6 +67,8 @@ class ReplayOptions:
     run_id: str | None = None
     worker_timeout_s: float = 3600.0
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: the environment manager's own options (docker: rebuild, cpuset, memory)
+    env_options: dict[str, Any] = field(default_factory=dict)
 
 
 def new_run_id() -> str:
@@ -81,6 +83,19 @@ def _utc_now() -> str:
 
 class Interrupted(Exception):
     """SIGTERM or SIGHUP arrived: stop like Ctrl-C."""
+
+
+#: a worker's exit status when something outside killed it: SIGKILL or SIGTERM, directly or as
+#: a container's status (`docker kill`, the OOM killer) or a shell's (128 + signal)
+KILLED_STATUSES = frozenset({-9, -15, 137, 143})
+
+
+class WorkerKilled(Interrupted):
+    """A worker was killed from outside before it finished: the run stops, interrupted."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @contextlib.contextmanager
@@ -213,6 +228,7 @@ class Replayer:
         self._record: RunRecord | None = None
         self._probe: dict[str, Any] | None = None
         self._t0 = 0.0
+        self._killed: str | None = None  # why the run stops: a worker killed from outside
 
     @property
     def work_dir(self) -> Path:
@@ -233,6 +249,12 @@ class Replayer:
             try:
                 for k in range(1, self.opts.repeat + 1):
                     self.run_round(k)
+            except WorkerKilled as exc:
+                final, _ = self.finish(interrupted=True, reraise=False, message=exc.message)
+                raise RunError(
+                    f"{exc.message}; the run is marked interrupted: {final}",
+                    hint="replay again; a killed worker's test is never counted",
+                ) from None
             except (KeyboardInterrupt, Interrupted):
                 return self.finish(interrupted=True)
             except BaseException as exc:
@@ -313,6 +335,8 @@ class Replayer:
             self._probe = test.probe_after
             self.record.tests.append(test)
             done.append(test)
+            if self._killed is not None:
+                raise WorkerKilled(self._killed)
         return done
 
     def finish(
@@ -373,6 +397,8 @@ class Replayer:
         seconds = expected_seconds(scenario, mode, req.settings, req.total_sample_count)
         with self.progress(label, seconds):
             rc = self.runner.run(self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s)
+        if rc in KILLED_STATUSES and not (out_dir / layout.WORKER_RESULT).is_file():
+            self._killed = f"the worker of {label} was killed (exit {rc}) before it finished"
         return self._collect(req, rel, out_dir, rc, k)
 
     def _collect(self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int) -> TestRecord:

@@ -77,8 +77,9 @@ No errors encountered during test.
 
 class InProcessRunner:
     """Runs each test in this process: the registry's engine over the data set, LoadGen-shaped
-    logs written by hand. `behaviour` maps "Scenario/mode" to "invalid", "fail", "crash" or
-    "interrupt" to script what a worker does."""
+    logs written by hand. `behaviour` maps "Scenario/mode" to "invalid", "fail", "crash",
+    "killed" (SIGKILL from outside, e.g. `docker kill`) or "interrupt" to script what a worker
+    does."""
 
     def __init__(
         self,
@@ -103,6 +104,8 @@ class InProcessRunner:
         if what == "crash":
             (out_dir / layout.WORKER_LOG).write_text("Segmentation fault\n")
             return -11
+        if what == "killed":
+            return 137
         if what == "fail":
             result = WorkerResult(status="failed", error="RuntimeError: scripted failure")
             (out_dir / layout.WORKER_RESULT).write_text(result.model_dump_json())

@@ -137,6 +137,12 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
     show_default=True,
     help="Flake whose lock pins the environment (with --env-manager nix).",
 )
+@click.option(
+    "--docker-base",
+    default=None,
+    help="Base image of the image built with --env-manager docker "
+    "(default: local/debian:bookworm-py, see the README's Docker section).",
+)
 @click.option("--no-run", is_flag=True, help="Pin and write the spec, run nothing.")
 @click.option(
     "--repeat",
@@ -176,6 +182,7 @@ def capture(
     from_spec: Path | None,
     env_manager: str | None,
     flake_dir: Path,
+    docker_base: str | None,
     no_run: bool,
     repeat: int,
     min_duration_ms: int | None,
@@ -221,6 +228,7 @@ def capture(
         results_dir=results_dir,
         env_manager=env_manager,
         flake_dir=flake_dir,
+        docker_base=docker_base,
         run=not no_run,
         force=force,
         replay=ReplayOptions(repeat=repeat, min_duration_ms=min_duration_ms),

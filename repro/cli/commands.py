@@ -6,6 +6,7 @@ import click
 
 from repro.cli.capture_cmd import capture
 from repro.cli.env_cmds import env
+from repro.cli.image_cmd import image
 from repro.cli.import_cmd import import_mlperf
 from repro.cli.nix_cmds import prefetch
 from repro.cli.recommend_cmd import recommend
@@ -28,6 +29,7 @@ COMMANDS: list[click.Command] = [
     recipe,
     env,
     spack,
+    image,
     tune,
     prefetch,
 ]

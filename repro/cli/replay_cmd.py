@@ -80,6 +80,21 @@ if TYPE_CHECKING:
     help="Where the worker runs: auto takes the captured manager if installed, else venv.",
 )
 @click.option(
+    "--rebuild",
+    is_flag=True,
+    help="--env docker: build the image again from the spec when the pinned id is not here.",
+)
+@click.option(
+    "--container-cpuset",
+    default=None,
+    help="--env docker: the CPUs the container may use (e.g. 0-1); default: the spec's.",
+)
+@click.option(
+    "--container-memory",
+    default=None,
+    help="--env docker: the container's memory limit (e.g. 4g); default: the spec's.",
+)
+@click.option(
     "--results-dir",
     "-o",
     type=click.Path(file_okay=False, path_type=Path),
@@ -152,6 +167,9 @@ def replay(
     backend_options: tuple[str, ...],
     repeat: int,
     env_name: str,
+    rebuild: bool,
+    container_cpuset: str | None,
+    container_memory: str | None,
     results_dir: Path,
     run_id: str | None,
     against: str | None,
@@ -200,6 +218,15 @@ def replay(
         repeat=repeat,
         results_dir=results_dir,
         run_id=run_id,
+        env_options={
+            k: v
+            for k, v in {
+                "rebuild": rebuild,
+                "cpuset": container_cpuset,
+                "memory": container_memory,
+            }.items()
+            if v
+        },
     )
     cache = ArtifactCache(cache_dir)
     if against is None and not until_decided:
@@ -242,7 +269,9 @@ def _replayer(
     from repro.environments.registry import realize
     from repro.replay import Replayer
 
-    env = realize(env_name, spec, spec_path, cache.root / "envs", report=note)
+    env = realize(
+        env_name, spec, spec_path, cache.root / "envs", report=note, options=opts.env_options
+    )
     note(f"environment: {env.manager} ({env.reason})")
     return Replayer(spec, spec_path, env, cache=cache, opts=opts, report=note, progress=TimedBar)
 

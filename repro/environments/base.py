@@ -42,6 +42,7 @@ BASE_VARIABLES = (
     "NIX_REMOTE",
     "SPACK_ROOT",
     "LD_LIBRARY_PATH",
+    "DOCKER_HOST",
 )
 
 
@@ -99,6 +100,7 @@ class CaptureContext:
     python_lock: dict[str, Any] | None  # {"path", "sha256"} of the lock written for the spec
     hashes_complete: bool
     report: Callable[[str], None]
+    options: dict[str, Any] = field(default_factory=dict)  # e.g. docker_base
 
     def relative(self, target: Path) -> str:
         """A path as the spec writes it: relative to the spec's folder."""
@@ -112,9 +114,15 @@ class EnvironmentManager:
     #: the spec's `environment` section for this manager; None: it pins nothing (native)
     spec_model: ClassVar[type[EnvironmentSpecBase] | None] = None
 
-    def __init__(self, report: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        report: Callable[[str], None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
         #: where a long realization (a build) reports its progress
         self.report: Callable[[str], None] = report or (lambda line: None)
+        #: the replay's or capture's options for this manager (e.g. docker's --rebuild)
+        self.options: dict[str, Any] = dict(options or {})
 
     @classmethod
     def available(cls) -> tuple[bool, str]:

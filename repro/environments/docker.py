@@ -1,25 +1,262 @@
-"""The `docker` environment: an image pinned by its digest (replay not built yet)."""
+"""The `docker` environment: the worker runs in a container of an image built from the spec.
+
+The image (see `repro.containers.image`) holds a venv installed from the spec's hashed Python
+lock and repro itself; it is pinned in the spec by its id (`sha256:...`, the digest of its
+configuration, which names every layer). Before a replay the local image is checked against the
+pin: another id under the pinned name is refused (exit 3) unless `--rebuild` builds it again
+from the spec, and then the run records both ids. A spec captured with another manager gets an
+image built from its Python lock (cached by the lock's hash), and the run says it was not
+pinned. The worker runs through `repro.containers.launch` (no network, the CPU set and memory
+limit of the spec or of the command line, artifacts mounted read-only).
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 
-from repro.environments.base import EnvironmentSpecBase, PendingManager
+from repro import _subprocess
+from repro.artifacts.cache import sha256_file
+from repro.artifacts.fetch import resolve_path
+from repro.containers import image as images
+from repro.environments.base import (
+    CaptureContext,
+    EnvironmentManager,
+    EnvironmentSpecBase,
+    RealizedEnvironment,
+    repro_source_root,
+    worker_environment,
+)
+from repro.errors import EnvironmentSetupError, ReproError
+
+if TYPE_CHECKING:
+    from repro.spec.models import ExperimentSpec
+
+ImageId = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
 
 
 class DockerEnvironment(EnvironmentSpecBase):
-    """`"environment": {"manager": "docker", ...}`: an image and its content digest."""
+    """`"environment": {"manager": "docker", ...}`: an image built from the spec, by id."""
 
     manager: Literal["docker"]
-    image: str
-    digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    image: str = Field(description="the name the image was built as, e.g. repro/ort-digits:...")
+    image_id: ImageId | None = Field(None, description="the pinned image id (sha256:...)")
+    base: str | None = Field(None, description="the base image it was built from")
+    base_id: ImageId | None = None
+    digest: ImageId | None = Field(None, description="the registry digest, once pushed")
+    baked_artifacts: list[str] = Field(
+        default_factory=list, description="sha256 of the artifacts inside the image"
+    )
+    cpuset: str | None = Field(None, description="CPUs the container may use, e.g. 0-1")
+    memory: str | None = Field(None, description="the container's memory limit, e.g. 4g")
 
 
-class DockerManager(PendingManager):
-    """Recognised in specs; replaying inside Docker is not built yet."""
+def default_tag(name: str, lock_sha256: str) -> str:
+    """`repro/<name>:lock-<lock hash>-src-<repro source hash>`: one image per lock and repro."""
+    return f"repro/{name}:lock-{lock_sha256[:12]}-src-{images.source_digest()[:8]}"
+
+
+class DockerManager(EnvironmentManager):
+    """Verifies (or builds) the image and runs each worker in a fresh container of it."""
 
     name: ClassVar[str] = "docker"
-    tool: ClassVar[str] = "docker"
     spec_model = DockerEnvironment
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        if _subprocess.which("docker") is None:
+            return False, "`docker` is not on PATH (Debian: apt-get install docker.io)"
+        try:
+            images.client()
+        except ReproError as exc:
+            return False, exc.message
+        return True, "a Docker daemon answers"
+
+    def capture(self, ctx: CaptureContext) -> dict[str, Any]:
+        """Build the image from the Python lock just written and pin its id."""
+        if ctx.python_lock is None:
+            raise EnvironmentSetupError("--env-manager docker needs the spec's Python lock")
+        lock = resolve_path(ctx.python_lock["path"], ctx.spec_dir)
+        base = str(ctx.options.get("docker_base") or images.DEFAULT_BASE)
+        built = self._build(
+            lock, ctx.python_lock["sha256"], ctx.hashes_complete, base, ctx.name, "", ctx.report
+        )
+        return {
+            "manager": self.name,
+            "python_lock": ctx.python_lock,
+            "image": built.tag,
+            "image_id": built.image_id,
+            "base": built.base,
+            "base_id": built.base_id,
+        }
+
+    def pins_view(self, env: EnvironmentSpecBase, spec_dir: Path) -> dict[str, Any]:
+        assert isinstance(env, DockerEnvironment)
+        return {"docker.image_id": env.image_id, "docker.base_id": env.base_id}
+
+    def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
+        c = images.client()
+        env_spec = spec.environment
+        rebuild = bool(self.options.get("rebuild"))
+        pinned = env_spec if isinstance(env_spec, DockerEnvironment) else None
+        cpuset = self.options.get("cpuset") or (pinned.cpuset if pinned else None)
+        memory = self.options.get("memory") or (pinned.memory if pinned else None)
+        details: dict[str, Any] = {}
+        if pinned is not None and pinned.image_id is not None:
+            current = images.image_id(c, pinned.image) or (
+                pinned.image_id if images.image_id(c, pinned.image_id) else None
+            )
+            if current == pinned.image_id:
+                run_id, reason = (
+                    pinned.image_id,
+                    f"pinned image {pinned.image} ({pinned.image_id[:19]})",
+                )
+            elif not rebuild:
+                found = f"is {current}" if current else "is not on this Docker daemon"
+                raise EnvironmentSetupError(
+                    f"{spec_path}: $.environment.image_id: {pinned.image} {found}; the spec "
+                    f"pins {pinned.image_id}",
+                    hint="--rebuild builds the image again from the spec (the run records both "
+                    "ids), or restore the pinned image (docker load)",
+                )
+            else:
+                built = self._from_lock(spec, spec_path, pinned.base, tag=pinned.image)
+                run_id = built.image_id
+                reason = f"rebuilt {pinned.image}: pinned {pinned.image_id[:19]}, ran {run_id[:19]}"
+                details.update(pinned_image_id=pinned.image_id, rebuilt=True)
+            details.update(image=pinned.image, base=pinned.base, base_id=pinned.base_id)
+        else:
+            base = pinned.base if pinned is not None and pinned.base else None
+            built = self._from_lock(spec, spec_path, base, tag=None, reuse=not rebuild)
+            run_id = built.image_id
+            reason = f"image {built.tag} built from the Python lock ({run_id[:19]}), not pinned"
+            details.update(image=built.tag, base=built.base, base_id=built.base_id)
+        baked = list(pinned.baked_artifacts) if pinned is not None else []
+        launcher = [sys.executable, "-m", "repro.containers.launch", "--image", run_id]
+        if cpuset:
+            launcher += ["--cpuset", str(cpuset)]
+        if memory:
+            launcher += ["--memory", str(memory)]
+        if baked:
+            launcher += ["--baked", ",".join(baked)]
+        details.update(image_id=run_id, cpuset=cpuset, memory=memory, network="none")
+        return RealizedEnvironment(
+            manager=self.name,
+            python=[*launcher, "--"],
+            env=worker_environment({"PYTHONPATH": str(repro_source_root())}),
+            reason=reason,
+            details={k: v for k, v in details.items() if v is not None},
+        )
+
+    # --- building -------------------------------------------------------------------------
+
+    @staticmethod
+    def _lock_path(spec: ExperimentSpec, spec_path: Path) -> Path:
+        """The spec's Python lock, verified against its pin."""
+        lock = spec.environment.python_lock
+        if lock is None:
+            raise EnvironmentSetupError(
+                f"{spec_path}: $.environment.python_lock: no Python lock to build an image from",
+                hint="capture one (repro capture --from SPEC --no-run), or use --env native",
+            )
+        lock_path = resolve_path(lock.path, spec_path.parent)
+        if not lock_path.is_file() or sha256_file(lock_path) != lock.sha256:
+            raise EnvironmentSetupError(
+                f"{lock_path}: missing or not the pinned sha256 {lock.sha256}",
+                hint="restore the lock file or re-capture the environment",
+            )
+        return lock_path
+
+    def _from_lock(
+        self,
+        spec: ExperimentSpec,
+        spec_path: Path,
+        base: str | None,
+        *,
+        tag: str | None,
+        reuse: bool = False,
+    ) -> images.BuiltImage:
+        """The image of the spec's Python lock: reused by its tag when `reuse`, else built."""
+        from repro.spec.io import spec_id
+
+        lock_path = self._lock_path(spec, spec_path)
+        lock = spec.environment.python_lock
+        assert lock is not None
+        tag = tag or default_tag(spec.name, lock.sha256)
+        base = base or str(self.options.get("docker_base") or images.DEFAULT_BASE)
+        c = images.client()
+        if reuse:
+            existing = images.image_id(c, tag)
+            base_id = images.image_id(c, base)
+            if existing is not None and base_id is not None:
+                return images.BuiltImage(tag=tag, image_id=existing, base=base, base_id=base_id)
+        hashes = bool(getattr(spec.environment, "hashes_complete", True))
+        return self._build(
+            lock_path, lock.sha256, hashes, base, spec.name, spec_id(spec), self.report, tag=tag
+        )
+
+    def build_for_spec(
+        self,
+        spec: ExperimentSpec,
+        spec_path: Path,
+        *,
+        base: str | None,
+        tag: str | None,
+        artifacts: dict[str, Path],
+    ) -> images.BuiltImage:
+        """`repro image`: the spec's image, with `artifacts` (sha256 -> file) baked in."""
+        if not artifacts:
+            return self._from_lock(spec, spec_path, base, tag=tag)
+        from repro.spec.io import spec_id
+
+        lock = self._lock_path(spec, spec_path)
+        assert spec.environment.python_lock is not None
+        sha = spec.environment.python_lock.sha256
+        tag = tag or default_tag(spec.name, sha) + "-baked"
+        base = base or images.DEFAULT_BASE
+        hashes = bool(getattr(spec.environment, "hashes_complete", True))
+        c = images.client()
+        self.report(f"building image {tag} from {base}, {len(artifacts)} artifact(s) inside")
+        with images.build_context(
+            lock=lock,
+            lock_sha256=sha,
+            require_hashes=hashes,
+            base=base,
+            spec_name=spec.name,
+            spec_id=spec_id(spec),
+            artifacts=artifacts,
+            report=self.report,
+        ) as ctx:
+            return images.build(
+                c, ctx, tag=tag, base=base, report=self.report, baked=tuple(sorted(artifacts))
+            )
+
+    @staticmethod
+    def _build(
+        lock: Path,
+        lock_sha256: str,
+        require_hashes: bool,
+        base: str,
+        name: str,
+        spec_id: str,
+        report: Any,
+        *,
+        tag: str | None = None,
+    ) -> images.BuiltImage:
+        c = images.client()
+        tag = tag or default_tag(name, lock_sha256)
+        report(f"building image {tag} from {base}")
+        with images.build_context(
+            lock=lock,
+            lock_sha256=lock_sha256,
+            require_hashes=require_hashes,
+            base=base,
+            spec_name=name,
+            spec_id=spec_id,
+            artifacts={},
+            report=report,
+        ) as ctx:
+            return images.build(c, ctx, tag=tag, base=base, report=report)

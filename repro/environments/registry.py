@@ -49,11 +49,15 @@ def capture_choices() -> list[str]:
     return [n for n, c in MANAGERS.items() if c.can_capture()]
 
 
-def get_manager(name: str, report: Callable[[str], None] | None = None) -> EnvironmentManager:
+def get_manager(
+    name: str,
+    report: Callable[[str], None] | None = None,
+    options: dict[str, Any] | None = None,
+) -> EnvironmentManager:
     """A manager by name; an unknown name lists the valid ones."""
     if name not in MANAGERS:
         raise UsageError(f"unknown environment {name!r}; expected one of {replay_choices()}")
-    return MANAGERS[name](report)
+    return MANAGERS[name](report, options)
 
 
 def environment_spec_union() -> Any:
@@ -90,12 +94,14 @@ def realize(
     workdir: Path,
     *,
     report: Callable[[str], None] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> RealizedEnvironment:
     """Realize the chosen environment; the reason for the choice is kept in the result.
-    `report` receives the progress of a long realization (a Spack build)."""
+    `report` receives the progress of a long realization (a Spack or Docker build); `options`
+    are the manager's own (docker: rebuild, cpuset, memory)."""
     chosen, reason = choose(name, spec)
     try:
-        env = get_manager(chosen, report).realize(spec, spec_path, workdir)
+        env = get_manager(chosen, report, options).realize(spec, spec_path, workdir)
     except EnvironmentSetupError as exc:
         if name != "auto" or chosen == FALLBACK:
             raise

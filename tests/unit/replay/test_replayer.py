@@ -14,7 +14,7 @@ import pytest
 from repro.artifacts.cache import ArtifactCache
 from repro.backends import registry
 from repro.environments.base import RealizedEnvironment
-from repro.errors import UsageError
+from repro.errors import RunError, UsageError
 from repro.replay import Replayer, ReplayOptions
 from repro.runs import layout
 from repro.runs.store import load_run
@@ -141,6 +141,20 @@ def test_interruption_leaves_an_interrupted_run_and_no_partial(spec: Any, tmp_pa
     assert record.status == "interrupted"
     assert [t.mode for t in record.tests] == ["performance"]  # what finished is kept
     assert not layout.partial_dir(tmp_path / "results", "ort-digits", "cut").exists()
+
+
+def test_a_worker_killed_from_outside_leaves_an_interrupted_run(spec: Any, tmp_path: Path) -> None:
+    # e.g. `docker kill` of the worker's container: exit 137 and no result
+    runner = InProcessRunner({"MultiStream/performance": "killed"})
+    with pytest.raises(RunError, match=r"MultiStream performance was killed \(exit 137\)") as err:
+        _replay(spec, tmp_path, runner, run_id="killed")
+    run_dir = layout.run_dir(tmp_path / "results", "ort-digits", "killed")
+    assert str(run_dir) in err.value.message
+    record = load_run(run_dir)
+    assert record.status == "interrupted"
+    assert "killed (exit 137)" in (record.message or "")
+    assert record.tests[-1].status == "failed"
+    assert [r.scenario for r in runner.requests][-1] == "MultiStream"  # nothing ran after it
 
 
 def test_progress_estimates_include_the_minimum_query_count() -> None:
