@@ -58,8 +58,14 @@ def _copy_file(src: Path, dest: Path) -> None:
 
 
 def resolve_path(artifact_path: str, base_dir: Path) -> Path:
-    """A path source is relative to the spec's folder unless absolute."""
-    p = Path(artifact_path).expanduser()
+    """A path source is relative to the spec's folder unless absolute (`~` is the home)."""
+    try:
+        p = Path(artifact_path).expanduser()
+    except RuntimeError:  # `~someone` who does not exist here
+        raise SpecError(
+            f"{artifact_path}: names the home folder of a user this machine does not have",
+            hint="write the path relative to the spec's folder, or absolute",
+        ) from None
     return p if p.is_absolute() else base_dir / p
 
 

@@ -145,23 +145,55 @@ def build_context(
         yield ctx
 
 
-def client() -> Any:
-    """A Docker SDK client for the daemon DOCKER_HOST names (or the local socket)."""
+def socket_problem() -> str | None:
+    """Why the daemon's local socket cannot answer (checked without connecting), or None."""
+    import os
+    import stat
+
+    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    if not host.startswith("unix://"):
+        return None  # tcp:// or ssh://: only a connection can tell
+    path = host[len("unix://") :]
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:
+        return f"no Docker daemon socket at {path}"
+    return None if stat.S_ISSOCK(mode) else f"{path} is not a socket"
+
+
+@contextmanager
+def client() -> Iterator[Any]:
+    """A Docker SDK client for the daemon DOCKER_HOST names (or the local socket), closed
+    after use."""
     try:
         import docker
     except ImportError:  # pragma: no cover - a dependency
         raise EnvironmentSetupError(
             "the Docker SDK for Python is not installed", hint="pip install docker"
         ) from None
+    problem = socket_problem()
+    if problem is not None:
+        raise EnvironmentSetupError(
+            f"no Docker daemon answers ({problem})", hint="start it (dockerd), or set DOCKER_HOST"
+        )
     try:
         c = docker.from_env(timeout=120)
-        c.ping()
     except Exception as exc:
         raise EnvironmentSetupError(
             f"no Docker daemon answers ({type(exc).__name__}: {str(exc)[:200]})",
             hint="start it (dockerd), or set DOCKER_HOST",
         ) from None
-    return c
+    try:
+        try:
+            c.ping()
+        except Exception as exc:
+            raise EnvironmentSetupError(
+                f"no Docker daemon answers ({type(exc).__name__}: {str(exc)[:200]})",
+                hint="start it (dockerd), or set DOCKER_HOST",
+            ) from None
+        yield c
+    finally:
+        c.close()
 
 
 def image_id(c: Any, reference: str) -> str | None:

@@ -70,7 +70,8 @@ class DockerManager(EnvironmentManager):
         if _subprocess.which("docker") is None:
             return False, "`docker` is not on PATH (Debian: apt-get install docker.io)"
         try:
-            images.client()
+            with images.client():
+                pass
         except ReproError as exc:
             return False, exc.message
         return True, "a Docker daemon answers"
@@ -98,7 +99,10 @@ class DockerManager(EnvironmentManager):
         return {"docker.image_id": env.image_id, "docker.base_id": env.base_id}
 
     def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
-        c = images.client()
+        with images.client() as c:
+            return self._realize(c, spec, spec_path)
+
+    def _realize(self, c: Any, spec: ExperimentSpec, spec_path: Path) -> RealizedEnvironment:
         env_spec = spec.environment
         rebuild = bool(self.options.get("rebuild"))
         pinned = env_spec if isinstance(env_spec, DockerEnvironment) else None
@@ -187,10 +191,10 @@ class DockerManager(EnvironmentManager):
         assert lock is not None
         tag = tag or default_tag(spec.name, lock.sha256)
         base = base or str(self.options.get("docker_base") or images.DEFAULT_BASE)
-        c = images.client()
         if reuse:
-            existing = images.image_id(c, tag)
-            base_id = images.image_id(c, base)
+            with images.client() as c:
+                existing = images.image_id(c, tag)
+                base_id = images.image_id(c, base)
             if existing is not None and base_id is not None:
                 return images.BuiltImage(tag=tag, image_id=existing, base=base, base_id=base_id)
         hashes = bool(getattr(spec.environment, "hashes_complete", True))
@@ -218,18 +222,20 @@ class DockerManager(EnvironmentManager):
         tag = tag or default_tag(spec.name, sha) + "-baked"
         base = base or images.DEFAULT_BASE
         hashes = bool(getattr(spec.environment, "hashes_complete", True))
-        c = images.client()
         self.report(f"building image {tag} from {base}, {len(artifacts)} artifact(s) inside")
-        with images.build_context(
-            lock=lock,
-            lock_sha256=sha,
-            require_hashes=hashes,
-            base=base,
-            spec_name=spec.name,
-            spec_id=spec_id(spec),
-            artifacts=artifacts,
-            report=self.report,
-        ) as ctx:
+        with (
+            images.client() as c,
+            images.build_context(
+                lock=lock,
+                lock_sha256=sha,
+                require_hashes=hashes,
+                base=base,
+                spec_name=spec.name,
+                spec_id=spec_id(spec),
+                artifacts=artifacts,
+                report=self.report,
+            ) as ctx,
+        ):
             return images.build(
                 c, ctx, tag=tag, base=base, report=self.report, baked=tuple(sorted(artifacts))
             )
@@ -246,17 +252,19 @@ class DockerManager(EnvironmentManager):
         *,
         tag: str | None = None,
     ) -> images.BuiltImage:
-        c = images.client()
         tag = tag or default_tag(name, lock_sha256)
         report(f"building image {tag} from {base}")
-        with images.build_context(
-            lock=lock,
-            lock_sha256=lock_sha256,
-            require_hashes=require_hashes,
-            base=base,
-            spec_name=name,
-            spec_id=spec_id,
-            artifacts={},
-            report=report,
-        ) as ctx:
+        with (
+            images.client() as c,
+            images.build_context(
+                lock=lock,
+                lock_sha256=lock_sha256,
+                require_hashes=require_hashes,
+                base=base,
+                spec_name=name,
+                spec_id=spec_id,
+                artifacts={},
+                report=report,
+            ) as ctx,
+        ):
             return images.build(c, ctx, tag=tag, base=base, report=report)

@@ -21,7 +21,7 @@ external's path is not kept (it may name a home folder).
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,140 +161,203 @@ def _bad(path: Path, where: str, what: str) -> SpecError:
     )
 
 
-def _target(arch: Any) -> tuple[str | None, str | None, str | None]:
-    if not isinstance(arch, dict):
+def _text(path: Path, where: str, value: Any, *, required: bool = False) -> str | None:
+    """A string field: absent is None (or an error when required); another type is an error."""
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip() or "\0" in value:
+        raise _bad(path, where, f"must be a non-empty string, not {value!r:.60}")
+    return value
+
+
+def _target(path: Path, where: str, arch: Any) -> tuple[str | None, str | None, str | None]:
+    if arch is None:
         return None, None, None
+    if not isinstance(arch, dict):
+        raise _bad(path, where, "must be an object {platform, platform_os, target}")
     target = arch.get("target")
     if isinstance(target, dict):
         target = target.get("name")
     return (
-        arch.get("platform"),
-        arch.get("platform_os"),
-        target if isinstance(target, str) else None,
+        _text(path, f"{where}.platform", arch.get("platform")),
+        _text(path, f"{where}.platform_os", arch.get("platform_os")),
+        _text(path, f"{where}.target", target),
     )
 
 
-def _dependencies(raw: Any) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
+def _dependencies(
+    path: Path, where: str, raw: Any
+) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
     """(name, hash, deptypes, virtuals) of each dependency, in any of the lock's shapes."""
-    out = []
+    if raw is None:
+        return []
     if isinstance(raw, dict):  # v1-v2: {name: {hash, type}}
-        items = [{"name": k, **v} for k, v in raw.items() if isinstance(v, dict)]
+        items = [(f"{where}.{k}", {"name": k, **v}) for k, v in raw.items() if isinstance(v, dict)]
+        if len(items) != len(raw):
+            raise _bad(path, where, "every dependency must be an object {hash, type}")
     elif isinstance(raw, list):
-        items = [d for d in raw if isinstance(d, dict)]
+        items = [(f"{where}[{i}]", d) for i, d in enumerate(raw)]
+        if not all(isinstance(d, dict) for _, d in items):
+            raise _bad(path, where, "every dependency must be an object {name, hash, ...}")
     else:
-        items = []
-    for d in items:
-        params: dict[str, Any] = d["parameters"] if isinstance(d.get("parameters"), dict) else {}
+        raise _bad(path, where, "must be a list (or, before v3, an object) of dependencies")
+    out = []
+    for at, d in items:
+        params = d.get("parameters", {})
+        if not isinstance(params, dict):
+            raise _bad(path, f"{at}.parameters", "must be an object")
         types = params.get("deptypes", d.get("type", []))
         virtuals = params.get("virtuals", [])
-        dep_hash = d.get("hash") or d.get("build_hash") or d.get("dag_hash") or ""
+        if isinstance(types, str):
+            types = [types]
+        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+            raise _bad(path, f"{at}.type", "must be a list of dependency types")
+        if not isinstance(virtuals, list) or not all(isinstance(v, str) for v in virtuals):
+            raise _bad(path, f"{at}.parameters.virtuals", "must be a list of names")
+        dep_hash = d.get("hash") or d.get("build_hash") or d.get("dag_hash")
         out.append(
             (
-                str(d.get("name", "")),
-                str(dep_hash),
-                tuple(types) if isinstance(types, list) else (str(types),),
-                tuple(virtuals) if isinstance(virtuals, list) else (),
+                str(_text(path, f"{at}.name", d.get("name"), required=True)),
+                str(_text(path, f"{at}.hash", dep_hash, required=True)),
+                tuple(types),
+                tuple(virtuals),
             )
         )
     return out
 
 
-def _unwrap(key: str, raw: Any, path: Path) -> dict[str, Any]:
+def _unwrap(path: Path, where: str, raw: Any) -> dict[str, Any]:
     """A node, flat, whether written flat (v3 on) or wrapped as `{name: {...}}` (v1-v2)."""
     if not isinstance(raw, dict):
-        raise _bad(path, f"$.concrete_specs.{key}", "not an object")
+        raise _bad(path, where, "not an object")
     if "name" in raw:
         return raw
     if len(raw) == 1:
         ((name, node),) = raw.items()
         if isinstance(node, dict):
             return {"name": name, **node}
-    raise _bad(path, f"$.concrete_specs.{key}", "a node without a name")
+    raise _bad(path, where, "a node without a name")
+
+
+def _variant_value(value: Any) -> bool:
+    """Spack's variant values: a bool, a string or number, or a list of strings."""
+    if isinstance(value, bool | str) or (isinstance(value, int | float) and math.isfinite(value)):
+        return True
+    return isinstance(value, list) and all(isinstance(v, str | int) for v in value)
 
 
 def read_spack_lock(path: Path) -> SpackLock:
     """Parse a spack.lock; anything Spack would not have written is a SpecError naming it."""
-    try:
-        data = json.loads(path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _bad(path, "$", f"not JSON ({exc})") from None
+    from repro.spec.io import read_json
+
+    data = read_json(path, deep_hint="a spack.lock nests a few levels deep: a damaged file?")
     if not isinstance(data, dict) or not isinstance(data.get("_meta"), dict):
         raise _bad(path, "$._meta", "missing: not a spack.lock")
     meta = data["_meta"]
     if meta.get("file-type") != "spack-lockfile":
-        raise _bad(path, "$._meta.file-type", f"is {meta.get('file-type')!r}, not 'spack-lockfile'")
+        raise _bad(
+            path, "$._meta.file-type", f"is {meta.get('file-type')!r:.40}, not 'spack-lockfile'"
+        )
     version = meta.get("lockfile-version")
-    if not isinstance(version, int) or version not in SUPPORTED_VERSIONS:
+    if type(version) is not int:
+        raise _bad(path, "$._meta.lockfile-version", f"must be an integer, not {version!r:.40}")
+    if version not in SUPPORTED_VERSIONS:
         raise SpecError(
-            f"{path}: $._meta.lockfile-version is {version!r}; this reader knows 1-8",
-            hint="a newer Spack wrote it: update repro, or write the lock with Spack <= 1.1",
+            f"{path}: $._meta.lockfile-version is {version}; this reader knows 1-8",
+            hint="a newer Spack wrote it: update repro"
+            if version > 8
+            else "Spack's lock versions start at 1",
         )
     concrete = data.get("concrete_specs")
     if not isinstance(concrete, dict):
         raise _bad(path, "$.concrete_specs", "missing or not an object")
-    nodes: dict[str, SpackNode] = {}
-    raw_nodes = {k: _unwrap(k, v, path) for k, v in concrete.items()}
+    raw_nodes = {
+        k: (f"$.concrete_specs.{k}", _unwrap(path, f"$.concrete_specs.{k}", v))
+        for k, v in concrete.items()
+    }
     included = 0
     extra = data.get("include_concrete")
-    if isinstance(extra, dict):  # v5 on: included environments, each a lock of its own
-        for env in extra.values():
-            if isinstance(env, dict) and isinstance(env.get("concrete_specs"), dict):
-                included += 1
-                for k, v in env["concrete_specs"].items():
-                    raw_nodes.setdefault(k, _unwrap(k, v, path))
-    for key, raw in raw_nodes.items():
-        nodes[key] = _node(key, raw, path)
+    if extra is not None and not isinstance(extra, dict):
+        raise _bad(path, "$.include_concrete", "must be an object")
+    for env_name, env in (extra or {}).items():  # v5 on: included environments' locks
+        where = f"$.include_concrete.{env_name}"
+        if not isinstance(env, dict) or not isinstance(env.get("concrete_specs"), dict):
+            raise _bad(path, f"{where}.concrete_specs", "missing or not an object")
+        included += 1
+        for k, v in env["concrete_specs"].items():
+            at = f"{where}.concrete_specs.{k}"
+            raw_nodes.setdefault(k, (at, _unwrap(path, at, v)))
+    nodes = {key: _node(path, where, key, raw, version) for key, (where, raw) in raw_nodes.items()}
     # v6 on: the compiler is the build dependency that provides c/cxx/fortran
     for key, node in list(nodes.items()):
         if node.compiler is None:
-            compiler = _compiler_dependency(raw_nodes[key], nodes)
+            where, raw = raw_nodes[key]
+            compiler = _compiler_dependency(path, where, raw, nodes)
             if compiler is not None:
                 nodes[key] = SpackNode(**{**node.__dict__, "compiler": compiler})
     roots_raw = data.get("roots")
     if not isinstance(roots_raw, list):
         raise _bad(path, "$.roots", "missing or not a list")
-    roots = []
+    roots: list[SpackRoot] = []
     for i, r in enumerate(roots_raw):
-        if not isinstance(r, dict) or not isinstance(r.get("hash"), str):
+        if not isinstance(r, dict):
             raise _bad(path, f"$.roots[{i}]", "not {hash, spec}")
-        if r["hash"] not in nodes:
-            raise _bad(path, f"$.roots[{i}].hash", f"{r['hash']} is not in $.concrete_specs")
-        roots.append(SpackRoot(str(r.get("spec", "")), r["hash"], r.get("group")))
-    spack: dict[str, Any] = data["spack"] if isinstance(data.get("spack"), dict) else {}
+        h = str(_text(path, f"$.roots[{i}].hash", r.get("hash"), required=True))
+        if h not in nodes:
+            raise _bad(path, f"$.roots[{i}].hash", f"{h:.40} is not in $.concrete_specs")
+        spec = str(_text(path, f"$.roots[{i}].spec", r.get("spec"), required=True))
+        if any(x.spec == spec for x in roots):
+            raise _bad(path, f"$.roots[{i}].spec", f"{spec!r:.60} is a root twice")
+        roots.append(SpackRoot(spec, h, _text(path, f"$.roots[{i}].group", r.get("group"))))
+    spack = data.get("spack", {})
+    if not isinstance(spack, dict):
+        raise _bad(path, "$.spack", "must be an object {version, type, commit}")
     specfile = meta.get("specfile-version")
+    if specfile is not None and type(specfile) is not int:
+        raise _bad(path, "$._meta.specfile-version", "must be an integer")
     return SpackLock(
         path=path,
         lockfile_version=version,
-        specfile_version=specfile if isinstance(specfile, int) else None,
-        spack_version=spack.get("version"),
-        spack_commit=spack.get("commit"),
+        specfile_version=specfile,
+        spack_version=_text(path, "$.spack.version", spack.get("version")),
+        spack_commit=_text(path, "$.spack.commit", spack.get("commit")),
         roots=tuple(roots),
         nodes=nodes,
         included=included,
     )
 
 
-def _node(key: str, raw: dict[str, Any], path: Path) -> SpackNode:
-    name, version = raw.get("name"), raw.get("version")
-    if not isinstance(name, str) or not name:
-        raise _bad(path, f"$.concrete_specs.{key}.name", "missing")
-    if not isinstance(version, str | int | float):
-        raise _bad(path, f"$.concrete_specs.{key}.version", "missing")
-    platform, os_, target = _target(raw.get("arch"))
+def _node(path: Path, where: str, key: str, raw: dict[str, Any], version: int) -> SpackNode:
+    name = str(_text(path, f"{where}.name", raw.get("name"), required=True))
+    node_version = str(_text(path, f"{where}.version", raw.get("version"), required=True))
+    platform, os_, target = _target(path, f"{where}.arch", raw.get("arch"))
     compiler = raw.get("compiler")
     compiler_text = None
-    if isinstance(compiler, dict) and compiler.get("name"):
-        compiler_text = f"{compiler['name']}@{compiler.get('version', '')}".rstrip("@")
-    params: dict[str, Any] = raw["parameters"] if isinstance(raw.get("parameters"), dict) else {}
-    variants = {
-        k: v for k, v in params.items() if k != "patches" and not (k in FLAG_PARAMETERS and not v)
-    }
-    deps = _dependencies(raw.get("dependencies"))
+    if compiler is not None:
+        if not isinstance(compiler, dict):
+            raise _bad(path, f"{where}.compiler", "must be an object {name, version}")
+        cname = _text(path, f"{where}.compiler.name", compiler.get("name"), required=True)
+        cversion = _text(path, f"{where}.compiler.version", compiler.get("version"))
+        compiler_text = f"{cname}@{cversion}" if cversion else cname
+    params = raw.get("parameters", {})
+    if not isinstance(params, dict):
+        raise _bad(path, f"{where}.parameters", "must be an object")
+    variants: dict[str, Any] = {}
+    for k, v in params.items():
+        if k == "patches" or (k in FLAG_PARAMETERS and not v):
+            continue
+        if not _variant_value(v):
+            raise _bad(path, f"{where}.parameters.{k}", f"not a variant value: {v!r:.60}")
+        variants[k] = v
+    deps = _dependencies(path, f"{where}.dependencies", raw.get("dependencies"))
+    dag_hash = str(_text(path, f"{where}.hash", raw.get("hash") or key, required=True))
+    if version >= 4 and dag_hash != key:  # keyed by DAG hash from v4 on
+        raise _bad(path, f"{where}.hash", f"{dag_hash:.40} is not the key it is stored under")
     return SpackNode(
         name=name,
-        version=str(version),
-        hash=str(raw.get("hash") or key),
-        namespace=raw.get("namespace"),
+        version=node_version,
+        hash=dag_hash,
+        namespace=_text(path, f"{where}.namespace", raw.get("namespace")),
         platform=platform,
         os=os_,
         target=target,
@@ -305,8 +368,12 @@ def _node(key: str, raw: dict[str, Any], path: Path) -> SpackNode:
     )
 
 
-def _compiler_dependency(raw: dict[str, Any], nodes: dict[str, SpackNode]) -> str | None:
-    for _, dep_hash, types, virtuals in _dependencies(raw.get("dependencies")):
+def _compiler_dependency(
+    path: Path, where: str, raw: dict[str, Any], nodes: dict[str, SpackNode]
+) -> str | None:
+    for _, dep_hash, types, virtuals in _dependencies(
+        path, f"{where}.dependencies", raw.get("dependencies")
+    ):
         if "build" in types and COMPILER_VIRTUALS & set(virtuals) and dep_hash in nodes:
             dep = nodes[dep_hash]
             return f"{dep.name}@{dep.version}"

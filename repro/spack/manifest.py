@@ -88,19 +88,13 @@ def _bad(path: Path, where: str, what: str, hint: str | None = None) -> SpecErro
 
 def read_manifest(path: Path) -> SpackManifest:
     """Read and structurally check a spack.yaml; a violation names the file and the key."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text())
-    except UnicodeDecodeError as exc:
-        raise _bad(path, "$", f"not text ({exc.reason})") from None
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        at = f"line {where.line + 1}" if where is not None else "$"
-        raise _bad(path, at, f"not YAML ({getattr(exc, 'problem', exc)})") from None
+    data = _load_yaml(path)
     if not isinstance(data, dict) or set(data) != {"spack"} or not isinstance(data["spack"], dict):
         raise _bad(path, "$", "a Spack environment file is one mapping, `spack:`")
     env: dict[str, Any] = data["spack"]
+    for key in env:
+        if not isinstance(key, str):
+            raise _bad(path, f"$.spack.{key!r:.40}", "a section's name must be a string")
     unknown = sorted(set(env) - KNOWN_SECTIONS)
     if unknown:
         raise _bad(path, f"$.spack.{unknown[0]}", "not a section Spack's environment schema has")
@@ -109,7 +103,7 @@ def read_manifest(path: Path) -> SpackManifest:
     if not isinstance(concretizer, dict):
         raise _bad(path, "$.spack.concretizer", "must be a mapping")
     unify = concretizer.get("unify", True)
-    if unify not in (True, False, "when_possible"):
+    if not (isinstance(unify, bool) or unify == "when_possible"):
         raise _bad(path, "$.spack.concretizer.unify", f"is {unify!r}; true, false or when_possible")
     view = env.get("view", True)
     if not isinstance(view, bool | str | dict):
@@ -131,6 +125,53 @@ def read_manifest(path: Path) -> SpackManifest:
     )
 
 
+def _load_yaml(path: Path) -> Any:
+    """The YAML document, read safely: a regular file, one document, no duplicate keys, no
+    tags beyond YAML's own; damage is a SpecError naming the file and the line."""
+    import stat
+
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]
+        pass
+
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node)
+            if isinstance(key, list | dict):
+                raise yaml.constructor.ConstructorError(
+                    None, None, "a key must be a scalar", key_node.start_mark
+                )
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} appears twice", key_node.start_mark
+                )
+            seen.add(key)
+        out: dict[Any, Any] = loader.construct_mapping(node)
+        return out
+
+    UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise _bad(path, "$", "no such file") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _bad(path, "$", "not a regular file")
+    if st.st_size > 64 << 20:
+        raise _bad(path, "$", f"{st.st_size} bytes: not a Spack environment file")
+    try:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=UniqueKeyLoader)
+    except UnicodeDecodeError as exc:
+        raise _bad(path, "$", f"not UTF-8 text ({exc.reason})") from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f"line {where.line + 1}" if where is not None else "$"
+        raise _bad(path, at, f"not YAML ({getattr(exc, 'problem', exc)})") from None
+    except RecursionError:
+        raise _bad(path, "$", "nested too deeply for a Spack environment file") from None
+
+
 def _specs(path: Path, raw: Any) -> tuple[list[str], bool]:
     if not isinstance(raw, list):
         raise _bad(path, "$.spack.specs", "must be a list")
@@ -138,11 +179,13 @@ def _specs(path: Path, raw: Any) -> tuple[list[str], bool]:
     indirect = False
     for i, item in enumerate(raw):
         if isinstance(item, str):
+            if not item.strip() or "\0" in item:
+                raise _bad(path, f"$.spack.specs[{i}]", "an empty spec or a NUL byte")
             if item.startswith("$"):
                 indirect = True
             else:
                 out.append(item)
-        elif isinstance(item, dict) and "matrix" in item:
+        elif isinstance(item, dict) and isinstance(item.get("matrix"), list):
             indirect = True
         else:
             raise _bad(path, f"$.spack.specs[{i}]", "must be a spec string or a {matrix: ...}")
@@ -154,7 +197,7 @@ def _repos(path: Path, raw: Any) -> list[RepoPin]:
         return []
     if isinstance(raw, list):  # before Spack 1.0: a list of paths
         for i, item in enumerate(raw):
-            if not isinstance(item, str):
+            if not isinstance(item, str) or not item.strip():
                 raise _bad(path, f"$.spack.repos[{i}]", "must be a path")
         return [RepoPin(None, path=p) for p in raw]
     if not isinstance(raw, dict):
@@ -162,11 +205,18 @@ def _repos(path: Path, raw: Any) -> list[RepoPin]:
     out = []
     for name, value in raw.items():
         where = f"$.spack.repos.{name}"
+        if not isinstance(name, str) or not name:
+            raise _bad(path, f"$.spack.repos.{name!r:.40}", "a repository's name must be a string")
         if isinstance(value, str):
-            out.append(RepoPin(str(name), path=value))
+            if not value.strip():
+                raise _bad(path, where, "an empty path")
+            out.append(RepoPin(name, path=value))
             continue
         if not isinstance(value, dict) or not isinstance(value.get("git"), str):
             raise _bad(path, where, "must be a path or a mapping with `git`")
+        extra = sorted(set(map(str, value)) - {"git", "destination", *REPO_GIT_REFS})
+        if extra:
+            raise _bad(path, f"{where}.{extra[0]}", "not a key of a git repository entry")
         refs = [k for k in REPO_GIT_REFS if k in value]
         if len(refs) > 1:
             raise _bad(path, where, f"names {' and '.join(refs)}: give one of branch/commit/tag")

@@ -221,18 +221,35 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; a syntax error names the file, line and column."""
+#: the largest JSON file repro reads (a 300 000-package spack.lock is about 110 MB)
+MAX_JSON_BYTES = 1 << 30
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def read_json(path: Path, *, deep_hint: str = _DEEP_HINT) -> Any:
+    """Parse a JSON file; a syntax error names the file, line and column. Only a regular file
+    is read (not a FIFO or a device), NaN and Infinity are refused (they are not JSON)."""
+    import stat
+
     try:
-        text = path.read_text(encoding="utf-8")
+        st = path.stat()
     except FileNotFoundError:
         raise SpecError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise SpecError(f"{path}: is a directory, expected a JSON file") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise SpecError(f"{path}: is a directory, expected a JSON file")
+    if not stat.S_ISREG(st.st_mode):
+        raise SpecError(f"{path}: not a regular file (a device, a pipe or a socket)")
+    if st.st_size > MAX_JSON_BYTES:
+        raise SpecError(f"{path}: {st.st_size} bytes, more than the {MAX_JSON_BYTES} read")
+    try:
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: not UTF-8 text ({exc.reason})") from None
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except DuplicateKeyError as exc:
         raise SpecError(
             f"{path}: the key {exc.key!r} appears twice in one object; JSON readers disagree on "
@@ -250,8 +267,10 @@ def read_json(path: Path) -> Any:
         raise SpecError(
             f"{path}: JSON nested too deeply (objects and arrays deeper than the "
             f"{sys.getrecursionlimit()} or so levels Python's JSON parser follows)",
-            hint=_DEEP_HINT,
+            hint=deep_hint,
         ) from None
+    except ValueError as exc:  # NaN/Infinity, an integer of thousands of digits
+        raise SpecError(f"{path}: not valid JSON: {exc}") from None
 
 
 def load_spec(path: Path, *, check_id: bool = True) -> ExperimentSpec:

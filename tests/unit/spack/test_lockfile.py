@@ -201,10 +201,76 @@ def test_included_environments_count_and_add_their_specs(tmp_path: Path) -> None
     assert "/home/someone" not in json.dumps(summary)
 
 
+def test_deep_nesting_and_huge_numbers_are_bad_input_not_crashes(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.lock"
+    deep.write_text("[" * 100_000)
+    with pytest.raises(SpecError, match="nested too deeply"):
+        read_spack_lock(deep)
+    big = tmp_path / "big.lock"
+    big.write_text('{"_meta": {"lockfile-version": ' + "9" * 5000 + "}}")
+    with pytest.raises(SpecError, match="not valid JSON"):
+        read_spack_lock(big)
+
+
+def test_only_a_regular_file_is_read(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "spack.lock"
+    os.mkfifo(fifo)
+    with pytest.raises(SpecError, match="not a regular file"):
+        read_spack_lock(fifo)
+    with pytest.raises(SpecError, match="no such file"):
+        read_spack_lock(tmp_path / "missing.lock")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("{", "not JSON"),
+        ("{", "invalid JSON at line 1"),
+        ('{"_meta": NaN}', "not valid JSON"),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": true}}',
+            "must be an integer",
+        ),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 4}, "spack": '
+            '{"commit": 12345}, "concrete_specs": {}, "roots": []}',
+            "$.spack.commit: must be a non-empty string",
+        ),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 4}, '
+            '"concrete_specs": {"x": {"name": "a", "version": true, "hash": "x"}}, "roots": []}',
+            "$.concrete_specs.x.version: must be a non-empty string",
+        ),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 4}, '
+            '"concrete_specs": {"x": {"name": "a", "version": "1", "hash": "y"}}, "roots": []}',
+            "$.concrete_specs.x.hash",
+        ),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 4}, '
+            '"concrete_specs": {"x": {"name": "a", "version": "1", "dependencies": 5}}, '
+            '"roots": []}',
+            "$.concrete_specs.x.dependencies",
+        ),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 4}, '
+            '"concrete_specs": {"x": {"name": "a", "version": "1", "parameters": {"v": {}}}}, '
+            '"roots": []}',
+            "$.concrete_specs.x.parameters.v",
+        ),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 4}, '
+            '"concrete_specs": {"x": {"name": "a", "version": "1"}}, '
+            '"roots": [{"hash": "x", "spec": "a"}, {"hash": "x", "spec": "a"}]}',
+            "is a root twice",
+        ),
+        (
+            '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 5}, '
+            '"concrete_specs": {}, "roots": [], "include_concrete": {"e": {"concrete_specs": '
+            '{"k": 3}}}}',
+            "$.include_concrete.e.concrete_specs.k",
+        ),
         ('{"roots": []}', "$._meta: missing"),
         ('{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 9}}', "knows 1-8"),
         ('{"_meta": {"file-type": "x", "lockfile-version": 4}}', "$._meta.file-type"),

@@ -1,0 +1,204 @@
+"""Docker against the real engine (`.ci/run` starts dockerd and builds the base image; opt in
+elsewhere with REPRO_TEST_DOCKER=1): the digits image built and pinned, ort-digits replayed in
+it (every scenario), judged against a native replay interleaved on this machine, a changed
+image id refused, a container killed mid-run leaving an interrupted run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.containers.image import DEFAULT_BASE
+from repro.environments import registry
+from repro.runs.store import load_run
+from repro.spec.io import parse_spec
+
+
+def _daemon_problem() -> str | None:
+    try:
+        import docker
+
+        c = docker.from_env(timeout=10)
+        try:
+            c.ping()
+            c.images.get(DEFAULT_BASE)
+        finally:
+            c.close()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _daemon(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("docker") is None:
+        return
+    problem = _daemon_problem()
+    if problem is not None:
+        pytest.skip(f"no Docker daemon with {DEFAULT_BASE} (README, Docker): {problem}")
+
+
+def _invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture(scope="module")
+def pinned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """specs/ort-digits.json captured with --env-manager docker: the image built and pinned."""
+    root = Path(__file__).resolve().parents[2]
+    tmp = tmp_path_factory.mktemp("docker")
+    partial = json.loads((root / "specs" / "ort-digits.json").read_text())
+    partial["artifacts"]["model"]["path"] = str(root / "artifacts" / "digits-mlp.onnx")
+    (tmp / "partial.json").write_text(json.dumps(partial))
+    result = _invoke(
+        "capture", "--from", str(tmp / "partial.json"), "--env-manager", "docker", "--no-run",
+        "--specs-dir", str(tmp / "specs"), "--lockfiles-dir", str(tmp / "lockfiles"),
+        "--results-dir", str(tmp / "results"), "--cache-dir", str(tmp / "cache"),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return tmp / "specs" / "ort-digits.json"
+
+
+@pytest.mark.docker
+def test_every_scenario_replays_in_the_pinned_image(pinned: Path) -> None:
+    env = json.loads(pinned.read_text())["environment"]
+    assert env["manager"] == "docker"
+    assert env["image_id"].startswith("sha256:")
+    assert env["base"] == DEFAULT_BASE
+    out = pinned.parent.parent
+    result = _invoke(
+        "replay", str(pinned), "--min-duration-ms", "200", "--container-cpuset", "0",
+        "--container-memory", "1g", "--results-dir", str(out / "results"),
+        "--cache-dir", str(out / "cache"), "--run-id", "in-docker", "--json",
+    )  # fmt: skip
+    assert result.exit_code in (0, 3), result.output  # 3: a Server run INVALID under load
+    record = json.loads(result.stdout)
+    assert {(t["scenario"], t["mode"]) for t in record["tests"]} == {
+        (s, m)
+        for s in ("SingleStream", "MultiStream", "Server", "Offline")
+        for m in ("performance", "accuracy")
+    }
+    assert all(t["status"] in ("valid", "invalid") for t in record["tests"])
+    environment = record["environment"]
+    assert environment["manager"] == "docker"  # auto took the captured manager
+    assert environment["image_id"] == env["image_id"]
+    assert (environment["cpuset"], environment["memory"]) == ("0", "1g")
+    fp = record["fingerprint"]
+    assert fp["os"]["container"] == "docker"
+    assert fp["python"]["executable"] == "/opt/repro/venv/bin/python"
+    assert fp["hardware"]["cgroup"]["cpuset"] == "0"  # the container's own view
+    assert fp["hardware"]["cgroup"]["memory_limit_bytes"] == 2**30
+    assert fp["hardware"]["cpu"]["usable_cpus"] == 1
+
+
+@pytest.mark.docker
+def test_the_container_and_a_native_replay_agree(pinned: Path) -> None:
+    out = pinned.parent.parent
+    result = _invoke(
+        "replay", str(pinned), "--env", "docker", "--against", "self", "--baseline-env",
+        "native", "--until-decided", "--max-rounds", "3", "--scenario", "SingleStream",
+        "--scenario", "Offline", "--min-duration-ms", "300", "--results-dir",
+        str(out / "results"), "--cache-dir", str(out / "cache"), "--report-dir",
+        str(out / "report"), "--run-id", "vs-native",
+    )  # fmt: skip
+    report = json.loads((out / "report" / "report.json").read_text())
+    assert result.exit_code in (0, 1), result.output
+    for scenario in report["scenarios"]:
+        assert scenario["prediction_agreement"] == 1.0  # the same wheels, the same answers
+        accuracy = [m for m in scenario["metrics"] if m["metric"] == "accuracy"]
+        assert accuracy
+        assert accuracy[0]["verdict"] == "reproduced"
+        perf = [m for m in scenario["metrics"] if m["judged"] and m["metric"] != "accuracy"]
+        # same machine, interleaved: never judged a real difference
+        assert all(m["verdict"] != "not reproduced" for m in perf), perf
+    drift = {(d["group"], d["key"]) for d in report["drift"]}
+    assert ("pins", "environment.manager") in drift
+    runs = out / "results" / "ort-digits"
+    replay, baseline = load_run(runs / "vs-native-replay"), load_run(runs / "vs-native-baseline")
+    assert (replay.environment["manager"], baseline.environment["manager"]) == ("docker", "native")
+    diff = _invoke(
+        "env", "diff", str(runs / "vs-native-baseline"), str(runs / "vs-native-replay"), "--json"
+    )
+    keys = {c["key"] for c in json.loads(diff.stdout)["changes"]}
+    assert "executable" not in keys  # where Python lives is not drift
+    assert "environment.manager" in keys
+
+
+@pytest.mark.docker
+def test_a_different_image_id_is_refused(pinned: Path, tmp_path: Path) -> None:
+    raw = json.loads(pinned.read_text())
+    raw.pop("id")
+    raw["environment"]["image_id"] = "sha256:" + "0" * 64
+    spec = pinned.parent / "tampered.json"
+    spec.write_text(json.dumps(raw))
+    result = _invoke(
+        "replay", str(spec), "--env", "docker", "--results-dir", str(tmp_path / "results"),
+        "--cache-dir", str(pinned.parent.parent / "cache"),
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "$.environment.image_id" in result.output
+    assert "sha256:" + "0" * 64 in result.output
+    assert "--rebuild" in result.output
+    assert not (tmp_path / "results").exists()  # refused before any run directory
+
+
+@pytest.mark.docker
+def test_a_container_killed_mid_run_leaves_an_interrupted_run(pinned: Path, tmp_path: Path) -> None:
+    import docker
+
+    c = docker.from_env()
+    request_close = c.close
+    before = {x.name for x in c.containers.list()}
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "repro", "replay", str(pinned), "--env", "docker",
+            "--scenario", "Offline", "--mode", "performance", "--min-duration-ms", "60000",
+            "--results-dir", str(tmp_path / "results"), "--run-id", "killed",
+            "--cache-dir", str(pinned.parent.parent / "cache"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    worker = None
+    deadline = time.monotonic() + 120
+    while worker is None and time.monotonic() < deadline and proc.poll() is None:
+        names = {x.name for x in c.containers.list()} - before
+        worker = next((n for n in names if n.startswith("repro-worker-")), None)
+        time.sleep(0.3)
+    assert worker is not None, proc.communicate(timeout=60)[0]
+    time.sleep(1.0)
+    c.containers.get(worker).kill()
+    request_close()
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 3, output
+    assert "killed (exit 137)" in output
+    record = load_run(tmp_path / "results" / "ort-digits" / "killed")
+    assert record.status == "interrupted"
+    assert record.tests[0].status == "failed"
+
+
+def test_auto_falls_back_when_no_daemon_answers(
+    root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
+    raw = json.loads((root / "specs" / "ort-digits.json").read_text())
+    raw.pop("id")
+    raw["environment"] = {
+        "manager": "docker",
+        "image": "repro/ort-digits:x",
+        "image_id": "sha256:" + "1" * 64,
+        "python_lock": raw["environment"]["python_lock"],
+    }
+    spec = parse_spec(raw, source="spec.json")
+    chosen, reason = registry.choose("auto", spec)
+    assert chosen == "venv"
+    assert "captured manager 'docker' is not usable here" in reason
