@@ -297,6 +297,7 @@ def diff_views(a: View, b: View, *, compare_missing: bool = False) -> list[Chang
             keys |= _needed_packages(a, b) & (set(ga) | set(gb))
         if group == "spack" and ga and gb:
             keys |= _spack_presence(ga, gb)
+            keys.discard("spack.packages")  # how much each side lists, not a difference
         for key in sorted(keys):
             va, vb = ga.get(key), gb.get(key)
             if group == "spack" and key.endswith(".present"):
@@ -313,7 +314,15 @@ def diff_views(a: View, b: View, *, compare_missing: bool = False) -> list[Chang
 
 
 def diff_paths(a: Path, b: Path) -> list[Change]:
-    return diff_views(load_view(a), load_view(b))
+    """The changes from A to B; inputs that describe nothing in common are bad input."""
+    va, vb = load_view(a), load_view(b)
+    if not any(va.get(g) and vb.get(g) for g in GROUPS):
+        raise SpecError(
+            f"{a} and {b} describe nothing in common to compare (e.g. a spack.lock and a "
+            "flake.lock)",
+            hint="compare two of a kind, or runs and specs that carry the same pins",
+        )
+    return diff_views(va, vb)
 
 
 def as_json(changes: list[Change]) -> list[dict[str, Any]]:

@@ -74,7 +74,9 @@ def env_show(as_json: bool, deep: bool) -> None:
 def env_diff(a: Path, b: Path, as_json: bool) -> None:
     """What changed from A to B, likeliest to change speed or accuracy first.
 
-    A and B are fingerprints (`repro env show --json`), run directories or specs.
+    A and B are fingerprints (`repro env show --json`), run directories, specs, flake.lock
+    or spack.lock files (any lockfile version: a changed compiler, target, version or variant
+    of a key package ranks first).
 
     \b
     Example:

@@ -93,32 +93,40 @@ def _check_one(path: Path) -> list[str]:
     from repro.spack.manifest import check_consistency, read_manifest
     from repro.spack.pins import LOCK_NAME, MANIFEST_NAME
 
-    if path.is_dir():
-        manifest, lock = path / MANIFEST_NAME, path / LOCK_NAME
-    elif path.suffix in (".yaml", ".yml"):
-        manifest, lock = path, path.parent / LOCK_NAME
-    elif path.name.endswith(".lock"):
-        manifest, lock = path.parent / MANIFEST_NAME, path
-    elif path.suffix == ".json":
+    if not path.exists():
+        raise SpecError(f"{path}: no such file or folder")
+    if path.suffix == ".json" and path.name != LOCK_NAME:
+        from repro.spec.io import load_spec
         from repro.validate import validate_file
 
+        if load_spec(path, check_id=False).environment.spack is None:
+            return ["$.environment.spack: the spec has no Spack pins (`repro spack pin`)"]
         _, found = validate_file(path)
         return [
             f"{p.where}: {p.message}"
             for p in found
             if p.where.startswith("$.environment") and p.severity == "error"
         ]
+    if path.is_dir():
+        manifest, lock = path / MANIFEST_NAME, path / LOCK_NAME
+        if not manifest.exists() and not lock.exists():
+            raise SpecError(f"{path}: no {MANIFEST_NAME} or {LOCK_NAME} in this folder")
+    elif path.suffix in (".yaml", ".yml"):
+        manifest, lock = path, path.parent / LOCK_NAME
+    elif path.name.endswith(".lock"):
+        manifest, lock = path.parent / MANIFEST_NAME, path
     else:
         raise SpecError(f"{path}: not a spec, a spack.yaml, a spack.lock or a folder")
-    if not manifest.is_file() and not lock.is_file():
-        raise SpecError(f"{path}: no {MANIFEST_NAME} or {LOCK_NAME} there")
-    m = read_manifest(manifest) if manifest.is_file() else None
-    lk = read_spack_lock(lock) if lock.is_file() else None
+    named = path if not path.is_dir() else None
+    if named is not None and not named.is_file():
+        raise SpecError(f"{named}: no such file" if not named.exists() else f"{named}: not a file")
+    m = read_manifest(manifest) if manifest.exists() else None
+    lk = read_spack_lock(lock) if lock.exists() else None
     problems: list[str] = []
     if m is not None:
         problems += [
-            f"{manifest}: $.spack.repos.{r.name or r.path}: not pinned (a git repository "
-            "without a full commit)"
+            f"$.spack.repos.{r.name or r.path}: not pinned (a git repository needs a full, "
+            "lower-case 40-hex `commit`)"
             for r in m.repos
             if not r.pinned
         ]
@@ -126,8 +134,9 @@ def _check_one(path: Path) -> list[str]:
         result = check_consistency(m, [r.spec for r in lk.roots])
         if result.checked and not result.consistent:
             problems.append(
-                f"{lock}: its roots are not the specs of {manifest}: only in the manifest "
-                f"{list(result.only_in_manifest)}, only in the lock {list(result.only_in_lock)}"
+                f"{lock.name}'s roots are not the specs of {manifest.name}: only in the "
+                f"manifest {list(result.only_in_manifest)}, only in the lock "
+                f"{list(result.only_in_lock)}"
             )
         elif not result.checked:
             note(f"{manifest}: {result.note}")
@@ -140,7 +149,7 @@ def spack_check(paths: tuple[Path, ...]) -> None:
     """Check Spack environments: spack.yaml against Spack's schema rules, spack.lock readable,
     the lock's roots are the manifest's specs, repositories pinned; for a spec, its pins.
 
-    Exit status 2 when any check fails.
+    Every path is checked; exit status 2 when any check fails.
 
     \b
     Example:
@@ -148,7 +157,10 @@ def spack_check(paths: tuple[Path, ...]) -> None:
     """
     failed = False
     for path in paths:
-        problems = _check_one(path)
+        try:
+            problems = _check_one(path)
+        except SpecError as exc:
+            problems = [exc.message.removeprefix(f"{path}: ")]
         for p in problems:
             click.echo(f"{path}: {p}")
         if not problems:

@@ -143,7 +143,13 @@ class SpackManager(EnvironmentManager):
                 self._spack(["-e", str(target), "concretize"], what="concretize")
             self.report(f"spack: installing the environment ({target})")
             self._spack(["-e", str(target), "install", "--fail-fast"], what="install")
-        realized = read_spack_lock(target / LOCK_NAME)
+        try:
+            realized = read_spack_lock(target / LOCK_NAME)
+        except SpecError as exc:  # Spack's own output, in the cache: a failure, not bad input
+            raise EnvironmentSetupError(
+                f"the environment Spack realized is unreadable: {exc.message}",
+                hint=f"delete {target} and replay again",
+            ) from None
         if pins.roots:
             self._check_roots(pins, realized.roots, target)
         python = ["bash", "-c", ACTIVATE, "repro-spack", str(target), str(repro_source_root())]

@@ -86,6 +86,12 @@ def test_repos_list_and_v1_map_with_a_pinned_commit(tmp_path: Path) -> None:
         ("spack:\n  repos: 3\n", "$.spack.repos"),
         ("spack:\n  packages: [a]\n", "$.spack.packages"),
         ("spack:\n  specs: [a\n", "not YAML"),
+        ("spack:\n  specs: [a]\n  specs: [b]\n", "appears twice"),
+        ("spack:\n  concretizer: {unify: 1}\n", "$.spack.concretizer.unify"),
+        ("spack:\n  specs: ['']\n", "$.spack.specs[0]"),
+        ("spack:\n  repos: {x: ''}\n", "$.spack.repos.x: an empty path"),
+        ("spack:\n  repos: {b: {git: x, commit: c, evil: 1}}\n", "$.spack.repos.b.evil"),
+        ("spack:\n  1: a\n  foo: b\n", "must be a string"),
     ],
 )
 def test_a_malformed_manifest_names_file_and_key(tmp_path: Path, text: str, where: str) -> None:
