@@ -250,7 +250,9 @@ def read_spack_lock(path: Path) -> SpackLock:
     """Parse a spack.lock; anything Spack would not have written is a SpecError naming it."""
     from repro.spec.io import read_json
 
-    data = read_json(path, deep_hint="a spack.lock nests a few levels deep: a damaged file?")
+    data = read_json(
+        path, deep_hint="a spack.lock nests a few levels deep: a damaged file?", constants=False
+    )
     if not isinstance(data, dict) or not isinstance(data.get("_meta"), dict):
         raise _bad(path, "$._meta", "missing: not a spack.lock")
     meta = data["_meta"]

@@ -229,9 +229,10 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def read_json(path: Path, *, deep_hint: str = _DEEP_HINT) -> Any:
+def read_json(path: Path, *, deep_hint: str = _DEEP_HINT, constants: bool = True) -> Any:
     """Parse a JSON file; a syntax error names the file, line and column. Only a regular file
-    is read (not a FIFO or a device), NaN and Infinity are refused (they are not JSON)."""
+    is read (not a FIFO or a device). NaN and Infinity (not JSON, but Python writes them) are
+    read when `constants` is set, for the schema to refuse them at their field; else here."""
     import stat
 
     try:
@@ -249,7 +250,11 @@ def read_json(path: Path, *, deep_hint: str = _DEEP_HINT) -> Any:
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: not UTF-8 text ({exc.reason})") from None
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        return json.loads(
+            text,
+            object_pairs_hook=_unique_keys,
+            parse_constant=None if constants else _no_constant,
+        )
     except DuplicateKeyError as exc:
         raise SpecError(
             f"{path}: the key {exc.key!r} appears twice in one object; JSON readers disagree on "

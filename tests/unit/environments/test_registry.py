@@ -46,7 +46,7 @@ def test_cli_choices_come_from_the_registry() -> None:
     assert list(env.type.choices) == replay_choices() == ["auto", *MANAGERS]  # type: ignore[attr-defined]
     manager = next(p for p in capture.params if p.name == "env_manager")
     assert list(manager.type.choices) == capture_choices()  # type: ignore[attr-defined]
-    assert set(capture_choices()) == {"venv", "nix", "spack"}
+    assert set(capture_choices()) == {"venv", "nix", "spack", "docker"}
 
 
 def test_locks_are_found_from_the_section_itself() -> None:
