@@ -79,6 +79,8 @@ class CaptureOptions:
     flake_dir: Path = Path("nix")
     #: the base image of --env-manager docker (None: repro.containers.image.DEFAULT_BASE)
     docker_base: str | None = None
+    #: copy the artifacts into the image of --env-manager docker
+    docker_bake: bool = False
     run: bool = True
     force: bool = False
     replay: ReplayOptions = field(default_factory=ReplayOptions)
@@ -141,7 +143,12 @@ def hardware_from(fp: dict[str, Any]) -> dict[str, Any]:
 
 
 def pin_environment(
-    raw: dict[str, Any], name: str, spec_dir: Path, opts: CaptureOptions, report: Reporter
+    raw: dict[str, Any],
+    name: str,
+    spec_dir: Path,
+    opts: CaptureOptions,
+    report: Reporter,
+    cache: ArtifactCache | None = None,
 ) -> None:
     """Lock the worker's Python packages and let the chosen manager pin the rest in the spec."""
     backend = get_backend(str((raw.get("backend") or {}).get("name")))
@@ -164,7 +171,7 @@ def pin_environment(
         python_lock={"path": _rel(lock.path, spec_dir), "sha256": lock.sha256},
         hashes_complete=lock.hashes_complete,
         report=report,
-        options={"docker_base": opts.docker_base} if opts.docker_base else {},
+        options=_manager_options(raw, opts, cache),
     )
     raw["environment"] = manager.capture(ctx)
     manifest = opts.lockfiles_dir / name / SPACK_MANIFEST
@@ -173,6 +180,29 @@ def pin_environment(
         raw["environment"]["spack"] = spack_pins(manifest, spec_dir)
         locked = "locked" if "spack_lock" in raw["environment"]["spack"] else "no spack.lock yet"
         report(f"pinned the Spack environment beside it: {manifest} ({locked})")
+
+
+def _manager_options(
+    raw: dict[str, Any], opts: CaptureOptions, cache: ArtifactCache | None
+) -> dict[str, Any]:
+    """What the managers take from the capture's options (docker: base image, baking)."""
+    options: dict[str, Any] = {}
+    if opts.docker_base:
+        options["docker_base"] = opts.docker_base
+    if opts.docker_bake and cache is not None:
+        from repro.artifacts.fetch import materialize
+        from repro.spec.types import Artifact
+
+        options["docker_bake"] = {
+            m.sha256: m.path
+            for m in (
+                materialize(
+                    name, Artifact.model_validate(art), base_dir=opts.specs_dir, cache=cache
+                )
+                for name, art in (raw.get("artifacts") or {}).items()
+            )
+        }
+    return options
 
 
 def _captured_manager(raw: dict[str, Any]) -> str | None:
@@ -308,7 +338,7 @@ def capture(
         if isinstance(art, dict) and isinstance(art.get("path"), str):
             art["path"] = _rel(resolve_path(art["path"], base_dir), spec_dir)
     pin_artifacts(raw, base_dir=spec_dir, cache=cache, report=report)
-    pin_environment(raw, name, spec_dir, opts, report)
+    pin_environment(raw, name, spec_dir, opts, report, cache)
     raw["hardware"] = hardware_from(collect())
     spec = parse_spec(raw, source=source)
     errors = [p for p in check(spec, spec_path) if p.severity == "error"]

@@ -143,6 +143,12 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
     help="Base image of the image built with --env-manager docker "
     "(default: local/debian:bookworm-py, see the README's Docker section).",
 )
+@click.option(
+    "--docker-bake-artifacts",
+    is_flag=True,
+    help="With --env-manager docker: copy the artifacts into the image (a self-contained "
+    "image; default: mounted read-only at run time).",
+)
 @click.option("--no-run", is_flag=True, help="Pin and write the spec, run nothing.")
 @click.option(
     "--repeat",
@@ -183,6 +189,7 @@ def capture(
     env_manager: str | None,
     flake_dir: Path,
     docker_base: str | None,
+    docker_bake_artifacts: bool,
     no_run: bool,
     repeat: int,
     min_duration_ms: int | None,
@@ -229,6 +236,7 @@ def capture(
         env_manager=env_manager,
         flake_dir=flake_dir,
         docker_base=docker_base,
+        docker_bake=docker_bake_artifacts,
         run=not no_run,
         force=force,
         replay=ReplayOptions(repeat=repeat, min_duration_ms=min_duration_ms),

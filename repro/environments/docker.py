@@ -82,10 +82,19 @@ class DockerManager(EnvironmentManager):
             raise EnvironmentSetupError("--env-manager docker needs the spec's Python lock")
         lock = resolve_path(ctx.python_lock["path"], ctx.spec_dir)
         base = str(ctx.options.get("docker_base") or images.DEFAULT_BASE)
+        bake: dict[str, Path] = dict(ctx.options.get("docker_bake") or {})
         built = self._build(
-            lock, ctx.python_lock["sha256"], ctx.hashes_complete, base, ctx.name, "", ctx.report
+            lock,
+            ctx.python_lock["sha256"],
+            ctx.hashes_complete,
+            base,
+            ctx.name,
+            "",
+            ctx.report,
+            artifacts=bake,
+            tag=default_tag(ctx.name, ctx.python_lock["sha256"]) + ("-baked" if bake else ""),
         )
-        return {
+        env: dict[str, Any] = {
             "manager": self.name,
             "python_lock": ctx.python_lock,
             "image": built.tag,
@@ -93,6 +102,9 @@ class DockerManager(EnvironmentManager):
             "base": built.base,
             "base_id": built.base_id,
         }
+        if built.baked:
+            env["baked_artifacts"] = list(built.baked)
+        return env
 
     def pins_view(self, env: EnvironmentSpecBase, spec_dir: Path) -> dict[str, Any]:
         assert isinstance(env, DockerEnvironment)
@@ -146,7 +158,13 @@ class DockerManager(EnvironmentManager):
             launcher += ["--memory", str(memory)]
         if baked:
             launcher += ["--baked", ",".join(baked)]
-        details.update(image_id=run_id, cpuset=cpuset, memory=memory, network="none")
+        details.update(
+            image_id=run_id,
+            cpuset=cpuset,
+            memory=memory,
+            network="none",
+            baked_artifacts=baked or None,
+        )
         return RealizedEnvironment(
             manager=self.name,
             python=[*launcher, "--"],
@@ -216,29 +234,19 @@ class DockerManager(EnvironmentManager):
             return self._from_lock(spec, spec_path, base, tag=tag)
         from repro.spec.io import spec_id
 
-        lock = self._lock_path(spec, spec_path)
-        assert spec.environment.python_lock is not None
-        sha = spec.environment.python_lock.sha256
-        tag = tag or default_tag(spec.name, sha) + "-baked"
-        base = base or images.DEFAULT_BASE
-        hashes = bool(getattr(spec.environment, "hashes_complete", True))
-        self.report(f"building image {tag} from {base}, {len(artifacts)} artifact(s) inside")
-        with (
-            images.client() as c,
-            images.build_context(
-                lock=lock,
-                lock_sha256=sha,
-                require_hashes=hashes,
-                base=base,
-                spec_name=spec.name,
-                spec_id=spec_id(spec),
-                artifacts=artifacts,
-                report=self.report,
-            ) as ctx,
-        ):
-            return images.build(
-                c, ctx, tag=tag, base=base, report=self.report, baked=tuple(sorted(artifacts))
-            )
+        lock = spec.environment.python_lock
+        assert lock is not None
+        return self._build(
+            self._lock_path(spec, spec_path),
+            lock.sha256,
+            bool(getattr(spec.environment, "hashes_complete", True)),
+            base or images.DEFAULT_BASE,
+            spec.name,
+            spec_id(spec),
+            self.report,
+            tag=tag or default_tag(spec.name, lock.sha256) + "-baked",
+            artifacts=artifacts,
+        )
 
     @staticmethod
     def _build(
@@ -251,9 +259,11 @@ class DockerManager(EnvironmentManager):
         report: Any,
         *,
         tag: str | None = None,
+        artifacts: dict[str, Path] | None = None,
     ) -> images.BuiltImage:
         tag = tag or default_tag(name, lock_sha256)
-        report(f"building image {tag} from {base}")
+        inside = f", {len(artifacts)} artifact(s) inside" if artifacts else ""
+        report(f"building image {tag} from {base}{inside}")
         with (
             images.client() as c,
             images.build_context(
@@ -263,8 +273,9 @@ class DockerManager(EnvironmentManager):
                 base=base,
                 spec_name=name,
                 spec_id=spec_id,
-                artifacts={},
+                artifacts=artifacts or {},
                 report=report,
             ) as ctx,
         ):
-            return images.build(c, ctx, tag=tag, base=base, report=report)
+            baked = tuple(sorted(artifacts or {}))
+            return images.build(c, ctx, tag=tag, base=base, report=report, baked=baked)

