@@ -116,12 +116,15 @@ def test_the_container_and_a_native_replay_agree(pinned: Path) -> None:
         accuracy = [m for m in scenario["metrics"] if m["metric"] == "accuracy"]
         assert accuracy
         assert accuracy[0]["verdict"] == "reproduced"
-    # Same machine, interleaved: Offline throughput is never judged a real difference. (The
-    # digits model's SingleStream p90 is ~16 us; in a container it was seen up to 8 % away
-    # from native, at the edge of its 10 % tolerance, so it is not asserted here.)
+    # Same machine, interleaved, but not the same interpreter: the image's Python is Debian's
+    # 3.11.2, the host's may be another build. The digits model is bound by Python and
+    # LoadGen, so its Offline throughput was seen 10-20 % higher in the container. A
+    # performance difference judged real must then be explained by the drift.
     offline = next(s for s in report["scenarios"] if s["scenario"] == "Offline")
     throughput = next(m for m in offline["metrics"] if m["metric"] == "samples_per_second")
-    assert throughput["verdict"] != "not reproduced", throughput
+    if throughput["verdict"] == "not reproduced":
+        groups = {d["group"] for d in report["drift"]}
+        assert "python" in groups or "packages" in groups, report["drift"]
     drift = {(d["group"], d["key"]) for d in report["drift"]}
     assert ("pins", "environment.manager") in drift
     runs = out / "results" / "ort-digits"
@@ -151,6 +154,21 @@ def test_a_different_image_id_is_refused(pinned: Path, tmp_path: Path) -> None:
     assert "sha256:" + "0" * 64 in result.output
     assert "--rebuild" in result.output
     assert not (tmp_path / "results").exists()  # refused before any run directory
+    # --rebuild: built again (under another name here, so the pinned one stays as it is)
+    raw["environment"]["image"] = "repro/ort-digits:rebuilt-by-test"
+    spec.write_text(json.dumps(raw))
+    result = _invoke(
+        "replay", str(spec), "--env", "docker", "--rebuild", "--scenario", "Offline", "--mode",
+        "accuracy", "--results-dir", str(tmp_path / "results"), "--cache-dir",
+        str(pinned.parent.parent / "cache"), "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    env = json.loads(result.stdout)["environment"]
+    assert env["rebuilt"] is True
+    assert env["pinned_image_id"] == "sha256:" + "0" * 64
+    assert env["image_id"].startswith("sha256:")
+    assert env["image_id"] != env["pinned_image_id"]
+    assert "rebuilt repro/ort-digits:rebuilt-by-test" in env["reason"]
 
 
 @pytest.mark.docker
