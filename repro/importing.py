@@ -17,7 +17,6 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -27,7 +26,14 @@ from repro.runs import layout
 from repro.runs.mlperf import SEED_KEYS, find_results, read_mlperf_result
 from repro.runs.record import RunRecord
 from repro.runs.store import digest_files
-from repro.spec.io import format_validation_error, load_spec, spec_id, with_id, write_spec
+from repro.spec.io import (
+    format_validation_error,
+    load_spec,
+    rebase_paths,
+    spec_id,
+    with_id,
+    write_spec,
+)
 from repro.spec.models import ExperimentSpec
 
 #: the longest spec name a spec accepts
@@ -141,7 +147,7 @@ def _spec(
     (artifacts, lock files, flake) re-expressed from the new spec's folder."""
     data = base.model_dump(mode="json", by_alias=True, exclude_none=True)
     data.pop("id", None)
-    _rebase_paths(data, *rebase)
+    rebase_paths(data, *rebase)
     workload = data["workload"]
     by_scenario = {s["scenario"]: s for s in workload.get("scenarios", [])}
     scenarios = []
@@ -199,25 +205,6 @@ def _spec(
             hint="the published settings are outside what a spec accepts; import another "
             "scenario (--scenario) or edit the base",
         ) from None
-
-
-def _rebase_paths(data: dict[str, Any], base_dir: Path, new_dir: Path) -> None:
-    def moved(path: str) -> str:
-        if Path(path).is_absolute():
-            return path
-        return _rel(base_dir / path, new_dir)
-
-    for art in data.get("artifacts", {}).values():
-        if "path" in art:
-            art["path"] = moved(art["path"])
-    env = data.get("environment", {})
-    spack = env.get("spack") if isinstance(env.get("spack"), dict) else {}
-    for section in (env, spack):
-        for key in ("python_lock", "flake_lock", "spack_yaml", "spack_lock"):
-            if isinstance(section.get(key), dict) and "path" in section[key]:
-                section[key]["path"] = moved(section[key]["path"])
-    if str(env.get("flake", "")).startswith("path:"):
-        env["flake"] = "path:" + moved(env["flake"][5:])
 
 
 def _write_original(

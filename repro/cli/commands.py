@@ -15,10 +15,12 @@ from repro.cli.report_cmd import report
 from repro.cli.results_cmd import results
 from repro.cli.spack_cmds import spack
 from repro.cli.spec_cmds import fetch, recipe, schema, tune, validate
+from repro.cli.sweep_cmd import sweep
 
 COMMANDS: list[click.Command] = [
     capture,
     replay,
+    sweep,
     report,
     results,
     import_mlperf,

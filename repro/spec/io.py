@@ -322,3 +322,26 @@ def write_spec(spec: ExperimentSpec, path: Path) -> ExperimentSpec:
     spec = with_id(spec)
     atomic_write_text(path, dump_spec(spec))
     return spec
+
+
+def rebase_paths(data: dict[str, Any], base_dir: Path, new_dir: Path) -> None:
+    """Rewrite a raw spec's relative paths (artifacts, lock files, a `path:` flake), written
+    relative to `base_dir`, so they stay right from `new_dir`."""
+    import os
+
+    def moved(path: str) -> str:
+        if Path(path).is_absolute():
+            return path
+        return os.path.relpath((base_dir / path).resolve(), new_dir.resolve())
+
+    for art in data.get("artifacts", {}).values():
+        if "path" in art:
+            art["path"] = moved(art["path"])
+    env = data.get("environment", {})
+    spack = env.get("spack") if isinstance(env.get("spack"), dict) else {}
+    for section in (env, spack):
+        for key in ("python_lock", "flake_lock", "spack_yaml", "spack_lock"):
+            if isinstance(section.get(key), dict) and "path" in section[key]:
+                section[key]["path"] = moved(section[key]["path"])
+    if str(env.get("flake", "")).startswith("path:"):
+        env["flake"] = "path:" + moved(env["flake"][5:])

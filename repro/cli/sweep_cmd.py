@@ -1,0 +1,115 @@
+"""`repro sweep`: replay a grid of settings and keep the uncertainty-aware Pareto front."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from repro.cli.progress import TimedBar, note
+from repro.cli.spec_cmds import cache_dir_option, json_option
+from repro.environments.registry import replay_choices
+from repro.errors import UsageError
+
+
+@click.command()
+@click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    help="path=v1,v2 of the spec to vary, e.g. backend.options.intra_op_threads=1,2 (repeat: "
+    "the grid is the product).",
+)
+@click.option(
+    "--objective",
+    "objectives",
+    multiple=True,
+    help="max|min:<scenario>.<metric>, metric one of throughput, latency_p50/p90/p99 (default: "
+    "max:Offline.throughput and min:SingleStream.latency_p90, those the spec runs).",
+)
+@click.option("--repeat", type=click.IntRange(2, 20), default=2, show_default=True,
+              help="Rounds per point (the intervals come from them).")  # fmt: skip
+@click.option("--min-duration-ms", type=click.IntRange(1, 3_600_000), default=500,
+              show_default=True, help="LoadGen's minimum duration per run.")  # fmt: skip
+@click.option("--env", "env_name", default="native", show_default=True,
+              type=click.Choice(replay_choices()), help="Where the workers run.")  # fmt: skip
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=None,
+              help="Seed of the shuffled order (default: drawn, and recorded).")  # fmt: skip
+@click.option("--id", "sweep_id", default=None, help="The sweep's id (default: drawn).")
+@click.option("--resume", is_flag=True, help="Continue the sweep --id names.")
+@click.option("--pick", "pick_point", type=int, default=None,
+              help="With --id and --name: write point N of the sweep as a spec.")  # fmt: skip
+@click.option("--name", "new_name", default=None, help="The picked spec's name.")
+@click.option("--specs-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("specs"), show_default=True, help="Where --pick writes.")  # fmt: skip
+@click.option(
+    "--results-dir",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Parent of results/<name>/.",
+)
+@cache_dir_option
+@json_option
+def sweep(
+    spec_path: Path,
+    params: tuple[str, ...],
+    objectives: tuple[str, ...],
+    repeat: int,
+    min_duration_ms: int,
+    env_name: str,
+    seed: int | None,
+    sweep_id: str | None,
+    resume: bool,
+    pick_point: int | None,
+    new_name: str | None,
+    specs_dir: Path,
+    results_dir: Path,
+    cache_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Replay every point of a grid of settings and report the uncertainty-aware Pareto front.
+
+    Writes results/<name>/sweeps/<id>/: sweep.json, points.csv, sweep.md and each point's run.
+    A point is dominated only when another beats it on every objective beyond both 95 %
+    intervals. An interrupted sweep continues with --resume --id ID.
+
+    \b
+    Example:
+      repro sweep specs/ort-resnet50.json --param backend.options.intra_op_threads=1,2 \\
+        --param workload.batch_size=1,8 --objective max:Offline.throughput
+      repro sweep specs/ort-resnet50.json --id sweep-1a2b3c4d --pick 3 --name resnet50-tuned
+    """
+    from repro.artifacts.cache import ArtifactCache
+    from repro.spec.io import load_spec
+    from repro.sweep import Objective, SweepOptions, parse_param, pick, run_sweep, sweep_dir
+
+    if pick_point is not None:
+        if not sweep_id or not new_name:
+            raise UsageError("--pick needs --id (the sweep) and --name (the new spec's name)")
+        folder = sweep_dir(results_dir, load_spec(spec_path).name, sweep_id)
+        target = pick(folder, pick_point, new_name, specs_dir)
+        click.echo(f"wrote {target}: capture it with `repro capture --from {target}`")
+        return
+    opts = SweepOptions(
+        params=[parse_param(p) for p in params],
+        objectives=[Objective.parse(o) for o in objectives],
+        repeat=repeat,
+        min_duration_ms=min_duration_ms,
+        env_name=env_name,
+        seed=seed,
+        results_dir=results_dir,
+        sweep_id=sweep_id,
+        resume=resume,
+    )
+    folder, state = run_sweep(
+        spec_path, opts, cache=ArtifactCache(cache_dir), report=note, progress=TimedBar
+    )
+    if as_json:
+        click.echo(json.dumps(state, indent=2))
+        return
+    click.echo((folder / "sweep.md").read_text())
+    click.echo(f"sweep {state['id']} -> {folder}")

@@ -1,0 +1,415 @@
+"""Use case: `repro sweep`, a design-space sweep of a spec, and its uncertainty-aware front.
+
+Each point of the grid (`--param path=v1,v2`, the cartesian product) is a derived spec with
+its own content id, replayed with LoadGen (short runs, `repeat` rounds each, a machine probe
+between tests) in an order shuffled by a recorded seed, so a phase of the machine does not land
+on one corner of the space. Each objective (`max:Offline.throughput`,
+`min:SingleStream.latency_p90`) gets a mean and a 95 % interval over the rounds. A point is
+dominated only when another is better on every objective beyond both intervals; the points no
+other beats so are the front, and a front point that another beats on the means alone is
+"tied". `sweep.json` is rewritten (atomically) after every point: an interrupted sweep resumes
+(`--resume ID`) without re-running a finished point and never counts a half-finished one.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import math
+import random
+import secrets
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro.artifacts.cache import ArtifactCache
+from repro.atomic import atomic_write_text
+from repro.errors import ReproError, SpecError, UsageError
+from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
+from repro.runner import WorkerRunner
+from repro.spec.io import parse_spec, spec_id
+
+SCHEMA = "repro.sweep/v1"
+#: objective metric names -> the run record's metric
+METRICS = {
+    "throughput": "samples_per_second",
+    "latency_p50": "latency_p50_ns",
+    "latency_p90": "latency_p90_ns",
+    "latency_p99": "latency_p99_ns",
+}
+SCENARIOS = ("SingleStream", "MultiStream", "Server", "Offline")
+
+
+@dataclass(frozen=True)
+class Objective:
+    maximize: bool
+    scenario: str
+    metric: str  # a key of METRICS
+
+    @property
+    def label(self) -> str:
+        return f"{'max' if self.maximize else 'min'}:{self.scenario}.{self.metric}"
+
+    @classmethod
+    def parse(cls, text: str) -> Objective:
+        direction, _, rest = text.partition(":")
+        scenario, _, metric = rest.partition(".")
+        scenario = next((s for s in SCENARIOS if s.lower() == scenario.lower()), scenario)
+        if direction not in ("max", "min") or scenario not in SCENARIOS or metric not in METRICS:
+            raise UsageError(
+                f"--objective {text!r}: expected max|min:<scenario>.<metric>, e.g. "
+                f"max:Offline.throughput; metrics: {', '.join(METRICS)}"
+            )
+        return cls(direction == "max", scenario, metric)
+
+
+def parse_param(text: str) -> tuple[str, list[Any]]:
+    """`backend.options.intra_op_threads=1,2` -> (path, [1, 2]); values read as JSON scalars."""
+    path, sep, values = text.partition("=")
+    if not sep or not path or not values:
+        raise UsageError(f"--param {text!r}: expected path=v1,v2 (e.g. workload.batch_size=1,8)")
+    out: list[Any] = []
+    for v in values.split(","):
+        try:
+            parsed = json.loads(v)
+        except json.JSONDecodeError:
+            parsed = v
+        if isinstance(parsed, list | dict):
+            raise UsageError(f"--param {text!r}: {v!r} is not a scalar")
+        out.append(parsed)
+    if len(set(map(repr, out))) != len(out):
+        raise UsageError(f"--param {text!r}: a value is given twice")
+    return path, out
+
+
+def _set(raw: dict[str, Any], path: str, value: Any, *, source: str) -> None:
+    keys = path.split(".")
+    node: Any = raw
+    for key in keys[:-1]:
+        if not isinstance(node, dict) or key not in node:
+            raise SpecError(f"{source}: --param {path}: the spec has no {key!r} there")
+        node = node[key]
+    if not isinstance(node, dict):
+        raise SpecError(f"{source}: --param {path}: not a field of an object")
+    node[keys[-1]] = value
+
+
+def derive(raw: dict[str, Any], values: dict[str, Any], *, source: str) -> dict[str, Any]:
+    """The spec of one point: the base spec with the point's values set (and validated)."""
+    out = copy.deepcopy(raw)
+    for key in ("id", "original"):
+        out.pop(key, None)
+    for path, value in values.items():
+        _set(out, path, value, source=source)
+    parse_spec(out, source=f"{source} with {values}")  # the point must be a valid spec
+    return out
+
+
+@dataclass
+class Estimate:
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+    @classmethod
+    def of(cls, values: list[float]) -> Estimate:
+        from repro.stats.student_t import t_ppf
+
+        mean = statistics.fmean(values)
+        if len(values) < 2:
+            return cls(mean, mean, mean, len(values))
+        half = t_ppf(0.975, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+        return cls(mean, mean - half, mean + half, len(values))
+
+
+def _better_beyond(a: Estimate, b: Estimate, maximize: bool) -> bool:
+    return a.lo > b.hi if maximize else a.hi < b.lo
+
+
+def _better_mean(a: Estimate, b: Estimate, maximize: bool) -> bool:
+    return a.mean > b.mean if maximize else a.mean < b.mean
+
+
+def front(points: list[dict[str, Any]], objectives: list[Objective]) -> dict[int, str]:
+    """point index -> "front", "tied" or "dominated" (beyond the intervals) for every point
+    with every objective measured."""
+    judged = [p for p in points if p.get("status") == "complete" and p.get("metrics")]
+
+    def est(p: dict[str, Any], o: Objective) -> Estimate | None:
+        m = p["metrics"].get(o.label)
+        return Estimate(**m) if m else None
+
+    full = [p for p in judged if all(est(p, o) for o in objectives)]
+    out: dict[int, str] = {}
+    for p in full:
+        dominated = any(
+            all(_better_beyond(est(q, o), est(p, o), o.maximize) for o in objectives)  # type: ignore[arg-type]
+            for q in full
+            if q is not p
+        )
+        beaten = any(
+            all(_better_mean(est(q, o), est(p, o), o.maximize) for o in objectives)  # type: ignore[arg-type]
+            for q in full
+            if q is not p
+        )
+        out[p["index"]] = "dominated" if dominated else "tied" if beaten else "front"
+    return out
+
+
+@dataclass
+class SweepOptions:
+    params: list[tuple[str, list[Any]]]
+    objectives: list[Objective]
+    repeat: int = 2
+    min_duration_ms: int | None = 500
+    env_name: str = "native"
+    seed: int | None = None
+    results_dir: Path = Path("results")
+    sweep_id: str | None = None
+    resume: bool = False
+    env_options: dict[str, Any] = field(default_factory=dict)
+
+
+def sweep_dir(results_dir: Path, name: str, sweep_id: str) -> Path:
+    from repro.runs.layout import component
+
+    return results_dir / name / "sweeps" / component(sweep_id, what="sweep id")
+
+
+def run_sweep(
+    spec_path: Path,
+    opts: SweepOptions,
+    *,
+    cache: ArtifactCache,
+    report: Reporter,
+    progress: ProgressFactory,
+    runner: WorkerRunner | None = None,
+    probes: Any = None,
+    realize: Callable[..., Any] | None = None,
+) -> tuple[Path, dict[str, Any]]:
+    """Run (or resume) a sweep; returns its folder and sweep.json's content."""
+    from repro.environments.registry import realize as realize_env
+    from repro.spec.io import read_json
+
+    raw = read_json(spec_path)
+    base = parse_spec(raw, source=str(spec_path))
+    if opts.resume:
+        if not opts.sweep_id:
+            raise UsageError("--resume needs the sweep's id")
+        folder = sweep_dir(opts.results_dir, base.name, opts.sweep_id)
+        state = _load(folder / "sweep.json")
+        if state["spec_id"] != spec_id(base):
+            raise SpecError(
+                f"{folder}: the sweep was of spec {state['spec_id'][:12]}, {spec_path} is now "
+                f"{spec_id(base)[:12]}",
+                hint="resume with the spec the sweep started from, or start a new sweep",
+            )
+        objectives = [Objective.parse(o) for o in state["objectives"]]
+    else:
+        sid = opts.sweep_id or f"sweep-{secrets.token_hex(4)}"
+        folder = sweep_dir(opts.results_dir, base.name, sid)
+        if folder.exists():
+            raise UsageError(f"{folder} exists", hint="--resume it, or choose another --id")
+        objectives = opts.objectives or _default_objectives(base)
+        seed = opts.seed if opts.seed is not None else secrets.randbelow(2**32)
+        grid = [dict(zip([p for p, _ in opts.params], combo, strict=True))
+                for combo in itertools.product(*[v for _, v in opts.params])]  # fmt: skip
+        if not grid or not opts.params:
+            raise UsageError("a sweep needs at least one --param path=v1,v2")
+        order = list(range(len(grid)))
+        random.Random(seed).shuffle(order)
+        points = []
+        for i, values in enumerate(grid):
+            derived = derive(raw, values, source=str(spec_path))
+            points.append(
+                {
+                    "index": i,
+                    "values": values,
+                    "spec_id": spec_id(parse_spec(derived, source=str(spec_path))),
+                    "status": "pending",
+                    "attempts": 0,
+                    "runs": [],
+                    "metrics": {},
+                }
+            )
+        state = {
+            "schema": SCHEMA,
+            "id": sid,
+            "spec": str(spec_path),
+            "spec_name": base.name,
+            "spec_id": spec_id(base),
+            "params": [{"path": p, "values": v} for p, v in opts.params],
+            "objectives": [o.label for o in objectives],
+            "seed": seed,
+            "order": order,
+            "repeat": opts.repeat,
+            "min_duration_ms": opts.min_duration_ms,
+            "env": opts.env_name,
+            "points": points,
+        }
+        folder.mkdir(parents=True)
+        _save(folder, state, objectives)
+    scenarios = tuple(sorted({o.scenario for o in objectives}))
+    for k, index in enumerate(state["order"]):
+        point = state["points"][index]
+        if point["status"] == "complete":
+            continue  # resumed: never run again
+        derived = derive(raw, point["values"], source=str(spec_path))
+        spec = parse_spec(derived, source=str(spec_path))
+        report(f"point {k + 1}/{len(state['order'])}: {point['values']}")
+        point["attempts"] += 1
+        run_id = f"point-{index:02d}-{point['attempts']}"
+        replay_opts = ReplayOptions(
+            scenarios=scenarios,  # type: ignore[arg-type]
+            modes=("performance",),
+            min_duration_ms=opts.min_duration_ms,
+            repeat=state["repeat"],
+            results_dir=folder / "runs",
+            run_id=run_id,
+            env_options=opts.env_options,
+        )
+        env = (realize or realize_env)(state["env"], spec, spec_path, cache.root / "envs")
+        replayer = Replayer(
+            spec, spec_path, env, cache=cache, opts=replay_opts, report=report,
+            progress=progress, runner=runner, probes=probes,
+        )  # fmt: skip
+        point["runs"].append(f"runs/{spec.name}/{run_id}")
+        try:
+            _, record = replayer.run()
+        except KeyboardInterrupt:
+            point["status"] = "interrupted"
+            _save(folder, state, objectives)
+            raise
+        except ReproError as exc:
+            point["status"], point["error"] = "failed", exc.message
+            _save(folder, state, objectives)
+            continue
+        point["metrics"] = _metrics(record, objectives)
+        point["status"] = "complete" if record.status in ("complete", "invalid") else "failed"
+        point["valid"] = record.status == "complete"
+        _save(folder, state, objectives)
+    return folder, state
+
+
+def _default_objectives(spec: Any) -> list[Objective]:
+    have = {s.scenario for s in spec.workload.scenarios}
+    out = []
+    if "Offline" in have:
+        out.append(Objective(True, "Offline", "throughput"))
+    if "SingleStream" in have:
+        out.append(Objective(False, "SingleStream", "latency_p90"))
+    if not out:
+        raise UsageError("give --objective: the spec runs neither Offline nor SingleStream")
+    return out
+
+
+def _metrics(record: Any, objectives: list[Objective]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for o in objectives:
+        values = [
+            float(t.metrics[METRICS[o.metric]])
+            for t in record.tests
+            if t.scenario == o.scenario
+            and t.mode == "performance"
+            and t.status in ("valid", "invalid")
+            and isinstance(t.metrics.get(METRICS[o.metric]), int | float)
+        ]
+        if values:
+            e = Estimate.of(values)
+            out[o.label] = {"mean": e.mean, "lo": e.lo, "hi": e.hi, "n": e.n}
+    return out
+
+
+def _load(path: Path) -> dict[str, Any]:
+    from repro.spec.io import read_json
+
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise SpecError(f"{path}: $.schema: not a {SCHEMA} file")
+    return data
+
+
+def _save(folder: Path, state: dict[str, Any], objectives: list[Objective]) -> None:
+    """sweep.json, points.csv and sweep.md, each written atomically."""
+    marks = front(state["points"], objectives)
+    for p in state["points"]:
+        p["front"] = marks.get(p["index"])
+    atomic_write_text(folder / "sweep.json", json.dumps(state, indent=2) + "\n")
+    atomic_write_text(folder / "points.csv", _csv(state, objectives))
+    atomic_write_text(folder / "sweep.md", markdown(state, objectives))
+
+
+def _rows(state: dict[str, Any], objectives: list[Objective]) -> list[dict[str, Any]]:
+    rows = []
+    for p in state["points"]:
+        row: dict[str, Any] = {"point": p["index"], **p["values"], "status": p["status"]}
+        row["front"] = p.get("front") or ""
+        for o in objectives:
+            m = p["metrics"].get(o.label)
+            row[o.label] = m["mean"] if m else None
+            row[f"{o.label} lo"] = m["lo"] if m else None
+            row[f"{o.label} hi"] = m["hi"] if m else None
+        rows.append(row)
+    return rows
+
+
+def _csv(state: dict[str, Any], objectives: list[Objective]) -> str:
+    import pandas as pd
+
+    return str(pd.DataFrame(_rows(state, objectives)).to_csv(index=False))
+
+
+def _fmt(o: Objective, m: dict[str, Any] | None) -> str:
+    if not m:
+        return "-"
+    scale, unit = (1e-6, " ms") if o.metric.startswith("latency") else (1.0, "/s")
+    return f"{m['mean'] * scale:.4g}{unit} [{m['lo'] * scale:.4g}, {m['hi'] * scale:.4g}]"
+
+
+def markdown(state: dict[str, Any], objectives: list[Objective]) -> str:
+    """The sweep as a Markdown table, front first."""
+    params = [p["path"] for p in state["params"]]
+    head = ["point", *params, *(o.label for o in objectives), "front", "status"]
+    order = {"front": 0, "tied": 1, "dominated": 2, None: 3}
+    lines = [
+        f"# Sweep {state['id']} of {state['spec_name']}",
+        "",
+        f"{len(state['points'])} points, order shuffled with seed {state['seed']}, "
+        f"{state['repeat']} rounds each; a point is dominated only when another beats it on "
+        "every objective beyond both 95 % intervals; `tied`: beaten on the means only.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for p in sorted(state["points"], key=lambda p: (order.get(p.get("front")), p["index"])):
+        cells = [str(p["index"]), *(str(p["values"].get(k)) for k in params)]
+        cells += [_fmt(o, p["metrics"].get(o.label)) for o in objectives]
+        cells += [p.get("front") or "-", p["status"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def pick(folder: Path, index: int, new_name: str, specs_dir: Path) -> Path:
+    """The spec of one point, under a new name, ready for `repro capture --from`."""
+    from repro.runs.layout import component
+    from repro.spec.io import read_json, rebase_paths, write_spec
+
+    state = _load(folder / "sweep.json")
+    points = {p["index"]: p for p in state["points"]}
+    if index not in points:
+        raise UsageError(f"--point {index}: the sweep has points 0-{len(points) - 1}")
+    spec_path = Path(state["spec"])
+    raw = read_json(spec_path)
+    derived = derive(raw, points[index]["values"], source=str(spec_path))
+    derived["name"] = component(new_name, what="--name")
+    target = specs_dir / f"{new_name}.json"
+    if target.exists():
+        raise UsageError(f"{target} exists; choose another --name")
+    rebase_paths(derived, spec_path.parent, specs_dir)  # its relative paths, from specs_dir
+    specs_dir.mkdir(parents=True, exist_ok=True)
+    write_spec(parse_spec(derived, source=str(target)), target)
+    return target

@@ -1,0 +1,42 @@
+"""`repro sweep` on the real harness: two points of ort-digits, short runs, a front, a pick."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repro.cli import cli
+
+
+def test_a_real_sweep_writes_its_points_front_and_a_picked_spec(root: Path, tmp_path: Path) -> None:
+    spec = str(root / "specs" / "ort-digits.json")
+    common = ["--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache")]
+    result = CliRunner().invoke(
+        cli,
+        [
+            "sweep", spec, "--param", "workload.batch_size=1,16", "--objective",
+            "max:Offline.throughput", "--min-duration-ms", "200", "--id", "real", "--seed", "5",
+            "--json", *common,
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    state = json.loads(result.stdout)
+    assert [p["status"] for p in state["points"]] == ["complete", "complete"]
+    marks = {p["values"]["workload.batch_size"]: p["front"] for p in state["points"]}
+    assert set(marks.values()) <= {"front", "tied", "dominated"}
+    assert "front" in marks.values()
+    folder = tmp_path / "results" / "ort-digits" / "sweeps" / "real"
+    for p in state["points"]:
+        run = json.loads((folder / p["runs"][0] / "run.json").read_text())
+        assert run["spec_id"] == p["spec_id"]
+        assert [t["repeat"] for t in run["tests"]] == [1, 2]
+    picked = CliRunner().invoke(
+        cli,
+        ["sweep", spec, "--id", "real", "--pick", "1", "--name", "digits-b16",
+         "--specs-dir", str(tmp_path / "specs"), *common],
+    )  # fmt: skip
+    assert picked.exit_code == 0, picked.output
+    check = CliRunner().invoke(cli, ["validate", str(tmp_path / "specs" / "digits-b16.json")])
+    assert check.exit_code == 0, check.output

@@ -1,0 +1,174 @@
+"""`repro sweep` with fakes: the grid, the recorded order, the front beyond the intervals,
+resuming without re-running a finished point, picking a point as a spec."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro.artifacts.cache import ArtifactCache
+from repro.backends import registry
+from repro.environments.base import RealizedEnvironment
+from repro.errors import SpecError, UsageError
+from repro.spec.io import load_spec
+from repro.sweep import Objective, SweepOptions, front, parse_param, pick, run_sweep
+from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
+from tests.helpers import portable_spec
+
+OBJECTIVES = [
+    Objective(True, "Offline", "throughput"),
+    Objective(False, "SingleStream", "latency_p90"),
+]
+
+
+@contextlib.contextmanager
+def _no_bar(label: str, seconds: float) -> Iterator[None]:
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _echo_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.BACKENDS, "onnxruntime", EchoPlugin())
+
+
+@pytest.fixture
+def spec_path(root: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "specs" / "ort-digits.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(portable_spec(root, "ort-digits")))
+    return path
+
+
+def _speed(req: Any) -> float:
+    """Throughput grows with the batch size; threads change nothing."""
+    return 1000.0 * req.batch_size
+
+
+def _run(spec_path: Path, tmp_path: Path, runner: InProcessRunner, **kw: Any) -> tuple[Path, Any]:
+    opts = SweepOptions(
+        params=kw.pop("params", [parse_param("workload.batch_size=1,8"),
+                                 parse_param("backend.options.intra_op_threads=1,2")]),
+        objectives=OBJECTIVES,
+        results_dir=tmp_path / "results",
+        **kw,
+    )  # fmt: skip
+    return run_sweep(
+        spec_path,
+        opts,
+        cache=ArtifactCache(tmp_path / "cache"),
+        report=lambda _: None,
+        progress=_no_bar,
+        runner=runner,
+        probes=FakeProbes(),
+        realize=lambda *a, **k: RealizedEnvironment(
+            manager="fake", python=[sys.executable], env={}
+        ),
+    )
+
+
+def test_every_point_of_the_grid_runs_once_in_the_recorded_order(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    runner = InProcessRunner(speed=_speed)
+    folder, state = _run(spec_path, tmp_path, runner, seed=7, sweep_id="s")
+    assert len(state["points"]) == 4
+    assert sorted(state["order"]) == [0, 1, 2, 3]
+    assert state["seed"] == 7
+    assert all(p["status"] == "complete" for p in state["points"])
+    assert len({p["spec_id"] for p in state["points"]}) == 4  # each point its own spec
+    ran = [
+        (r.batch_size, r.backend.options.intra_op_threads)
+        for r in runner.requests
+        if r.scenario == "Offline"
+    ]
+    expected = [state["points"][i]["values"] for i in state["order"]]
+    assert ran[::2] == [
+        (v["workload.batch_size"], v["backend.options.intra_op_threads"]) for v in expected
+    ]
+    for name in ("sweep.json", "points.csv", "sweep.md"):
+        assert (folder / name).is_file()
+    _, again = _run(spec_path, tmp_path, InProcessRunner(speed=_speed), seed=7, sweep_id="t")
+    assert again["order"] == state["order"]  # the order is the seed's
+
+
+def test_the_front_is_judged_beyond_the_intervals() -> None:
+    def point(
+        i: int, tp: tuple[float, float, float], lat: tuple[float, float, float]
+    ) -> dict[str, Any]:
+        return {
+            "index": i,
+            "status": "complete",
+            "metrics": {
+                OBJECTIVES[0].label: dict(zip(("mean", "lo", "hi"), tp, strict=True), n=3),
+                OBJECTIVES[1].label: dict(zip(("mean", "lo", "hi"), lat, strict=True), n=3),
+            },
+        }
+
+    marks = front(
+        [
+            point(0, (100, 95, 105), (10, 9, 11)),  # best on both, clearly
+            point(1, (50, 45, 55), (20, 19, 21)),  # beaten beyond the intervals: dominated
+            point(2, (98, 80, 116), (10.5, 8, 13)),  # beaten on the means only: tied
+            point(3, (40, 35, 45), (5, 4, 6)),  # the lowest latency: on the front
+        ],
+        OBJECTIVES,
+    )
+    assert marks == {0: "front", 1: "dominated", 2: "tied", 3: "front"}
+
+
+def test_an_interrupted_sweep_resumes_without_rerunning_finished_points(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    class StopAtThird(InProcessRunner):
+        def run(self, env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
+            if len(self.requests) == 2 * 2 * 2:  # the third point's first test
+                raise KeyboardInterrupt
+            return super().run(env, request, out_dir, timeout_s=timeout_s)
+
+    with pytest.raises(KeyboardInterrupt):
+        _run(spec_path, tmp_path, StopAtThird(speed=_speed), seed=1, sweep_id="r")
+    folder = tmp_path / "results" / "ort-digits" / "sweeps" / "r"
+    saved = json.loads((folder / "sweep.json").read_text())
+    statuses = [saved["points"][i]["status"] for i in saved["order"]]
+    assert statuses == ["complete", "complete", "interrupted", "pending"]
+    runner = InProcessRunner(speed=_speed)
+    _, state = _run(spec_path, tmp_path, runner, sweep_id="r", resume=True)
+    assert all(p["status"] == "complete" for p in state["points"])
+    assert len(runner.requests) == 2 * 2 * 2  # only the two unfinished points ran
+    third = state["points"][saved["order"][2]]
+    assert third["attempts"] == 2
+    assert third["runs"][-1].endswith("-2")
+
+
+def test_a_param_that_is_not_in_the_spec_or_makes_it_invalid_is_refused(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(SpecError, match="no 'nope' there"):
+        _run(spec_path, tmp_path, InProcessRunner(), params=[parse_param("nope.x=1,2")])
+    with pytest.raises(SpecError, match="batch_size"):
+        _run(
+            spec_path, tmp_path, InProcessRunner(), params=[parse_param("workload.batch_size=0,1")]
+        )
+    for bad in ("x", "x=", "=1", "a=[1],2", "a=1,1"):
+        with pytest.raises(UsageError):
+            parse_param(bad)
+    with pytest.raises(UsageError, match="objective"):
+        Objective.parse("max:Offline.speed")
+
+
+def test_a_picked_point_is_a_valid_spec_under_its_new_name(spec_path: Path, tmp_path: Path) -> None:
+    folder, state = _run(spec_path, tmp_path, InProcessRunner(speed=_speed), seed=2, sweep_id="p")
+    target = pick(folder, 3, "digits-tuned", tmp_path / "picked")
+    spec = load_spec(target)
+    assert spec.name == "digits-tuned"
+    values = state["points"][3]["values"]
+    assert spec.workload.batch_size == values["workload.batch_size"]
+    assert spec.original is None
+    with pytest.raises(UsageError, match="exists"):
+        pick(folder, 3, "digits-tuned", tmp_path / "picked")
