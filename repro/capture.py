@@ -156,6 +156,9 @@ def pin_environment(
     manager = get_manager(name_of_manager)
     if not manager.can_capture():
         raise UsageError(f"--env-manager {name_of_manager}: capture supports {capture_choices()}")
+    if (opts.docker_base or opts.docker_bake) and name_of_manager != "docker":
+        raise UsageError("--docker-base and --docker-bake-artifacts need --env-manager docker")
+    manager.preflight_capture({"docker_base": opts.docker_base})
     report(f"pinning the environment with {name_of_manager}")
     report(f"locking the {backend.name} worker's Python packages (pip-compile --generate-hashes)")
     lock = write_python_lock(backend, layout_lock_path(opts.lockfiles_dir, name))

@@ -55,7 +55,7 @@ class ArtifactCache:
     """Files named by content: `<root>/sha256/<first two hex>/<hex>`."""
 
     def __init__(self, root: Path | None = None) -> None:
-        self.root = (root or default_cache_dir()).expanduser()
+        self.root = (root or default_cache_dir()).expanduser().absolute()
 
     def path_for(self, sha256: str) -> Path:
         return self.root / "sha256" / sha256[:2] / sha256

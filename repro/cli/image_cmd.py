@@ -52,10 +52,17 @@ def image(
       repro replay specs/ort-digits.json --env docker
     """
     from repro.artifacts.cache import ArtifactCache
+    from repro.containers.image import DEFAULT_BASE, check_reference
     from repro.environments.docker import DockerManager
+    from repro.errors import UsageError
     from repro.fetching import fetch_all
     from repro.validate import require_valid
 
+    if tag is not None:
+        check_reference(tag, what="--tag")
+    check_reference(base or DEFAULT_BASE, what="--base")
+    if tag is not None and tag == (base or DEFAULT_BASE):
+        raise UsageError(f"--tag {tag}: that is the base image's name; choose another")
     spec = require_valid(spec_path)
     artifacts: dict[str, Path] = {}
     if bake_artifacts:

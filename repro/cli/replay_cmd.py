@@ -218,15 +218,9 @@ def replay(
         repeat=repeat,
         results_dir=results_dir,
         run_id=run_id,
-        env_options={
-            k: v
-            for k, v in {
-                "rebuild": rebuild,
-                "cpuset": container_cpuset,
-                "memory": container_memory,
-            }.items()
-            if v
-        },
+        env_options=_docker_options(
+            env_name, rebuild, container_cpuset, container_memory, results_dir, cache_dir
+        ),
     )
     cache = ArtifactCache(cache_dir)
     if against is None and not until_decided:
@@ -261,6 +255,34 @@ def _with_options(
         return spec
     overrides = dict(parse_key_value(o, option="--backend-option") for o in options)
     return with_backend_options(spec, overrides, source=f"{spec_path} with --backend-option")
+
+
+def _docker_options(
+    env_name: str,
+    rebuild: bool,
+    cpuset: str | None,
+    memory: str | None,
+    results_dir: Path,
+    cache_dir: Path | None,
+) -> dict[str, Any]:
+    """The docker manager's options; given for another environment, they are an error."""
+    from repro.environments.docker import check_limits
+
+    given = rebuild or cpuset is not None or memory is not None
+    if given and env_name not in ("docker", "auto"):
+        raise UsageError("--rebuild, --container-cpuset and --container-memory need --env docker")
+    for flag, value in (("--container-cpuset", cpuset), ("--container-memory", memory)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{flag}: empty")
+    check_limits(cpuset, memory, where="--container-*")
+    cache_root = ArtifactCache(cache_dir).root
+    options: dict[str, Any] = {
+        "mounts": {"--results-dir": results_dir.absolute(), "--cache-dir": cache_root}
+    }
+    for k, v in (("rebuild", rebuild), ("cpuset", cpuset), ("memory", memory)):
+        if v:
+            options[k] = v
+    return options
 
 
 def _replayer(

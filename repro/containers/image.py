@@ -10,6 +10,7 @@ artifacts are not in the image: the launcher mounts them read-only at run time, 
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import tempfile
@@ -29,6 +30,37 @@ VENV_PYTHON = f"{PREFIX}/venv/bin/python"
 DEFAULT_BASE = "local/debian:bookworm-py"
 LABEL = "org.repro"
 Report = Callable[[str], None]
+
+
+#: a Docker image reference: [host[:port]/]path[:tag], lower-case path components
+_REFERENCE = re.compile(
+    r"^(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+    r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$"
+)
+
+
+def check_reference(value: str, *, what: str) -> str:
+    """An image name as Docker accepts it, or a SpecError naming the flag or field."""
+    if not value or not _REFERENCE.match(value) or len(value) > 255:
+        raise SpecError(
+            f"{what}: {value!r} is not an image name Docker accepts",
+            hint="lower-case letters, digits and . _ - in the path, an optional :tag "
+            "(e.g. repro/ort-digits:v1)",
+        )
+    return value
+
+
+def repository_name(name: str) -> str:
+    """A spec name as a Docker repository path component."""
+    cleaned = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return cleaned or "spec"
+
+
+def docker_errors() -> tuple[type[BaseException], ...]:
+    """The SDK's errors, to be turned into repro's (an invalid reference, a daemon refusal)."""
+    import docker.errors
+
+    return (docker.errors.DockerException,)
 
 
 @dataclass(frozen=True)
@@ -167,6 +199,7 @@ def client() -> Iterator[Any]:
     after use."""
     try:
         import docker
+        import docker.errors
     except ImportError:  # pragma: no cover - a dependency
         raise EnvironmentSetupError(
             "the Docker SDK for Python is not installed", hint="pip install docker"
@@ -191,19 +224,55 @@ def client() -> Iterator[Any]:
                 f"no Docker daemon answers ({type(exc).__name__}: {str(exc)[:200]})",
                 hint="start it (dockerd), or set DOCKER_HOST",
             ) from None
-        yield c
+        try:
+            yield c
+        except docker.errors.DockerException as exc:
+            raise EnvironmentSetupError(
+                f"the Docker daemon refused: {str(exc)[:600]}",
+                hint="check the image names and the daemon's log",
+            ) from None
     finally:
         c.close()
 
 
 def image_id(c: Any, reference: str) -> str | None:
     """The id (`sha256:...`) of a local image, or None when there is none by that name."""
+    found = image(c, reference)
+    return str(found.id) if found is not None else None
+
+
+def image(c: Any, reference: str) -> Any:
+    """A local image by name or id, or None."""
     import docker.errors
 
     try:
-        return str(c.images.get(reference).id)
+        return c.images.get(reference)
     except docker.errors.ImageNotFound:
         return None
+    except docker.errors.APIError as exc:
+        raise SpecError(f"{reference!r}: {exc.explanation or exc}") from None
+
+
+def labels(c: Any, reference: str) -> dict[str, str]:
+    """The repro labels of a local image (`org.repro.*`)."""
+    found = image(c, reference)
+    config = (found.attrs.get("Config") or {}) if found is not None else {}
+    return {k: v for k, v in (config.get("Labels") or {}).items() if k.startswith(LABEL)}
+
+
+def remove_older(c: Any, keep: BuiltImage, prefix: str) -> None:
+    """Untag this machine's earlier builds of the same lock (`prefix*`, another repro source),
+    so that editing repro does not pile up images; an image still in use stays."""
+    import contextlib
+
+    import docker.errors
+
+    repo = prefix.partition(":")[0]
+    for img in c.images.list(name=repo):
+        for tag in img.tags:
+            if tag.startswith(prefix) and tag != keep.tag and img.id != keep.image_id:
+                with contextlib.suppress(docker.errors.APIError):
+                    c.images.remove(tag)
 
 
 def build(
@@ -214,8 +283,8 @@ def build(
     if base_id is None:
         raise SpecError(
             f"base image {base!r} is not on this Docker daemon",
-            hint="build it from Debian's packages as the README's Docker section says, or "
-            "pass --base",
+            hint="build it from Debian's packages as the README's Docker section says, or name "
+            "another (repro image --base, capture --docker-base, the spec's $.environment.base)",
         )
     built: str | None = None
     errors: list[str] = []
@@ -233,6 +302,7 @@ def build(
     if errors or built is None:
         raise EnvironmentSetupError(
             f"building the image {tag} failed: {(errors or ['no image id'])[-1][:800]}",
-            hint="the build runs without network: the wheels come from the context",
+            hint=f"the base ({base}) needs /bin/sh and python3 with venv (Debian: python3-venv); "
+            "the build runs without network, the wheels come from the context",
         )
     return BuiltImage(tag=tag, image_id=built, base=base, base_id=base_id, baked=baked)

@@ -36,9 +36,12 @@ class LaunchError(Exception):
     """A worker call that cannot be turned into a container run."""
 
 
-def _check_path(path: str) -> str:
-    if "," in path or "\n" in path:
-        raise LaunchError(f"{path}: a path with ',' cannot be bind-mounted (docker --mount)")
+def check_mount(path: str) -> str:
+    """A host path that `docker run --mount` can bind at the same path in the container."""
+    if any(c in path for c in ',"\n'):
+        raise LaunchError(
+            f"{path}: a path with ',' or '\"' cannot be bind-mounted (docker --mount)"
+        )
     norm = os.path.normpath(path)
     if norm in RESERVED or norm.startswith(PREFIX + "/"):
         raise LaunchError(f"{path}: would shadow the container's {norm}")
@@ -63,8 +66,8 @@ def request_mounts(request: dict[str, Any], request_path: Path) -> list[tuple[st
     ):
         if isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():
             readonly.append(value)
-    readonly = [_check_path(p) for p in readonly]
-    writable = [_check_path(p) for p in writable]
+    readonly = [check_mount(p) for p in readonly]
+    writable = [check_mount(p) for p in writable]
 
     def inside(p: str, others: list[str]) -> bool:
         return any(p != o and (p + "/").startswith(o + "/") for o in others)

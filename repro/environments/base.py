@@ -134,6 +134,9 @@ class EnvironmentManager:
         """Whether `repro capture --env-manager NAME` can pin this manager's section."""
         return cls.spec_model is not None and cls.capture is not EnvironmentManager.capture
 
+    def preflight_capture(self, options: dict[str, Any]) -> None:
+        """Checks before a capture does any work (a daemon, a base image); none by default."""
+
     def capture(self, ctx: CaptureContext) -> dict[str, Any]:
         """The spec's `environment` section for a new capture (JSON, before validation)."""
         raise UsageError(f"--env-manager {self.name}: this manager cannot capture an environment")

@@ -30,12 +30,17 @@ from repro.environments.base import (
     repro_source_root,
     worker_environment,
 )
-from repro.errors import EnvironmentSetupError, ReproError
+from repro.errors import EnvironmentSetupError, ReproError, SpecError
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
 
 ImageId = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
+#: docker's --cpuset-cpus (0-3,6) and --memory (a number of bytes with an optional b/k/m/g)
+CPUSET = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
+MEMORY = r"^[0-9]+[bkmgBKMG]?$"
+#: Docker refuses a memory limit below 6 MiB
+MIN_MEMORY = 6 << 20
 
 
 class DockerEnvironment(EnvironmentSpecBase):
@@ -50,13 +55,44 @@ class DockerEnvironment(EnvironmentSpecBase):
     baked_artifacts: list[str] = Field(
         default_factory=list, description="sha256 of the artifacts inside the image"
     )
-    cpuset: str | None = Field(None, description="CPUs the container may use, e.g. 0-1")
-    memory: str | None = Field(None, description="the container's memory limit, e.g. 4g")
+    cpuset: Annotated[str, StringConstraints(pattern=CPUSET)] | None = Field(
+        None, description="CPUs the container may use, e.g. 0-1"
+    )
+    memory: Annotated[str, StringConstraints(pattern=MEMORY)] | None = Field(
+        None, description="the container's memory limit, e.g. 4g"
+    )
 
 
 def default_tag(name: str, lock_sha256: str) -> str:
     """`repro/<name>:lock-<lock hash>-src-<repro source hash>`: one image per lock and repro."""
-    return f"repro/{name}:lock-{lock_sha256[:12]}-src-{images.source_digest()[:8]}"
+    return f"{lock_prefix(name, lock_sha256)}{images.source_digest()[:8]}"
+
+
+def lock_prefix(name: str, lock_sha256: str) -> str:
+    """What every default tag of this lock starts with (earlier builds are untagged)."""
+    return f"repro/{images.repository_name(name)}:lock-{lock_sha256[:12]}-src-"
+
+
+def check_limits(cpuset: str | None, memory: str | None, *, where: str) -> None:
+    """A CPU set of CPUs this machine has and a memory limit Docker accepts, or bad input."""
+    import os
+    import re
+
+    if cpuset is not None:
+        if not re.match(CPUSET, cpuset):
+            raise SpecError(f"{where} cpuset {cpuset!r}: expected CPUs like 0-3,6")
+        last = (os.cpu_count() or 1) - 1
+        for part in cpuset.split(","):
+            lo, _, hi = part.partition("-")
+            if int(hi or lo) > last or int(lo) > int(hi or lo):
+                raise SpecError(f"{where} cpuset {cpuset!r}: this machine has CPUs 0-{last}")
+    if memory is not None:
+        if not re.match(MEMORY, memory):
+            raise SpecError(f"{where} memory {memory!r}: expected bytes like 512m or 4g")
+        unit = memory[-1].lower() if memory[-1].isalpha() else "b"
+        size = int(memory.rstrip("bkmgBKMG")) << {"b": 0, "k": 10, "m": 20, "g": 30}[unit]
+        if size < MIN_MEMORY:
+            raise SpecError(f"{where} memory {memory!r}: Docker needs at least 6m")
 
 
 class DockerManager(EnvironmentManager):
@@ -106,6 +142,18 @@ class DockerManager(EnvironmentManager):
             env["baked_artifacts"] = list(built.baked)
         return env
 
+    def preflight_capture(self, options: dict[str, Any]) -> None:
+        """Before the Python lock is written: a daemon answers and the base image is here."""
+        base = images.check_reference(
+            str(options.get("docker_base") or images.DEFAULT_BASE), what="--docker-base"
+        )
+        with images.client() as c:
+            if images.image_id(c, base) is None:
+                raise SpecError(
+                    f"--docker-base: base image {base!r} is not on this Docker daemon",
+                    hint="build it from Debian's packages as the README's Docker section says",
+                )
+
     def pins_view(self, env: EnvironmentSpecBase, spec_dir: Path) -> dict[str, Any]:
         assert isinstance(env, DockerEnvironment)
         return {"docker.image_id": env.image_id, "docker.base_id": env.base_id}
@@ -115,26 +163,30 @@ class DockerManager(EnvironmentManager):
             return self._realize(c, spec, spec_path)
 
     def _realize(self, c: Any, spec: ExperimentSpec, spec_path: Path) -> RealizedEnvironment:
+        from repro.containers.launch import LaunchError, check_mount
+
         env_spec = spec.environment
         rebuild = bool(self.options.get("rebuild"))
         pinned = env_spec if isinstance(env_spec, DockerEnvironment) else None
         cpuset = self.options.get("cpuset") or (pinned.cpuset if pinned else None)
         memory = self.options.get("memory") or (pinned.memory if pinned else None)
+        check_limits(cpuset, memory, where="--container-*/$.environment")
+        for flag, path in self.options.get("mounts", {}).items():
+            try:
+                check_mount(str(path))
+            except LaunchError as exc:
+                raise SpecError(f"{flag}: {exc}", hint="choose a folder without ','") from None
         details: dict[str, Any] = {}
         if pinned is not None and pinned.image_id is not None:
-            current = images.image_id(c, pinned.image) or (
-                pinned.image_id if images.image_id(c, pinned.image_id) else None
-            )
-            if current == pinned.image_id:
-                run_id, reason = (
-                    pinned.image_id,
-                    f"pinned image {pinned.image} ({pinned.image_id[:19]})",
-                )
+            if images.image_id(c, pinned.image_id) == pinned.image_id:
+                # the pinned content is here: run it by id, wherever its name points now
+                run_id, reason = pinned.image_id, f"pinned image {pinned.image_id[:19]}"
             elif not rebuild:
-                found = f"is {current}" if current else "is not on this Docker daemon"
+                current = images.image_id(c, pinned.image)
+                found = f"{pinned.image} is {current}" if current else "it is not here"
                 raise EnvironmentSetupError(
-                    f"{spec_path}: $.environment.image_id: {pinned.image} {found}; the spec "
-                    f"pins {pinned.image_id}",
+                    f"{spec_path}: $.environment.image_id: the spec pins {pinned.image_id}; "
+                    f"{found} (this Docker daemon has no image of the pinned id)",
                     hint="--rebuild builds the image again from the spec (the run records both "
                     "ids), or restore the pinned image (docker load)",
                 )
@@ -151,13 +203,14 @@ class DockerManager(EnvironmentManager):
             reason = f"image {built.tag} built from the Python lock ({run_id[:19]}), not pinned"
             details.update(image=built.tag, base=built.base, base_id=built.base_id)
         baked = list(pinned.baked_artifacts) if pinned is not None else []
-        launcher = [sys.executable, "-m", "repro.containers.launch", "--image", run_id]
+        self._check_labels(c, run_id, spec, baked, spec_path)
+        launcher = [sys.executable, "-m", "repro.containers.launch", f"--image={run_id}"]
         if cpuset:
-            launcher += ["--cpuset", str(cpuset)]
+            launcher.append(f"--cpuset={cpuset}")
         if memory:
-            launcher += ["--memory", str(memory)]
+            launcher.append(f"--memory={memory}")
         if baked:
-            launcher += ["--baked", ",".join(baked)]
+            launcher.append(f"--baked={','.join(baked)}")
         details.update(
             image_id=run_id,
             cpuset=cpuset,
@@ -172,6 +225,37 @@ class DockerManager(EnvironmentManager):
             reason=reason,
             details={k: v for k, v in details.items() if v is not None},
         )
+
+    @staticmethod
+    def _check_labels(
+        c: Any, image_id: str, spec: ExperimentSpec, baked: list[str], spec_path: Path
+    ) -> None:
+        """The image is one repro built for this Python lock, with the artifacts the spec says
+        are baked in: else the replay would fail in every container."""
+        found = images.labels(c, image_id)
+        where = f"{spec_path}: $.environment.image_id {image_id[:19]}"
+        if f"{images.LABEL}.python-lock-sha256" not in found:
+            raise EnvironmentSetupError(
+                f"{where}: not an image `repro image` built (it has no {images.LABEL} labels)",
+                hint="build one with `repro image` or `repro capture --env-manager docker`",
+            )
+        lock = spec.environment.python_lock
+        if lock is not None and found[f"{images.LABEL}.python-lock-sha256"] != lock.sha256:
+            raise EnvironmentSetupError(
+                f"{where}: built for Python lock "
+                f"{found[f'{images.LABEL}.python-lock-sha256'][:12]}, the spec pins "
+                f"{lock.sha256[:12]}",
+                hint="--rebuild, or pin the image built for this lock",
+            )
+        inside = set(filter(None, found.get(f"{images.LABEL}.baked-artifacts", "").split(",")))
+        missing = sorted(set(baked) - inside)
+        if missing:
+            raise EnvironmentSetupError(
+                f"{where}: the spec says artifacts {', '.join(m[:12] for m in missing)} are baked "
+                "in, the image does not have them",
+                hint="capture again with --docker-bake-artifacts, or drop $.environment."
+                "baked_artifacts",
+            )
 
     # --- building -------------------------------------------------------------------------
 
@@ -207,6 +291,7 @@ class DockerManager(EnvironmentManager):
         lock_path = self._lock_path(spec, spec_path)
         lock = spec.environment.python_lock
         assert lock is not None
+        default = tag is None
         tag = tag or default_tag(spec.name, lock.sha256)
         base = base or str(self.options.get("docker_base") or images.DEFAULT_BASE)
         if reuse:
@@ -216,9 +301,13 @@ class DockerManager(EnvironmentManager):
             if existing is not None and base_id is not None:
                 return images.BuiltImage(tag=tag, image_id=existing, base=base, base_id=base_id)
         hashes = bool(getattr(spec.environment, "hashes_complete", True))
-        return self._build(
+        built = self._build(
             lock_path, lock.sha256, hashes, base, spec.name, spec_id(spec), self.report, tag=tag
         )
+        if default:  # an earlier build for this lock (another repro) is not needed any more
+            with images.client() as c:
+                images.remove_older(c, built, lock_prefix(spec.name, lock.sha256))
+        return built
 
     def build_for_spec(
         self,
@@ -234,10 +323,11 @@ class DockerManager(EnvironmentManager):
             return self._from_lock(spec, spec_path, base, tag=tag)
         from repro.spec.io import spec_id
 
+        lock_path = self._lock_path(spec, spec_path)
         lock = spec.environment.python_lock
-        assert lock is not None
+        assert lock is not None  # _lock_path said so
         return self._build(
-            self._lock_path(spec, spec_path),
+            lock_path,
             lock.sha256,
             bool(getattr(spec.environment, "hashes_complete", True)),
             base or images.DEFAULT_BASE,

@@ -154,8 +154,19 @@ def test_a_different_image_id_is_refused(pinned: Path, tmp_path: Path) -> None:
     assert "sha256:" + "0" * 64 in result.output
     assert "--rebuild" in result.output
     assert not (tmp_path / "results").exists()  # refused before any run directory
+    # an image that is here but not one repro built for this spec: refused before any run
+    raw["environment"]["image_id"] = raw["environment"]["base_id"]
+    spec.write_text(json.dumps(raw))
+    result = _invoke(
+        "replay", str(spec), "--env", "docker", "--results-dir", str(tmp_path / "results"),
+        "--cache-dir", str(pinned.parent.parent / "cache"),
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "not an image `repro image` built" in result.output
+    assert not (tmp_path / "results").exists()
     # --rebuild: built again (under another name here, so the pinned one stays as it is)
     raw["environment"]["image"] = "repro/ort-digits:rebuilt-by-test"
+    raw["environment"]["image_id"] = "sha256:" + "0" * 64
     spec.write_text(json.dumps(raw))
     result = _invoke(
         "replay", str(spec), "--env", "docker", "--rebuild", "--scenario", "Offline", "--mode",
@@ -169,6 +180,26 @@ def test_a_different_image_id_is_refused(pinned: Path, tmp_path: Path) -> None:
     assert env["image_id"].startswith("sha256:")
     assert env["image_id"] != env["pinned_image_id"]
     assert "rebuilt repro/ort-digits:rebuilt-by-test" in env["reason"]
+
+
+@pytest.mark.docker
+def test_the_pinned_id_runs_wherever_its_name_points_now(pinned: Path, tmp_path: Path) -> None:
+    import docker
+
+    env = json.loads(pinned.read_text())["environment"]
+    c = docker.from_env()
+    try:
+        c.images.get(env["base_id"]).tag(env["image"])  # the name now points elsewhere
+        result = _invoke(
+            "replay", str(pinned), "--env", "docker", "--scenario", "Offline", "--mode",
+            "accuracy", "--results-dir", str(tmp_path / "results"), "--cache-dir",
+            str(pinned.parent.parent / "cache"), "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["environment"]["image_id"] == env["image_id"]
+    finally:
+        c.images.get(env["image_id"]).tag(env["image"])
+        c.close()
 
 
 @pytest.mark.docker

@@ -135,3 +135,46 @@ def test_the_spec_section_pins_ids_by_digest() -> None:
     assert env.image_id == ID
     with pytest.raises(ValidationError):
         DockerEnvironment.model_validate({"manager": "docker", "image": "x", "image_id": "latest"})
+
+
+@pytest.mark.parametrize(
+    ("cpuset", "memory", "message"),
+    [
+        ("99", None, "this machine has CPUs 0-"),
+        ("a-b", None, "expected CPUs like 0-3,6"),
+        ("1-0", None, "this machine has CPUs"),
+        (None, "foo", "expected bytes like 512m"),
+        (None, "-5g", "expected bytes"),
+        (None, "1", "at least 6m"),
+    ],
+)
+def test_container_limits_are_checked_before_anything_runs(
+    cpuset: str | None, memory: str | None, message: str
+) -> None:
+    from repro.environments.docker import check_limits
+    from repro.errors import SpecError
+
+    with pytest.raises(SpecError, match=message):
+        check_limits(cpuset, memory, where="--container-*")
+    check_limits("0", "512m", where="--container-*")  # these are fine
+
+
+def test_image_names_docker_refuses_are_bad_input() -> None:
+    from repro.containers.image import check_reference, repository_name
+    from repro.errors import SpecError
+
+    for bad in ("hostile/UPPER:1", "x y:1", "", "a::b", "repro/x:" + "t" * 200):
+        with pytest.raises(SpecError, match="--tag"):
+            check_reference(bad, what="--tag")
+    assert check_reference("localhost:5000/repro/ort-digits:v1.2", what="--tag")
+    assert repository_name("Hostile.-X") == "hostile-x"
+    check_reference(f"repro/{repository_name('ResNet_50 (big)')}:lock-1", what="tag")
+
+
+def test_a_mount_path_docker_cannot_take_is_refused(tmp_path: Path) -> None:
+    from repro.containers.launch import check_mount
+
+    for bad in ("/tmp/a,b", '/tmp/a"b', "/opt/repro/x"):
+        with pytest.raises(LaunchError):
+            check_mount(bad)
+    assert check_mount("/tmp/with space:colon=ok") == "/tmp/with space:colon=ok"
