@@ -18,6 +18,7 @@ import itertools
 import json
 import math
 import random
+import re
 import secrets
 import statistics
 from collections.abc import Callable
@@ -41,29 +42,77 @@ METRICS = {
     "latency_p99": "latency_p99_ns",
 }
 SCENARIOS = ("SingleStream", "MultiStream", "Server", "Offline")
+#: what each point measures beside its scenarios' metrics
+POINT_MEASURES = ("accuracy", "peak_rss", "load_time", "model_size")
 
 
 @dataclass(frozen=True)
 class Objective:
     maximize: bool
-    scenario: str
-    metric: str  # a key of METRICS
+    scenario: str  # "" for a point measure
+    metric: str  # a key of METRICS, or a point measure
 
     @property
     def label(self) -> str:
-        return f"{'max' if self.maximize else 'min'}:{self.scenario}.{self.metric}"
+        where = f"{self.scenario}." if self.scenario else ""
+        return f"{'max' if self.maximize else 'min'}:{where}{self.metric}"
 
     @classmethod
     def parse(cls, text: str) -> Objective:
         direction, _, rest = text.partition(":")
-        scenario, _, metric = rest.partition(".")
+        scenario, _, metric = rest.partition(".") if "." in rest else ("", "", rest)
         scenario = next((s for s in SCENARIOS if s.lower() == scenario.lower()), scenario)
-        if direction not in ("max", "min") or scenario not in SCENARIOS or metric not in METRICS:
+        ok = (scenario in SCENARIOS and metric in METRICS) or (
+            not scenario and metric in POINT_MEASURES
+        )
+        if direction not in ("max", "min") or not ok:
             raise UsageError(
-                f"--objective {text!r}: expected max|min:<scenario>.<metric>, e.g. "
-                f"max:Offline.throughput; metrics: {', '.join(METRICS)}"
+                f"--objective {text!r}: expected max|min:<scenario>.<metric> (metrics: "
+                f"{', '.join(METRICS)}) or max|min:<measure> ({', '.join(POINT_MEASURES)})"
             )
         return cls(direction == "max", scenario, metric)
+
+
+_CONSTRAINT = re.compile(r"^\s*([a-z_]+)\s*(<=|>=|<|>)\s*([0-9.eE+-]+)\s*(\*\s*original)?\s*$")
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """`accuracy>=0.99*original`, `peak_rss<=2e9`: a point that breaks it is excluded."""
+
+    text: str
+    measure: str
+    op: str
+    bound: float
+
+    @classmethod
+    def parse(cls, text: str, original_accuracy: float | None) -> Constraint:
+        m = _CONSTRAINT.match(text)
+        if m is None or m.group(1) not in POINT_MEASURES:
+            raise UsageError(
+                f"--constraint {text!r}: expected <measure><op><number>[*original], measures "
+                f"{', '.join(POINT_MEASURES)}; e.g. accuracy>=0.99*original"
+            )
+        try:
+            bound = float(m.group(3))
+        except ValueError:
+            raise UsageError(f"--constraint {text!r}: {m.group(3)!r} is not a number") from None
+        if m.group(4):
+            if m.group(1) != "accuracy" or original_accuracy is None:
+                raise UsageError(
+                    f"--constraint {text!r}: '*original' needs an accuracy the spec's original "
+                    "recorded"
+                )
+            bound *= original_accuracy
+        return cls(text, m.group(1), m.group(2), bound)
+
+    def holds(self, value: float) -> bool:
+        return {
+            "<=": value <= self.bound,
+            ">=": value >= self.bound,
+            "<": value < self.bound,
+            ">": value > self.bound,
+        }[self.op]
 
 
 def parse_param(text: str) -> tuple[str, list[Any]]:
@@ -137,7 +186,11 @@ def _better_mean(a: Estimate, b: Estimate, maximize: bool) -> bool:
 def front(points: list[dict[str, Any]], objectives: list[Objective]) -> dict[int, str]:
     """point index -> "front", "tied" or "dominated" (beyond the intervals) for every point
     with every objective measured."""
-    judged = [p for p in points if p.get("status") == "complete" and p.get("metrics")]
+    judged = [
+        p
+        for p in points
+        if p.get("status") == "complete" and p.get("metrics") and p.get("admitted", True)
+    ]
 
     def est(p: dict[str, Any], o: Objective) -> Estimate | None:
         m = p["metrics"].get(o.label)
@@ -157,6 +210,9 @@ def front(points: list[dict[str, Any]], objectives: list[Objective]) -> dict[int
             if q is not p
         )
         out[p["index"]] = "dominated" if dominated else "tied" if beaten else "front"
+    for p in points:
+        if p.get("status") == "complete" and not p.get("admitted", True):
+            out[p["index"]] = "excluded"
     return out
 
 
@@ -171,6 +227,7 @@ class SweepOptions:
     results_dir: Path = Path("results")
     sweep_id: str | None = None
     resume: bool = False
+    constraints: list[str] = field(default_factory=list)
     env_options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -209,12 +266,14 @@ def run_sweep(
                 hint="resume with the spec the sweep started from, or start a new sweep",
             )
         objectives = [Objective.parse(o) for o in state["objectives"]]
+        constraints = [Constraint.parse(c, _original_accuracy(base)) for c in state["constraints"]]
     else:
         sid = opts.sweep_id or f"sweep-{secrets.token_hex(4)}"
         folder = sweep_dir(opts.results_dir, base.name, sid)
         if folder.exists():
             raise UsageError(f"{folder} exists", hint="--resume it, or choose another --id")
         objectives = opts.objectives or _default_objectives(base)
+        constraints = [Constraint.parse(c, _original_accuracy(base)) for c in opts.constraints]
         seed = opts.seed if opts.seed is not None else secrets.randbelow(2**32)
         grid = [dict(zip([p for p, _ in opts.params], combo, strict=True))
                 for combo in itertools.product(*[v for _, v in opts.params])]  # fmt: skip
@@ -244,6 +303,7 @@ def run_sweep(
             "spec_id": spec_id(base),
             "params": [{"path": p, "values": v} for p, v in opts.params],
             "objectives": [o.label for o in objectives],
+            "constraints": [c.text for c in constraints],
             "seed": seed,
             "order": order,
             "repeat": opts.repeat,
@@ -253,7 +313,13 @@ def run_sweep(
         }
         folder.mkdir(parents=True)
         _save(folder, state, objectives)
-    scenarios = tuple(sorted({o.scenario for o in objectives}))
+    scenarios = tuple(sorted({o.scenario for o in objectives if o.scenario})) or tuple(
+        o.scenario for o in _default_objectives(base)[:1]
+    )
+    wants_accuracy = any(o.metric == "accuracy" for o in objectives) or any(
+        c.measure == "accuracy" for c in constraints
+    )
+    modes = ("performance", "accuracy") if wants_accuracy else ("performance",)
     for k, index in enumerate(state["order"]):
         point = state["points"][index]
         if point["status"] == "complete":
@@ -265,7 +331,7 @@ def run_sweep(
         run_id = f"point-{index:02d}-{point['attempts']}"
         replay_opts = ReplayOptions(
             scenarios=scenarios,  # type: ignore[arg-type]
-            modes=("performance",),
+            modes=modes,  # type: ignore[arg-type]
             min_duration_ms=opts.min_duration_ms,
             repeat=state["repeat"],
             results_dir=folder / "runs",
@@ -288,7 +354,13 @@ def run_sweep(
             point["status"], point["error"] = "failed", exc.message
             _save(folder, state, objectives)
             continue
-        point["metrics"] = _metrics(record, objectives)
+        point["measures"] = _measures(record, replayer.artifacts.get("model"), scenarios)
+        point["metrics"] = _metrics(record, objectives, point["measures"])
+        point["constraints"] = {
+            c.text: c.measure in point["measures"] and c.holds(point["measures"][c.measure])
+            for c in constraints
+        }
+        point["admitted"] = all(point["constraints"].values())
         point["status"] = "complete" if record.status in ("complete", "invalid") else "failed"
         point["valid"] = record.status == "complete"
         _save(folder, state, objectives)
@@ -307,9 +379,53 @@ def _default_objectives(spec: Any) -> list[Objective]:
     return out
 
 
-def _metrics(record: Any, objectives: list[Objective]) -> dict[str, Any]:
+def _original_accuracy(spec: Any) -> float | None:
+    if spec.original is None:
+        return None
+    for metrics in spec.original.metrics.values():
+        value = metrics.get("accuracy") if isinstance(metrics, dict) else None
+        if isinstance(value, int | float):
+            return float(value)
+    return None
+
+
+def _measures(record: Any, model: Path | None, scenarios: tuple[str, ...]) -> dict[str, float]:
+    """What a point measures besides its LoadGen metrics: accuracy, the worker's peak RSS,
+    the model's load (and compile) time, the model file's size."""
+    out: dict[str, float] = {}
+    accuracy = next(
+        (
+            t.accuracy["value"]
+            for s in scenarios
+            if (t := record.accuracy_test(s)) is not None
+            and t.accuracy
+            and isinstance(t.accuracy.get("value"), int | float)
+        ),
+        None,
+    )
+    if accuracy is not None:
+        out["accuracy"] = float(accuracy)
+    rss = [t.peak_rss_bytes for t in record.tests if t.peak_rss_bytes]
+    if rss:
+        out["peak_rss"] = float(max(rss))
+    loads = [t.timings_s["load_s"] for t in record.tests if "load_s" in t.timings_s]
+    if loads:
+        out["load_time"] = statistics.fmean(loads)
+    if model is not None and model.is_file():
+        out["model_size"] = float(model.stat().st_size)
+    return out
+
+
+def _metrics(
+    record: Any, objectives: list[Objective], measures: dict[str, float]
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for o in objectives:
+        if not o.scenario:
+            if o.metric in measures:
+                v = measures[o.metric]
+                out[o.label] = {"mean": v, "lo": v, "hi": v, "n": 1}
+            continue
         values = [
             float(t.metrics[METRICS[o.metric]])
             for t in record.tests
@@ -348,6 +464,8 @@ def _rows(state: dict[str, Any], objectives: list[Objective]) -> list[dict[str, 
     for p in state["points"]:
         row: dict[str, Any] = {"point": p["index"], **p["values"], "status": p["status"]}
         row["front"] = p.get("front") or ""
+        for k in POINT_MEASURES:
+            row[k] = (p.get("measures") or {}).get(k)
         for o in objectives:
             m = p["metrics"].get(o.label)
             row[o.label] = m["mean"] if m else None
@@ -366,6 +484,14 @@ def _csv(state: dict[str, Any], objectives: list[Objective]) -> str:
 def _fmt(o: Objective, m: dict[str, Any] | None) -> str:
     if not m:
         return "-"
+    if not o.scenario:
+        scale, unit = {
+            "accuracy": (100.0, " %"),
+            "peak_rss": (2.0**-20, " MiB"),
+            "load_time": (1.0, " s"),
+            "model_size": (2.0**-20, " MiB"),
+        }[o.metric]
+        return f"{m['mean'] * scale:.4g}{unit}"
     scale, unit = (1e-6, " ms") if o.metric.startswith("latency") else (1.0, "/s")
     return f"{m['mean'] * scale:.4g}{unit} [{m['lo'] * scale:.4g}, {m['hi'] * scale:.4g}]"
 
@@ -373,14 +499,22 @@ def _fmt(o: Objective, m: dict[str, Any] | None) -> str:
 def markdown(state: dict[str, Any], objectives: list[Objective]) -> str:
     """The sweep as a Markdown table, front first."""
     params = [p["path"] for p in state["params"]]
-    head = ["point", *params, *(o.label for o in objectives), "front", "status"]
-    order = {"front": 0, "tied": 1, "dominated": 2, None: 3}
+    measured = [
+        k for k in POINT_MEASURES if any(k in (p.get("measures") or {}) for p in state["points"])
+    ]
+    head = ["point", *params, *(o.label for o in objectives), *measured, "front", "status"]
+    order = {"front": 0, "tied": 1, "dominated": 2, "excluded": 3, None: 4}
     lines = [
         f"# Sweep {state['id']} of {state['spec_name']}",
         "",
         f"{len(state['points'])} points, order shuffled with seed {state['seed']}, "
         f"{state['repeat']} rounds each; a point is dominated only when another beats it on "
-        "every objective beyond both 95 % intervals; `tied`: beaten on the means only.",
+        "every objective beyond both 95 % intervals; `tied`: beaten on the means only"
+        + (
+            f"; `excluded`: breaks {' or '.join(state['constraints'])}."
+            if state.get("constraints")
+            else "."
+        ),
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -388,6 +522,13 @@ def markdown(state: dict[str, Any], objectives: list[Objective]) -> str:
     for p in sorted(state["points"], key=lambda p: (order.get(p.get("front")), p["index"])):
         cells = [str(p["index"]), *(str(p["values"].get(k)) for k in params)]
         cells += [_fmt(o, p["metrics"].get(o.label)) for o in objectives]
+        cells += [
+            _fmt(
+                Objective(False, "", k),
+                {"mean": v} if (v := (p.get("measures") or {}).get(k)) is not None else None,
+            )
+            for k in measured
+        ]
         cells += [p.get("front") or "-", p["status"]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -29,6 +29,14 @@ from repro.errors import UsageError
     help="max|min:<scenario>.<metric>, metric one of throughput, latency_p50/p90/p99 (default: "
     "max:Offline.throughput and min:SingleStream.latency_p90, those the spec runs).",
 )
+@click.option(
+    "--constraint",
+    "constraints",
+    multiple=True,
+    help="<measure><op><number>[*original], e.g. accuracy>=0.99*original or peak_rss<=2e9: "
+    "a point that breaks it is excluded from the front (measures: accuracy, peak_rss, "
+    "load_time, model_size).",
+)
 @click.option("--repeat", type=click.IntRange(2, 20), default=2, show_default=True,
               help="Rounds per point (the intervals come from them).")  # fmt: skip
 @click.option("--min-duration-ms", type=click.IntRange(1, 3_600_000), default=500,
@@ -58,6 +66,7 @@ def sweep(
     spec_path: Path,
     params: tuple[str, ...],
     objectives: tuple[str, ...],
+    constraints: tuple[str, ...],
     repeat: int,
     min_duration_ms: int,
     env_name: str,
@@ -104,6 +113,7 @@ def sweep(
         results_dir=results_dir,
         sweep_id=sweep_id,
         resume=resume,
+        constraints=list(constraints),
     )
     folder, state = run_sweep(
         spec_path, opts, cache=ArtifactCache(cache_dir), report=note, progress=TimedBar

@@ -93,6 +93,7 @@ class WorkerResult(BaseModel):
     error: str | None = None
     backend: dict[str, Any] = {}
     timings_s: dict[str, float] = {}
+    peak_rss_bytes: int | None = None
     queries_completed: int = 0
     samples_completed: int = 0
     latencies_file: str | None = None

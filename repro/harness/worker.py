@@ -147,6 +147,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         status="complete",
         backend=backend.describe(),
         timings_s=timings,
+        peak_rss_bytes=_peak_rss_bytes(),
         queries_completed=len(log.values),
         samples_completed=log.samples,
         latencies_file=latencies,
@@ -174,3 +175,13 @@ def main(argv: list[str]) -> int:
         return 3
     _write(out_dir, result)
     return 0
+
+
+def _peak_rss_bytes() -> int | None:
+    """The worker's peak resident memory (Linux reports kilobytes)."""
+    try:
+        import resource
+
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    except (ImportError, OSError):  # pragma: no cover - not Linux
+        return None

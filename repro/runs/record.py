@@ -40,6 +40,7 @@ class TestRecord(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     backend: dict[str, Any] = Field(default_factory=dict)
     timings_s: dict[str, float] = Field(default_factory=dict)
+    peak_rss_bytes: int | None = Field(None, description="the worker's peak resident memory")
     latencies_file: str | None = None
     error: str | None = None
     probe_before: dict[str, Any] | None = Field(None, description="machine probe before (v2)")

@@ -172,3 +172,45 @@ def test_a_picked_point_is_a_valid_spec_under_its_new_name(spec_path: Path, tmp_
     assert spec.original is None
     with pytest.raises(UsageError, match="exists"):
         pick(folder, 3, "digits-tuned", tmp_path / "picked")
+
+
+def test_constraints_exclude_points_and_point_measures_can_be_objectives(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    from repro.sweep import Constraint
+
+    runner = InProcessRunner(speed=_speed)
+    opts_objectives = [Objective(True, "Offline", "throughput"), Objective(False, "", "model_size")]
+    folder, state = run_sweep(
+        spec_path,
+        SweepOptions(
+            params=[parse_param("workload.batch_size=1,8")],
+            objectives=opts_objectives,
+            constraints=["accuracy>=0.01*original", "peak_rss<=1"],
+            results_dir=tmp_path / "results",
+            sweep_id="c",
+        ),
+        cache=ArtifactCache(tmp_path / "cache"),
+        report=lambda _: None,
+        progress=_no_bar,
+        runner=runner,
+        probes=FakeProbes(),
+        realize=lambda *a, **k: RealizedEnvironment(
+            manager="fake", python=[sys.executable], env={}
+        ),
+    )
+    assert {r.mode for r in runner.requests} == {"performance", "accuracy"}  # for the constraint
+    for p in state["points"]:
+        assert p["measures"]["model_size"] > 0
+        assert p["constraints"]["accuracy>=0.01*original"] is True
+        # the fake worker reports no RSS: a constraint that cannot be checked is not met
+        assert p["constraints"]["peak_rss<=1"] is False
+        assert p["front"] == "excluded"
+    assert "`excluded`: breaks" in (folder / "sweep.md").read_text()
+    spec = load_spec(spec_path)
+    c = Constraint.parse("accuracy>=0.99*original", spec.original.metrics["Offline"]["accuracy"])
+    assert c.bound == pytest.approx(0.99 * 0.9777777777777777)
+    with pytest.raises(UsageError):
+        Constraint.parse("speed>=1", None)
+    with pytest.raises(UsageError, match="original"):
+        Constraint.parse("peak_rss<=2*original", 0.9)
