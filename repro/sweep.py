@@ -30,12 +30,14 @@ from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text
 from repro.errors import ReproError, SpecError, UsageError
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
+from repro.reports import sweep as render
 from repro.runner import WorkerRunner
 from repro.spec.io import parse_spec, spec_id
 
 SCHEMA = "repro.sweep/v1"
 #: objective metric names -> the run record's metric
 METRICS = {
+    "qps": "valid_qps",  # Server only: the highest valid target QPS, found by bracketing
     "throughput": "samples_per_second",
     "latency_p50": "latency_p50_ns",
     "latency_p90": "latency_p90_ns",
@@ -62,9 +64,11 @@ class Objective:
         direction, _, rest = text.partition(":")
         scenario, _, metric = rest.partition(".") if "." in rest else ("", "", rest)
         scenario = next((s for s in SCENARIOS if s.lower() == scenario.lower()), scenario)
-        ok = (scenario in SCENARIOS and metric in METRICS) or (
-            not scenario and metric in POINT_MEASURES
-        )
+        ok = (
+            scenario in SCENARIOS
+            and metric in METRICS
+            and (metric != "qps" or scenario == "Server")
+        ) or (not scenario and metric in POINT_MEASURES)
         if direction not in ("max", "min") or not ok:
             raise UsageError(
                 f"--objective {text!r}: expected max|min:<scenario>.<metric> (metrics: "
@@ -228,6 +232,8 @@ class SweepOptions:
     sweep_id: str | None = None
     resume: bool = False
     constraints: list[str] = field(default_factory=list)
+    #: LoadGen runs the Server QPS search may take per point
+    qps_runs: int = 6
     env_options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -313,9 +319,12 @@ def run_sweep(
         }
         folder.mkdir(parents=True)
         _save(folder, state, objectives)
-    scenarios = tuple(sorted({o.scenario for o in objectives if o.scenario})) or tuple(
-        o.scenario for o in _default_objectives(base)[:1]
-    )
+    qps = next((o for o in objectives if o.metric == "qps"), None)
+    if qps is not None and "Server" not in {s.scenario for s in base.workload.scenarios}:
+        raise UsageError(f"{qps.label}: {spec_path} has no Server scenario to search in")
+    scenarios = tuple(
+        sorted({o.scenario for o in objectives if o.scenario and o.metric != "qps"})
+    ) or tuple(o.scenario for o in _default_objectives(base)[:1])
     wants_accuracy = any(o.metric == "accuracy" for o in objectives) or any(
         c.measure == "accuracy" for c in constraints
     )
@@ -356,6 +365,24 @@ def run_sweep(
             continue
         point["measures"] = _measures(record, replayer.artifacts.get("model"), scenarios)
         point["metrics"] = _metrics(record, objectives, point["measures"])
+        if qps is not None:
+            search = QpsSearch(
+                raw=derived, spec_path=spec_path, folder=folder, index=index,
+                attempt=point["attempts"], env_name=state["env"], opts=opts, cache=cache,
+                report=report, progress=progress, runner=runner, probes=probes, realize=realize,
+            )  # fmt: skip
+            try:
+                bracket = search.run(start=_qps_start(derived, point["metrics"]))
+            except KeyboardInterrupt:
+                point["status"] = "interrupted"
+                _save(folder, state, objectives)
+                raise
+            point["server_qps"] = bracket
+            if bracket["valid_qps"] is not None:
+                hi = bracket["invalid_qps"] or bracket["valid_qps"]
+                point["metrics"][qps.label] = {
+                    "mean": bracket["valid_qps"], "lo": bracket["valid_qps"], "hi": hi, "n": 1,
+                }  # fmt: skip
         point["constraints"] = {
             c.text: c.measure in point["measures"] and c.holds(point["measures"][c.measure])
             for c in constraints
@@ -365,6 +392,87 @@ def run_sweep(
         point["valid"] = record.status == "complete"
         _save(folder, state, objectives)
     return folder, state
+
+
+def _qps_start(raw: dict[str, Any], metrics: dict[str, Any]) -> float:
+    """Where the Server search starts: 90 % of the point's Offline throughput when measured,
+    else the spec's own Server target."""
+    offline = metrics.get("max:Offline.throughput") or metrics.get("min:Offline.throughput")
+    if offline:
+        return 0.9 * float(offline["mean"])
+    server = next(s for s in raw["workload"]["scenarios"] if s["scenario"] == "Server")
+    return float(server.get("settings", {}).get("server_target_qps") or 10.0)
+
+
+@dataclass
+class QpsSearch:
+    """The highest target QPS LoadGen judges VALID in Server at the spec's latency bound, as
+    submitters tune it: up by half while valid, then halve the bracket, within `opts.qps_runs`
+    LoadGen runs. The true limit lies in [valid_qps, invalid_qps)."""
+
+    raw: dict[str, Any]
+    spec_path: Path
+    folder: Path
+    index: int
+    attempt: int
+    env_name: str
+    opts: SweepOptions
+    cache: ArtifactCache
+    report: Reporter
+    progress: ProgressFactory
+    runner: WorkerRunner | None
+    probes: Any
+    realize: Callable[..., Any] | None
+
+    def run(self, *, start: float) -> dict[str, Any]:
+        valid: float | None = None
+        invalid: float | None = None
+        q = max(start, 1e-3)
+        tried: list[dict[str, Any]] = []
+        for _ in range(self.opts.qps_runs):
+            ok = self._valid_at(q, len(tried) + 1)
+            tried.append({"target_qps": q, "valid": ok})
+            if ok:
+                valid = q
+            else:
+                invalid = q
+            if invalid is None:
+                q *= 1.5
+            elif valid is None:
+                q /= 2
+            else:
+                if (invalid - valid) / valid < 0.02:
+                    break
+                q = (valid + invalid) / 2
+        return {"valid_qps": valid, "invalid_qps": invalid, "runs": len(tried), "tried": tried}
+
+    def _valid_at(self, q: float, k: int) -> bool:
+        from repro.environments.registry import realize as realize_env
+
+        raw = copy.deepcopy(self.raw)
+        server = next(s for s in raw["workload"]["scenarios"] if s["scenario"] == "Server")
+        server.setdefault("settings", {})["server_target_qps"] = round(q, 3)
+        spec = parse_spec(raw, source=f"{self.spec_path} at Server {q:.4g} QPS")
+        self.report(f"  Server at {q:.4g} QPS (search run {k})")
+        env = (self.realize or realize_env)(
+            self.env_name, spec, self.spec_path, self.cache.root / "envs"
+        )
+        replayer = Replayer(
+            spec, self.spec_path, env, cache=self.cache,
+            opts=ReplayOptions(
+                scenarios=("Server",), modes=("performance",),
+                min_duration_ms=self.opts.min_duration_ms, repeat=1,
+                results_dir=self.folder / "runs",
+                run_id=f"point-{self.index:02d}-{self.attempt}-qps-{k}",
+                env_options=self.opts.env_options,
+            ),
+            report=self.report, progress=self.progress, runner=self.runner, probes=self.probes,
+        )  # fmt: skip
+        try:
+            _, record = replayer.run()
+        except ReproError:
+            return False
+        return bool(record.tests) and record.tests[0].status == "valid"
 
 
 def _default_objectives(spec: Any) -> list[Objective]:
@@ -456,7 +564,8 @@ def _save(folder: Path, state: dict[str, Any], objectives: list[Objective]) -> N
         p["front"] = marks.get(p["index"])
     atomic_write_text(folder / "sweep.json", json.dumps(state, indent=2) + "\n")
     atomic_write_text(folder / "points.csv", _csv(state, objectives))
-    atomic_write_text(folder / "sweep.md", markdown(state, objectives))
+    atomic_write_text(folder / "sweep.md", render.markdown(state))
+    atomic_write_text(folder / "sweep.html", render.page(state))
 
 
 def _rows(state: dict[str, Any], objectives: list[Objective]) -> list[dict[str, Any]]:
@@ -479,59 +588,6 @@ def _csv(state: dict[str, Any], objectives: list[Objective]) -> str:
     import pandas as pd
 
     return str(pd.DataFrame(_rows(state, objectives)).to_csv(index=False))
-
-
-def _fmt(o: Objective, m: dict[str, Any] | None) -> str:
-    if not m:
-        return "-"
-    if not o.scenario:
-        scale, unit = {
-            "accuracy": (100.0, " %"),
-            "peak_rss": (2.0**-20, " MiB"),
-            "load_time": (1.0, " s"),
-            "model_size": (2.0**-20, " MiB"),
-        }[o.metric]
-        return f"{m['mean'] * scale:.4g}{unit}"
-    scale, unit = (1e-6, " ms") if o.metric.startswith("latency") else (1.0, "/s")
-    return f"{m['mean'] * scale:.4g}{unit} [{m['lo'] * scale:.4g}, {m['hi'] * scale:.4g}]"
-
-
-def markdown(state: dict[str, Any], objectives: list[Objective]) -> str:
-    """The sweep as a Markdown table, front first."""
-    params = [p["path"] for p in state["params"]]
-    measured = [
-        k for k in POINT_MEASURES if any(k in (p.get("measures") or {}) for p in state["points"])
-    ]
-    head = ["point", *params, *(o.label for o in objectives), *measured, "front", "status"]
-    order = {"front": 0, "tied": 1, "dominated": 2, "excluded": 3, None: 4}
-    lines = [
-        f"# Sweep {state['id']} of {state['spec_name']}",
-        "",
-        f"{len(state['points'])} points, order shuffled with seed {state['seed']}, "
-        f"{state['repeat']} rounds each; a point is dominated only when another beats it on "
-        "every objective beyond both 95 % intervals; `tied`: beaten on the means only"
-        + (
-            f"; `excluded`: breaks {' or '.join(state['constraints'])}."
-            if state.get("constraints")
-            else "."
-        ),
-        "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
-    ]
-    for p in sorted(state["points"], key=lambda p: (order.get(p.get("front")), p["index"])):
-        cells = [str(p["index"]), *(str(p["values"].get(k)) for k in params)]
-        cells += [_fmt(o, p["metrics"].get(o.label)) for o in objectives]
-        cells += [
-            _fmt(
-                Objective(False, "", k),
-                {"mean": v} if (v := (p.get("measures") or {}).get(k)) is not None else None,
-            )
-            for k in measured
-        ]
-        cells += [p.get("front") or "-", p["status"]]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
 
 
 def pick(folder: Path, index: int, new_name: str, specs_dir: Path) -> Path:

@@ -26,8 +26,9 @@ from repro.errors import UsageError
     "--objective",
     "objectives",
     multiple=True,
-    help="max|min:<scenario>.<metric>, metric one of throughput, latency_p50/p90/p99 (default: "
-    "max:Offline.throughput and min:SingleStream.latency_p90, those the spec runs).",
+    help="max|min:<scenario>.<metric>, metric one of throughput, latency_p50/p90/p99 (and "
+    "max:Server.qps: the highest valid Server QPS, searched), or max|min:accuracy|peak_rss|"
+    "load_time|model_size (default: max:Offline.throughput and min:SingleStream.latency_p90).",
 )
 @click.option(
     "--constraint",
@@ -36,6 +37,13 @@ from repro.errors import UsageError
     help="<measure><op><number>[*original], e.g. accuracy>=0.99*original or peak_rss<=2e9: "
     "a point that breaks it is excluded from the front (measures: accuracy, peak_rss, "
     "load_time, model_size).",
+)
+@click.option(
+    "--qps-runs",
+    type=click.IntRange(2, 30),
+    default=6,
+    show_default=True,
+    help="LoadGen runs the Server QPS search (max:Server.qps) may take per point.",
 )
 @click.option("--repeat", type=click.IntRange(2, 20), default=2, show_default=True,
               help="Rounds per point (the intervals come from them).")  # fmt: skip
@@ -67,6 +75,7 @@ def sweep(
     params: tuple[str, ...],
     objectives: tuple[str, ...],
     constraints: tuple[str, ...],
+    qps_runs: int,
     repeat: int,
     min_duration_ms: int,
     env_name: str,
@@ -114,6 +123,7 @@ def sweep(
         sweep_id=sweep_id,
         resume=resume,
         constraints=list(constraints),
+        qps_runs=qps_runs,
     )
     folder, state = run_sweep(
         spec_path, opts, cache=ArtifactCache(cache_dir), report=note, progress=TimedBar

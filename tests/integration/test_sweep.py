@@ -40,3 +40,23 @@ def test_a_real_sweep_writes_its_points_front_and_a_picked_spec(root: Path, tmp_
     assert picked.exit_code == 0, picked.output
     check = CliRunner().invoke(cli, ["validate", str(tmp_path / "specs" / "digits-b16.json")])
     assert check.exit_code == 0, check.output
+
+
+def test_the_server_qps_search_on_the_real_harness(root: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "sweep", str(root / "specs" / "ort-digits.json"), "--param", "workload.batch_size=1",
+            "--objective", "max:Server.qps", "--qps-runs", "3", "--min-duration-ms", "300",
+            "--id", "qps", "--json", "--results-dir", str(tmp_path / "results"),
+            "--cache-dir", str(tmp_path / "cache"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (point,) = json.loads(result.stdout)["points"]
+    search = point["server_qps"]
+    assert search["runs"] == len(search["tried"]) <= 3
+    # each try is a real LoadGen Server run, judged by LoadGen's own validity
+    assert all(t["target_qps"] > 0 for t in search["tried"])
+    valid = [t["target_qps"] for t in search["tried"] if t["valid"]]
+    assert search["valid_qps"] == (max(valid) if valid else None)

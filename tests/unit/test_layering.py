@@ -18,6 +18,7 @@ FORBIDDEN = (
     "repro.rounds",
     "repro.published",
     "repro.importing",
+    "repro.sweep",
 )
 
 

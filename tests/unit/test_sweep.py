@@ -54,7 +54,7 @@ def _run(spec_path: Path, tmp_path: Path, runner: InProcessRunner, **kw: Any) ->
     opts = SweepOptions(
         params=kw.pop("params", [parse_param("workload.batch_size=1,8"),
                                  parse_param("backend.options.intra_op_threads=1,2")]),
-        objectives=OBJECTIVES,
+        objectives=kw.pop("objectives", OBJECTIVES),
         results_dir=tmp_path / "results",
         **kw,
     )  # fmt: skip
@@ -91,8 +91,11 @@ def test_every_point_of_the_grid_runs_once_in_the_recorded_order(
     assert ran[::2] == [
         (v["workload.batch_size"], v["backend.options.intra_op_threads"]) for v in expected
     ]
-    for name in ("sweep.json", "points.csv", "sweep.md"):
+    for name in ("sweep.json", "points.csv", "sweep.md", "sweep.html"):
         assert (folder / name).is_file()
+    page = (folder / "sweep.html").read_text()
+    assert page.count("<circle") == 4  # every point plotted, with its error bars
+    assert "max:Offline.throughput" in page
     _, again = _run(spec_path, tmp_path, InProcessRunner(speed=_speed), seed=7, sweep_id="t")
     assert again["order"] == state["order"]  # the order is the seed's
 
@@ -214,3 +217,36 @@ def test_constraints_exclude_points_and_point_measures_can_be_objectives(
         Constraint.parse("speed>=1", None)
     with pytest.raises(UsageError, match="original"):
         Constraint.parse("peak_rss<=2*original", 0.9)
+
+
+def test_the_server_search_brackets_the_highest_valid_qps(spec_path: Path, tmp_path: Path) -> None:
+    class Capacity(InProcessRunner):
+        """Server runs are VALID up to 3000 QPS per unit of batch size."""
+
+        def run(self, env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
+            req = json.loads(request.read_text())
+            target = req["settings"].get("server_target_qps", 0)
+            key = f"{req['scenario']}/{req['mode']}"
+            self.behaviour[key] = "invalid" if target > 3000 * req["batch_size"] else ""
+            return super().run(env, request, out_dir, timeout_s=timeout_s)
+
+    runner = Capacity(speed=_speed)
+    _, state = _run(
+        spec_path,
+        tmp_path,
+        runner,
+        params=[parse_param("workload.batch_size=1,2")],
+        objectives=[Objective(True, "Server", "qps"), Objective(True, "Offline", "throughput")],
+        sweep_id="q",
+        qps_runs=7,
+    )
+    for p in state["points"]:
+        search = p["server_qps"]
+        limit = 3000 * p["values"]["workload.batch_size"]
+        assert search["runs"] <= 7
+        assert search["valid_qps"] <= limit < search["invalid_qps"]
+        assert (search["invalid_qps"] - search["valid_qps"]) / limit < 0.2  # bracketed
+        m = p["metrics"]["max:Server.qps"]
+        assert (m["mean"], m["hi"]) == (search["valid_qps"], search["invalid_qps"])
+    runs = [r for r in runner.requests if r.scenario == "Server"]
+    assert all(r.mode == "performance" for r in runs)
