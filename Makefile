@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SPEC ?= specs/ort-digits.json
 NAME ?= $(basename $(notdir $(SPEC)))
-EXTRAS ?= dev,tvm
+EXTRAS ?= dev,tvm,optimize
 
 .PHONY: setup demo test lint schema bench clean
 

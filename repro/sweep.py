@@ -14,7 +14,6 @@ other beats so are the front, and a front point that another beats on the means 
 from __future__ import annotations
 
 import copy
-import itertools
 import json
 import math
 import random
@@ -234,6 +233,9 @@ class SweepOptions:
     constraints: list[str] = field(default_factory=list)
     #: LoadGen runs the Server QPS search may take per point
     qps_runs: int = 6
+    #: points to run (fewer than the grid: an optimiser proposes them) and seconds to spend
+    budget_points: int | None = None
+    budget_s: float | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -255,143 +257,322 @@ def run_sweep(
     realize: Callable[..., Any] | None = None,
 ) -> tuple[Path, dict[str, Any]]:
     """Run (or resume) a sweep; returns its folder and sweep.json's content."""
-    from repro.environments.registry import realize as realize_env
-    from repro.spec.io import read_json
+    sweep = Sweep(spec_path, opts, cache, report, progress, runner, probes, realize)
+    sweep.run()
+    return sweep.folder, sweep.state
 
-    raw = read_json(spec_path)
-    base = parse_spec(raw, source=str(spec_path))
-    if opts.resume:
-        if not opts.sweep_id:
+
+def parse_budget(text: str) -> tuple[int | None, float | None]:
+    """`--budget 20` (points) or `--budget 20m` / `90s` / `2h` (time)."""
+    m = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([smh]?)\s*$", text)
+    if m is None or float(m.group(1)) <= 0:
+        raise UsageError(f"--budget {text!r}: a number of points (20) or a time (90s, 20m, 2h)")
+    if not m.group(2):
+        if "." in m.group(1):
+            raise UsageError(f"--budget {text!r}: a whole number of points")
+        return int(m.group(1)), None
+    return None, float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+class Sweep:
+    """One sweep: its state (sweep.json), the points to run next, and running one point."""
+
+    def __init__(
+        self,
+        spec_path: Path,
+        opts: SweepOptions,
+        cache: ArtifactCache,
+        report: Reporter,
+        progress: ProgressFactory,
+        runner: WorkerRunner | None,
+        probes: Any,
+        realize: Callable[..., Any] | None,
+    ) -> None:
+        from repro.spec.io import read_json
+
+        self.spec_path, self.opts, self.cache = spec_path, opts, cache
+        self.report, self.progress = report, progress
+        self.runner, self.probes, self.realize = runner, probes, realize
+        self.raw = read_json(spec_path)
+        self.base = parse_spec(self.raw, source=str(spec_path))
+        if opts.resume:
+            self._resume()
+        else:
+            self._start()
+        base = self.base
+        self.qps = next((o for o in self.objectives if o.metric == "qps"), None)
+        if self.qps is not None and "Server" not in {x.scenario for x in base.workload.scenarios}:
+            raise UsageError(f"{self.qps.label}: {spec_path} has no Server scenario to search in")
+        self.scenarios = tuple(
+            sorted({o.scenario for o in self.objectives if o.scenario and o.metric != "qps"})
+        ) or tuple(o.scenario for o in _default_objectives(base)[:1])
+        wants_accuracy = any(o.metric == "accuracy" for o in self.objectives) or any(
+            c.measure == "accuracy" for c in self.constraints
+        )
+        self.modes = ("performance", "accuracy") if wants_accuracy else ("performance",)
+
+    # --- state ----------------------------------------------------------------------------
+
+    def _resume(self) -> None:
+        if not self.opts.sweep_id:
             raise UsageError("--resume needs the sweep's id")
-        folder = sweep_dir(opts.results_dir, base.name, opts.sweep_id)
-        state = _load(folder / "sweep.json")
-        if state["spec_id"] != spec_id(base):
+        self.folder = sweep_dir(self.opts.results_dir, self.base.name, self.opts.sweep_id)
+        self.state = _load(self.folder / "sweep.json")
+        if self.state["spec_id"] != spec_id(self.base):
             raise SpecError(
-                f"{folder}: the sweep was of spec {state['spec_id'][:12]}, {spec_path} is now "
-                f"{spec_id(base)[:12]}",
+                f"{self.folder}: the sweep was of spec {self.state['spec_id'][:12]}, "
+                f"{self.spec_path} is now {spec_id(self.base)[:12]}",
                 hint="resume with the spec the sweep started from, or start a new sweep",
             )
-        objectives = [Objective.parse(o) for o in state["objectives"]]
-        constraints = [Constraint.parse(c, _original_accuracy(base)) for c in state["constraints"]]
-    else:
-        sid = opts.sweep_id or f"sweep-{secrets.token_hex(4)}"
-        folder = sweep_dir(opts.results_dir, base.name, sid)
-        if folder.exists():
-            raise UsageError(f"{folder} exists", hint="--resume it, or choose another --id")
-        objectives = opts.objectives or _default_objectives(base)
-        constraints = [Constraint.parse(c, _original_accuracy(base)) for c in opts.constraints]
-        seed = opts.seed if opts.seed is not None else secrets.randbelow(2**32)
-        grid = [dict(zip([p for p, _ in opts.params], combo, strict=True))
-                for combo in itertools.product(*[v for _, v in opts.params])]  # fmt: skip
-        if not grid or not opts.params:
+        self.objectives = [Objective.parse(o) for o in self.state["objectives"]]
+        accuracy = _original_accuracy(self.base)
+        self.constraints = [Constraint.parse(c, accuracy) for c in self.state["constraints"]]
+        if self.opts.budget_points is not None and self.state["strategy"] == "optimiser":
+            self.state["budget_points"] = self.opts.budget_points  # resumed with more points
+        self.state.pop("stopped", None)
+
+    def _start(self) -> None:
+        opts = self.opts
+        if not opts.params:
             raise UsageError("a sweep needs at least one --param path=v1,v2")
-        order = list(range(len(grid)))
-        random.Random(seed).shuffle(order)
-        points = []
-        for i, values in enumerate(grid):
-            derived = derive(raw, values, source=str(spec_path))
-            points.append(
-                {
-                    "index": i,
-                    "values": values,
-                    "spec_id": spec_id(parse_spec(derived, source=str(spec_path))),
-                    "status": "pending",
-                    "attempts": 0,
-                    "runs": [],
-                    "metrics": {},
-                }
-            )
-        state = {
+        sid = opts.sweep_id or f"sweep-{secrets.token_hex(4)}"
+        self.folder = sweep_dir(opts.results_dir, self.base.name, sid)
+        if self.folder.exists():
+            raise UsageError(f"{self.folder} exists", hint="--resume it, or choose another --id")
+        self.objectives = opts.objectives or _default_objectives(self.base)
+        accuracy = _original_accuracy(self.base)
+        self.constraints = [Constraint.parse(c, accuracy) for c in opts.constraints]
+        seed = opts.seed if opts.seed is not None else secrets.randbelow(2**32)
+        size = math.prod(len(v) for _, v in opts.params)
+        budget = opts.budget_points
+        strategy = "grid" if budget is None or budget >= size else "optimiser"
+        self.state = {
             "schema": SCHEMA,
             "id": sid,
-            "spec": str(spec_path),
-            "spec_name": base.name,
-            "spec_id": spec_id(base),
+            "spec": str(self.spec_path),
+            "spec_name": self.base.name,
+            "spec_id": spec_id(self.base),
             "params": [{"path": p, "values": v} for p, v in opts.params],
-            "objectives": [o.label for o in objectives],
-            "constraints": [c.text for c in constraints],
+            "objectives": [o.label for o in self.objectives],
+            "constraints": [c.text for c in self.constraints],
             "seed": seed,
-            "order": order,
+            "strategy": strategy,
+            "grid_size": size,
+            "budget_points": budget,
+            "budget_s": opts.budget_s,
+            "order": [],
             "repeat": opts.repeat,
             "min_duration_ms": opts.min_duration_ms,
             "env": opts.env_name,
-            "points": points,
+            "points": [],
         }
-        folder.mkdir(parents=True)
-        _save(folder, state, objectives)
-    qps = next((o for o in objectives if o.metric == "qps"), None)
-    if qps is not None and "Server" not in {s.scenario for s in base.workload.scenarios}:
-        raise UsageError(f"{qps.label}: {spec_path} has no Server scenario to search in")
-    scenarios = tuple(
-        sorted({o.scenario for o in objectives if o.scenario and o.metric != "qps"})
-    ) or tuple(o.scenario for o in _default_objectives(base)[:1])
-    wants_accuracy = any(o.metric == "accuracy" for o in objectives) or any(
-        c.measure == "accuracy" for c in constraints
-    )
-    modes = ("performance", "accuracy") if wants_accuracy else ("performance",)
-    for k, index in enumerate(state["order"]):
-        point = state["points"][index]
-        if point["status"] == "complete":
-            continue  # resumed: never run again
-        derived = derive(raw, point["values"], source=str(spec_path))
-        spec = parse_spec(derived, source=str(spec_path))
-        report(f"point {k + 1}/{len(state['order'])}: {point['values']}")
+        if strategy == "grid":
+            order = list(range(size))
+            random.Random(seed).shuffle(order)
+            for i in range(size):
+                self._point(i)  # every point validated before anything runs
+            self.state["order"] = order
+        self.folder.mkdir(parents=True)
+        self._save()
+
+    def _values(self, index: int) -> dict[str, Any]:
+        """The point of the grid with this index (mixed radix, the last parameter fastest)."""
+        values: dict[str, Any] = {}
+        for param in reversed(self.state["params"]):
+            index, digit = divmod(index, len(param["values"]))
+            values[param["path"]] = param["values"][digit]
+        return dict(reversed(list(values.items())))
+
+    def _index(self, values: dict[str, Any]) -> int:
+        index = 0
+        for param in self.state["params"]:
+            index = index * len(param["values"]) + param["values"].index(values[param["path"]])
+        return index
+
+    def _point(self, index: int) -> dict[str, Any]:
+        """The point with this index, created (and its spec validated) when first asked for."""
+        found: dict[str, Any] | None = next(
+            (p for p in self.state["points"] if p["index"] == index), None
+        )
+        if found is not None:
+            return found
+        values = self._values(index)
+        derived = derive(self.raw, values, source=str(self.spec_path))
+        point = {
+            "index": index,
+            "values": values,
+            "spec_id": spec_id(parse_spec(derived, source=str(self.spec_path))),
+            "status": "pending",
+            "attempts": 0,
+            "runs": [],
+            "metrics": {},
+        }
+        self.state["points"].append(point)
+        self.state["points"].sort(key=lambda p: p["index"])
+        return point
+
+    def _save(self) -> None:
+        _save(self.folder, self.state, self.objectives)
+
+    # --- running --------------------------------------------------------------------------
+
+    def run(self) -> None:
+        import time
+
+        deadline = time.monotonic() + self.opts.budget_s if self.opts.budget_s else None
+        if self.state["strategy"] == "grid":
+            for k, index in enumerate(self.state["order"]):
+                if deadline is not None and time.monotonic() > deadline:
+                    self._stop_for_time()
+                    return
+                point = self._point(index)
+                if point["status"] != "complete":  # resumed: a finished point never reruns
+                    self.report(f"point {k + 1}/{len(self.state['order'])}: {point['values']}")
+                    self._run_point(point)
+            return
+        self._run_optimised(deadline)
+
+    def _stop_for_time(self) -> None:
+        left = sum(p["status"] != "complete" for p in self.state["points"])
+        self.state["stopped"] = f"time budget spent; {left} point(s) not run (--resume)"
+        self.report(self.state["stopped"])
+        self._save()
+
+    def _run_optimised(self, deadline: float | None) -> None:
+        """Points proposed by Optuna (NSGA-II for several objectives, TPE for one), each told
+        its means; finished points (also from before a resume) are told first."""
+        import time
+
+        try:
+            import optuna
+        except ImportError:
+            raise UsageError(
+                f"the grid has {self.state['grid_size']} points, more than --budget "
+                f"{self.state['budget_points']}: the optimiser needs optuna",
+                hint="pip install 'repro[optimize]', or raise --budget to the grid's size",
+            ) from None
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        directions: list[Any] = ["maximize" if o.maximize else "minimize" for o in self.objectives]
+        seed = int(self.state["seed"])
+        sampler = (
+            optuna.samplers.NSGAIISampler(seed=seed, population_size=8)
+            if len(directions) > 1
+            else optuna.samplers.TPESampler(seed=seed, n_startup_trials=4)
+        )
+        study = optuna.create_study(directions=directions, sampler=sampler)
+        space: dict[str, Any] = {
+            str(p["path"]): optuna.distributions.CategoricalDistribution(p["values"])
+            for p in self.state["params"]
+        }
+        for index in self.state["order"]:
+            point = self._point(index)
+            if point["status"] == "complete":
+                study.add_trial(self._trial(optuna, point, space))
+        budget = int(self.state["budget_points"])
+        asks = 0
+        while sum(p["status"] == "complete" for p in self.state["points"]) < budget:
+            if deadline is not None and time.monotonic() > deadline:
+                self._stop_for_time()
+                return
+            if asks >= 20 * budget:
+                self.report("the optimiser keeps proposing points already run: stopping")
+                break
+            asks += 1
+            trial = study.ask(space)
+            point = self._point(self._index(trial.params))
+            if point["status"] != "complete":
+                if point["index"] not in self.state["order"]:
+                    self.state["order"].append(point["index"])
+                done = sum(p["status"] == "complete" for p in self.state["points"])
+                self.report(f"point {done + 1}/{budget} (proposed): {point['values']}")
+                self._run_point(point)
+            values = self._told(point)
+            if values is None:
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            else:
+                study.tell(trial, values)
+        self._save()
+
+    def _told(self, point: dict[str, Any]) -> list[float] | None:
+        """The point's objective means for the optimiser; None when it failed or broke a
+        constraint (the sampler then steers away from it)."""
+        if point["status"] != "complete" or not point.get("admitted", True):
+            return None
+        means = [point["metrics"].get(o.label, {}).get("mean") for o in self.objectives]
+        return None if any(m is None for m in means) else [float(m) for m in means]
+
+    def _trial(self, optuna: Any, point: dict[str, Any], space: dict[str, Any]) -> Any:
+        values = self._told(point)
+        return optuna.trial.create_trial(
+            params=point["values"],
+            distributions=space,
+            values=values,
+            state=optuna.trial.TrialState.COMPLETE if values else optuna.trial.TrialState.FAIL,
+        )
+
+    def _run_point(self, point: dict[str, Any]) -> None:
+        from repro.environments.registry import realize as realize_env
+
+        opts, state, index = self.opts, self.state, point["index"]
+        derived = derive(self.raw, point["values"], source=str(self.spec_path))
+        spec = parse_spec(derived, source=str(self.spec_path))
         point["attempts"] += 1
         run_id = f"point-{index:02d}-{point['attempts']}"
         replay_opts = ReplayOptions(
-            scenarios=scenarios,  # type: ignore[arg-type]
-            modes=modes,  # type: ignore[arg-type]
+            scenarios=self.scenarios,  # type: ignore[arg-type]
+            modes=self.modes,  # type: ignore[arg-type]
             min_duration_ms=opts.min_duration_ms,
             repeat=state["repeat"],
-            results_dir=folder / "runs",
+            results_dir=self.folder / "runs",
             run_id=run_id,
             env_options=opts.env_options,
         )
-        env = (realize or realize_env)(state["env"], spec, spec_path, cache.root / "envs")
+        env = (self.realize or realize_env)(
+            state["env"], spec, self.spec_path, self.cache.root / "envs"
+        )
         replayer = Replayer(
-            spec, spec_path, env, cache=cache, opts=replay_opts, report=report,
-            progress=progress, runner=runner, probes=probes,
+            spec, self.spec_path, env, cache=self.cache, opts=replay_opts, report=self.report,
+            progress=self.progress, runner=self.runner, probes=self.probes,
         )  # fmt: skip
         point["runs"].append(f"runs/{spec.name}/{run_id}")
         try:
             _, record = replayer.run()
+            point["measures"] = _measures(record, replayer.artifacts.get("model"), self.scenarios)
+            point["metrics"] = _metrics(record, self.objectives, point["measures"])
+            if self.qps is not None:
+                self._search_qps(point, derived)
         except KeyboardInterrupt:
             point["status"] = "interrupted"
-            _save(folder, state, objectives)
+            self._save()
             raise
         except ReproError as exc:
             point["status"], point["error"] = "failed", exc.message
-            _save(folder, state, objectives)
-            continue
-        point["measures"] = _measures(record, replayer.artifacts.get("model"), scenarios)
-        point["metrics"] = _metrics(record, objectives, point["measures"])
-        if qps is not None:
-            search = QpsSearch(
-                raw=derived, spec_path=spec_path, folder=folder, index=index,
-                attempt=point["attempts"], env_name=state["env"], opts=opts, cache=cache,
-                report=report, progress=progress, runner=runner, probes=probes, realize=realize,
-            )  # fmt: skip
-            try:
-                bracket = search.run(start=_qps_start(derived, point["metrics"]))
-            except KeyboardInterrupt:
-                point["status"] = "interrupted"
-                _save(folder, state, objectives)
-                raise
-            point["server_qps"] = bracket
-            if bracket["valid_qps"] is not None:
-                hi = bracket["invalid_qps"] or bracket["valid_qps"]
-                point["metrics"][qps.label] = {
-                    "mean": bracket["valid_qps"], "lo": bracket["valid_qps"], "hi": hi, "n": 1,
-                }  # fmt: skip
+            self._save()
+            return
         point["constraints"] = {
             c.text: c.measure in point["measures"] and c.holds(point["measures"][c.measure])
-            for c in constraints
+            for c in self.constraints
         }
         point["admitted"] = all(point["constraints"].values())
         point["status"] = "complete" if record.status in ("complete", "invalid") else "failed"
         point["valid"] = record.status == "complete"
-        _save(folder, state, objectives)
-    return folder, state
+        self._save()
+
+    def _search_qps(self, point: dict[str, Any], derived: dict[str, Any]) -> None:
+        assert self.qps is not None
+        search = QpsSearch(
+            raw=derived, spec_path=self.spec_path, folder=self.folder, index=point["index"],
+            attempt=point["attempts"], env_name=self.state["env"], opts=self.opts,
+            cache=self.cache, report=self.report, progress=self.progress, runner=self.runner,
+            probes=self.probes, realize=self.realize,
+        )  # fmt: skip
+        bracket = search.run(start=_qps_start(derived, point["metrics"]))
+        point["server_qps"] = bracket
+        if bracket["valid_qps"] is not None:
+            hi = bracket["invalid_qps"] or bracket["valid_qps"]
+            point["metrics"][self.qps.label] = {
+                "mean": bracket["valid_qps"], "lo": bracket["valid_qps"], "hi": hi, "n": 1,
+            }  # fmt: skip
 
 
 def _qps_start(raw: dict[str, Any], metrics: dict[str, Any]) -> float:

@@ -45,6 +45,13 @@ from repro.errors import UsageError
     show_default=True,
     help="LoadGen runs the Server QPS search (max:Server.qps) may take per point.",
 )
+@click.option(
+    "--budget",
+    default=None,
+    help="Points to run (fewer than the grid: Optuna's NSGA-II, or TPE for one objective, "
+    "proposes them; needs repro[optimize]) or a time (90s, 20m, 2h) after which the sweep "
+    "stops, resumable.",
+)
 @click.option("--repeat", type=click.IntRange(2, 20), default=2, show_default=True,
               help="Rounds per point (the intervals come from them).")  # fmt: skip
 @click.option("--min-duration-ms", type=click.IntRange(1, 3_600_000), default=500,
@@ -76,6 +83,7 @@ def sweep(
     objectives: tuple[str, ...],
     constraints: tuple[str, ...],
     qps_runs: int,
+    budget: str | None,
     repeat: int,
     min_duration_ms: int,
     env_name: str,
@@ -103,7 +111,15 @@ def sweep(
     """
     from repro.artifacts.cache import ArtifactCache
     from repro.spec.io import load_spec
-    from repro.sweep import Objective, SweepOptions, parse_param, pick, run_sweep, sweep_dir
+    from repro.sweep import (
+        Objective,
+        SweepOptions,
+        parse_budget,
+        parse_param,
+        pick,
+        run_sweep,
+        sweep_dir,
+    )
 
     if pick_point is not None:
         if not sweep_id or not new_name:
@@ -125,6 +141,8 @@ def sweep(
         constraints=list(constraints),
         qps_runs=qps_runs,
     )
+    if budget is not None:
+        opts.budget_points, opts.budget_s = parse_budget(budget)
     folder, state = run_sweep(
         spec_path, opts, cache=ArtifactCache(cache_dir), report=note, progress=TimedBar
     )

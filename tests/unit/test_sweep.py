@@ -250,3 +250,54 @@ def test_the_server_search_brackets_the_highest_valid_qps(spec_path: Path, tmp_p
         assert (m["mean"], m["hi"]) == (search["valid_qps"], search["invalid_qps"])
     runs = [r for r in runner.requests if r.scenario == "Server"]
     assert all(r.mode == "performance" for r in runs)
+
+
+def test_a_grid_larger_than_the_budget_is_searched_by_the_optimiser(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("optuna")
+    runner = InProcessRunner(speed=_speed)
+    params = [
+        parse_param("workload.batch_size=1,2,4,8"),
+        parse_param("backend.options.intra_op_threads=1,2"),
+        parse_param("backend.options.inter_op_threads=1,2"),
+    ]
+    _, state = _run(spec_path, tmp_path, runner, params=params, sweep_id="o", seed=3,
+                    budget_points=5)  # fmt: skip
+    assert state["strategy"] == "optimiser"
+    assert state["grid_size"] == 16
+    done = [p for p in state["points"] if p["status"] == "complete"]
+    assert len(done) == 5
+    assert len(state["order"]) == 5
+    assert len({p["index"] for p in done}) == 5  # distinct points only
+    for p in done:  # every proposed point is a point of the grid, with its own spec
+        assert p["values"]["workload.batch_size"] in (1, 2, 4, 8)
+    assert {p["front"] for p in done} <= {"front", "tied", "dominated"}
+    # resumed with a larger budget: the five are told to the optimiser, not run again
+    more = InProcessRunner(speed=_speed)
+    opts_kw = {"sweep_id": "o", "resume": True, "budget_points": 7, "params": params}
+    _, again = _run(spec_path, tmp_path, more, **opts_kw)
+    assert sum(p["status"] == "complete" for p in again["points"]) == 7
+    assert len(more.requests) == 2 * 2 * 2  # only the two new points ran
+    assert again["order"][:5] == state["order"]
+
+
+def test_a_time_budget_stops_a_grid_sweep_which_resumes(spec_path: Path, tmp_path: Path) -> None:
+    runner = InProcessRunner(speed=_speed)
+    _, state = _run(spec_path, tmp_path, runner, sweep_id="t", seed=4, budget_s=1e-9)
+    assert "time budget spent" in state["stopped"]
+    assert sum(p["status"] == "complete" for p in state["points"]) < 4
+    _, again = _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="t",
+                    resume=True)  # fmt: skip
+    assert all(p["status"] == "complete" for p in again["points"])
+
+
+def test_budgets_parse() -> None:
+    from repro.sweep import parse_budget
+
+    assert parse_budget("20") == (20, None)
+    assert parse_budget("20m") == (None, 1200.0)
+    assert parse_budget("1.5h") == (None, 5400.0)
+    for bad in ("0", "x", "2.5", "-3m", "10d"):
+        with pytest.raises(UsageError):
+            parse_budget(bad)
