@@ -236,6 +236,10 @@ class SweepOptions:
     #: points to run (fewer than the grid: an optimiser proposes them) and seconds to spend
     budget_points: int | None = None
     budget_s: float | None = None
+    #: add rounds to a point (beyond `repeat`) until every objective's 95 % interval is
+    #: narrower than the spec's tolerance, up to `max_rounds`
+    until_decided: bool = False
+    max_rounds: int = 8
     env_options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -522,7 +526,7 @@ class Sweep:
             scenarios=self.scenarios,  # type: ignore[arg-type]
             modes=self.modes,  # type: ignore[arg-type]
             min_duration_ms=opts.min_duration_ms,
-            repeat=state["repeat"],
+            repeat=max(opts.max_rounds, state["repeat"]) if opts.until_decided else state["repeat"],
             results_dir=self.folder / "runs",
             run_id=run_id,
             env_options=opts.env_options,
@@ -536,9 +540,16 @@ class Sweep:
         )  # fmt: skip
         point["runs"].append(f"runs/{spec.name}/{run_id}")
         try:
-            _, record = replayer.run()
+            if opts.until_decided:
+                record = self._adaptive(replayer, spec, point)
+            else:
+                _, record = replayer.run()
             point["measures"] = _measures(record, replayer.artifacts.get("model"), self.scenarios)
             point["metrics"] = _metrics(record, self.objectives, point["measures"])
+            every = [Objective(True, sc, m) for sc in self.scenarios for m in METRICS if m != "qps"]
+            point["scenario_metrics"] = {
+                k.split(":", 1)[1]: v for k, v in _metrics(record, every, {}).items()
+            }
             if self.qps is not None:
                 self._search_qps(point, derived)
         except KeyboardInterrupt:
@@ -557,6 +568,49 @@ class Sweep:
         point["status"] = "complete" if record.status in ("complete", "invalid") else "failed"
         point["valid"] = record.status == "complete"
         self._save()
+
+    def _adaptive(self, replayer: Replayer, spec: Any, point: dict[str, Any]) -> Any:
+        """Rounds until every objective is measured closely enough to compare (its 95 %
+        interval's half-width within the spec's tolerance), at least `repeat`, at most
+        `max_rounds`; the point records how many ran and why it stopped."""
+        from repro.errors import RunError
+        from repro.replay import Interrupted, WorkerKilled, interruptible
+
+        cap = max(self.opts.max_rounds, self.state["repeat"])
+        stopped = f"the round cap ({cap}) was reached"
+        with interruptible():
+            replayer.begin()
+            try:
+                for k in range(1, cap + 1):
+                    replayer.run_round(k)
+                    if k >= self.state["repeat"] and self._narrow(replayer.record, spec):
+                        stopped = f"every objective was narrow enough after round {k}"
+                        break
+            except WorkerKilled as exc:
+                final, _ = replayer.finish(interrupted=True, reraise=False, message=exc.message)
+                raise RunError(f"{exc.message}; the run is marked interrupted: {final}") from None
+            except (KeyboardInterrupt, Interrupted):
+                replayer.finish(interrupted=True, reraise=False)
+                raise KeyboardInterrupt from None
+        _, record = replayer.finish()
+        point["rounds"], point["stopped"] = k, stopped
+        return record
+
+    def _narrow(self, record: Any, spec: Any) -> bool:
+        for o in self.objectives:
+            if not o.scenario or o.metric == "qps":
+                continue
+            m = _metrics(record, [o], {}).get(o.label)
+            if m is None or m["n"] < 2:
+                return False
+            tol = (
+                spec.tolerances.throughput_rel
+                if o.metric == "throughput"
+                else spec.tolerances.latency_rel
+            )
+            if (m["hi"] - m["lo"]) / 2 > tol * abs(m["mean"]):
+                return False
+        return True
 
     def _search_qps(self, point: dict[str, Any], derived: dict[str, Any]) -> None:
         assert self.qps is not None
@@ -756,6 +810,9 @@ def _rows(state: dict[str, Any], objectives: list[Objective]) -> list[dict[str, 
         row["front"] = p.get("front") or ""
         for k in POINT_MEASURES:
             row[k] = (p.get("measures") or {}).get(k)
+        for k, m in sorted((p.get("scenario_metrics") or {}).items()):
+            row[k] = m["mean"]
+        row["rounds"] = p.get("rounds")
         for o in objectives:
             m = p["metrics"].get(o.label)
             row[o.label] = m["mean"] if m else None

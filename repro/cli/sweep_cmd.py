@@ -52,6 +52,14 @@ from repro.errors import UsageError
     "proposes them; needs repro[optimize]) or a time (90s, 20m, 2h) after which the sweep "
     "stops, resumable.",
 )
+@click.option(
+    "--until-decided",
+    is_flag=True,
+    help="Add rounds to a point until each objective's 95 % interval is within the spec's "
+    "tolerance (at least --repeat, at most --max-rounds).",
+)
+@click.option("--max-rounds", type=click.IntRange(2, 100), default=8, show_default=True,
+              help="Cap on a point's rounds with --until-decided.")  # fmt: skip
 @click.option("--repeat", type=click.IntRange(2, 20), default=2, show_default=True,
               help="Rounds per point (the intervals come from them).")  # fmt: skip
 @click.option("--min-duration-ms", type=click.IntRange(1, 3_600_000), default=500,
@@ -84,6 +92,8 @@ def sweep(
     constraints: tuple[str, ...],
     qps_runs: int,
     budget: str | None,
+    until_decided: bool,
+    max_rounds: int,
     repeat: int,
     min_duration_ms: int,
     env_name: str,
@@ -140,6 +150,8 @@ def sweep(
         resume=resume,
         constraints=list(constraints),
         qps_runs=qps_runs,
+        until_decided=until_decided,
+        max_rounds=max_rounds,
     )
     if budget is not None:
         opts.budget_points, opts.budget_s = parse_budget(budget)

@@ -301,3 +301,28 @@ def test_budgets_parse() -> None:
     for bad in ("0", "x", "2.5", "-3m", "10d"):
         with pytest.raises(UsageError):
             parse_budget(bad)
+
+
+def test_until_decided_adds_rounds_only_while_an_objective_is_too_noisy(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    calls = {"n": 0}
+
+    def noisy(req: Any) -> float:
+        calls["n"] += 1
+        if req.batch_size == 1:
+            return 1000.0  # steady: decided after the minimum two rounds
+        return 1000.0 * (1 + (calls["n"] % 3))  # jumps by 2x: never narrow enough
+
+    runner = InProcessRunner(speed=noisy)
+    _, state = _run(
+        spec_path, tmp_path, runner, params=[parse_param("workload.batch_size=1,8")],
+        sweep_id="u", until_decided=True, max_rounds=4,
+    )  # fmt: skip
+    by_batch = {p["values"]["workload.batch_size"]: p for p in state["points"]}
+    assert by_batch[1]["rounds"] == 2
+    assert "narrow enough after round 2" in by_batch[1]["stopped"]
+    assert by_batch[8]["rounds"] == 4
+    assert "round cap (4)" in by_batch[8]["stopped"]
+    assert by_batch[8]["scenario_metrics"]["Offline.throughput"]["n"] == 4
+    assert "SingleStream.latency_p99" in by_batch[1]["scenario_metrics"]
