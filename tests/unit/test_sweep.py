@@ -141,7 +141,8 @@ def test_an_interrupted_sweep_resumes_without_rerunning_finished_points(
     statuses = [saved["points"][i]["status"] for i in saved["order"]]
     assert statuses == ["complete", "complete", "interrupted", "pending"]
     runner = InProcessRunner(speed=_speed)
-    _, state = _run(spec_path, tmp_path, runner, sweep_id="r", resume=True)
+    _, state = _run(spec_path, tmp_path, runner, sweep_id="r", resume=True, params=[],
+                    objectives=[])  # fmt: skip
     assert all(p["status"] == "complete" for p in state["points"])
     assert len(runner.requests) == 2 * 2 * 2  # only the two unfinished points ran
     third = state["points"][saved["order"][2]]
@@ -167,14 +168,19 @@ def test_a_param_that_is_not_in_the_spec_or_makes_it_invalid_is_refused(
 
 def test_a_picked_point_is_a_valid_spec_under_its_new_name(spec_path: Path, tmp_path: Path) -> None:
     folder, state = _run(spec_path, tmp_path, InProcessRunner(speed=_speed), seed=2, sweep_id="p")
-    target = pick(folder, 3, "digits-tuned", tmp_path / "picked")
+    target = pick(folder, 3, "digits-tuned", tmp_path / "picked", spec_path)
     spec = load_spec(target)
     assert spec.name == "digits-tuned"
     values = state["points"][3]["values"]
     assert spec.workload.batch_size == values["workload.batch_size"]
     assert spec.original is None
     with pytest.raises(UsageError, match="exists"):
-        pick(folder, 3, "digits-tuned", tmp_path / "picked")
+        pick(folder, 3, "digits-tuned", tmp_path / "picked", spec_path)
+    raw = json.loads(spec_path.read_text())
+    raw["workload"]["performance_sample_count"] = 100  # the spec changed since the sweep
+    spec_path.write_text(json.dumps(raw))
+    with pytest.raises(SpecError, match="not the spec the sweep measured"):
+        pick(folder, 3, "other", tmp_path / "picked", spec_path)
 
 
 def test_constraints_exclude_points_and_point_measures_can_be_objectives(
@@ -275,7 +281,8 @@ def test_a_grid_larger_than_the_budget_is_searched_by_the_optimiser(
     assert {p["front"] for p in done} <= {"front", "tied", "dominated"}
     # resumed with a larger budget: the five are told to the optimiser, not run again
     more = InProcessRunner(speed=_speed)
-    opts_kw = {"sweep_id": "o", "resume": True, "budget_points": 7, "params": params}
+    opts_kw = {"sweep_id": "o", "resume": True, "budget_points": 7, "params": [],
+               "objectives": []}  # fmt: skip
     _, again = _run(spec_path, tmp_path, more, **opts_kw)
     assert sum(p["status"] == "complete" for p in again["points"]) == 7
     assert len(more.requests) == 2 * 2 * 2  # only the two new points ran
@@ -288,7 +295,7 @@ def test_a_time_budget_stops_a_grid_sweep_which_resumes(spec_path: Path, tmp_pat
     assert "time budget spent" in state["stopped"]
     assert sum(p["status"] == "complete" for p in state["points"]) < 4
     _, again = _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="t",
-                    resume=True)  # fmt: skip
+                    resume=True, params=[], objectives=[])  # fmt: skip
     assert all(p["status"] == "complete" for p in again["points"])
 
 
