@@ -71,7 +71,7 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
         if not have_spack:
             raise SpecError("--concretize: `spack` is not on PATH", hint="install Spack first")
         note(f"concretizing {target} (spack -e {target.parent} concretize)")
-        SpackManager(note)._spack(["-e", str(target.parent), "concretize"], what="concretize")
+        SpackManager(note).concretize(target.parent)
     spec = load_spec(spec_path)
     raw = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     raw["environment"]["spack"] = pins_from_files(target, spec_path.parent)

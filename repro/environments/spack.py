@@ -100,7 +100,7 @@ class SpackManager(EnvironmentManager):
         if not (manifest.parent / LOCK_NAME).is_file():
             if self.available()[0]:
                 ctx.report(f"concretizing {manifest} (spack -e {manifest.parent} concretize)")
-                self._spack(["-e", str(manifest.parent), "concretize"], what="concretize")
+                self.concretize(manifest.parent)
             else:
                 ctx.report(
                     f"no {LOCK_NAME} beside {manifest} and no Spack here: the environment is "
@@ -233,6 +233,10 @@ class SpackManager(EnvironmentManager):
         (target / MANIFEST_NAME).write_text(yaml.safe_dump(data, sort_keys=False))
         if lock is not None:
             shutil.copyfile(lock, target / LOCK_NAME)
+
+    def concretize(self, folder: Path) -> None:
+        """`spack -e FOLDER concretize`: writes FOLDER/spack.lock from FOLDER/spack.yaml."""
+        self._spack(["-e", str(folder), "concretize"], what="concretize")
 
     def _spack(self, args: list[str], *, what: str) -> None:
         status, tail = _subprocess.run_streaming(

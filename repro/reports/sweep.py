@@ -44,7 +44,12 @@ def _summary(state: dict[str, Any]) -> str:
     constraints = state.get("constraints") or []
     return (
         f"{len(state['points'])} points, order shuffled with seed {state['seed']}, "
-        f"{state['repeat']} rounds each; a point is dominated only when another beats it on "
+        + (
+            f"{state['repeat']}-{state.get('max_rounds')} rounds each (until decided)"
+            if state.get("until_decided")
+            else f"{state['repeat']} rounds each"
+        )
+        + "; a point is dominated only when another beats it on "
         "every objective beyond both 95 % intervals; `tied`: beaten on the means only"
         + (f"; `excluded`: breaks {' or '.join(constraints)}." if constraints else ".")
     )

@@ -21,6 +21,7 @@ external's path is not kept (it may name a home folder).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -296,7 +297,7 @@ def read_spack_lock(path: Path) -> SpackLock:
             where, raw = raw_nodes[key]
             compiler = _compiler_dependency(path, where, raw, nodes)
             if compiler is not None:
-                nodes[key] = SpackNode(**{**node.__dict__, "compiler": compiler})
+                nodes[key] = dataclasses.replace(node, compiler=compiler)
     roots_raw = data.get("roots")
     if not isinstance(roots_raw, list):
         raise _bad(path, "$.roots", "missing or not a list")
