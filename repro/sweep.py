@@ -33,6 +33,7 @@ from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.reports import sweep as render
 from repro.runner import WorkerRunner
 from repro.spec.io import parse_spec, spec_id
+from repro.stats.dominance import Estimate, interval_front
 
 SCHEMA = "repro.sweep/v1"
 #: objective metric names -> the run record's metric
@@ -161,57 +162,17 @@ def derive(raw: dict[str, Any], values: dict[str, Any], *, source: str) -> dict[
     return out
 
 
-@dataclass
-class Estimate:
-    mean: float
-    lo: float
-    hi: float
-    n: int
-
-    @classmethod
-    def of(cls, values: list[float]) -> Estimate:
-        from repro.stats.student_t import t_ppf
-
-        mean = statistics.fmean(values)
-        if len(values) < 2:
-            return cls(mean, mean, mean, len(values))
-        half = t_ppf(0.975, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
-        return cls(mean, mean - half, mean + half, len(values))
-
-
-def _better_beyond(a: Estimate, b: Estimate, maximize: bool) -> bool:
-    return a.lo > b.hi if maximize else a.hi < b.lo
-
-
-def _better_mean(a: Estimate, b: Estimate, maximize: bool) -> bool:
-    return a.mean > b.mean if maximize else a.mean < b.mean
-
-
 def front(points: list[dict[str, Any]], objectives: list[Objective]) -> dict[int, str]:
     """point index -> "front", "tied" or "dominated" (beyond the intervals) for every point
-    with every objective measured."""
-    judged = [
-        p for p in points if p.get("status") == "complete" and p.get("metrics") and admitted(p)
-    ]
-
-    def est(p: dict[str, Any], o: Objective) -> Estimate | None:
-        m = p["metrics"].get(o.label)
-        return Estimate(**m) if m else None
-
-    full = [p for p in judged if all(est(p, o) for o in objectives)]
-    out: dict[int, str] = {}
-    for p in full:
-        dominated = any(
-            all(_better_beyond(est(q, o), est(p, o), o.maximize) for o in objectives)  # type: ignore[arg-type]
-            for q in full
-            if q is not p
-        )
-        beaten = any(
-            all(_better_mean(est(q, o), est(p, o), o.maximize) for o in objectives)  # type: ignore[arg-type]
-            for q in full
-            if q is not p
-        )
-        out[p["index"]] = "dominated" if dominated else "tied" if beaten else "front"
+    with every objective measured; "excluded" for a finished point the front may not hold."""
+    candidates = {
+        p["index"]: [Estimate(**p["metrics"][o.label]) for o in objectives]
+        for p in points
+        if p.get("status") == "complete"
+        and admitted(p)
+        and all(o.label in (p.get("metrics") or {}) for o in objectives)
+    }
+    out = interval_front(candidates, [o.maximize for o in objectives])
     for p in points:
         if p.get("status") == "complete" and not admitted(p):
             out[p["index"]] = "excluded"
@@ -672,9 +633,9 @@ class Sweep:
 
 
 def _qps_start(raw: dict[str, Any], metrics: dict[str, Any]) -> float:
-    # metrics: the point's scenario metrics ("Offline.throughput": {mean, lo, hi, n})
-    """Where the Server search starts: 90 % of the point's Offline throughput when measured,
-    else the spec's own Server target."""
+    """Where the Server search starts: 90 % of the point's Offline throughput when measured
+    (`metrics`: its scenario metrics, "Offline.throughput" -> {mean, lo, hi, n}), else the
+    spec's own Server target."""
     offline = metrics.get("Offline.throughput")
     if offline:
         return 0.9 * float(offline["mean"])

@@ -15,7 +15,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +90,7 @@ def dockerfile(
     spec_id: str,
     lock_sha256: str,
     require_hashes: bool,
-    baked: dict[str, str],
+    baked: Iterable[str],
 ) -> str:
     """The Dockerfile: base, a venv from the pinned wheels, repro's source, labels."""
     hashes = " --require-hashes" if require_hashes else ""
@@ -105,8 +105,8 @@ def dockerfile(
         f" && rm -rf {PREFIX}/wheels /root/.cache",
         f"COPY repro {PREFIX}/src/repro",
     ]
-    for sha, name in sorted(baked.items()):
-        lines.append(f"COPY artifacts/{name} {PREFIX}/artifacts/{sha}")
+    for sha in sorted(baked):
+        lines.append(f"COPY artifacts/{sha} {PREFIX}/artifacts/{sha}")
     lines += [
         f"ENV PYTHONPATH={PREFIX}/src PYTHONUNBUFFERED=1 PYTHONHASHSEED=0",
         "LABEL "
@@ -157,16 +157,14 @@ def build_context(
             )
         source = Path(__file__).resolve().parents[1]
         shutil.copytree(source, ctx / "repro", ignore=shutil.ignore_patterns("__pycache__"))
-        baked = {}
         if artifacts:
             (ctx / "artifacts").mkdir()
             for sha, path in artifacts.items():
                 shutil.copyfile(path, ctx / "artifacts" / sha)
-                baked[sha] = sha
         (ctx / "Dockerfile").write_text(
             dockerfile(
                 base=base, spec_name=spec_name, spec_id=spec_id, lock_sha256=lock_sha256,
-                require_hashes=require_hashes, baked=baked,
+                require_hashes=require_hashes, baked=artifacts,
             )
         )  # fmt: skip
         yield ctx

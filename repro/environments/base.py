@@ -177,6 +177,20 @@ class PendingManager(EnvironmentManager):
         )
 
 
+def verified_lock(lock: LockFile, spec_path: Path, *, hint: str) -> Path:
+    """The pinned file a spec names, resolved from the spec's folder, with the pinned bytes:
+    else an EnvironmentSetupError (nothing is realized from a file that changed)."""
+    from repro.artifacts.cache import sha256_file
+    from repro.artifacts.fetch import resolve_path
+
+    path = resolve_path(lock.path, spec_path.parent)
+    if not path.is_file() or sha256_file(path) != lock.sha256:
+        raise EnvironmentSetupError(
+            f"{path}: missing or not the pinned sha256 {lock.sha256}", hint=hint
+        )
+    return path
+
+
 def repro_source_root() -> Path:
     """The folder holding the `repro` package (put on PYTHONPATH for workers)."""
     return Path(__file__).resolve().parents[2]

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from pydantic import Field, StringConstraints
 
 from repro import _subprocess
-from repro.artifacts.cache import sha256_file
 from repro.artifacts.fetch import resolve_path
 from repro.containers import image as images
 from repro.environments.base import (
@@ -28,6 +27,7 @@ from repro.environments.base import (
     EnvironmentSpecBase,
     RealizedEnvironment,
     repro_source_root,
+    verified_lock,
     worker_environment,
 )
 from repro.errors import EnvironmentSetupError, ReproError, SpecError
@@ -66,12 +66,10 @@ class DockerEnvironment(EnvironmentSpecBase):
 
 def default_tag(name: str, lock_sha256: str) -> str:
     """`repro/<name>:lock-<lock hash>-src-<repro source hash>`: one image per lock and repro."""
-    return f"{lock_prefix(name, lock_sha256)}{images.source_digest()[:8]}"
-
-
-def lock_prefix(name: str, lock_sha256: str) -> str:
-    """What every default tag of this lock starts with."""
-    return f"repro/{images.repository_name(name)}:lock-{lock_sha256[:12]}-src-"
+    return (
+        f"repro/{images.repository_name(name)}:lock-{lock_sha256[:12]}"
+        f"-src-{images.source_digest()[:8]}"
+    )
 
 
 def _hashes_complete(spec: ExperimentSpec) -> bool:
@@ -279,13 +277,7 @@ class DockerManager(EnvironmentManager):
                 f"{spec_path}: $.environment.python_lock: no Python lock to build an image from",
                 hint="capture one (repro capture --from SPEC --no-run), or use --env native",
             )
-        lock_path = resolve_path(lock.path, spec_path.parent)
-        if not lock_path.is_file() or sha256_file(lock_path) != lock.sha256:
-            raise EnvironmentSetupError(
-                f"{lock_path}: missing or not the pinned sha256 {lock.sha256}",
-                hint="restore the lock file or re-capture the environment",
-            )
-        return lock_path
+        return verified_lock(lock, spec_path, hint="restore the lock file or re-capture it")
 
     def _from_lock(
         self,

@@ -23,6 +23,7 @@ from repro.environments.base import (
     EnvironmentSpecBase,
     RealizedEnvironment,
     repro_source_root,
+    verified_lock,
     worker_environment,
 )
 from repro.errors import EnvironmentSetupError, SpecError
@@ -121,12 +122,9 @@ class NixManager(EnvironmentManager):
                 "flake to realize",
                 hint="capture with --env-manager nix, or use --env venv",
             )
-        lock = resolve_path(env_spec.flake_lock.path, spec_path.parent)
-        if not lock.is_file() or sha256_file(lock) != env_spec.flake_lock.sha256:
-            raise EnvironmentSetupError(
-                f"{lock}: missing or not the pinned sha256 {env_spec.flake_lock.sha256}",
-                hint="restore the flake.lock the spec was captured with",
-            )
+        verified_lock(
+            env_spec.flake_lock, spec_path, hint="restore the flake.lock the spec was captured with"
+        )
         ref = f"{flake_ref(env_spec.flake, spec_path.parent)}#{env_spec.shell}"
         develop = [*nix_base_command(), "develop", ref, "--no-update-lock-file", "--command"]
         env = worker_environment({"PYTHONPATH": str(repro_source_root())})

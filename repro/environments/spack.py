@@ -28,7 +28,6 @@ from pydantic import Field
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
-from repro.artifacts.fetch import resolve_path
 from repro.atomic import atomic_write_text
 from repro.environments.base import (
     CaptureContext,
@@ -36,6 +35,7 @@ from repro.environments.base import (
     EnvironmentSpecBase,
     RealizedEnvironment,
     repro_source_root,
+    verified_lock,
     worker_environment,
 )
 from repro.errors import EnvironmentSetupError, SpecError
@@ -126,9 +126,10 @@ class SpackManager(EnvironmentManager):
                 hint=f"write lockfiles/{spec.name}/spack.yaml and run `repro spack pin "
                 f"{spec_path}`, or replay with --env venv",
             )
-        manifest = self._verified(pins.spack_yaml.path, pins.spack_yaml.sha256, spec_path)
+        hint = f"restore the file the spec was pinned with, or `repro spack pin {spec_path}`"
+        manifest = verified_lock(pins.spack_yaml, spec_path, hint=hint)
         lock = (
-            self._verified(pins.spack_lock.path, pins.spack_lock.sha256, spec_path)
+            verified_lock(pins.spack_lock, spec_path, hint=hint)
             if pins.spack_lock is not None
             else None
         )
@@ -196,17 +197,6 @@ class SpackManager(EnvironmentManager):
         )
 
     # --- steps ----------------------------------------------------------------------------
-
-    @staticmethod
-    def _verified(path: str, sha256: str, spec_path: Path) -> Path:
-        target = resolve_path(path, spec_path.parent)
-        if not target.is_file() or sha256_file(target) != sha256:
-            raise EnvironmentSetupError(
-                f"{target}: missing or not the pinned sha256 {sha256}",
-                hint="restore the file the spec was pinned with, or re-pin with "
-                f"`repro spack pin {spec_path}`",
-            )
-        return target
 
     @staticmethod
     def _create(target: Path, manifest: Path, lock: Path | None) -> None:

@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import Field
 
 from repro import _subprocess
-from repro.artifacts.cache import sha256_file
-from repro.artifacts.fetch import resolve_path
 from repro.environments.base import (
     CaptureContext,
     EnvironmentManager,
     EnvironmentSpecBase,
     RealizedEnvironment,
     repro_source_root,
+    verified_lock,
     worker_environment,
 )
 from repro.errors import EnvironmentSetupError
@@ -74,12 +73,9 @@ class VenvManager(EnvironmentManager):
                 hint="capture one with `repro capture --from SPEC --no-run`, or replay with "
                 "--env native",
             )
-        lock_path = resolve_path(lock.path, spec_path.parent)
-        if not lock_path.is_file() or sha256_file(lock_path) != lock.sha256:
-            raise EnvironmentSetupError(
-                f"{lock_path}: missing or not the pinned sha256 {lock.sha256}",
-                hint="restore the lock file or re-capture the environment",
-            )
+        lock_path = verified_lock(
+            lock, spec_path, hint="restore the lock file or re-capture the environment"
+        )
         tag = f"py{sys.version_info.major}{sys.version_info.minor}"
         target = workdir / f"venv-{lock.sha256[:16]}-{tag}"
         hashes = bool(getattr(spec.environment, "hashes_complete", True))

@@ -12,7 +12,7 @@ type Spack requires. Spack itself validates the rest when it reads the file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,9 +71,7 @@ class SpackManifest:
     specs: tuple[str, ...]
     uses_definitions: bool  # some specs come from `definitions` or matrices
     unify: Any
-    view: Any
     repos: tuple[RepoPin, ...]
-    raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
     def repo(self, name: str) -> RepoPin | None:
         return next((r for r in self.repos if r.name == name), None)
@@ -119,9 +117,7 @@ def read_manifest(path: Path) -> SpackManifest:
         specs=tuple(specs),
         uses_definitions=uses_definitions,
         unify=unify,
-        view=view,
         repos=tuple(_repos(path, env.get("repos"))),
-        raw=env,
     )
 
 
