@@ -28,11 +28,12 @@ from repro.fetching import fetch_all
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.privacy import redact, redact_text
 from repro.probes import PROBES_VERSION, Probe, ProbeSet
+from repro.profiling import ProfilePass
 from repro.runner import ProcessRunner, WorkerRunner
 from repro.runs import layout
 from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
 from repro.runs.loadgen_logs import read_logs
-from repro.runs.record import RunRecord, TestRecord
+from repro.runs.record import ProfileRecord, RunRecord, TestRecord
 from repro.runs.store import digest_files
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
@@ -69,6 +70,8 @@ class ReplayOptions:
     overrides: dict[str, Any] = field(default_factory=dict)
     #: the environment manager's own options (docker: rebuild, cpuset, memory)
     env_options: dict[str, Any] = field(default_factory=dict)
+    #: a profiled pass after the tests: (scenario, samples); with repeat 0, the only pass
+    profile: tuple[ScenarioName, int] | None = None
 
 
 def new_run_id() -> str:
@@ -249,6 +252,8 @@ class Replayer:
             try:
                 for k in range(1, self.opts.repeat + 1):
                     self.run_round(k)
+                if self.opts.profile is not None:
+                    self.run_profile(*self.opts.profile)
             except WorkerKilled as exc:
                 final, _ = self.finish(interrupted=True, reraise=False, message=exc.message)
                 raise RunError(
@@ -262,15 +267,19 @@ class Replayer:
                 raise
         return self.finish()
 
-    def begin(self) -> None:
-        """Fetch and verify the artifacts, create the run directory, fingerprint, first probe."""
-        spec, opts = self.spec, self.opts
+    def prepare(self) -> None:
+        """Fetch and verify the artifacts; a scratch folder for the workers' requests."""
         self.artifacts = {
             name: m.path
             for name, m in fetch_all(
-                spec, self.spec_path, cache=self.cache, progress=self.report
+                self.spec, self.spec_path, cache=self.cache, progress=self.report
             ).items()
         }
+        self._scratch = Path(tempfile.mkdtemp(prefix="repro-requests-"))
+
+    def begin(self) -> None:
+        """Fetch and verify the artifacts, create the run directory, fingerprint, first probe."""
+        spec, opts = self.spec, self.opts
         run_id = opts.run_id or new_run_id()
         final = layout.run_dir(opts.results_dir, spec.name, run_id)
         if final.exists():
@@ -282,6 +291,7 @@ class Replayer:
                 "before it could finish",
                 hint=f"choose another --run-id, or delete the leftover (`rm -r {work}`)",
             )
+        self.prepare()
         work.mkdir(parents=True)
         self._work, self._final = work, final
         self._record = RunRecord(
@@ -315,7 +325,6 @@ class Replayer:
             probes_version=PROBES_VERSION if self.probes is not None else None,
         )
         self._t0 = time.monotonic()
-        self._scratch = Path(tempfile.mkdtemp(prefix="repro-requests-"))
         try:
             self._record.fingerprint = self.runner.fingerprint(self.env)
             self._probe = self._measure()
@@ -338,6 +347,36 @@ class Replayer:
             if self._killed is not None:
                 raise WorkerKilled(self._killed)
         return done
+
+    def run_profile(self, scenario: ScenarioName, samples: int) -> ProfileRecord:
+        """A profiled pass into this run (after its tests; never measured)."""
+        found = self.profile_pass().run(self.work_dir, scenario, samples)
+        self.record.profiles.append(found)
+        return found
+
+    def profile_into(self, run: Path, scenario: ScenarioName, samples: int) -> ProfileRecord:
+        """A profiled pass added to the finished run `run` (of this spec)."""
+        self.prepare()
+        try:
+            return self.profile_pass().into(run, scenario, samples)
+        finally:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def profile_pass(self) -> ProfilePass:
+        return ProfilePass(
+            self.spec,
+            spec_id=self.spec_id,
+            artifacts=self.artifacts,
+            cache_root=self.cache.root,
+            run_worker=self._run_worker,
+            scratch=self._scratch,
+        )
+
+    def _run_worker(self, req_path: Path, out_dir: Path, label: str, seconds: float) -> int:
+        with self.progress(label, seconds):
+            return self.runner.run(
+                self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s
+            )
 
     def finish(
         self, *, interrupted: bool = False, reraise: bool = True, message: str | None = None

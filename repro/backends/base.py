@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 
 from repro.errors import BackendUnavailableError
+from repro.profiles.model import LayerCall
 from repro.spec.types import SpecModel
 
 if TYPE_CHECKING:
@@ -53,6 +54,21 @@ class Engine(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """Versions, providers, options in effect: recorded in the run."""
+
+
+class Profiler(Protocol):
+    """An engine's profiled twin: the same model and options, every kernel call recorded by
+    the backend's own profiler. An engine that has one offers `profiler(out_dir)`."""
+
+    #: which profiler measures, for the record ("onnxruntime session profiler", ...)
+    source: str
+
+    def predict(self, batch: np.ndarray) -> np.ndarray:
+        """As the engine's predict, profiled."""
+
+    def finish(self) -> tuple[list[LayerCall], str | None]:
+        """Stop profiling: every kernel call on the wall clock (`time.time_ns`), and the name of
+        the profiler's raw output written into `out_dir` (None when it has none)."""
 
 
 class BackendPlugin:

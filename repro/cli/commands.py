@@ -9,6 +9,7 @@ from repro.cli.env_cmds import env
 from repro.cli.image_cmd import image
 from repro.cli.import_cmd import import_mlperf
 from repro.cli.nix_cmds import prefetch
+from repro.cli.profile_cmd import profile
 from repro.cli.recommend_cmd import recommend
 from repro.cli.replay_cmd import replay
 from repro.cli.report_cmd import report
@@ -21,6 +22,7 @@ COMMANDS: list[click.Command] = [
     capture,
     replay,
     sweep,
+    profile,
     report,
     results,
     import_mlperf,

@@ -155,6 +155,20 @@ if TYPE_CHECKING:
     default=None,
     help="Seed of the random A/B order of the rounds (default: drawn, and recorded).",
 )
+@click.option(
+    "--profile",
+    "profile",
+    is_flag=True,
+    help="After the tests, a profiled pass (not measured): per-layer times from the backend's "
+    "own profiler in profile/<Scenario>/ (SingleStream if run, else the first scenario).",
+)
+@click.option(
+    "--profile-samples",
+    type=click.IntRange(min=1, max=1_000_000),
+    default=64,
+    show_default=True,
+    help="Samples of the profiled pass.",
+)
 @cache_dir_option
 @json_option
 def replay(
@@ -180,6 +194,8 @@ def replay(
     max_time_s: float,
     order_seed: int | None,
     report_dir: Path | None,
+    profile: bool,
+    profile_samples: int,
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -200,6 +216,7 @@ def replay(
       repro replay specs/ort-resnet50.json --against self --baseline-backend-option \\
         intra_op_threads=1 --repeat 3
     """
+    from repro.profiling import default_scenario
     from repro.replay import ReplayOptions
     from repro.runs.layout import component
     from repro.validate import require_valid
@@ -209,6 +226,11 @@ def replay(
     if (baseline_env or baseline_options) and against is None:
         raise UsageError("--baseline-env and --baseline-backend-option need --against")
     spec = _with_options(require_valid(spec_path), spec_path, backend_options)
+    if profile and (against is not None or until_decided):
+        raise UsageError(
+            "--profile runs after a plain replay; with --against or --until-decided, profile "
+            "the runs afterwards: `repro profile SPEC --into RUN`"
+        )
     opts = ReplayOptions(
         scenarios=tuple(scenarios),  # type: ignore[arg-type]
         modes=tuple(modes),  # type: ignore[arg-type]
@@ -218,6 +240,7 @@ def replay(
         repeat=repeat,
         results_dir=results_dir,
         run_id=run_id,
+        profile=(default_scenario(spec, scenarios), profile_samples) if profile else None,
         env_options=_docker_options(
             env_name, rebuild, container_cpuset, container_memory, results_dir, cache_dir
         ),
@@ -227,6 +250,12 @@ def replay(
         run_dir, record = _replayer(spec, spec_path, env_name, opts, cache).run()
         _print_run(run_dir, record, as_json)
         _raise_unless_complete(run_dir, record)
+        failed = [p for p in record.profiles if p.status != "complete"]
+        if failed:
+            raise RunError(
+                f"the profiled pass failed: {failed[0].error}",
+                hint=f"the tests are complete; the worker's log is in {run_dir / failed[0].dir}",
+            )
         return
     _run_in_rounds(
         spec,
@@ -426,3 +455,11 @@ def print_run_summary(run_dir: Path, record: RunRecord) -> None:
         if t.error:
             parts.append(t.error.splitlines()[0][:120])
         click.echo("  " + "  ".join(parts))
+    for p in record.profiles:
+        what = (
+            f"{p.layers} layers, {p.inferences} inferences, profiler overhead "
+            f"{p.overhead_rel:+.1%}"
+            if p.status == "complete" and p.overhead_rel is not None
+            else (p.error or "").splitlines()[0][:120] if p.status != "complete" else ""
+        )
+        click.echo(f"  {p.scenario:<12} {'profile':<11}  {p.status.upper()}  {what}  -> {p.dir}")

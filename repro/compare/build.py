@@ -16,6 +16,7 @@ from repro.compare.metrics import (
     prediction_agreement,
     validity_metric,
 )
+from repro.compare.profiles import profile_section
 from repro.envdiff import diff_views, view_from_fingerprint, view_from_record
 from repro.errors import SpecError
 from repro.reports.model import (
@@ -259,6 +260,7 @@ def build_report(
             SettingDiff(scope=c.scope, key=c.key, original=c.original, replay=c.replay)
             for c in setting_changes(orig.record, reps[0].record)
         ],
+        profile=profile_section(orig, reps[0]),
         notes=notes,
     )
 

@@ -43,6 +43,9 @@ class WorkerRequest(BaseModel):
     record_latencies: bool = Field(
         False, description="also keep raw per-query latencies (.npy); a histogram is always kept"
     )
+    profile: bool = Field(
+        False, description="a profiled pass: the backend's profiler records every layer"
+    )
 
     @classmethod
     def from_spec(
@@ -57,6 +60,7 @@ class WorkerRequest(BaseModel):
         cache_root: Path,
         output_dir: Path,
         record_latencies: bool = False,
+        profile: bool = False,
     ) -> WorkerRequest:
         """The request for one test of `spec`, with its artifacts at `artifacts`."""
         wl = spec.workload
@@ -81,6 +85,7 @@ class WorkerRequest(BaseModel):
             performance_sample_count=wl.performance_sample_count,
             output_dir=str(output_dir.resolve()),
             record_latencies=record_latencies,
+            profile=profile,
         )
 
 
@@ -101,3 +106,6 @@ class WorkerResult(BaseModel):
     audit_config_found: bool = False
     output_dtype: str | None = None
     output_shape: list[int] = []
+    profile: dict[str, Any] | None = Field(
+        None, description="a profiled pass: its profiler, layers and overhead, in short"
+    )

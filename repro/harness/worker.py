@@ -18,7 +18,7 @@ import numpy as np
 
 from repro.artifacts.cache import read_verified
 from repro.atomic import atomic_write_text
-from repro.backends.base import Engine
+from repro.backends.base import Engine, Profiler
 from repro.errors import ReproError
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.runs.layout import (
@@ -64,7 +64,7 @@ def load_dataset(req: WorkerRequest) -> np.ndarray:
 
 
 def warm_up(
-    backend: Engine,
+    backend: Engine | Profiler,
     source: np.ndarray,
     batch_size: int,
     scenario: str,
@@ -117,6 +117,8 @@ def execute(req: WorkerRequest) -> WorkerResult:
         samples_per_query=req.settings.get("multi_stream_samples_per_query"),
     )
     timings["warm_up_s"] = time.perf_counter() - t
+    if req.profile:
+        return _profiled(req, backend, source, out_dir, timings)
     t = time.perf_counter()
     # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it
     timings["loadgen_start_unix"] = time.time()
@@ -154,6 +156,59 @@ def execute(req: WorkerRequest) -> WorkerResult:
         audit_config_found="Found Audit Config" in detail,
         output_dtype=probe.dtype.str,
         output_shape=list(probe.shape[1:]),
+    )
+
+
+def _profiled(
+    req: WorkerRequest,
+    backend: Engine,
+    source: np.ndarray,
+    out_dir: Path,
+    timings: dict[str, float],
+) -> WorkerResult:
+    """The profiled pass instead of a measured test."""
+    from repro.harness.profiling import profiler_of, run_profiled_pass
+
+    t = time.perf_counter()
+    profiler = profiler_of(backend, out_dir, req.backend.name)
+    probe = warm_up(
+        profiler,
+        source,
+        req.batch_size,
+        req.scenario,
+        samples_per_query=req.settings.get("multi_stream_samples_per_query"),
+    )
+    timings["profiler_load_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    profile = run_profiled_pass(
+        engine=backend,
+        profiler=profiler,
+        backend=req.backend.name,
+        source=source,
+        scenario=req.scenario,
+        settings=req.settings,
+        seeds=req.seeds.model_dump(),
+        batch_size=req.batch_size,
+        total_count=req.total_sample_count,
+        perf_count=req.performance_sample_count,
+        output_dir=out_dir,
+    )
+    timings["profiled_pass_s"] = time.perf_counter() - t
+    return WorkerResult(
+        status="complete",
+        backend=backend.describe(),
+        timings_s=timings,
+        peak_rss_bytes=_peak_rss_bytes(),
+        queries_completed=profile.queries,
+        samples_completed=profile.samples,
+        output_dtype=probe.dtype.str,
+        output_shape=list(probe.shape[1:]),
+        profile={
+            "profiler": profile.profiler,
+            "layers": len(profile.rows),
+            "inferences": profile.inferences,
+            "overhead_rel": profile.overhead.rel if profile.overhead else None,
+        },
     )
 
 

@@ -7,6 +7,7 @@ import math
 
 from repro.reports.fmt import VERDICT_MARK, delta, interval, runs, value
 from repro.reports.model import CdfPoints, MetricResult, Report
+from repro.reports.profile_html import render_profile
 
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
@@ -206,6 +207,8 @@ def render(report: Report) -> str:
         out.append("<h2>Integrity: files changed since their run</h2><ul>")
         out += [f"<li>{e(problem)}</li>" for problem in report.integrity]
         out.append("</ul>")
+    if report.profile is not None:
+        out += render_profile(report.profile)
     out.append("<h2>Settings that differ</h2>")
     if report.settings:
         out.append("<table><tr><th>where</th><th>setting</th><th>original</th><th>replay</th></tr>")

@@ -72,6 +72,8 @@ def render(report: Report) -> str:
     if report.integrity:
         lines += ["", "## Integrity: files changed since their run", ""]
         lines += [f"- {problem}" for problem in report.integrity]
+    if report.profile is not None:
+        lines += profile_lines(report)
     lines += ["", "## Settings that differ", ""]
     if report.settings:
         lines += ["| where | setting | original | replay |", "|---|---|---|---|"]
@@ -94,3 +96,68 @@ def render(report: Report) -> str:
 def _mark(verdict: str, judged: bool) -> str:
     """The verdict's mark; a metric outside the scenario's verdict says so."""
     return VERDICT_MARK[verdict] if judged else f"({verdict}; for information)"
+
+
+def profile_lines(report: Report) -> list[str]:
+    """Where the time went (each side's top layers) and the profile diff."""
+    p = report.profile
+    assert p is not None
+    lines = ["", f"## Where the time went: layer profiles ({p.scenario})", ""]
+    lines += [f"- note: {n}" for n in p.notes]
+    for name, side in (("original", p.original), ("replay", p.replay)):
+        if side is None:
+            continue
+        overhead = (
+            f"profiler overhead {side.overhead_rel:+.1%} per inference"
+            if side.overhead_rel is not None
+            else "profiler overhead not measured"
+        )
+        lines += [
+            f"- {name}: {side.backend}, {side.layers} layers, {side.inferences} inferences, "
+            f"{side.per_sample_ns / 1e3:.1f} us per sample; {side.outside_share:.1%} outside "
+            f"the layers; {overhead} (a separate pass: the measured tests were not profiled; "
+            f"`{side.path}`)",
+        ]
+    for name, side in (("original", p.original), ("replay", p.replay)):
+        if side is None:
+            continue
+        lines += [
+            "",
+            f"Top layers, {name}:",
+            "",
+            "| layer | op | share | median per call |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| `{r.name}` | {r.op_type} | {r.share:.1%} | {r.median_ns / 1e3:.1f} us |"
+            for r in side.top
+        ]
+    d = p.diff
+    if d is not None:
+        lines += [
+            "",
+            f"### Profile diff: inference time per sample {d.original_ns / 1e3:.1f} -> "
+            f"{d.replay_ns / 1e3:.1f} us ({delta(d.delta_rel)})",
+            "",
+            f"Matched {d.matched_by_name} layers by name and {d.matched_by_position} by kind and "
+            f"position; {d.original_only} only in the original, {d.replay_only} only in the "
+            "replay (fused or split on the other side). Largest changes first:",
+            "",
+            "| layer | kind | matched | original | replay | change | x | share of the change |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for c in d.changes[:15]:
+            name = f"`{c.name}`" + (f" ↔ `{c.replay_name}`" if c.replay_name else "")
+            lines.append(
+                f"| {name} | {c.kind} | {c.match} | {_us(c.original_ns)} | {_us(c.replay_ns)} "
+                f"| {c.delta_ns / 1e3:+.1f} us | "
+                + (f"{c.ratio:.2f}" if c.ratio is not None else "-")
+                + " | "
+                + (f"{c.share_of_change:.0%}" if c.share_of_change is not None else "-")
+                + " |"
+            )
+    return lines
+
+
+def _us(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e3:.1f} us"

@@ -6,7 +6,8 @@ Format history (the `schema` field):
 #                   `settings` (every setting that differs between the sides) and `integrity`
 #                   (files that no longer match the digests their run recorded); machine
 #                   adjustment per performance metric (`adjusted`, `raw_verdict`) and
-#                   `different_hardware`.
+#                   `different_hardware`; `profile` (where the time went, layer by layer,
+#                   and the profile diff) when the runs carry layer profiles.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repro.profiles.diff import ProfileDiff
+from repro.profiles.model import LayerRow
 from repro.verdicts import Verdict, exit_code
 
 REPORT_SCHEMA: Final = "repro.report/v2"
@@ -133,6 +136,33 @@ class SideInfo(BaseModel):
     environment: dict[str, Any] = Field(default_factory=dict)
 
 
+class ProfileSide(BaseModel):
+    """One side's layer profile, in short: its top layers."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    backend: str
+    profiler: str
+    inferences: int
+    samples: int
+    per_sample_ns: float = Field(description="inference time per sample in the profiled pass")
+    outside_share: float = Field(description="share of the inference time outside the layers")
+    overhead_rel: float | None = Field(description="the profiler's cost per inference")
+    layers: int
+    top: list[LayerRow]
+
+
+class ProfileSection(BaseModel):
+    """Where the time went on each side and, with both, which layers changed."""
+
+    model_config = ConfigDict(extra="forbid")
+    scenario: str
+    original: ProfileSide | None
+    replay: ProfileSide | None
+    diff: ProfileDiff | None = Field(None, description="when both sides have a profile")
+    notes: list[str] = Field(default_factory=list)
+
+
 class Report(BaseModel):
     """The reproducibility report (report.json)."""
 
@@ -164,6 +194,9 @@ class Report(BaseModel):
     integrity: list[str] = Field(
         default_factory=list,
         description="files of either side that are missing or differ from their recorded digest",
+    )
+    profile: ProfileSection | None = Field(
+        None, description="layer profiles (a separate, unmeasured pass) when the runs have them"
     )
     notes: list[str] = Field(default_factory=list)
 

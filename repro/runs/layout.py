@@ -37,6 +37,12 @@ INFERENCE_FILE: Final = "inference_ns.npy"
 #: (QSL index, top-1) pairs of an accuracy run, written by the orchestrator
 PREDICTIONS_FILE: Final = "predictions.npy"
 
+# A layer profile: `profile/<Scenario>/` holds LoadGen's logs of the profiled pass, the worker's
+# files, the per-layer table, the Chrome/Perfetto trace and the profiler's raw output
+PROFILE_FOLDER: Final = "profile"
+PROFILE_FILE: Final = "profile.json"
+TIMELINE_FILE: Final = "timeline.json"
+
 
 #: a name that becomes one path component: no separator, no `..`, not hidden
 _COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
@@ -81,6 +87,11 @@ def test_dir(scenario: str, mode: str, repeat: int) -> str:
     """A test's folder relative to its run: `<Scenario>/performance/run_<k>` or
     `<Scenario>/accuracy`."""
     return f"{scenario}/{mode}" + (f"/run_{repeat}" if mode == "performance" else "")
+
+
+def profile_dir(scenario: str) -> str:
+    """A profiled pass's folder relative to its run: `profile/<Scenario>`."""
+    return f"{PROFILE_FOLDER}/{scenario}"
 
 
 def record_file(run: Path) -> Path:

@@ -47,6 +47,22 @@ class TestRecord(BaseModel):
     probe_after: dict[str, Any] | None = Field(None, description="machine probe after (v2)")
 
 
+class ProfileRecord(BaseModel):
+    """A profiled pass of the run (`profile/<Scenario>/`): separate from its measured tests."""
+
+    model_config = ConfigDict(extra="forbid")
+    scenario: ScenarioName
+    dir: str
+    status: Literal["complete", "failed"]
+    samples_requested: int
+    profiler: str | None = None
+    layers: int | None = None
+    inferences: int | None = None
+    samples: int | None = None
+    overhead_rel: float | None = Field(None, description="the profiler's cost per inference")
+    error: str | None = None
+
+
 class RunRecord(BaseModel):
     """Everything about one replay (or the original) besides LoadGen's own files."""
 
@@ -82,6 +98,9 @@ class RunRecord(BaseModel):
         default_factory=dict, description="relative path -> sha256 of every file of the run (v2)"
     )
     tests: list[TestRecord] = Field(default_factory=list)
+    profiles: list[ProfileRecord] = Field(
+        default_factory=list, description="layer profiles: profiled passes beside the tests (v2)"
+    )
     message: str | None = None
     notes: list[str] = Field(
         default_factory=list,

@@ -76,8 +76,9 @@ def list_runs(spec_results: Path) -> list[Path]:
 
 
 def latest_finished(spec_results: Path, *, spec_id: str, exclude: Path) -> Path | None:
-    """The run of spec `spec_id` that finished last (complete, or judged INVALID by LoadGen),
-    by the finish time it recorded (never by its folder's name), besides `exclude`."""
+    """The run of spec `spec_id` that finished last (complete, or judged INVALID by LoadGen)
+    with tests (not a profile alone), by the finish time it recorded (never by its folder's
+    name), besides `exclude`."""
     best: tuple[dt.datetime, Path] | None = None
     for p in list_runs(spec_results):
         if p.resolve() == exclude.resolve():
@@ -85,6 +86,8 @@ def latest_finished(spec_results: Path, *, spec_id: str, exclude: Path) -> Path 
         record = load_run(p)
         if record.status not in ("complete", "invalid") or record.spec_id != spec_id:
             continue
+        if not record.tests:
+            continue  # a run that holds only a layer profile is not a replay
         when = _parse_time(record.finished_utc)
         if when is not None and (best is None or when > best[0]):
             best = (when, p)

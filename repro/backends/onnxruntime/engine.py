@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -11,6 +12,8 @@ import numpy as np
 import onnxruntime as ort
 
 from repro.backends.onnxruntime import OnnxRuntimeOptions
+from repro.profiles.kinds import ort_kind
+from repro.profiles.model import LayerCall
 
 _OPT_LEVELS = {
     "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
@@ -30,6 +33,8 @@ class OnnxRuntimeEngine:
         self.options = OnnxRuntimeOptions()
         self.input_name = ""
         self.output_name = ""
+        self._session: Callable[[ort.SessionOptions], ort.InferenceSession] | None = None
+        self._session_options: Callable[[], ort.SessionOptions] | None = None
 
     def load(
         self,
@@ -42,24 +47,33 @@ class OnnxRuntimeEngine:
         model_bytes: bytes | None = None,
     ) -> None:
         """Load the model from `model_bytes` (the worker's verified bytes) or else `model`."""
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = options.intra_op_threads
-        so.inter_op_num_threads = options.inter_op_threads
-        so.graph_optimization_level = _OPT_LEVELS[options.graph_optimization_level]
-        so.execution_mode = (
-            ort.ExecutionMode.ORT_PARALLEL
-            if options.execution_mode == "parallel"
-            else ort.ExecutionMode.ORT_SEQUENTIAL
-        )
-        spinning = "1" if options.allow_spinning else "0"
-        so.add_session_config_entry("session.intra_op.allow_spinning", spinning)
-        so.add_session_config_entry("session.inter_op.allow_spinning", spinning)
+
+        def session_options() -> ort.SessionOptions:
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = options.intra_op_threads
+            so.inter_op_num_threads = options.inter_op_threads
+            so.graph_optimization_level = _OPT_LEVELS[options.graph_optimization_level]
+            so.execution_mode = (
+                ort.ExecutionMode.ORT_PARALLEL
+                if options.execution_mode == "parallel"
+                else ort.ExecutionMode.ORT_SEQUENTIAL
+            )
+            spinning = "1" if options.allow_spinning else "0"
+            so.add_session_config_entry("session.intra_op.allow_spinning", spinning)
+            so.add_session_config_entry("session.inter_op.allow_spinning", spinning)
+            return so
+
         providers = options.providers()
         source = model_bytes if model_bytes is not None else str(model)
-        with warnings.catch_warnings():
-            # onnxruntime warns, then quietly runs on what it has; we decide below instead
-            warnings.simplefilter("ignore", UserWarning)
-            self.session = ort.InferenceSession(source, sess_options=so, providers=providers)
+
+        def session(so: ort.SessionOptions) -> ort.InferenceSession:
+            with warnings.catch_warnings():
+                # onnxruntime warns, then quietly runs on what it has; we decide below instead
+                warnings.simplefilter("ignore", UserWarning)
+                return ort.InferenceSession(source, sess_options=so, providers=providers)
+
+        self.session = session(session_options())
+        self._session, self._session_options = session, session_options
         used = self.session.get_providers()
         if used[0] != providers[0] and len(providers) == 1:
             raise RuntimeError(
@@ -84,6 +98,15 @@ class OnnxRuntimeEngine:
     def predict(self, batch: np.ndarray) -> np.ndarray:  # replaced by load()
         raise RuntimeError("load() first")
 
+    def profiler(self, out_dir: Path) -> OnnxRuntimeProfiler:
+        """A second session of the same model and options with onnxruntime's profiler on."""
+        assert self._session is not None, "load() first"
+        assert self._session_options is not None
+        so = self._session_options()
+        so.enable_profiling = True
+        so.profile_file_prefix = str(out_dir / "onnxruntime_profile")
+        return OnnxRuntimeProfiler(self._session(so), self.input_name, self.output_name, out_dir)
+
     def describe(self) -> dict[str, Any]:
         assert self.session is not None
         return {
@@ -96,3 +119,63 @@ class OnnxRuntimeEngine:
             "input_name": self.input_name,
             "output_name": self.output_name,
         }
+
+
+#: the raw trace's name in the profile folder
+ORT_TRACE = "onnxruntime_profile.json"
+
+
+class OnnxRuntimeProfiler:
+    """onnxruntime's session profiler: one `Node` event per kernel call, in microseconds from
+    the session's profiling start (wall clock, nanoseconds)."""
+
+    source = "onnxruntime session profiler (SessionOptions.enable_profiling)"
+
+    def __init__(
+        self, session: ort.InferenceSession, input_name: str, output_name: str, out_dir: Path
+    ) -> None:
+        self.session = session
+        self.out_dir = out_dir
+        self._names = [output_name]
+        self._feed = input_name
+
+    def predict(self, batch: np.ndarray) -> np.ndarray:
+        out: np.ndarray = self.session.run(self._names, {self._feed: batch})[0]
+        return out
+
+    def finish(self) -> tuple[list[LayerCall], str | None]:
+        start_ns = int(self.session.get_profiling_start_time_ns())
+        written = Path(self.session.end_profiling())
+        raw = self.out_dir / ORT_TRACE
+        written.replace(raw)
+        return node_calls(json.loads(raw.read_bytes()), start_ns), ORT_TRACE
+
+
+def node_calls(events: list[dict[str, Any]], start_ns: int) -> list[LayerCall]:
+    """The kernel calls of an onnxruntime profile (`<node>_kernel_time` events)."""
+    calls = []
+    for e in events:
+        name = str(e.get("name", ""))
+        if e.get("cat") != "Node" or not name.endswith("_kernel_time"):
+            continue
+        op_type = str(e.get("args", {}).get("op_name", "?"))
+        calls.append(
+            LayerCall(
+                name=name.removesuffix("_kernel_time"),
+                op_type=op_type,
+                kind=ort_kind(op_type),
+                start_ns=start_ns + int(e["ts"]) * 1000,
+                dur_ns=int(e["dur"]) * 1000,
+                out_elems=_elements(e["args"].get("output_type_shape")),
+            )
+        )
+    return calls
+
+
+def _elements(shapes: Any) -> int | None:
+    """Elements of the first output in `output_type_shape` ([{"float": [1, 64]}, ...])."""
+    try:
+        dims = next(iter(shapes[0].values()))
+        return int(np.prod([int(d) for d in dims])) if dims is not None else None
+    except (TypeError, ValueError, IndexError, KeyError, StopIteration, AttributeError):
+        return None

@@ -23,6 +23,8 @@ import numpy as np
 
 from repro.atomic import atomic_path
 from repro.backends.tvm import TvmOptions, TvmRuntime
+from repro.profiles.kinds import tvm_kind, tvm_op_type
+from repro.profiles.model import LayerCall
 
 CACHE_FORMAT = 1
 
@@ -167,6 +169,7 @@ class TvmEngine:
     def __init__(self) -> None:
         self.info: dict[str, Any] = {}
         self.vms: dict[int, Any] = {}
+        self.libs: dict[int, Any] = {}
         self.max_batch = 1
 
     def load(
@@ -226,6 +229,7 @@ class TvmEngine:
             else:
                 cached[str(batch)] = True
             lib = tvm.runtime.load_module(str(lib_path))
+            self.libs[batch] = lib
             self.vms[batch] = tvm.relax.VirtualMachine(lib, tvm.cpu())
             compile_s[str(batch)] = round(time.perf_counter() - t, 3)
         if not db_path:
@@ -286,27 +290,109 @@ class TvmEngine:
         return exe
 
     def predict(self, batch: np.ndarray) -> np.ndarray:
-        n = batch.shape[0]
-        if n == 1 or n == self.max_batch:
-            return self._run(n, batch)
-        if n > self.max_batch:
-            return np.concatenate(
-                [self.predict(batch[i : i + self.max_batch]) for i in range(0, n, self.max_batch)]
-            )
-        padded = np.zeros((self.max_batch, *batch.shape[1:]), dtype=batch.dtype)
-        padded[:n] = batch
-        return self._run(self.max_batch, padded)[:n]
+        return run_batches(self.vms, self.max_batch, self.output_index, batch)
 
-    def _run(self, size: int, batch: np.ndarray) -> np.ndarray:
-        import tvm
-
-        out = self.vms[size]["main"](tvm.runtime.tensor(np.ascontiguousarray(batch)))
-        if isinstance(out, tvm.runtime.Tensor):
-            return np.asarray(out.numpy())
-        return np.asarray(out[self.output_index].numpy())
+    def profiler(self, out_dir: Path) -> TvmProfiler:
+        """VMs of the same compiled modules with an instrument that times every call."""
+        return TvmProfiler(self.libs, self.max_batch, self.output_index, out_dir)
 
     def describe(self) -> dict[str, Any]:
         return self.info
+
+
+def run_batches(
+    vms: Mapping[int, Any], max_batch: int, output_index: int, batch: np.ndarray
+) -> np.ndarray:
+    """Outputs of `batch` on the VMs compiled for batch 1 and `max_batch`: larger batches are
+    split, smaller ones padded."""
+    n = batch.shape[0]
+    if n == 1 or n == max_batch:
+        return _run(vms[n], output_index, batch)
+    if n > max_batch:
+        return np.concatenate(
+            [
+                run_batches(vms, max_batch, output_index, batch[i : i + max_batch])
+                for i in range(0, n, max_batch)
+            ]
+        )
+    padded = np.zeros((max_batch, *batch.shape[1:]), dtype=batch.dtype)
+    padded[:n] = batch
+    return _run(vms[max_batch], output_index, padded)[:n]
+
+
+def _run(vm: Any, output_index: int, batch: np.ndarray) -> np.ndarray:
+    import tvm
+
+    out = vm["main"](tvm.runtime.tensor(np.ascontiguousarray(batch)))
+    if isinstance(out, tvm.runtime.Tensor):
+        return np.asarray(out.numpy())
+    return np.asarray(out[output_index].numpy())
+
+
+#: the raw record of a TVM profile in the profile folder
+TVM_TRACE = "tvm_calls.json"
+
+
+class TvmProfiler:
+    """The Relax VM's instrument (`VirtualMachine.set_instrument`, TVM 0.27 has no `profile`
+    method): called before and after every Call instruction, it records each compiled kernel's
+    wall time. VM built-ins (allocation, shape matching) are not layers: their time is the
+    inference time outside the layers. The instrument's own Python call (~0.5 us a call) is
+    inside the measured times; the overhead measurement says how much."""
+
+    source = "TVM Relax VM instrument (VirtualMachine.set_instrument)"
+
+    def __init__(self, libs: Mapping[int, Any], max_batch: int, output_index: int, out_dir: Path):
+        import tvm
+
+        self.out_dir = out_dir
+        self.max_batch = max_batch
+        self.output_index = output_index
+        self.records: list[tuple[str, int, int, int | None]] = []
+        clock = time.time_ns
+        record = self.records.append
+        started: list[int] = []
+
+        def instrument(func: Any, symbol: str, before_run: bool, ret: Any, *args: Any) -> int:
+            if before_run:
+                started.append(clock())
+                return 0  # VMInstrumentReturnKind.NO_OP
+            t1 = clock()
+            t0 = started.pop()
+            name = str(symbol)
+            # a kernel writes into its last argument (destination-passing style)
+            elems = None
+            if args and not name.startswith("vm.builtin."):
+                shape = getattr(args[-1], "shape", None)
+                elems = int(np.prod(shape)) if shape is not None else None
+            record((name, t0, t1 - t0, elems))
+            return 0
+
+        self.vms = {}
+        for batch, lib in libs.items():
+            vm = tvm.relax.VirtualMachine(lib, tvm.cpu())
+            vm.set_instrument(instrument)
+            self.vms[batch] = vm
+
+    def predict(self, batch: np.ndarray) -> np.ndarray:
+        return run_batches(self.vms, self.max_batch, self.output_index, batch)
+
+    def finish(self) -> tuple[list[LayerCall], str | None]:
+        raw = self.out_dir / TVM_TRACE
+        raw.write_text(json.dumps({"format": "repro.tvm-calls/v1", "calls": self.records}) + "\n")
+        calls = [
+            LayerCall(
+                name=symbol,
+                op_type=tvm_op_type(symbol),
+                kind=tvm_kind(tvm_op_type(symbol)),
+                start_ns=t0,
+                dur_ns=dur,
+                out_elems=elems,
+            )
+            for symbol, t0, dur, elems in self.records
+            if not symbol.startswith("vm.builtin.")
+        ]
+        return calls, TVM_TRACE
 
 
 def _version(dist: str) -> str | None:

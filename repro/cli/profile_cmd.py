@@ -1,0 +1,172 @@
+"""`repro profile SPEC`: where the inference time goes, layer by layer, from the backend's own
+profiler."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from repro.artifacts.cache import ArtifactCache
+from repro.cli.progress import note
+from repro.cli.spec_cmds import cache_dir_option, json_option
+from repro.environments.registry import replay_choices
+from repro.errors import RunError, UsageError
+from repro.spec.models import SCENARIOS
+
+
+@click.command()
+@click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
+@click.option(
+    "--scenario",
+    "-s",
+    type=click.Choice(SCENARIOS),
+    default=None,
+    help="The scenario whose queries are profiled (default: SingleStream if the spec has it).",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(min=1, max=1_000_000),
+    default=64,
+    show_default=True,
+    help="Samples the profiled pass infers.",
+)
+@click.option(
+    "--into",
+    "into",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Add the profile to this finished run of the spec (e.g. results/<name>/original) "
+    "instead of making a new run; a profile of the same scenario there is replaced.",
+)
+@click.option(
+    "--trace",
+    "trace_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the Chrome/Perfetto trace (queries, predict() calls, layers) here.",
+)
+@click.option(
+    "--top", type=click.IntRange(min=1), default=15, show_default=True, help="Layers shown."
+)
+@click.option(
+    "--env",
+    "env_name",
+    default="auto",
+    show_default=True,
+    type=click.Choice(replay_choices()),
+    help="Where the worker runs, as for `repro replay`.",
+)
+@click.option(
+    "--results-dir",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Parent of results/<name>/ (for a new run).",
+)
+@click.option("--run-id", default=None, help="Name of the new run (default: time-based).")
+@cache_dir_option
+@json_option
+def profile(
+    spec_path: Path,
+    scenario: str | None,
+    samples: int,
+    into: Path | None,
+    trace_out: Path | None,
+    top: int,
+    env_name: str,
+    results_dir: Path,
+    run_id: str | None,
+    cache_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Profile an experiment's layers with the backend's own profiler.
+
+    A separate pass of SAMPLES samples through LoadGen, with onnxruntime's session profiler or
+    TVM's Relax VM instrument on; the measured tests of a run are never profiled. Writes
+    profile/<Scenario>/ (profile.json: one row per layer; timeline.json: a Chrome/Perfetto trace;
+    the profiler's raw output) into a new run, or into RUN with --into. When both sides of a
+    report have a profile, `repro report` shows where the time went and which layers changed.
+
+    \b
+    Example:
+      repro profile specs/ort-resnet50.json --samples 32 --trace resnet50.trace.json
+      repro profile specs/ort-digits.json --into results/ort-digits/original
+    """
+    from repro.cli.replay_cmd import _replayer
+    from repro.profiles.model import read_profile
+    from repro.profiling import default_scenario
+    from repro.replay import ReplayOptions
+    from repro.runs import layout
+    from repro.runs.store import load_run
+    from repro.validate import require_valid
+
+    if run_id is not None:
+        if into is not None:
+            raise UsageError("--run-id names a new run; --into adds to an existing one")
+        layout.component(run_id, what="--run-id")
+    spec = require_valid(spec_path)
+    chosen = scenario or default_scenario(spec)
+    if into is not None:
+        load_run(into)  # a damaged or foreign folder fails before the environment is built
+    opts = ReplayOptions(
+        repeat=0,
+        results_dir=results_dir,
+        run_id=run_id,
+        profile=(chosen, samples),  # type: ignore[arg-type]
+        probes=False,
+    )
+    cache = ArtifactCache(cache_dir)
+    replayer = _replayer(spec, spec_path, env_name, opts, cache)
+    if into is not None:
+        found = replayer.profile_into(into, chosen, samples)
+        run_dir = into
+    else:
+        run_dir, record = replayer.run()
+        found = record.profiles[-1] if record.profiles else None
+        if found is None:
+            raise RunError(f"the profiled pass did not run: {record.message}")
+    if found.status != "complete":
+        raise RunError(
+            f"the profiled pass failed: {found.error}",
+            hint=f"the worker's log is in {run_dir / found.dir}",
+        )
+    folder = run_dir / found.dir
+    prof = read_profile(folder / layout.PROFILE_FILE)
+    if trace_out is not None:
+        from repro.atomic import atomic_write_text
+
+        atomic_write_text(trace_out, (folder / layout.TIMELINE_FILE).read_text())
+    if as_json:
+        click.echo(prof.model_dump_json(by_alias=True, indent=2))
+        return
+    print_profile(prof, folder, top=top)
+    if trace_out is not None:
+        note(f"trace: {trace_out} (open in https://ui.perfetto.dev or chrome://tracing)")
+
+
+def print_profile(prof: object, folder: Path, *, top: int) -> None:
+    from repro.profiles.model import Profile
+
+    assert isinstance(prof, Profile)
+    per_inf = prof.inference_ns / max(prof.inferences, 1)
+    click.echo(
+        f"{prof.scenario}: {prof.inferences} inferences of {prof.samples} samples, "
+        f"{per_inf / 1e3:.1f} us each; {len(prof.rows)} layers ({prof.profiler})"
+    )
+    if prof.overhead is not None:
+        click.echo(
+            f"profiler overhead: {prof.overhead.rel:+.1%} per inference "
+            f"({prof.overhead.unprofiled_median_ns / 1e3:.1f} -> "
+            f"{prof.overhead.profiled_median_ns / 1e3:.1f} us, median)"
+        )
+    click.echo(f"  {'share':>6}  {'median':>10}  {'calls':>6}  {'op':<18} layer")
+    for r in prof.top(top):
+        click.echo(
+            f"  {r.share:6.1%}  {r.median_ns / 1e3:8.1f}us  {r.calls:6d}  {r.op_type[:18]:<18} "
+            f"{r.name}"
+        )
+    outside = prof.outside_ns / prof.inference_ns if prof.inference_ns else 0.0
+    click.echo(f"  {outside:6.1%}  outside the layers (framework, copies, the profiler)")
+    click.echo(f"-> {folder}")

@@ -1,0 +1,108 @@
+"""A layer profile as stored in a run (`profile/<Scenario>/profile.json`), and its kernel calls.
+
+Format history (the `schema` field):
+# repro.profile/v1 - first version.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Final, Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from repro.errors import SpecError
+
+PROFILE_SCHEMA: Final = "repro.profile/v1"
+
+
+class LayerCall(NamedTuple):
+    """One kernel call as a backend's profiler saw it, on the wall clock (`time.time_ns`)."""
+
+    name: str
+    op_type: str
+    kind: str
+    start_ns: int
+    dur_ns: int
+    #: elements of its (first) output, whatever the layout: matches layers across backends
+    out_elems: int | None = None
+
+
+class Span(NamedTuple):
+    """A stretch of the profiled pass on the wall clock: a LoadGen query or one `predict`."""
+
+    start_ns: int
+    end_ns: int
+    samples: int
+
+
+class LayerRow(BaseModel):
+    """One layer of the model: every call of it during the profiled inferences."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="the backend's name of the layer (a node, a fused kernel)")
+    op_type: str = Field(description="its operator(s) as the backend names them")
+    kind: str = Field(description="the kind of operator, the same across backends (conv, ...)")
+    position: int = Field(description="its order within one inference, from 0")
+    out_elems: int | None = Field(None, description="elements of its output, when known")
+    calls: int
+    total_ns: int
+    median_ns: int = Field(description="median time of one call")
+    per_sample_ns: float = Field(description="total time / samples inferred")
+    share: float = Field(description="total time / the inferences' time")
+
+
+class Overhead(BaseModel):
+    """The profiler's cost: the same inferences timed with and without it, in one process."""
+
+    model_config = ConfigDict(extra="forbid")
+    rel: float = Field(description="profiled median / unprofiled median - 1")
+    profiled_median_ns: int
+    unprofiled_median_ns: int
+    inferences: int = Field(description="inferences timed on each side")
+    method: str
+
+
+class Profile(BaseModel):
+    """Where the inference time of a profiled pass went, layer by layer."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    schema_: Literal["repro.profile/v1"] = Field(PROFILE_SCHEMA, alias="schema")
+    backend: str
+    profiler: str = Field(description="which profiler measured the layers")
+    scenario: str
+    queries: int = Field(description="LoadGen queries of the profiled pass")
+    inferences: int = Field(description="predict() calls the table covers")
+    samples: int = Field(description="samples those inferences computed")
+    inference_ns: int = Field(description="time inside predict(), summed")
+    layers_ns: int = Field(description="the layers' time, summed")
+    outside_ns: int = Field(
+        description="inference time outside every layer (the framework, copies); negative when "
+        "layers ran in parallel"
+    )
+    overhead: Overhead | None = None
+    rows: list[LayerRow] = Field(description="one per layer, in execution order")
+    raw_trace: str | None = Field(None, description="the profiler's own output, beside this file")
+    timeline: str | None = Field(None, description="the Chrome/Perfetto trace, beside this file")
+    notes: list[str] = Field(default_factory=list)
+
+    def dump(self) -> str:
+        return self.model_dump_json(by_alias=True, indent=1) + "\n"
+
+    def top(self, n: int) -> list[LayerRow]:
+        """The `n` layers that took the most time."""
+        return sorted(self.rows, key=lambda r: -r.total_ns)[:n]
+
+
+def read_profile(path: Path) -> Profile:
+    """A stored profile; a damaged or foreign file is a SpecError naming it."""
+    try:
+        doc = json.loads(path.read_bytes())
+        return Profile.model_validate(doc)
+    except (ValueError, ValidationError) as exc:
+        first = str(exc).splitlines()[:3]
+        raise SpecError(
+            f"{path}: not a repro layer profile ({' '.join(first)})",
+            hint="profile the run again (`repro profile SPEC --into RUN`) or delete the folder",
+        ) from None

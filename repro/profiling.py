@@ -1,0 +1,185 @@
+"""Use case: a layer profile of an experiment, as a separate pass beside its measured tests.
+
+`repro replay --profile` adds the pass to the run it makes; `repro profile SPEC` makes a run that
+holds only a profile, or (`--into RUN`) adds one to a finished run, such as a stored original,
+without touching its measured tests. The pass is one worker process
+(`repro.harness.profiling`); its folder is built under a hidden name and renamed, like a run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from repro.errors import SpecError, UsageError
+from repro.harness.request import WorkerRequest, WorkerResult
+from repro.privacy import redact
+from repro.profiles.model import Profile, read_profile
+from repro.runs import layout
+from repro.runs.record import ProfileRecord
+from repro.spec.models import ExperimentSpec, ScenarioName
+
+#: samples a profiled pass infers unless told
+DEFAULT_SAMPLES = 64
+#: LoadGen settings that would make the pass keep outputs (its accuracy-log sampling)
+_SAMPLING = ("accuracy_log_probability", "accuracy_log_sampling_target", "accuracy_log_rng_seed")
+
+
+def profile_settings(spec: ExperimentSpec, scenario: str, samples: int) -> dict[str, Any]:
+    """The scenario's LoadGen settings cut to `samples` samples and no minimum duration."""
+    sc = next((s for s in spec.workload.scenarios if s.scenario == scenario), None)
+    if sc is None:
+        raise UsageError(
+            f"--scenario {scenario}: the spec {spec.name!r} has no such scenario; it has "
+            f"{[s.scenario for s in spec.workload.scenarios]}"
+        )
+    settings = {
+        k: v for k, v in sc.settings.model_dump(exclude_none=True).items() if k not in _SAMPLING
+    }
+    queries = samples
+    if scenario == "MultiStream":
+        queries = math.ceil(samples / int(settings.get("multi_stream_samples_per_query") or 8))
+    settings.update(
+        min_duration_ms=0, max_duration_ms=0, min_query_count=queries, max_query_count=queries
+    )
+    if scenario == "Offline":
+        # one query; LoadGen sizes it from the expected rate and the duration, at least the count
+        settings["offline_expected_qps"] = 1.0
+    return settings
+
+
+def default_scenario(spec: ExperimentSpec, chosen: tuple[str, ...] = ()) -> ScenarioName:
+    """SingleStream when the spec (or the chosen scenarios) has it: one sample per inference
+    is what a layer table describes best; else the first."""
+    names = [s.scenario for s in spec.workload.scenarios if not chosen or s.scenario in chosen]
+    return "SingleStream" if "SingleStream" in names else names[0]
+
+
+class ProfilePass:
+    """Runs one profiled pass into a run folder and records what it found."""
+
+    def __init__(
+        self,
+        spec: ExperimentSpec,
+        *,
+        spec_id: str,
+        artifacts: dict[str, Path],
+        cache_root: Path,
+        run_worker: Callable[[Path, Path, str, float], int],
+        scratch: Path,
+    ) -> None:
+        self.spec = spec
+        self.spec_id = spec_id
+        self.artifacts = artifacts
+        self.cache_root = cache_root
+        self.run_worker = run_worker
+        self.scratch = scratch
+
+    def run(self, run: Path, scenario: ScenarioName, samples: int) -> ProfileRecord:
+        """The pass into `run/profile/<Scenario>/` (which must not exist)."""
+        rel = layout.profile_dir(scenario)
+        return self._run_in(run / rel, rel, scenario, samples)
+
+    def _run_in(
+        self, out_dir: Path, rel: str, scenario: ScenarioName, samples: int
+    ) -> ProfileRecord:
+        out_dir.mkdir(parents=True)
+        settings = profile_settings(self.spec, scenario, samples)
+        req = WorkerRequest.from_spec(
+            self.spec,
+            spec_id=self.spec_id,
+            scenario=scenario,
+            mode="performance",
+            settings=settings,
+            artifacts=self.artifacts,
+            cache_root=self.cache_root,
+            output_dir=out_dir,
+            profile=True,
+        )
+        req_path = self.scratch / f"profile-{scenario}.json"
+        req_path.write_text(req.model_dump_json(indent=2))
+        (out_dir / layout.REQUEST_FILE).write_text(
+            json.dumps(redact(req.model_dump(mode="json")), indent=2) + "\n"
+        )
+        seconds = 5.0 + samples * _per_sample_s(settings, scenario)
+        rc = self.run_worker(req_path, out_dir, f"{scenario} profiled pass", seconds)
+        return collect(out_dir, rel, scenario, samples, rc)
+
+    def into(self, run: Path, scenario: ScenarioName, samples: int) -> ProfileRecord:
+        """The pass added to a finished run: built beside it, then swapped in; run.json gets
+        the profile and the digests of its files (the rest of the record is left as it was)."""
+        from repro.atomic import atomic_write_text
+        from repro.runs.store import digest_files, load_run
+
+        record = load_run(run)
+        if record.spec_id != self.spec_id:
+            raise SpecError(
+                f"{run}: the run was made from another spec (spec id {record.spec_id[:12]}, "
+                f"this spec's {self.spec_id[:12]})",
+                hint="profile into a run of this spec, or give the run's own spec",
+            )
+        rel = layout.profile_dir(scenario)
+        work = run / layout.PROFILE_FOLDER / f".{scenario}.partial"
+        if work.exists():
+            shutil.rmtree(work)  # a pass killed before it finished
+        found = self._run_in(work, rel, scenario, samples)
+        final = run / rel
+        old = run / layout.PROFILE_FOLDER / f".{scenario}.old"
+        if final.exists():
+            final.replace(old)
+        work.replace(final)
+        shutil.rmtree(old, ignore_errors=True)
+        record.profiles = [p for p in record.profiles if p.scenario != scenario] + [found]
+        prefix = rel + "/"
+        kept = {k: v for k, v in record.files_sha256.items() if not k.startswith(prefix)}
+        record.files_sha256 = kept | {f"{rel}/{k}": v for k, v in digest_files(final).items()}
+        atomic_write_text(layout.record_file(run), record.dump())
+        return found
+
+
+def _per_sample_s(settings: dict[str, Any], scenario: str) -> float:
+    if scenario == "SingleStream":
+        return float(settings.get("single_stream_expected_latency_ns") or 0) / 1e9
+    if scenario == "MultiStream":
+        spq = float(settings.get("multi_stream_samples_per_query") or 8)
+        return float(settings.get("multi_stream_expected_latency_ns") or 0) / 1e9 / spq
+    return 0.0
+
+
+def collect(out_dir: Path, rel: str, scenario: str, samples: int, rc: int) -> ProfileRecord:
+    """What the worker of a profiled pass left: its profile, or why there is none."""
+    base: dict[str, Any] = {"scenario": scenario, "dir": rel, "samples_requested": samples}
+    result_path = out_dir / layout.WORKER_RESULT
+    if not result_path.is_file():
+        log = out_dir / layout.WORKER_LOG
+        tail = log.read_text(errors="replace")[-1500:] if log.is_file() else ""
+        return ProfileRecord(
+            **base, status="failed", error=f"worker exited with {rc} and wrote no result: {tail}"
+        )
+    try:
+        result = WorkerResult.model_validate_json(result_path.read_text(errors="replace"))
+    except ValueError as exc:
+        return ProfileRecord(**base, status="failed", error=f"{result_path}: damaged: {exc}")
+    if result.status == "failed":
+        return ProfileRecord(**base, status="failed", error=result.error)
+    try:
+        profile = read_profile(out_dir / layout.PROFILE_FILE)
+    except SpecError as exc:
+        return ProfileRecord(**base, status="failed", error=exc.message)
+    return record_of(profile, base)
+
+
+def record_of(profile: Profile, base: dict[str, Any]) -> ProfileRecord:
+    return ProfileRecord(
+        **base,
+        status="complete",
+        profiler=profile.profiler,
+        layers=len(profile.rows),
+        inferences=profile.inferences,
+        samples=profile.samples,
+        overhead_rel=profile.overhead.rel if profile.overhead else None,
+    )
