@@ -161,6 +161,9 @@ def print_profile(prof: object, folder: Path, *, top: int) -> None:
             f"({prof.overhead.unprofiled_median_ns / 1e3:.1f} -> "
             f"{prof.overhead.profiled_median_ns / 1e3:.1f} us, median)"
         )
+    coverage = prof.coverage()
+    if coverage is not None:
+        click.echo(f"the layers add up to {coverage:.1%} of an unprofiled inference")
     click.echo(f"  {'share':>6}  {'median':>10}  {'calls':>6}  {'op':<18} layer")
     for r in prof.top(top):
         click.echo(

@@ -455,11 +455,15 @@ def print_run_summary(run_dir: Path, record: RunRecord) -> None:
         if t.error:
             parts.append(t.error.splitlines()[0][:120])
         click.echo("  " + "  ".join(parts))
-    for p in record.profiles:
-        what = (
-            f"{p.layers} layers, {p.inferences} inferences, profiler overhead "
-            f"{p.overhead_rel:+.1%}"
-            if p.status == "complete" and p.overhead_rel is not None
-            else (p.error or "").splitlines()[0][:120] if p.status != "complete" else ""
+    for prof in record.profiles:
+        if prof.status == "complete":
+            what = f"{prof.layers} layers, {prof.inferences} inferences" + (
+                f", profiler overhead {prof.overhead_rel:+.1%}"
+                if prof.overhead_rel is not None
+                else ""
+            )
+        else:
+            what = (prof.error or "").splitlines()[0][:120] if prof.error else ""
+        click.echo(
+            f"  {prof.scenario:<12} {'profile':<11}  {prof.status.upper()}  {what}  -> {prof.dir}"
         )
-        click.echo(f"  {p.scenario:<12} {'profile':<11}  {p.status.upper()}  {what}  -> {p.dir}")

@@ -77,8 +77,8 @@ def _values(side: Side, tests: list[TestRecord], key: str) -> list[tuple[TestRec
     values: list[tuple[TestRecord, float]] = []
     for t in tests:
         v = t.metrics.get(key)
-        if v is None:
-            continue
+        if v is None or (v == 0 and key.startswith("early_stopping_")):
+            continue  # LoadGen has no early-stopping estimate for a run with too few queries
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
             where = (
                 side.test_path(t.dir, layout.SUMMARY)

@@ -37,6 +37,17 @@ class LayerChange(BaseModel):
     )
 
 
+class KindChange(BaseModel):
+    """The layers of one kind together (every convolution, ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: str
+    original_ns: float
+    replay_ns: float
+    delta_ns: float
+    share_of_change: float | None
+
+
 class ProfileDiff(BaseModel):
     """Every layer's change, the largest first."""
 
@@ -52,6 +63,20 @@ class ProfileDiff(BaseModel):
     original_only: int
     replay_only: int
     changes: list[LayerChange]
+    kinds: list[KindChange] = Field(description="the change by kind of layer, largest first")
+
+    def headline(self) -> str:
+        """One sentence: the total change, the kind and the layer that carry most of it."""
+        text = f"inference time per sample {self.delta_rel:+.1%}"
+        layers = [c for c in self.changes if c.match != "outside layers"]
+        if self.kinds and self.kinds[0].share_of_change is not None:
+            k = self.kinds[0]
+            text += f"; {k.share_of_change:.0%} of the change is in the {k.kind} layers"
+        if layers and layers[0].share_of_change is not None:
+            c = layers[0]
+            ratio = f" ({c.ratio:.2f}x)" if c.ratio is not None else f" ({c.match})"
+            text += f"; the largest single change: {c.name}{ratio}, {c.share_of_change:.0%}"
+        return text
 
 
 def _per_sample(p: Profile, ns: int) -> float:
@@ -194,6 +219,26 @@ def diff_profiles(original: Profile, replay: Profile) -> ProfileDiff:
         )
     )
     changes.sort(key=lambda c: -abs(c.delta_ns))
+    kinds: dict[str, list[float]] = {}
+    for c in changes:
+        if c.match == "outside layers":
+            continue
+        acc = kinds.setdefault(c.kind, [0.0, 0.0])
+        acc[0] += c.original_ns or 0.0
+        acc[1] += c.replay_ns or 0.0
+    by_kind = sorted(
+        (
+            KindChange(
+                kind=k,
+                original_ns=a,
+                replay_ns=b,
+                delta_ns=b - a,
+                share_of_change=share(b - a),
+            )
+            for k, (a, b) in kinds.items()
+        ),
+        key=lambda k: -abs(k.delta_ns),
+    )
     return ProfileDiff(
         scenario=original.scenario,
         original_backend=original.backend,
@@ -206,4 +251,5 @@ def diff_profiles(original: Profile, replay: Profile) -> ProfileDiff:
         original_only=len(only_a),
         replay_only=len(only_b),
         changes=changes,
+        kinds=by_kind,
     )

@@ -90,6 +90,13 @@ class Profile(BaseModel):
     def dump(self) -> str:
         return self.model_dump_json(by_alias=True, indent=1) + "\n"
 
+    def coverage(self) -> float | None:
+        """The layers' time per inference / the unprofiled inference time (median): how much of
+        the time the measured run spends the table accounts for."""
+        if self.overhead is None or not self.inferences or not self.overhead.unprofiled_median_ns:
+            return None
+        return self.layers_ns / self.inferences / self.overhead.unprofiled_median_ns
+
     def top(self, n: int) -> list[LayerRow]:
         """The `n` layers that took the most time."""
         return sorted(self.rows, key=lambda r: -r.total_ns)[:n]

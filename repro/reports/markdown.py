@@ -139,6 +139,16 @@ def profile_lines(report: Report) -> list[str]:
             f"### Profile diff: inference time per sample {d.original_ns / 1e3:.1f} -> "
             f"{d.replay_ns / 1e3:.1f} us ({delta(d.delta_rel)})",
             "",
+            f"**{d.headline()}.**",
+            "",
+            "By kind: "
+            + ", ".join(
+                f"{k.kind} {k.delta_ns / 1e3:+.1f} us"
+                + (f" ({k.share_of_change:.0%})" if k.share_of_change is not None else "")
+                for k in d.kinds[:6]
+            )
+            + ".",
+            "",
             f"Matched {d.matched_by_name} layers by name and {d.matched_by_position} by kind and "
             f"position; {d.original_only} only in the original, {d.replay_only} only in the "
             "replay (fused or split on the other side). Largest changes first:",

@@ -89,7 +89,8 @@ def render_profile(p: ProfileSection) -> list[str]:
         return out
     out.append(
         f"<h3>Profile diff: {d.original_ns / 1e3:.1f} → {d.replay_ns / 1e3:.1f} us per sample "
-        f"({e(delta(d.delta_rel))})</h3><p>Matched {d.matched_by_name} layers by name and "
+        f"({e(delta(d.delta_rel))})</h3><p><b>{e(d.headline())}.</b></p>"
+        f"<p>Matched {d.matched_by_name} layers by name and "
         f"{d.matched_by_position} by kind and position; {d.original_only} only in the original, "
         f"{d.replay_only} only in the replay (fused or split on the other side).</p>"
     )

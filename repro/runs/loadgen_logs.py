@@ -211,10 +211,11 @@ def parse_detail_text(text: str) -> Metrics:
         if key.startswith("warning"):
             warnings += 1
             continue
-        if key == "early_stopping_latency_ss":
-            out["early_stopping_p90_ns"] = value
-        elif key == "early_stopping_latency_ms":
-            out["early_stopping_p99_ns"] = value
+        if key in ("early_stopping_latency_ss", "early_stopping_latency_ms"):
+            # LoadGen logs 0 when a run had too few queries for an early-stopping estimate
+            if value != 0:
+                name = "p90" if key.endswith("_ss") else "p99"
+                out[f"early_stopping_{name}_ns"] = value
         elif m := _DETAIL_PCT.match(key):
             out[f"latency_{_pct_name(m.group(1))}_ns"] = value
         elif key in _DETAIL_KEYS:

@@ -109,3 +109,17 @@ def test_published_v5_detail_log(shared_fixtures: Path) -> None:
     assert m["latency_p90_ns"] == 87756879
     assert m["early_stopping_p90_ns"] == 88252341
     assert m["qsl_rng_seed"] == 6023615788873153749
+
+
+def test_a_zero_early_stopping_estimate_means_none() -> None:
+    """LoadGen logs 0 when a run had too few queries for early stopping: no estimate, not a
+    damaged log (the report then judges the plain percentile)."""
+    detail = (
+        ':::MLLOG {"key": "early_stopping_latency_ss", "value": 0, "time_ms": 1.0}\n'
+        ':::MLLOG {"key": "early_stopping_latency_ms", "value": 0, "time_ms": 1.0}\n'
+        ':::MLLOG {"key": "result_90.00_percentile_latency_ns", "value": 34000, "time_ms": 1.0}\n'
+    )
+    m = parse_detail_text(detail)
+    assert "early_stopping_p90_ns" not in m
+    assert "early_stopping_p99_ns" not in m
+    assert m["latency_p90_ns"] == 34000

@@ -1,0 +1,80 @@
+"""The layer profiler's cost: profiled against unprofiled inference, per backend and model.
+
+    python bench/profile_overhead.py [--spec SPEC ...] [--rounds 3] [--samples 32]
+
+Each round is a real `repro profile SPEC --env native` in a fresh process (one profiled pass
+through LoadGen, SingleStream). Inside that pass the worker times the pass's inferences
+alternately with and without the profiler on the same samples (two sessions of one model, one
+process), so a phase of the machine lands on both; the overhead is profiled median / unprofiled
+median - 1 per inference. "Coverage" is how much of an unprofiled inference the layer table
+accounts for (the layers' time per inference / the unprofiled median). Printed: median and range
+over the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def one_pass(spec: Path, samples: int, work: Path, cache: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-m", "repro", "profile", str(spec), "--env", "native",
+         "--samples", str(samples), "--results-dir", str(work), "--cache-dir", str(cache),
+         "--json"],
+        check=True, capture_output=True, text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    prof = json.loads(out.stdout)
+    over = prof["overhead"]
+    layers_per_inference = prof["layers_ns"] / prof["inferences"]
+    return {
+        "overhead": over["rel"],
+        "unprofiled_us": over["unprofiled_median_ns"] / 1e3,
+        "profiled_us": over["profiled_median_ns"] / 1e3,
+        "coverage": layers_per_inference / over["unprofiled_median_ns"],
+        "layers": len(prof["rows"]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", type=Path, action="append")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=32)
+    args = parser.parse_args()
+    specs = args.spec or [
+        ROOT / "specs" / "ort-digits.json",
+        ROOT / "specs" / "ort-resnet50.json",
+        ROOT / "specs" / "tvm-resnet50.json",
+    ]
+    print("| spec | layers | unprofiled per inference | profiled | overhead (median, range) "
+          "| layers / unprofiled inference |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache"
+        for spec in specs:
+            one_pass(spec, 4, Path(tmp), cache)  # artifacts, compiled modules: not timed
+            runs = [one_pass(spec, args.samples, Path(tmp), cache) for _ in range(args.rounds)]
+
+            def med(key: str, runs: list[dict[str, float]] = runs) -> float:
+                return statistics.median(r[key] for r in runs)
+
+            over = [r["overhead"] for r in runs]
+            print(
+                f"| {spec.stem} | {runs[0]['layers']:.0f} | {med('unprofiled_us'):.1f} us "
+                f"| {med('profiled_us'):.1f} us | {med('overhead'):+.1%} "
+                f"({min(over):+.1%} .. {max(over):+.1%}) | {med('coverage'):.1%} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
