@@ -72,6 +72,8 @@ class ReplayOptions:
     env_options: dict[str, Any] = field(default_factory=dict)
     #: a profiled pass after the tests: (scenario, samples); with repeat 0, the only pass
     profile: tuple[ScenarioName, int] | None = None
+    #: build the run at exactly this folder (a part of a dispatched run), not results/<name>/<id>
+    run_path: Path | None = None
 
 
 def new_run_id() -> str:
@@ -281,10 +283,14 @@ class Replayer:
         """Fetch and verify the artifacts, create the run directory, fingerprint, first probe."""
         spec, opts = self.spec, self.opts
         run_id = opts.run_id or new_run_id()
-        final = layout.run_dir(opts.results_dir, spec.name, run_id)
+        if opts.run_path is not None:
+            final = opts.run_path
+            work = final.parent / f".{final.name}.partial"
+        else:
+            final = layout.run_dir(opts.results_dir, spec.name, run_id)
+            work = layout.partial_dir(opts.results_dir, spec.name, run_id)
         if final.exists():
             raise UsageError(f"{final} already exists; choose another run id")
-        work = layout.partial_dir(opts.results_dir, spec.name, run_id)
         if work.exists():
             raise UsageError(
                 f"{work} exists: a replay with run id {run_id!r} is running, or was killed "

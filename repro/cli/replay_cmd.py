@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
+@click.argument("spec_path", metavar="SPEC", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--scenario",
     "-s",
@@ -169,10 +169,44 @@ if TYPE_CHECKING:
     show_default=True,
     help="Samples of the profiled pass.",
 )
+@click.option(
+    "--on",
+    "on",
+    type=click.Choice(["local", "slurm"]),
+    default=None,
+    help="Dispatch the replay as parts, one round each (--repeat of them): on this machine one "
+    "after the other, or as a Slurm job array; gathered into one run.",
+)
+@click.option("--partition", default=None, help="--on slurm: the partition of the jobs.")
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1, max=100_000),
+    default=None,
+    help="--on slurm: parts running at once (each on a node of its own with --exclusive).",
+)
+@click.option(
+    "--exclusive/--shared",
+    default=True,
+    show_default=True,
+    help="--on slurm: a whole node to each part (benchmarks must not share a node).",
+)
+@click.option(
+    "--time",
+    "time_limit",
+    default=None,
+    help="--on slurm: the time limit of each part, as sbatch takes it (e.g. 30:00).",
+)
+@click.option(
+    "--resume",
+    "resume_run",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run again the parts of a dispatched run (RUN) that did not finish, and gather it.",
+)
 @cache_dir_option
 @json_option
 def replay(
-    spec_path: Path,
+    spec_path: Path | None,
     scenarios: tuple[str, ...],
     modes: tuple[str, ...],
     min_duration_ms: int | None,
@@ -196,6 +230,12 @@ def replay(
     report_dir: Path | None,
     profile: bool,
     profile_samples: int,
+    on: str | None,
+    partition: str | None,
+    nodes: int | None,
+    exclusive: bool,
+    time_limit: str | None,
+    resume_run: Path | None,
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -215,6 +255,8 @@ def replay(
       repro replay specs/ort-digits.json --against self --until-decided --max-rounds 6
       repro replay specs/ort-resnet50.json --against self --baseline-backend-option \\
         intra_op_threads=1 --repeat 3
+      repro replay specs/ort-digits.json --on slurm --repeat 4 --partition debug
+      repro replay --resume results/ort-digits/20261130T101500Z-3fa2c1
     """
     from repro.profiling import default_scenario
     from repro.replay import ReplayOptions
@@ -223,6 +265,21 @@ def replay(
 
     if run_id is not None:
         component(run_id, what="--run-id")
+    slurm_given = partition is not None or nodes is not None or time_limit is not None
+    if slurm_given and on != "slurm" and resume_run is None:
+        raise UsageError("--partition, --nodes and --time need --on slurm")
+    if (on is not None or resume_run is not None) and (against or until_decided or profile):
+        raise UsageError(
+            "--on and --resume dispatch a plain replay; --against, --until-decided and "
+            "--profile run on this machine"
+        )
+    if resume_run is not None:
+        if spec_path is not None:
+            raise UsageError("--resume RUN takes no SPEC: the run's plan holds the spec it ran")
+        _resume(resume_run, on, partition, nodes, exclusive, time_limit, as_json)
+        return
+    if spec_path is None:
+        raise UsageError("missing SPEC", hint="repro replay SPEC (see `repro replay --help`)")
     if (baseline_env or baseline_options) and against is None:
         raise UsageError("--baseline-env and --baseline-backend-option need --against")
     spec = _with_options(require_valid(spec_path), spec_path, backend_options)
@@ -246,6 +303,12 @@ def replay(
         ),
     )
     cache = ArtifactCache(cache_dir)
+    if on is not None:
+        _dispatch(
+            spec, spec_path, env_name, opts, cache, on, partition, nodes, exclusive, time_limit,
+            as_json,
+        )  # fmt: skip
+        return
     if against is None and not until_decided:
         run_dir, record = _replayer(spec, spec_path, env_name, opts, cache).run()
         _print_run(run_dir, record, as_json)
@@ -273,6 +336,83 @@ def replay(
         report_dir=report_dir,
         as_json=as_json,
     )
+
+
+def _executor(
+    on: str, partition: str | None, nodes: int | None, exclusive: bool, time_limit: str | None
+) -> Any:
+    from repro.dispatch.executors import LocalExecutor, SlurmExecutor
+    from repro.dispatch.plan import SlurmOptions
+
+    if on == "local":
+        return LocalExecutor(), None
+    options = SlurmOptions(
+        partition=partition, exclusive=exclusive, time=time_limit, concurrency=nodes
+    )
+    return SlurmExecutor(options), options
+
+
+def _dispatch(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    env_name: str,
+    opts: Any,
+    cache: ArtifactCache,
+    on: str,
+    partition: str | None,
+    nodes: int | None,
+    exclusive: bool,
+    time_limit: str | None,
+    as_json: bool,
+) -> None:
+    """--on local|slurm: the parts, gathered into one run."""
+    from repro.dispatch.run import dispatch
+    from repro.environments.registry import realize
+
+    executor, slurm = _executor(on, partition, nodes, exclusive, time_limit)
+
+    def warm_up() -> None:
+        env = realize(
+            env_name, spec, spec_path, cache.root / "envs", report=note, options=opts.env_options
+        )
+        note(f"environment: {env.manager} ({env.reason}); each part realizes it on its node")
+
+    run_dir, record = dispatch(
+        spec, spec_path, opts, env_name=env_name, cache=cache, executor=executor,
+        warm_up=warm_up, report=note, slurm=slurm,
+    )  # fmt: skip
+    _print_run(run_dir, record, as_json)
+    _raise_unless_complete(run_dir, record)
+
+
+def _resume(
+    run: Path,
+    on: str | None,
+    partition: str | None,
+    nodes: int | None,
+    exclusive: bool,
+    time_limit: str | None,
+    as_json: bool,
+) -> None:
+    """--resume RUN: the parts that did not finish, on the run's own executor unless --on says."""
+    from repro.dispatch.plan import DispatchPlan, SlurmOptions
+    from repro.dispatch.run import resume
+
+    def executor_for(plan: DispatchPlan) -> Any:
+        kind = on or plan.executor
+        saved = plan.slurm or SlurmOptions()
+        executor, _ = _executor(
+            kind,
+            partition or saved.partition,
+            nodes or saved.concurrency,
+            exclusive if on else saved.exclusive,
+            time_limit or saved.time,
+        )
+        return executor
+
+    run_dir, record = resume(run, executor_for, note)
+    _print_run(run_dir, record, as_json)
+    _raise_unless_complete(run_dir, record)
 
 
 def _with_options(
@@ -426,6 +566,8 @@ def _print_run(run_dir: Path, record: RunRecord, as_json: bool) -> None:
 def _raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
     if record.status == "complete":
         return
+    if record.parts and record.message:
+        raise RunError(f"run {record.status}: {record.message}", hint=f"the parts are in {run_dir}")
     bad = [t for t in record.tests if t.status != "valid"]
     details = "; ".join(
         f"{t.scenario} {t.mode}: {t.status}"
@@ -440,6 +582,10 @@ def _raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
 
 def print_run_summary(run_dir: Path, record: RunRecord) -> None:
     click.echo(f"run {record.run_id}: {record.status} -> {run_dir}")
+    for part in record.parts:
+        where = f" on {part.node}" if part.node else ""
+        state = f" ({part.state})" if part.state else ""
+        click.echo(f"  part {part.index}{where}: {part.status}{state}")
     for t in record.tests:
         m = t.metrics
         parts = [f"{t.scenario:<12} {t.mode:<11}", t.status.upper()]

@@ -45,6 +45,22 @@ class TestRecord(BaseModel):
     error: str | None = None
     probe_before: dict[str, Any] | None = Field(None, description="machine probe before (v2)")
     probe_after: dict[str, Any] | None = Field(None, description="machine probe after (v2)")
+    part: int | None = Field(None, description="the part of a dispatched run it ran in")
+
+
+class PartRecord(BaseModel):
+    """One part of a dispatched run (`parts/<k>/`): one round, on one node."""
+
+    model_config = ConfigDict(extra="forbid")
+    index: int
+    dir: str
+    status: Literal["complete", "invalid", "failed", "interrupted", "missing"]
+    state: str | None = Field(None, description="the executor's last word (Slurm's job state)")
+    job_id: str | None = None
+    node: str | None = None
+    cpu_model: str | None = None
+    logical_cpus: int | None = None
+    message: str | None = None
 
 
 class ProfileRecord(BaseModel):
@@ -98,6 +114,14 @@ class RunRecord(BaseModel):
         default_factory=dict, description="relative path -> sha256 of every file of the run (v2)"
     )
     tests: list[TestRecord] = Field(default_factory=list)
+    dispatch: dict[str, Any] | None = Field(
+        None,
+        description="how the run was dispatched (--on local|slurm): executor, job ids, the plan "
+        "with the home directory redacted (v2)",
+    )
+    parts: list[PartRecord] = Field(
+        default_factory=list, description="the parts of a dispatched run, in order (v2)"
+    )
     profiles: list[ProfileRecord] = Field(
         default_factory=list, description="layer profiles: profiled passes beside the tests (v2)"
     )

@@ -1,0 +1,67 @@
+"""One part of a dispatched replay, on the node it was given: realize the environment there,
+run one round into `<run>/parts/<k>/`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from repro.artifacts.cache import ArtifactCache
+from repro.dispatch.plan import read_plan
+from repro.errors import SpecError, UsageError
+
+
+def _note(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _progress(label: str, expected_s: float) -> Iterator[None]:
+    """A line per test in the part's output (a batch job has no terminal)."""
+    _note(f"{label} (about {expected_s:.0f} s)")
+    yield
+
+
+def run_part(plan_path: Path, index: int) -> int:
+    """The part's exit status: 0 complete, 3 otherwise."""
+    from repro.environments.registry import realize
+    from repro.replay import Replayer, ReplayOptions
+    from repro.spec.models import ExperimentSpec
+
+    plan = read_plan(plan_path)
+    if not 0 <= index < plan.parts:
+        raise UsageError(f"{plan_path}: part {index} does not exist (the plan has {plan.parts})")
+    try:
+        spec = ExperimentSpec.model_validate(plan.spec)
+    except ValueError as exc:
+        raise SpecError(f"{plan_path}: $.spec: {str(exc).splitlines()[0]}") from None
+    spec_path = Path(plan.spec_path)
+    cache = ArtifactCache(Path(plan.cache_dir))
+    options = dict(plan.env_options)
+    if "mounts" in options:
+        options["mounts"] = {k: Path(v) for k, v in options["mounts"].items()}
+    node = os.environ.get("SLURMD_NODENAME")
+    _note(f"part {index} of {plan.parts}" + (f" on {node}" if node else ""))
+    env = realize(plan.env, spec, spec_path, cache.root / "envs", report=_note, options=options)
+    modes = list(plan.modes) or list(spec.workload.modes)
+    if index > 0 and "performance" in modes:
+        modes = ["performance"]  # accuracy is deterministic: part 0 runs it once
+    opts = ReplayOptions(
+        scenarios=tuple(plan.scenarios),  # type: ignore[arg-type]
+        modes=tuple(modes),  # type: ignore[arg-type]
+        min_duration_ms=plan.min_duration_ms,
+        min_query_count=plan.min_query_count,
+        max_duration_ms=plan.max_duration_ms,
+        repeat=1,
+        probes=plan.probes,
+        run_id=f"{plan.run_id}-part{index}",
+        run_path=plan.part_dir(index),
+        env_options=options,
+    )
+    _, record = Replayer(
+        spec, spec_path, env, cache=cache, opts=opts, report=_note, progress=_progress
+    ).run()
+    return 0 if record.status == "complete" else 3

@@ -1,0 +1,94 @@
+"""The plan of a dispatched replay (`<run>/dispatch/plan.json`): everything a part needs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repro.atomic import atomic_write_text
+from repro.errors import SpecError
+from repro.privacy import redact
+
+#: the dispatch folder inside a run: the plan, the batch script, each part's output
+DISPATCH_FOLDER = "dispatch"
+PLAN_FILE = "plan.json"
+PARTS_FOLDER = "parts"
+
+
+class SlurmOptions(BaseModel):
+    """What `sbatch` is asked for."""
+
+    model_config = ConfigDict(extra="forbid")
+    partition: str | None = None
+    exclusive: bool = Field(True, description="a node to each part (benchmarks must not share)")
+    time: str | None = Field(None, description="the time limit of each part, as sbatch takes it")
+    concurrency: int | None = Field(None, description="parts running at once (the array's %N)")
+
+
+class DispatchPlan(BaseModel):
+    """One dispatched replay: the spec as replayed, where and how each part runs."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    schema_: Literal["repro.dispatch/v1"] = Field("repro.dispatch/v1", alias="schema")
+    run_id: str
+    run_dir: str = Field(description="the run folder while it is built (parts write below it)")
+    spec_path: str
+    spec: dict[str, Any] = Field(description="the spec as replayed (with --backend-option)")
+    env: str
+    env_options: dict[str, Any] = Field(default_factory=dict)
+    cache_dir: str
+    scenarios: list[str] = Field(default_factory=list)
+    modes: list[str] = Field(default_factory=list)
+    min_duration_ms: int | None = None
+    min_query_count: int | None = None
+    max_duration_ms: int | None = None
+    probes: bool = True
+    parts: int
+    executor: Literal["local", "slurm"]
+    slurm: SlurmOptions | None = None
+    python: list[str] = Field(description="the command that runs Python with repro on a node")
+
+    def part_dir(self, index: int) -> Path:
+        return Path(self.run_dir) / PARTS_FOLDER / str(index)
+
+    def dispatch_dir(self) -> Path:
+        return Path(self.run_dir) / DISPATCH_FOLDER
+
+    def write(self) -> Path:
+        path = self.dispatch_dir() / PLAN_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, self.model_dump_json(by_alias=True, indent=2) + "\n")
+        return path
+
+    def redacted(self) -> dict[str, Any]:
+        """The plan as kept in a finished run: the home directory replaced by `~`."""
+        doc: dict[str, Any] = redact(self.model_dump(mode="json", by_alias=True))
+        return doc
+
+
+def read_plan(path: Path) -> DispatchPlan:
+    """A plan file; `~` (a redacted home) is expanded again for this user."""
+    try:
+        doc = json.loads(path.read_text())
+        plan = DispatchPlan.model_validate(doc)
+    except (OSError, ValueError) as exc:
+        raise SpecError(
+            f"{path}: not a repro dispatch plan ({str(exc).splitlines()[0]})",
+            hint="the run was not dispatched with `repro replay --on`, or its plan is damaged",
+        ) from None
+    expand = _expand_home
+    return plan.model_copy(
+        update={
+            "run_dir": expand(plan.run_dir),
+            "spec_path": expand(plan.spec_path),
+            "cache_dir": expand(plan.cache_dir),
+            "python": [expand(p) for p in plan.python],
+        }
+    )
+
+
+def _expand_home(text: str) -> str:
+    return str(Path(text).expanduser()) if text.startswith("~") else text
