@@ -18,7 +18,7 @@ _STOPPED = frozenset({"CANCELLED", "PREEMPTED", "DEADLINE", "NODE_FAIL", "BOOT_F
 
 
 def part_record(
-    plan: DispatchPlan, index: int, state: PartState | None
+    plan: DispatchPlan, index: int, state: PartState | None, *, interrupted: bool = False
 ) -> tuple[PartRecord, RunRecord | None]:
     """A part as its folder and the executor leave it."""
     rel = f"{PARTS_FOLDER}/{index}"
@@ -35,6 +35,8 @@ def part_record(
     if run is not None:
         status = run.status if run.status != "failed" or slurm != "CANCELLED" else "interrupted"
         message = run.message
+    elif interrupted and (slurm is None or slurm in WAITING | ACTIVE | {"ENDED"}):
+        status, message = "interrupted", "cancelled with the replay before it finished"
     elif slurm is None or slurm in WAITING | ACTIVE:
         status, message = "missing", message or "the part did not run"
     elif slurm in _STOPPED or slurm.startswith("CANCELLED"):
@@ -76,7 +78,7 @@ def gather(
     tests: list[TestRecord] = []
     first: RunRecord | None = None
     for index in range(plan.parts):
-        part, run = part_record(plan, index, states.get(index))
+        part, run = part_record(plan, index, states.get(index), interrupted=interrupted)
         parts.append(part)
         if run is None:
             continue
