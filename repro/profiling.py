@@ -20,10 +20,10 @@ from repro.harness.request import WorkerRequest, WorkerResult
 from repro.privacy import redact
 from repro.profiles.model import Profile, read_profile
 from repro.runs import layout
-from repro.runs.record import ProfileRecord
+from repro.runs.record import ProfileRecord, RunRecord
 from repro.spec.models import ExperimentSpec, ScenarioName
 
-#: samples a profiled pass infers unless told
+#: samples a profiled pass infers unless told (the CLI's default)
 DEFAULT_SAMPLES = 64
 #: LoadGen settings that would make the pass keep outputs (its accuracy-log sampling)
 _SAMPLING = ("accuracy_log_probability", "accuracy_log_sampling_target", "accuracy_log_rng_seed")
@@ -52,10 +52,26 @@ def profile_settings(spec: ExperimentSpec, scenario: str, samples: int) -> dict[
     return settings
 
 
+def check_profiler(spec: ExperimentSpec) -> None:
+    """A backend without a layer profiler is refused before anything is built."""
+    from repro.backends.registry import backends_with_profilers, get_backend
+
+    if get_backend(spec.backend.name).profiler is None:
+        raise UsageError(
+            f"backend {spec.backend.name!r} has no layer profiler in repro",
+            hint=f"profile a spec of a backend that has one: {backends_with_profilers()}",
+        )
+
+
 def default_scenario(spec: ExperimentSpec, chosen: tuple[str, ...] = ()) -> ScenarioName:
     """SingleStream when the spec (or the chosen scenarios) has it: one sample per inference
     is what a layer table describes best; else the first."""
     names = [s.scenario for s in spec.workload.scenarios if not chosen or s.scenario in chosen]
+    if not names:
+        raise UsageError(
+            f"--scenario {', '.join(chosen)}: the spec {spec.name!r} has no such scenario; it has "
+            f"{[s.scenario for s in spec.workload.scenarios]}"
+        )
     return "SingleStream" if "SingleStream" in names else names[0]
 
 
@@ -113,15 +129,9 @@ class ProfilePass:
         """The pass added to a finished run: built beside it, then swapped in; run.json gets
         the profile and the digests of its files (the rest of the record is left as it was)."""
         from repro.atomic import atomic_write_text
-        from repro.runs.store import digest_files, load_run
+        from repro.runs.store import digest_files
 
-        record = load_run(run)
-        if record.spec_id != self.spec_id:
-            raise SpecError(
-                f"{run}: the run was made from another spec (spec id {record.spec_id[:12]}, "
-                f"this spec's {self.spec_id[:12]})",
-                hint="profile into a run of this spec, or give the run's own spec",
-            )
+        record = check_into(run, self.spec_id)
         rel = layout.profile_dir(scenario)
         work = run / layout.PROFILE_FOLDER / f".{scenario}.partial"
         if work.exists():
@@ -129,6 +139,7 @@ class ProfilePass:
         found = self._run_in(work, rel, scenario, samples)
         final = run / rel
         old = run / layout.PROFILE_FOLDER / f".{scenario}.old"
+        shutil.rmtree(old, ignore_errors=True)  # left by a pass killed while swapping
         if final.exists():
             final.replace(old)
         work.replace(final)
@@ -139,6 +150,22 @@ class ProfilePass:
         record.files_sha256 = kept | {f"{rel}/{k}": v for k, v in digest_files(final).items()}
         atomic_write_text(layout.record_file(run), record.dump())
         return found
+
+
+def check_into(run: Path, spec_id: str) -> RunRecord:
+    """The record of a finished run of the spec `spec_id`, or a SpecError saying why not."""
+    from repro.runs.store import load_run
+
+    if layout.is_partial(run):
+        raise UsageError(f"{run}: a run still being built (or abandoned); profile a finished run")
+    record = load_run(run)
+    if record.spec_id != spec_id:
+        raise SpecError(
+            f"{run}: the run was made from another spec (spec id {record.spec_id[:12]}, "
+            f"this spec's {spec_id[:12]})",
+            hint="profile into a run of this spec, or give the run's own spec",
+        )
+    return record
 
 
 def _per_sample_s(settings: dict[str, Any], scenario: str) -> float:

@@ -87,6 +87,8 @@ class BackendPlugin:
     nix_shell: ClassVar[str] = "default"
     #: distributions whose version changes results (ranked high in the drift)
     key_packages: ClassVar[tuple[str, ...]] = ()
+    #: the profiler its engine's `profiler(out_dir)` uses, if it has one (`repro profile`)
+    profiler: ClassVar[str | None] = None
 
     def artifact_refs(self, options: SpecModel) -> dict[str, str]:
         """JSON path -> artifact name, for every option that names an artifact."""

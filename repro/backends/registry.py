@@ -43,6 +43,11 @@ def get_backend(name: str) -> BackendPlugin:
         raise SpecError(f"unknown backend {name!r}; expected one of {sorted(BACKENDS)}") from None
 
 
+def backends_with_profilers() -> list[str]:
+    """The backends whose engine has a layer profiler (`repro profile`)."""
+    return [name for name, p in BACKENDS.items() if p.profiler is not None]
+
+
 def backend_spec_union() -> Any:
     """The spec's `backend` field: a union of every backend's section, tagged by `name`."""
     models = tuple(p.spec_model for p in BACKENDS.values())

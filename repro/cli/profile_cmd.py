@@ -12,6 +12,8 @@ from repro.cli.progress import note
 from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import replay_choices
 from repro.errors import RunError, UsageError
+from repro.profiles.model import Profile
+from repro.profiling import DEFAULT_SAMPLES
 from repro.spec.models import SCENARIOS
 
 
@@ -27,7 +29,7 @@ from repro.spec.models import SCENARIOS
 @click.option(
     "--samples",
     type=click.IntRange(min=1, max=1_000_000),
-    default=64,
+    default=DEFAULT_SAMPLES,
     show_default=True,
     help="Samples the profiled pass infers.",
 )
@@ -96,10 +98,10 @@ def profile(
     """
     from repro.cli.replay_cmd import _replayer
     from repro.profiles.model import read_profile
-    from repro.profiling import default_scenario
+    from repro.profiling import check_into, check_profiler, default_scenario, profile_settings
     from repro.replay import ReplayOptions
     from repro.runs import layout
-    from repro.runs.store import load_run
+    from repro.spec.io import spec_id
     from repro.validate import require_valid
 
     if run_id is not None:
@@ -107,9 +109,12 @@ def profile(
             raise UsageError("--run-id names a new run; --into adds to an existing one")
         layout.component(run_id, what="--run-id")
     spec = require_valid(spec_path)
+    check_profiler(spec)
     chosen = scenario or default_scenario(spec)
+    profile_settings(spec, chosen, samples)  # a scenario the spec lacks fails here
     if into is not None:
-        load_run(into)  # a damaged or foreign folder fails before the environment is built
+        # a damaged, foreign or unfinished folder fails before the environment is built
+        check_into(into, spec_id(spec))
     opts = ReplayOptions(
         repeat=0,
         results_dir=results_dir,
@@ -146,24 +151,29 @@ def profile(
         note(f"trace: {trace_out} (open in https://ui.perfetto.dev or chrome://tracing)")
 
 
-def print_profile(prof: object, folder: Path, *, top: int) -> None:
-    from repro.profiles.model import Profile
-
-    assert isinstance(prof, Profile)
+def print_profile(prof: Profile, folder: Path, *, top: int) -> None:
+    """The profile's summary and top layers, for a person."""
     per_inf = prof.inference_ns / max(prof.inferences, 1)
     click.echo(
         f"{prof.scenario}: {prof.inferences} inferences of {prof.samples} samples, "
         f"{per_inf / 1e3:.1f} us each; {len(prof.rows)} layers ({prof.profiler})"
     )
-    if prof.overhead is not None:
+    if prof.overhead is not None and prof.overhead.rel is not None:
         click.echo(
             f"profiler overhead: {prof.overhead.rel:+.1%} per inference "
             f"({prof.overhead.unprofiled_median_ns / 1e3:.1f} -> "
             f"{prof.overhead.profiled_median_ns / 1e3:.1f} us, median)"
         )
-    coverage = prof.coverage()
-    if coverage is not None:
-        click.echo(f"the layers add up to {coverage:.1%} of an unprofiled inference")
+    if prof.inference_ns:
+        click.echo(
+            f"the layers add up to {prof.layers_ns / prof.inference_ns:.1%} of the profiled "
+            "inferences' time"
+            + (
+                f" ({coverage:.1%} of an unprofiled inference)"
+                if (coverage := prof.coverage()) is not None
+                else ""
+            )
+        )
     click.echo(f"  {'share':>6}  {'median':>10}  {'calls':>6}  {'op':<18} layer")
     for r in prof.top(top):
         click.echo(

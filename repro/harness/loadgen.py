@@ -46,7 +46,7 @@ class LatencyLog:
         return np.asarray(self.values, dtype=np.int64)
 
 
-def _respond(ids: list[int], out: np.ndarray) -> None:
+def respond(ids: list[int], out: np.ndarray) -> None:
     """Complete samples with their rows of `out`; `out` stays alive until LoadGen returns."""
     out = np.ascontiguousarray(out)
     base = out.ctypes.data
@@ -100,7 +100,7 @@ def single_stream_sut(
         lat.append(perf() - t0)
         inf.append(t2 - t1)
 
-    return lg.ConstructFastSUT(issue, _flush)
+    return lg.ConstructFastSUT(issue, flush)
 
 
 def batched_inline_sut(
@@ -119,11 +119,11 @@ def batched_inline_sut(
         idx = np.asarray(indices, dtype=np.int64)
         for start in range(0, n, batch_size):
             out = predict(store.batch(idx[start : start + batch_size]))
-            _respond(ids[start : start + batch_size], out)
+            respond(ids[start : start + batch_size], out)
         log.values.append(perf() - t0)
         log.samples += n
 
-    return lg.ConstructFastSUT(issue, _flush)
+    return lg.ConstructFastSUT(issue, flush)
 
 
 class ServerSut:
@@ -140,7 +140,7 @@ class ServerSut:
         self.pending: queue.SimpleQueue[tuple[int, int, int] | None] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._serve, name="repro-server", daemon=True)
         self.thread.start()
-        self.sut = lg.ConstructFastSUT(self._issue, _flush)
+        self.sut = lg.ConstructFastSUT(self._issue, flush)
 
     def _issue(self, ids: list[int], indices: list[int]) -> None:
         t0 = time.perf_counter_ns()
@@ -167,7 +167,7 @@ class ServerSut:
                     break
                 batch.append(item)
             out = self.predict(self.store.batch([b[1] for b in batch]))
-            _respond([b[0] for b in batch], out)
+            respond([b[0] for b in batch], out)
             now = perf()
             lat.extend(now - b[2] for b in batch)
 
@@ -176,7 +176,7 @@ class ServerSut:
         self.thread.join()
 
 
-def _flush() -> None:
+def flush() -> None:
     pass
 
 

@@ -19,16 +19,17 @@ import numpy as np
 
 from repro.atomic import atomic_write_text
 from repro.backends.base import Engine, Profiler
-from repro.errors import BackendUnavailableError
+from repro.errors import BackendUnavailableError, RunError
 from repro.harness.dataset import SampleStore
-from repro.harness.loadgen import _flush, _respond, test_settings
+from repro.harness.loadgen import flush, respond, test_settings
 from repro.profiles.build import build_profile, overhead_of
 from repro.profiles.model import Overhead, Profile, Span
 from repro.profiles.timeline import chrome_trace, dumps
 from repro.runs.layout import PROFILE_FILE, TIMELINE_FILE
 
-#: inferences timed with and without the profiler, alternately, for the overhead
-OVERHEAD_PAIRS = 64
+#: inferences timed with and without the profiler for the overhead, in alternating blocks
+OVERHEAD_INFERENCES = 64
+OVERHEAD_BLOCK = 8
 
 Predict = Callable[[np.ndarray], np.ndarray]
 
@@ -37,9 +38,11 @@ def profiler_of(engine: Engine, out_dir: Path, backend: str) -> Profiler:
     """The engine's profiled twin; a backend without a profiler is told plainly."""
     make = getattr(engine, "profiler", None)
     if make is None:
+        from repro.backends.registry import backends_with_profilers
+
         raise BackendUnavailableError(
             f"backend {backend!r} has no layer profiler in repro",
-            hint="profile with the onnxruntime or tvm backend",
+            hint=f"profile a spec of a backend that has one: {backends_with_profilers()}",
         )
     profiler: Profiler = make(out_dir)
     return profiler
@@ -67,10 +70,10 @@ def inline_sut(predict: Predict, store: SampleStore, batch_size: int, queries: l
         idx = np.asarray(indices, dtype=np.int64)
         for start in range(0, len(ids), batch_size):
             out = predict(store.batch(idx[start : start + batch_size]))
-            _respond(ids[start : start + batch_size], out)
+            respond(ids[start : start + batch_size], out)
         queries.append(Span(t0, clock(), len(ids)))
 
-    return lg.ConstructFastSUT(issue, _flush)
+    return lg.ConstructFastSUT(issue, flush)
 
 
 def run_profiled_pass(
@@ -125,6 +128,13 @@ def run_profiled_pass(
             "measured tests of the run were not profiled"
         ],
     )
+    if not profile.rows:
+        raise RunError(
+            f"the profiler ({profiler.source}) recorded no layer call inside the "
+            f"{len(inferences)} timed inferences",
+            hint="the profiler's clock may not be the wall clock on this platform; its raw "
+            f"output is kept in {output_dir}",
+        )
     atomic_write_text(output_dir / PROFILE_FILE, profile.dump())
     return profile
 
@@ -132,21 +142,27 @@ def run_profiled_pass(
 def measure_overhead(
     plain: Predict, profiled: Predict, source: np.ndarray, inferences: list[Span]
 ) -> Overhead:
-    """The same batch sizes as the pass, alternately without and with the profiler, so that a
-    change of the machine's speed lands on both alike."""
-    sizes = [s.samples for s in inferences[:OVERHEAD_PAIRS]] or [1]
+    """The pass's batch sizes again, in alternating blocks without and with the profiler, so
+    that a phase of the machine lands on both. Blocks, not single calls: the two sessions have
+    thread pools of their own, and a pool that spins after its call would slow the other's next
+    call; the first call of each block is not counted."""
+    sizes = [s.samples for s in inferences[:OVERHEAD_INFERENCES]] or [1]
     without: list[Span] = []
     with_: list[Span] = []
-    p, q = timed(plain, without), timed(profiled, with_)
-    for i, n in enumerate(sizes):
-        start = (i * n) % max(source.shape[0] - n + 1, 1)
-        batch = np.ascontiguousarray(source[start : start + n])
-        first, second = (p, q) if i % 2 == 0 else (q, p)
-        first(batch)
-        second(batch)
+    for b, first in enumerate(range(0, len(sizes), OVERHEAD_BLOCK)):
+        block = sizes[first : first + OVERHEAD_BLOCK]
+        order = ((plain, without), (profiled, with_))
+        for predict, into in order if b % 2 == 0 else order[::-1]:
+            timings: list[Span] = []
+            run = timed(predict, timings)
+            for i, n in enumerate(block):
+                start = ((first + i) * n) % max(source.shape[0] - n + 1, 1)
+                run(np.ascontiguousarray(source[start : start + n]))
+            into += timings[1:] if len(timings) > 1 else timings
     return overhead_of(
         with_,
         without,
-        f"{len(sizes)} inferences of the pass's batch sizes alternately with and without the "
-        "profiler, in the same process; medians",
+        f"{len(sizes)} inferences of the pass's batch sizes in alternating blocks of "
+        f"{OVERHEAD_BLOCK} without and with the profiler (the first of each block not counted), "
+        "one process; medians",
     )

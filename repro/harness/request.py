@@ -106,6 +106,3 @@ class WorkerResult(BaseModel):
     audit_config_found: bool = False
     output_dtype: str | None = None
     output_shape: list[int] = []
-    profile: dict[str, Any] | None = Field(
-        None, description="a profiled pass: its profiler, layers and overhead, in short"
-    )

@@ -203,12 +203,6 @@ def _profiled(
         samples_completed=profile.samples,
         output_dtype=probe.dtype.str,
         output_shape=list(probe.shape[1:]),
-        profile={
-            "profiler": profile.profiler,
-            "layers": len(profile.rows),
-            "inferences": profile.inferences,
-            "overhead_rel": profile.overhead.rel if profile.overhead else None,
-        },
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from repro.profiles.model import LayerCall, LayerRow, Overhead, Profile, Span
 
 #: a call may start this much before its inference as the profilers round (onnxruntime: to 1 us)
-_SLACK_NS = 2_000
+SLACK_NS = 2_000
 
 
 def assign(calls: Sequence[LayerCall], inferences: Sequence[Span]) -> list[list[LayerCall]]:
@@ -19,16 +20,14 @@ def assign(calls: Sequence[LayerCall], inferences: Sequence[Span]) -> list[list[
     starts = [s.start_ns for s in inferences]
     out: list[list[LayerCall]] = [[] for _ in inferences]
     for call in sorted(calls, key=lambda c: c.start_ns):
-        i = bisect.bisect_right(starts, call.start_ns + _SLACK_NS) - 1
-        if i >= 0 and call.start_ns <= inferences[i].end_ns + _SLACK_NS:
+        i = bisect.bisect_right(starts, call.start_ns + SLACK_NS) - 1
+        if i >= 0 and call.start_ns <= inferences[i].end_ns + SLACK_NS:
             out[i].append(call)
     return out
 
 
 def _median(values: list[int]) -> int:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) // 2
+    return int(statistics.median(values))
 
 
 def build_profile(
@@ -100,7 +99,7 @@ def overhead_of(profiled: Sequence[Span], unprofiled: Sequence[Span], method: st
     p = _median([s.end_ns - s.start_ns for s in profiled])
     u = _median([s.end_ns - s.start_ns for s in unprofiled])
     return Overhead(
-        rel=p / u - 1 if u else 0.0,
+        rel=p / u - 1 if u else None,
         profiled_median_ns=p,
         unprofiled_median_ns=u,
         inferences=min(len(profiled), len(unprofiled)),

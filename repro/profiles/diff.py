@@ -18,6 +18,8 @@ from repro.profiles.model import LayerRow, Profile
 
 Match = Literal["name", "kind and position", "original only", "replay only", "outside layers"]
 OUTSIDE = "(outside the layers)"
+#: below this relative change of the total, shares of the change are not given
+MIN_CHANGE = 0.01
 
 
 class LayerChange(BaseModel):
@@ -84,19 +86,21 @@ def _per_sample(p: Profile, ns: int) -> float:
 
 
 def match_layers(
-    a: list[LayerRow], b: list[LayerRow]
+    a: list[LayerRow], b: list[LayerRow], *, by_name: bool = True
 ) -> tuple[list[tuple[LayerRow, LayerRow, Match]], list[LayerRow], list[LayerRow]]:
-    """Pairs (by name, then by kind and position) and the layers of each side left alone."""
-    by_name = {r.name: r for r in b}
+    """Pairs (by name, then by kind and position) and the layers of each side left alone.
+    Names are compared only between profiles of one backend (`by_name`): another backend's
+    kernel called `add` is not the ONNX node called `add`."""
+    names = {r.name: r for r in b} if by_name else {}
     pairs: list[tuple[LayerRow, LayerRow, Match]] = []
     rest_a = []
     for r in a:
-        other = by_name.pop(r.name, None)
+        other = names.pop(r.name, None)
         if other is not None:
             pairs.append((r, other, "name"))
         else:
             rest_a.append(r)
-    rest_b = [r for r in b if r.name in by_name]
+    rest_b = [r for r in b if r.name in names] if by_name else list(b)
     # the rest in execution order, aligned by kind (the longest common subsequence): the k-th
     # convolution with the k-th convolution, across layout changes and fused layers
     rest_a.sort(key=lambda r: r.position)
@@ -159,9 +163,12 @@ def diff_profiles(original: Profile, replay: Profile) -> ProfileDiff:
     change = total_b - total_a
 
     def share(delta: float) -> float | None:
-        return delta / change if abs(change) > 1e-9 * max(total_a, 1.0) else None
+        # a total change within 1 % is noise: a share of it would be a large random number
+        return delta / change if abs(change) > MIN_CHANGE * total_a else None
 
-    pairs, only_a, only_b = match_layers(original.rows, replay.rows)
+    pairs, only_a, only_b = match_layers(
+        original.rows, replay.rows, by_name=original.backend == replay.backend
+    )
     changes = []
     for x, y, how in pairs:
         delta = y.per_sample_ns - x.per_sample_ns

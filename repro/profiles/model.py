@@ -25,8 +25,10 @@ class LayerCall(NamedTuple):
     kind: str
     start_ns: int
     dur_ns: int
-    #: elements of its (first) output, whatever the layout: matches layers across backends
+    #: elements of its (first) output, whatever the layout (shown; not used to match)
     out_elems: int | None = None
+    #: the thread it ran on, as the profiler numbers threads (a track of its own in the trace)
+    thread: int = 0
 
 
 class Span(NamedTuple):
@@ -57,7 +59,7 @@ class Overhead(BaseModel):
     """The profiler's cost: the same inferences timed with and without it, in one process."""
 
     model_config = ConfigDict(extra="forbid")
-    rel: float = Field(description="profiled median / unprofiled median - 1")
+    rel: float | None = Field(description="profiled median / unprofiled median - 1")
     profiled_median_ns: int
     unprofiled_median_ns: int
     inferences: int = Field(description="inferences timed on each side")

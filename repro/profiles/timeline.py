@@ -9,12 +9,15 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from repro.profiles.build import SLACK_NS
 from repro.profiles.model import LayerCall, Span
 
 #: a trace larger than this is cut (the table still counts every call); Perfetto opens it
 MAX_EVENTS = 500_000
 
-_TRACKS = {1: "LoadGen queries", 2: "predict()", 3: "layers"}
+_TRACKS = {1: "LoadGen queries", 2: "predict()"}
+#: the first layer track; one per thread the profiler saw (a parallel executor overlaps layers)
+_LAYERS = 3
 
 
 def chrome_trace(
@@ -33,11 +36,16 @@ def chrome_trace(
     def us(ns: int) -> float:
         return round((ns - origin) / 1000, 3)
 
+    threads = sorted({c.thread for c in calls})
+    track = {t: _LAYERS + i for i, t in enumerate(threads)}
+    tracks = dict(_TRACKS)
+    for t, tid in track.items():
+        tracks[tid] = "layers" if len(threads) == 1 else f"layers (thread {t})"
     events: list[dict[str, Any]] = [
         {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"repro {backend}"}},
         *(
             {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": label}}
-            for tid, label in _TRACKS.items()
+            for tid, label in tracks.items()
         ),
     ]
     for i, q in enumerate(queries):
@@ -59,7 +67,7 @@ def chrome_trace(
     first, last = (inferences[0].start_ns, inferences[-1].end_ns) if inferences else (0, 0)
     kept = 0
     for c in calls:
-        if not first - 2_000 <= c.start_ns <= last + 2_000:
+        if not first - SLACK_NS <= c.start_ns <= last + SLACK_NS:
             continue
         if len(events) >= MAX_EVENTS:
             break
@@ -69,7 +77,7 @@ def chrome_trace(
                 "name": c.name,
                 "cat": c.kind,
                 "pid": pid,
-                "tid": 3,
+                "tid": track[c.thread],
                 "ts": us(c.start_ns),
                 "dur": round(c.dur_ns / 1000, 3),
                 "args": {"op_type": c.op_type},

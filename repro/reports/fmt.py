@@ -47,3 +47,8 @@ VERDICT_MARK = {
     "inconclusive: machine unstable": "⚠ inconclusive: machine unstable",
     "not comparable: different hardware": "≠ not comparable: different hardware",
 }
+
+
+def micros(ns: float | None) -> str:
+    """A time in nanoseconds as microseconds; '-' for none."""
+    return "-" if ns is None else f"{ns / 1e3:.1f} us"

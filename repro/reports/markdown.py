@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repro.reports.fmt import VERDICT_MARK, delta, interval, runs, value
+from repro.reports.fmt import VERDICT_MARK, delta, interval, micros, runs, value
 from repro.reports.model import Report
 
 
@@ -159,7 +159,8 @@ def profile_lines(report: Report) -> list[str]:
         for c in d.changes[:15]:
             name = f"`{c.name}`" + (f" ↔ `{c.replay_name}`" if c.replay_name else "")
             lines.append(
-                f"| {name} | {c.kind} | {c.match} | {_us(c.original_ns)} | {_us(c.replay_ns)} "
+                f"| {name} | {c.kind} | {c.match} | {micros(c.original_ns)} "
+                f"| {micros(c.replay_ns)} "
                 f"| {c.delta_ns / 1e3:+.1f} us | "
                 + (f"{c.ratio:.2f}" if c.ratio is not None else "-")
                 + " | "
@@ -167,7 +168,3 @@ def profile_lines(report: Report) -> list[str]:
                 + " |"
             )
     return lines
-
-
-def _us(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e3:.1f} us"

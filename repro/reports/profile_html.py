@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 from repro.profiles.diff import LayerChange
-from repro.reports.fmt import delta
+from repro.reports.fmt import delta, micros
 from repro.reports.model import ProfileSection
 
 _BARS = 12
@@ -105,14 +105,10 @@ def render_profile(p: ProfileSection) -> list[str]:
         )
         out.append(
             f"<tr><td>{name}</td><td>{e(c.kind)}</td><td>{e(c.match)}</td>"
-            f"<td>{_us(c.original_ns)}</td><td>{_us(c.replay_ns)}</td>"
+            f"<td>{micros(c.original_ns)}</td><td>{micros(c.replay_ns)}</td>"
             f"<td>{c.delta_ns / 1e3:+.1f} us</td>"
             f"<td>{'-' if c.ratio is None else f'{c.ratio:.2f}'}</td>"
             f"<td>{'-' if c.share_of_change is None else f'{c.share_of_change:.0%}'}</td></tr>"
         )
     out.append("</table>")
     return out
-
-
-def _us(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e3:.1f} us"

@@ -6,7 +6,10 @@ Format history (the `schema` field):
 #                a report judges a run by the tolerances it ran under, wherever it is read;
 #                `files_sha256`: the digest of every file of the run (LoadGen's logs included),
 #                checked when the run is compared; machine probes around every test
-#                (`probe_before`/`probe_after`, `probes_version`); `interleave` and `stopping`.
+#                (`probe_before`/`probe_after`, `probes_version`); `interleave` and `stopping`;
+#                later, optional: `profiles` (layer profiles), `dispatch` and `parts` (a run
+#                dispatched as parts, `--on`), and a test's `part`. A reader older than these
+#                fields refuses such a run (its models forbid unknown fields).
 """
 
 from __future__ import annotations

@@ -101,10 +101,10 @@ def test_onnxruntime_profile_has_one_row_per_node_adding_up_to_the_inference(
         "Conv", "Relu", "Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"
     ]  # fmt: skip
     assert all(r.calls == 20 for r in prof.rows)
-    # the layers account for the time of an unprofiled inference, within a few percent
-    coverage = prof.coverage()
-    assert coverage is not None
-    assert 0.85 <= coverage <= 1.10, coverage
+    # the layers account for the inferences' time but for the framework's own few percent
+    # (the same inferences on both sides: no timing of two runs is compared)
+    assert prof.layers_ns <= prof.inference_ns
+    assert prof.layers_ns >= 0.75 * prof.inference_ns, prof.layers_ns / prof.inference_ns
     assert (tmp_path / "onnxruntime_profile.json").is_file()
 
 
@@ -113,7 +113,7 @@ def test_onnxruntime_and_tvm_profiles_of_one_model_are_matched(tmp_path: Path) -
     from repro.artifacts.recipes import RECIPES
     from repro.backends.tvm import TvmOptions
     from repro.backends.tvm.engine import TvmEngine
-    from repro.profiles.diff import diff_profiles
+    from repro.profiles.diff import diff_profiles, match_layers
 
     model = tmp_path / "resnet.onnx"
     RECIPES["resnet50-v1.5"].generate(model, {"base_width": 8})
@@ -138,6 +138,14 @@ def test_onnxruntime_and_tvm_profiles_of_one_model_are_matched(tmp_path: Path) -
     assert sum(c.match == "kind and position" for c in convs) == 53
     assert not [c for c in convs if c.match in ("original only", "replay only")]
     assert any(c.kind == "pool" and c.match == "kind and position" for c in d.changes)
+    # each pair computes the same output: equal elements, or twice as many where onnxruntime's
+    # blocked NCHWc layout pads ResNet-8's 8-channel outputs to 16
+    pairs, _, _ = match_layers(a.rows, b.rows, by_name=False)
+    for x, y, _how in pairs:
+        if x.kind == "conv":
+            assert x.out_elems is not None
+            assert y.out_elems is not None
+            assert x.out_elems in (y.out_elems, 2 * y.out_elems), (x.name, y.name)
 
 
 def _cli(*args: str) -> tuple[int, str, str]:

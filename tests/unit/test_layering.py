@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "repro"
-LOWER = ("spec", "reports", "runs", "stats", "verdicts.py", "atomic.py", "errors.py")
+LOWER = ("spec", "reports", "runs", "stats", "profiles", "verdicts.py", "atomic.py", "errors.py")
 FORBIDDEN = (
     "repro.capture",
     "repro.replay",
@@ -19,6 +19,8 @@ FORBIDDEN = (
     "repro.published",
     "repro.importing",
     "repro.sweep",
+    "repro.profiling",
+    "repro.dispatch",
 )
 
 

@@ -50,6 +50,7 @@ class OnnxRuntimePlugin(BackendPlugin):
     install_hint = "pip install onnxruntime"
     nix_shell = "ort"
     key_packages = ("onnxruntime", "onnx")
+    profiler = "onnxruntime's session profiler"
 
     def threads(self, options: SpecModel) -> int:
         assert isinstance(options, OnnxRuntimeOptions)

@@ -12,7 +12,6 @@ import numpy as np
 import onnxruntime as ort
 
 from repro.backends.onnxruntime import OnnxRuntimeOptions
-from repro.profiles.kinds import ort_kind
 from repro.profiles.model import LayerCall
 
 _OPT_LEVELS = {
@@ -121,6 +120,31 @@ class OnnxRuntimeEngine:
         }
 
 
+# The kind of each onnxruntime operator type, so that a layer lines up with another backend's
+# (a convolution with its bias and ReLU fused in is a convolution): see repro.profiles.diff.
+_ORT_KINDS = {
+    "conv": ("Conv", "FusedConv", "NhwcFusedConv", "QLinearConv", "ConvInteger"),
+    "matmul": ("MatMul", "Gemm", "FusedGemm", "FusedMatMul", "MatMulInteger", "QLinearMatMul"),
+    "pool": ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"),
+    "softmax": ("Softmax", "LogSoftmax"),
+    "norm": ("LayerNormalization", "BatchNormalization", "GroupNormalization"),
+    "reduce": ("ReduceMean", "ReduceSum", "ReduceProd"),
+    "argmax": ("ArgMax",),
+    "concat": ("Concat",),
+    "transpose": ("Transpose",),
+    "reshape": ("Reshape", "Flatten", "Squeeze", "Unsqueeze"),
+    "relu": ("Relu",),
+    "add": ("Add", "Sum"),
+    "multiply": ("Mul",),
+}
+_BY_ORT_TYPE = {t: kind for kind, types in _ORT_KINDS.items() for t in types}
+
+
+def ort_kind(op_type: str) -> str:
+    """The kind of an onnxruntime node from its operator type (`FusedConv` -> `conv`)."""
+    return _BY_ORT_TYPE.get(op_type, op_type.lower())
+
+
 #: the raw trace's name in the profile folder
 ORT_TRACE = "onnxruntime_profile.json"
 
@@ -167,6 +191,7 @@ def node_calls(events: list[dict[str, Any]], start_ns: int) -> list[LayerCall]:
                 start_ns=start_ns + int(e["ts"]) * 1000,
                 dur_ns=int(e["dur"]) * 1000,
                 out_elems=_elements(e["args"].get("output_type_shape")),
+                thread=int(e.get("tid", 0)),
             )
         )
     return calls

@@ -73,6 +73,7 @@ class TvmPlugin(BackendPlugin):
     install_hint = "pip install 'repro[tvm]'  (apache-tvm 0.27 with apache-tvm-ffi==0.1.14.post0)"
     nix_shell = "tvm"
     key_packages = ("apache-tvm", "apache-tvm-ffi", "tvm", "onnx")
+    profiler = "the Relax VM's instrument"
 
     def artifact_refs(self, options: SpecModel) -> dict[str, str]:
         assert isinstance(options, TvmOptions)

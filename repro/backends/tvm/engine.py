@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -23,7 +24,6 @@ import numpy as np
 
 from repro.atomic import atomic_path
 from repro.backends.tvm import TvmOptions, TvmRuntime
-from repro.profiles.kinds import tvm_kind, tvm_op_type
 from repro.profiles.model import LayerCall
 
 CACHE_FORMAT = 1
@@ -329,6 +329,42 @@ def _run(vm: Any, output_index: int, batch: np.ndarray) -> np.ndarray:
     return np.asarray(out[output_index].numpy())
 
 
+# The kind of a compiled kernel from the Relax operators fused into it, so that it lines up with
+# another backend's layer: see repro.profiles.diff.
+#: heaviest first: a fused kernel takes the kind of the first of these it contains
+_TVM_KINDS = (
+    ("conv", ("conv1d", "conv2d", "conv3d", "conv")),
+    ("matmul", ("matmul", "dense", "gemm")),
+    ("pool", ("pool",)),
+    ("softmax", ("softmax",)),
+    ("norm", ("layer_norm", "batch_norm", "group_norm", "rms_norm")),
+    ("reduce", ("mean", "sum", "prod")),
+    ("argmax", ("argmax",)),
+    ("concat", ("concat",)),
+    ("transpose", ("transpose",)),
+    ("reshape", ("reshape", "squeeze", "expand_dims", "flatten")),
+    ("relu", ("relu",)),
+    ("add", ("add",)),
+    ("multiply", ("multiply",)),
+)
+
+_TRAILING_INDEX = re.compile(r"\d+$")
+
+
+def tvm_op_type(symbol: str) -> str:
+    """A TVM kernel's operators: `fused_conv2d_add_relu3` -> `conv2d_add_relu`."""
+    name = symbol.removeprefix("fused_")
+    return _TRAILING_INDEX.sub("", name) or name
+
+
+def tvm_kind(op_type: str) -> str:
+    """The kind of a TVM kernel from its operators (`conv2d_add_relu` -> `conv`)."""
+    for kind, words in _TVM_KINDS:
+        if any(w in op_type for w in words):
+            return kind
+    return op_type
+
+
 #: the raw record of a TVM profile in the profile folder
 TVM_TRACE = "tvm_calls.json"
 
@@ -360,12 +396,11 @@ class TvmProfiler:
             t1 = clock()
             t0 = started.pop()
             name = str(symbol)
+            if name.startswith("vm.builtin."):
+                return 0  # allocation, shape matching: the VM's time, outside the layers
             # a kernel writes into its last argument (destination-passing style)
-            elems = None
-            if args and not name.startswith("vm.builtin."):
-                shape = getattr(args[-1], "shape", None)
-                elems = int(np.prod(shape)) if shape is not None else None
-            record((name, t0, t1 - t0, elems))
+            shape = getattr(args[-1], "shape", None) if args else None
+            record((name, t0, t1 - t0, int(np.prod(shape)) if shape is not None else None))
             return 0
 
         self.vms = {}
@@ -390,7 +425,6 @@ class TvmProfiler:
                 out_elems=elems,
             )
             for symbol, t0, dur, elems in self.records
-            if not symbol.startswith("vm.builtin.")
         ]
         return calls, TVM_TRACE
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from repro.profiles.kinds import ort_kind, tvm_kind, tvm_op_type
+from repro.backends.onnxruntime.engine import ort_kind
+from repro.backends.tvm.engine import tvm_kind, tvm_op_type
 from repro.profiles.model import LayerCall, Span
 from repro.profiles.timeline import chrome_trace, dumps
 
