@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -16,6 +17,7 @@ from repro.compare.metrics import (
     prediction_agreement,
     validity_metric,
 )
+from repro.compare.nodes import heterogeneous, node_drift, node_summaries
 from repro.compare.profiles import profile_section
 from repro.envdiff import diff_views, view_from_fingerprint, view_from_record
 from repro.errors import SpecError
@@ -154,7 +156,11 @@ def build_report(
     tolerances_source: str | None = None,
 ) -> Report:
     """Compare every scenario both sides ran; the overall verdict is the worst of them."""
+    nodes = node_summaries(orig, reps[0])
     machines = machines_of(orig, reps)
+    node_hardware = sorted({f"{n.node}: {d}" for n in nodes for d in n.hardware_vs_original})
+    if node_hardware and not machines.hardware:
+        machines = dataclasses.replace(machines, hardware=tuple(node_hardware))
     paired = is_paired(orig, reps)
     scenarios = []
     for scenario in _ORDER:
@@ -162,6 +168,12 @@ def build_report(
         if result is not None:
             scenarios.append(result)
     notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
+    if nodes:
+        notes.append(
+            f"dispatched: the replay ran as {len(reps[0].record.parts)} part(s) on "
+            f"{len(nodes)} node(s)"
+            + ("; the nodes are different hardware (see the nodes)" if heterogeneous(nodes) else "")
+        )
     if paired:
         il = reps[0].record.interleave or {}
         notes.append(
@@ -252,7 +264,7 @@ def build_report(
         original=_side_info(orig),
         replays=[_side_info(r) for r in reps],
         scenarios=scenarios,
-        drift=_drift(orig, reps),
+        drift=node_drift(orig, nodes) + _drift(orig, reps),
         not_compared=missing,
         integrity=integrity,
         different_hardware=list(machines.hardware),
@@ -260,6 +272,7 @@ def build_report(
             SettingDiff(scope=c.scope, key=c.key, original=c.original, replay=c.replay)
             for c in setting_changes(orig.record, reps[0].record)
         ],
+        nodes=nodes,
         profile=profile_section(orig, reps[0]),
         notes=notes,
     )

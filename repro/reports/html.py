@@ -207,6 +207,28 @@ def render(report: Report) -> str:
         out.append("<h2>Integrity: files changed since their run</h2><ul>")
         out += [f"<li>{e(problem)}</li>" for problem in report.integrity]
         out.append("</ul>")
+    if report.nodes:
+        keys = sorted({k for n in report.nodes for k in n.metrics})
+        out.append("<h2>Nodes (the replay was dispatched)</h2><table><tr><th>node</th>")
+        out.append(
+            "<th>parts</th><th>status</th><th>CPU</th>"
+            + "".join(f"<th>{e(k)}</th>" for k in keys)
+            + "<th>hardware vs the original</th></tr>"
+        )
+        for n in report.nodes:
+            cells = "".join(
+                f"<td>{e(value(n.metrics[k], n.units.get(k, '')))}</td>"
+                if k in n.metrics
+                else "<td>-</td>"
+                for k in keys
+            )
+            out.append(
+                f"<tr><td>{e(n.node)}</td><td>{e(', '.join(map(str, n.parts)))}</td>"
+                f"<td>{e(', '.join(n.statuses))}</td>"
+                f"<td>{e(str(n.cpu_model))} x{n.logical_cpus}</td>{cells}"
+                f"<td>{e('; '.join(n.hardware_vs_original) or 'same')}</td></tr>"
+            )
+        out.append("</table>")
     if report.profile is not None:
         out += render_profile(report.profile)
     out.append("<h2>Settings that differ</h2>")

@@ -72,6 +72,8 @@ def render(report: Report) -> str:
     if report.integrity:
         lines += ["", "## Integrity: files changed since their run", ""]
         lines += [f"- {problem}" for problem in report.integrity]
+    if report.nodes:
+        lines += node_lines(report)
     if report.profile is not None:
         lines += profile_lines(report)
     lines += ["", "## Settings that differ", ""]
@@ -167,4 +169,25 @@ def profile_lines(report: Report) -> list[str]:
                 + (f"{c.share_of_change:.0%}" if c.share_of_change is not None else "-")
                 + " |"
             )
+    return lines
+
+
+def node_lines(report: Report) -> list[str]:
+    """Each node of a dispatched replay on its own."""
+    keys = sorted({k for n in report.nodes for k in n.metrics})
+    lines = [
+        "",
+        "## Nodes (the replay was dispatched)",
+        "",
+        "| node | parts | status | CPU | " + " | ".join(keys) + " | hardware vs the original |",
+        "|---|---|---|---|" + "---|" * len(keys) + "---|",
+    ]
+    for n in report.nodes:
+        cells = [value(n.metrics[k], n.units.get(k, "")) if k in n.metrics else "-" for k in keys]
+        lines.append(
+            f"| {n.node} | {', '.join(map(str, n.parts))} | {', '.join(n.statuses)} "
+            f"| {n.cpu_model or '?'} x{n.logical_cpus or '?'} | "
+            + " | ".join(cells)
+            + f" | {'; '.join(n.hardware_vs_original) or 'same'} |"
+        )
     return lines

@@ -7,7 +7,8 @@ Format history (the `schema` field):
 #                   (files that no longer match the digests their run recorded); machine
 #                   adjustment per performance metric (`adjusted`, `raw_verdict`) and
 #                   `different_hardware`; `profile` (where the time went, layer by layer,
-#                   and the profile diff) when the runs carry layer profiles.
+#                   and the profile diff) when the runs carry layer profiles; `nodes` (each
+#                   node of a dispatched replay).
 """
 
 from __future__ import annotations
@@ -136,6 +137,20 @@ class SideInfo(BaseModel):
     environment: dict[str, Any] = Field(default_factory=dict)
 
 
+class NodeSummary(BaseModel):
+    """One node of a dispatched replay: its parts, hardware and headline figures."""
+
+    model_config = ConfigDict(extra="forbid")
+    node: str
+    parts: list[int]
+    statuses: list[str]
+    cpu_model: str | None
+    logical_cpus: int | None
+    metrics: dict[str, float] = Field(description="'<Scenario> <metric>' -> median on this node")
+    units: dict[str, str] = Field(default_factory=dict, description="each metric's unit")
+    hardware_vs_original: list[str] = Field(default_factory=list)
+
+
 class ProfileSide(BaseModel):
     """One side's layer profile, in short: its top layers."""
 
@@ -194,6 +209,10 @@ class Report(BaseModel):
     integrity: list[str] = Field(
         default_factory=list,
         description="files of either side that are missing or differ from their recorded digest",
+    )
+    nodes: list[NodeSummary] = Field(
+        default_factory=list,
+        description="the nodes a dispatched replay ran on (--on slurm), each on its own",
     )
     profile: ProfileSection | None = Field(
         None, description="layer profiles (a separate, unmeasured pass) when the runs have them"
