@@ -48,6 +48,7 @@ OPT_IN = {
     "network": "REPRO_TEST_NETWORK",
     "spack": "REPRO_TEST_SPACK",
     "docker": "REPRO_TEST_DOCKER",
+    "slurm": "REPRO_TEST_SLURM",
     "gpu": "REPRO_TEST_GPU",
 }
 

@@ -1,0 +1,167 @@
+"""Dispatched replays for real: parts on this machine (`--on local`) and as a Slurm job array
+(`--on slurm`, on the single-node cluster `.ci/slurm start` brings up), gathered, cancelled,
+resumed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.runs.store import load_run
+
+SHORT = ["-s", "SingleStream", "--min-duration-ms", "200", "--min-query-count", "64"]
+
+
+def _replay(root: Path, out: Path, cache: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "replay", str(root / "specs" / "ort-digits.json"), "--env", "native", *SHORT,
+            "--results-dir", str(out), "--cache-dir", str(cache), *args,
+        ],
+    )  # fmt: skip
+    return result.exit_code, result.output
+
+
+def test_local_parts_are_gathered_into_one_run_and_reported_per_node(
+    root: Path, tmp_path: Path, shared_cache: Path
+) -> None:
+    code, output = _replay(
+        root, tmp_path, shared_cache, "--on", "local", "--repeat", "2", "--run-id", "L"
+    )
+    assert code in (0, 3), output  # 3 only for LoadGen's latency verdict under load
+    run = tmp_path / "ort-digits" / "L"
+    record = load_run(run)
+    assert [p.status for p in record.parts] in (
+        ["complete"] * 2,
+        ["invalid"] * 2,
+        ["complete", "invalid"],
+        ["invalid", "complete"],
+    )
+    perf = record.performance("SingleStream")
+    assert [t.part for t in perf] == [0, 1]
+    assert all((run / t.dir / "mlperf_log_summary.txt").is_file() for t in perf)
+    assert record.accuracy_test("SingleStream") is not None  # part 0 only
+    assert len([t for t in record.tests if t.mode == "accuracy"]) == 1
+    assert record.dispatch is not None
+    assert record.dispatch["executor"] == "local"
+    report = tmp_path / "report"
+    result = CliRunner().invoke(
+        cli,
+        ["report", "--compare", str(root / "results" / "ort-digits"), str(run), "-o", str(report)],
+    )
+    assert result.exit_code in (0, 1), result.output
+    doc = json.loads((report / "report.json").read_text())
+    assert [n["parts"] for n in doc["nodes"]] == [[0, 1]]
+
+
+def test_resume_runs_only_the_parts_that_did_not_finish(
+    root: Path, tmp_path: Path, shared_cache: Path
+) -> None:
+    code, output = _replay(
+        root, tmp_path, shared_cache, "--on", "local", "--repeat", "2", "--run-id", "R"
+    )
+    assert code in (0, 3), output
+    run = tmp_path / "ort-digits" / "R"
+    kept = (run / "parts" / "0" / "run.json").read_bytes()
+    # as a part killed with its node leaves it: no run folder, the gathered run interrupted
+    shutil.rmtree(run / "parts" / "1")
+    doc = json.loads((run / "run.json").read_text())
+    doc["parts"][1]["status"] = "interrupted"
+    doc["status"] = "interrupted"
+    (run / "run.json").write_text(json.dumps(doc))
+    result = CliRunner().invoke(cli, ["replay", "--resume", str(run)])
+    assert result.exit_code in (0, 3), result.output
+    assert "resuming 1 part(s) of 2: [1]" in result.output
+    record = load_run(run)
+    assert [p.status in ("complete", "invalid") for p in record.parts] == [True, True]
+    assert (run / "parts" / "0" / "run.json").read_bytes() == kept  # part 0 was not rerun
+    assert [t.part for t in record.performance("SingleStream")] == [0, 1]
+
+
+def _slurm_up() -> None:
+    if shutil.which("sbatch") is None:
+        pytest.skip("Slurm is not installed (`.ci/slurm start` brings up a test cluster)")
+
+
+@pytest.mark.slurm
+def test_a_four_part_job_array_replays_and_is_gathered(
+    root: Path, tmp_path: Path, shared_cache: Path
+) -> None:
+    _slurm_up()
+    code, output = _replay(
+        root,
+        tmp_path,
+        shared_cache,
+        "--on",
+        "slurm",
+        "--repeat",
+        "4",
+        "--run-id",
+        "S",
+        "--time",
+        "10:00",
+    )
+    assert code in (0, 3), output
+    run = tmp_path / "ort-digits" / "S"
+    record = load_run(run)
+    assert len(record.parts) == 4
+    assert all(p.status in ("complete", "invalid") for p in record.parts), record.parts
+    assert all(p.state == "COMPLETED" and p.node for p in record.parts)
+    assert len(record.performance("SingleStream")) == 4
+    script = (run / "dispatch" / "job.sbatch").read_text()
+    assert "#SBATCH --array=0,1,2,3" in script
+    assert "#SBATCH --exclusive" in script
+    assert "#SBATCH --time=10:00" in script
+    assert all((run / "dispatch" / f"part-{k}.out").is_file() for k in range(4))
+
+
+@pytest.mark.slurm
+def test_a_cancelled_job_marks_its_part_interrupted_and_resume_completes_the_run(
+    root: Path, tmp_path: Path, shared_cache: Path
+) -> None:
+    _slurm_up()
+    cmd = [
+        sys.executable, "-m", "repro", "replay", str(root / "specs" / "ort-digits.json"),
+        "--env", "native", "-s", "SingleStream", "-m", "performance", "--min-duration-ms", "4000",
+        "--on", "slurm", "--repeat", "2", "--run-id", "C", "--results-dir", str(tmp_path),
+        "--cache-dir", str(shared_cache),
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        running = None
+        deadline = time.monotonic() + 60
+        while running is None and time.monotonic() < deadline and proc.poll() is None:
+            out = subprocess.run(
+                ["squeue", "-h", "-r", "-n", "repro-ort-digits", "-o", "%i %T"],
+                capture_output=True, text=True, timeout=10,
+            ).stdout  # fmt: skip
+            running = next((ln.split()[0] for ln in out.splitlines() if "RUNNING" in ln), None)
+            time.sleep(0.3)
+        assert running is not None, "no part started running within 60 s"
+        subprocess.run(["scancel", running], check=True, timeout=10)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, output
+    run = tmp_path / "ort-digits" / "C"
+    record = load_run(run)
+    assert record.status in ("interrupted", "failed")
+    cancelled = [p for p in record.parts if p.state and p.state.startswith("CANCELLED")]
+    assert len(cancelled) == 1, record.parts
+    assert cancelled[0].status == "interrupted"
+    assert "--resume" in (record.message or "")
+    result = CliRunner().invoke(cli, ["replay", "--resume", str(run)])
+    assert result.exit_code in (0, 3), result.output
+    record = load_run(run)
+    assert all(p.status in ("complete", "invalid") for p in record.parts), record.parts
+    assert len(record.performance("SingleStream")) == 2
