@@ -207,6 +207,10 @@ class SweepOptions:
     until_decided: bool = False
     max_rounds: int = 8
     env_options: dict[str, Any] = field(default_factory=dict)
+    #: dispatch each point's rounds as parts (`--on local|slurm`): makes the executor
+    executor: Callable[[], Any] | None = None
+    #: the Slurm options recorded in each point's plan
+    slurm: Any = None
 
 
 def sweep_dir(results_dir: Path, name: str, sweep_id: str) -> Path:
@@ -274,6 +278,11 @@ class Sweep:
         self.qps = next((o for o in self.objectives if o.metric == "qps"), None)
         if self.qps is not None and "Server" not in {x.scenario for x in base.workload.scenarios}:
             raise UsageError(f"{self.qps.label}: {spec_path} has no Server scenario to search in")
+        if opts.executor is not None and (opts.until_decided or self.qps is not None):
+            raise UsageError(
+                "--on dispatches a point's fixed rounds as parts; --until-decided and a Server "
+                "QPS search decide round by round and run on this machine"
+            )
         have = [x.scenario for x in base.workload.scenarios]
         self.scenarios = tuple(
             sorted({o.scenario for o in self.objectives if o.scenario and o.metric != "qps"})
@@ -533,6 +542,8 @@ class Sweep:
         try:
             if opts.until_decided:
                 record = self._adaptive(replayer, spec, point)
+            elif opts.executor is not None:
+                record = self._dispatched(spec, replay_opts)
             else:
                 _, record = replayer.run()
             point["measures"] = _measures(record, replayer.artifacts.get("model"), self.scenarios)
@@ -559,6 +570,18 @@ class Sweep:
         point["valid"] = record.status == "complete"  # an INVALID run: excluded from the front
         point["admitted"] = admitted(point)
         self._save()
+
+    def _dispatched(self, spec: Any, replay_opts: ReplayOptions) -> Any:
+        """The point's rounds as the parts of a dispatched run (each a job with --on slurm)."""
+        from repro.dispatch.run import dispatch
+
+        assert self.opts.executor is not None
+        _, record = dispatch(
+            spec, self.spec_path, replay_opts, env_name=self.state["env"], cache=self.cache,
+            executor=self.opts.executor(), warm_up=self._env, report=self.report,
+            slurm=self.opts.slurm,
+        )  # fmt: skip
+        return record
 
     def _adaptive(self, replayer: Replayer, spec: Any, point: dict[str, Any]) -> Any:
         """Rounds until every objective is measured closely enough to compare (its 95 %

@@ -83,6 +83,27 @@ from repro.errors import UsageError
     show_default=True,
     help="Parent of results/<name>/.",
 )
+@click.option(
+    "--on",
+    "on",
+    type=click.Choice(["local", "slurm"]),
+    default=None,
+    help="Dispatch each point's rounds as parts (one job each with slurm), as `replay --on`.",
+)
+@click.option("--partition", default=None, help="--on slurm: the partition of the jobs.")
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1, max=100_000),
+    default=None,
+    help="--on slurm: parts running at once.",
+)
+@click.option(
+    "--exclusive/--shared",
+    default=True,
+    show_default=True,
+    help="--on slurm: a whole node to each part.",
+)
+@click.option("--time", "time_limit", default=None, help="--on slurm: each part's time limit.")
 @cache_dir_option
 @json_option
 def sweep(
@@ -104,6 +125,11 @@ def sweep(
     new_name: str | None,
     specs_dir: Path,
     results_dir: Path,
+    on: str | None,
+    partition: str | None,
+    nodes: int | None,
+    exclusive: bool,
+    time_limit: str | None,
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -155,6 +181,13 @@ def sweep(
     )
     if budget is not None:
         opts.budget_points, opts.budget_s = parse_budget(budget)
+    if (partition is not None or nodes is not None or time_limit is not None) and on != "slurm":
+        raise UsageError("--partition, --nodes and --time need --on slurm")
+    if on is not None:
+        from repro.cli.replay_cmd import _executor
+
+        _, opts.slurm = _executor(on, partition, nodes, exclusive, time_limit)
+        opts.executor = lambda: _executor(on, partition, nodes, exclusive, time_limit)[0]
     folder, state = run_sweep(
         spec_path, opts, cache=ArtifactCache(cache_dir), report=note, progress=TimedBar
     )

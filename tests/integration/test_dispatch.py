@@ -165,3 +165,25 @@ def test_a_cancelled_job_marks_its_part_interrupted_and_resume_completes_the_run
     record = load_run(run)
     assert all(p.status in ("complete", "invalid") for p in record.parts), record.parts
     assert len(record.performance("SingleStream")) == 2
+
+
+def test_a_sweep_dispatches_each_points_rounds_as_parts(
+    root: Path, tmp_path: Path, shared_cache: Path
+) -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "sweep", str(root / "specs" / "ort-digits.json"), "--param", "workload.batch_size=8,32",
+            "--objective", "max:Offline.throughput", "--repeat", "2", "--min-duration-ms", "200",
+            "--on", "local", "--results-dir", str(tmp_path), "--cache-dir", str(shared_cache),
+            "--id", "sw", "--json",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    state = json.loads(result.stdout)
+    assert [p["status"] for p in state["points"]] == ["complete", "complete"]
+    for point in state["points"]:
+        (run,) = point["runs"]
+        record = load_run(tmp_path / "ort-digits" / "sweeps" / "sw" / run)
+        assert [p.index for p in record.parts] == [0, 1]
+        assert record.dispatch is not None
