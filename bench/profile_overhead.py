@@ -32,7 +32,7 @@ def one_pass(spec: Path, samples: int, work: Path, cache: Path) -> dict[str, flo
         check=True, capture_output=True, text=True,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
-    prof = json.loads(out.stdout)
+    prof = json.loads(out.stdout)  # the profile, with the folder it was written to
     over = prof["overhead"]
     layers_per_inference = prof["layers_ns"] / prof["inferences"]
     return {

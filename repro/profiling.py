@@ -8,13 +8,16 @@ without touching its measured tests. The pass is one worker process
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from repro.atomic import atomic_write_text
 from repro.errors import SpecError, UsageError
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.privacy import redact
@@ -23,8 +26,10 @@ from repro.runs import layout
 from repro.runs.record import ProfileRecord, RunRecord
 from repro.spec.models import ExperimentSpec, ScenarioName
 
-#: samples a profiled pass infers unless told (the CLI's default)
+#: samples a profiled pass infers unless told (the CLI's default), and at most: onnxruntime's
+#: profiler keeps 1,000,000 events, ~10 per sample of a small model
 DEFAULT_SAMPLES = 64
+MAX_SAMPLES = 100_000
 #: LoadGen settings that would make the pass keep outputs (its accuracy-log sampling)
 _SAMPLING = ("accuracy_log_probability", "accuracy_log_sampling_target", "accuracy_log_rng_seed")
 
@@ -121,35 +126,80 @@ class ProfilePass:
         (out_dir / layout.REQUEST_FILE).write_text(
             json.dumps(redact(req.model_dump(mode="json")), indent=2) + "\n"
         )
-        seconds = 5.0 + samples * _per_sample_s(settings, scenario)
+        # model loads, the pass, the overhead's 2 x 64 inferences, the profiler's trace
+        seconds = 10.0 + 3 * samples * _per_sample_s(settings, scenario)
         rc = self.run_worker(req_path, out_dir, f"{scenario} profiled pass", seconds)
         return collect(out_dir, rel, scenario, samples, rc)
 
     def into(self, run: Path, scenario: ScenarioName, samples: int) -> ProfileRecord:
-        """The pass added to a finished run: built beside it, then swapped in; run.json gets
-        the profile and the digests of its files (the rest of the record is left as it was)."""
-        from repro.atomic import atomic_write_text
+        """The pass added to a finished run: built beside it, then swapped in with run.json
+        updated (the profile and the digests of its files; the rest of the record is left as
+        it was). A pass that fails leaves the run as it was; one pass at a time per run."""
         from repro.runs.store import digest_files
 
-        record = check_into(run, self.spec_id)
-        rel = layout.profile_dir(scenario)
-        work = run / layout.PROFILE_FOLDER / f".{scenario}.partial"
-        if work.exists():
-            shutil.rmtree(work)  # a pass killed before it finished
-        found = self._run_in(work, rel, scenario, samples)
-        final = run / rel
-        old = run / layout.PROFILE_FOLDER / f".{scenario}.old"
-        shutil.rmtree(old, ignore_errors=True)  # left by a pass killed while swapping
-        if final.exists():
-            final.replace(old)
-        work.replace(final)
-        shutil.rmtree(old, ignore_errors=True)
-        record.profiles = [p for p in record.profiles if p.scenario != scenario] + [found]
-        prefix = rel + "/"
-        kept = {k: v for k, v in record.files_sha256.items() if not k.startswith(prefix)}
-        record.files_sha256 = kept | {f"{rel}/{k}": v for k, v in digest_files(final).items()}
-        atomic_write_text(layout.record_file(run), record.dump())
-        return found
+        with _locked(run):
+            record = check_into(run, self.spec_id)
+            rel = layout.profile_dir(scenario)
+            work = run / layout.PROFILE_FOLDER / f".{scenario}.partial"
+            _remove(work)  # a pass killed before it finished
+            try:
+                found = self._run_in(work, rel, scenario, samples)
+            except BaseException:
+                _remove(work)
+                raise
+            if found.status != "complete":
+                _remove(work)  # the run keeps its profile; the error says what happened
+                return found
+            final = run / rel
+            old = run / layout.PROFILE_FOLDER / f".{scenario}.old"
+            _remove(old)  # left by a pass killed while swapping
+            updated = record.model_copy(deep=True)
+            updated.profiles = [p for p in record.profiles if p.scenario != scenario] + [found]
+            prefix = rel + "/"
+            kept = {k: v for k, v in record.files_sha256.items() if not k.startswith(prefix)}
+            updated.files_sha256 = kept | {f"{rel}/{k}": v for k, v in digest_files(work).items()}
+            had_one = final.exists()
+            if had_one:
+                final.replace(old)
+            work.replace(final)
+            try:
+                atomic_write_text(layout.record_file(run), updated.dump())
+            except BaseException:
+                # the record could not follow: put the run back as it was
+                final.replace(work)
+                if had_one:
+                    old.replace(final)
+                _remove(work)
+                raise
+            _remove(old)
+            return found
+
+
+@contextlib.contextmanager
+def _locked(run: Path) -> Iterator[None]:
+    """An exclusive lock on the run folder for one `--into` pass (released with the process)."""
+    import fcntl
+
+    fd = os.open(run, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(
+                f"{run}: another `repro profile --into` is adding to this run",
+                hint="wait for it to finish, then run again",
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    """A leftover folder or file, if any."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
 
 
 def check_into(run: Path, spec_id: str) -> RunRecord:
@@ -159,6 +209,11 @@ def check_into(run: Path, spec_id: str) -> RunRecord:
     if layout.is_partial(run):
         raise UsageError(f"{run}: a run still being built (or abandoned); profile a finished run")
     record = load_run(run)
+    if record.status not in ("complete", "invalid"):
+        raise UsageError(
+            f"{run}: the run is {record.status}; a profile is added to a finished run",
+            hint="replay again, or profile into another run of the spec",
+        )
     if record.spec_id != spec_id:
         raise SpecError(
             f"{run}: the run was made from another spec (spec id {record.spec_id[:12]}, "

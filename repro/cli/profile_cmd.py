@@ -3,6 +3,7 @@ profiler."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -13,7 +14,7 @@ from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import replay_choices
 from repro.errors import RunError, UsageError
 from repro.profiles.model import Profile
-from repro.profiling import DEFAULT_SAMPLES
+from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES
 from repro.spec.models import SCENARIOS
 
 
@@ -28,7 +29,7 @@ from repro.spec.models import SCENARIOS
 )
 @click.option(
     "--samples",
-    type=click.IntRange(min=1, max=1_000_000),
+    type=click.IntRange(min=1, max=MAX_SAMPLES),
     default=DEFAULT_SAMPLES,
     show_default=True,
     help="Samples the profiled pass infers.",
@@ -108,6 +109,8 @@ def profile(
         if into is not None:
             raise UsageError("--run-id names a new run; --into adds to an existing one")
         layout.component(run_id, what="--run-id")
+    if trace_out is not None:
+        check_trace_path(trace_out)
     spec = require_valid(spec_path)
     check_profiler(spec)
     chosen = scenario or default_scenario(spec)
@@ -144,11 +147,31 @@ def profile(
 
         atomic_write_text(trace_out, (folder / layout.TIMELINE_FILE).read_text())
     if as_json:
-        click.echo(prof.model_dump_json(by_alias=True, indent=2))
+        doc = {"folder": str(folder), **prof.model_dump(mode="json", by_alias=True)}
+        click.echo(json.dumps(doc, indent=2))
         return
     print_profile(prof, folder, top=top)
     if trace_out is not None:
         note(f"trace: {trace_out} (open in https://ui.perfetto.dev or chrome://tracing)")
+
+
+def check_trace_path(path: Path) -> None:
+    """--trace names a new file, or a trace it may replace, in a folder that exists: checked
+    before the pass, so a bad path never costs a profile (nor overwrites another file)."""
+    hint = "name a new .json file in an existing folder"
+    if not str(path).strip():
+        raise UsageError("--trace: empty path", hint=hint)
+    if path.exists() or path.is_symlink():
+        if not path.is_file() or path.is_symlink():
+            raise UsageError(f"--trace {path}: exists and is not a regular file", hint=hint)
+        with path.open("rb") as fh:
+            head = fh.read(64)
+        if b'"traceEvents"' not in head:
+            raise UsageError(
+                f"--trace {path}: exists and is not a trace repro wrote; not overwritten", hint=hint
+            )
+    if not path.parent.is_dir():
+        raise UsageError(f"--trace {path}: the folder {path.parent} does not exist", hint=hint)
 
 
 def print_profile(prof: Profile, folder: Path, *, top: int) -> None:
@@ -175,6 +198,8 @@ def print_profile(prof: Profile, folder: Path, *, top: int) -> None:
             )
         )
     click.echo(f"  {'share':>6}  {'median':>10}  {'calls':>6}  {'op':<18} layer")
+    for note_text in prof.notes:
+        click.echo(f"note: {note_text}")
     for r in prof.top(top):
         click.echo(
             f"  {r.share:6.1%}  {r.median_ns / 1e3:8.1f}us  {r.calls:6d}  {r.op_type[:18]:<18} "

@@ -13,7 +13,7 @@ from repro.cli.progress import TimedBar, note
 from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import replay_choices
 from repro.errors import RunError, UsageError
-from repro.profiling import DEFAULT_SAMPLES
+from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES
 from repro.spec.models import SCENARIOS, ExperimentSpec
 from repro.spec.types import MAX_DURATION_MS, UINT64_MAX
 
@@ -165,7 +165,7 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--profile-samples",
-    type=click.IntRange(min=1, max=1_000_000),
+    type=click.IntRange(min=1, max=MAX_SAMPLES),
     default=DEFAULT_SAMPLES,
     show_default=True,
     help="Samples of the profiled pass.",
@@ -284,6 +284,8 @@ def replay(
     if (baseline_env or baseline_options) and against is None:
         raise UsageError("--baseline-env and --baseline-backend-option need --against")
     spec = _with_options(require_valid(spec_path), spec_path, backend_options)
+    if profile_samples != DEFAULT_SAMPLES and not profile:
+        raise UsageError("--profile-samples needs --profile")
     if profile:
         from repro.profiling import check_profiler
 

@@ -196,7 +196,15 @@ def build_report(
         for g in gaps(orig.record, [r.record for r in reps], _metric_keys())
     ]
     scenarios = [s for s in scenarios if s.metrics]
-    if not scenarios:
+    profile = profile_section(orig, reps[0])
+    profiles_only = (
+        not scenarios
+        and profile is not None
+        and profile.diff is not None
+        and not orig.record.tests
+        and not reps[0].record.tests
+    )
+    if not scenarios and not profiles_only:
         what = "; ".join(f"{m.scenario} {m.mode}: {m.reason}" for m in missing) or "no results"
         raise SpecError(
             f"nothing to compare: the replay ({', '.join(str(r.path) for r in reps)}) covers "
@@ -208,7 +216,7 @@ def build_report(
             "the replay ran a different spec id than the original (--allow-different-specs): "
             "the experiment itself was changed (see the settings and the drift)"
         )
-    verdict = roll_up(s.verdict for s in scenarios)
+    verdict = roll_up(s.verdict for s in scenarios) if scenarios else "inconclusive"
     judged = [m for s in scenarios for m in s.metrics if m.judged]
     counts = {
         v: sum(m.verdict == v for m in judged)
@@ -241,6 +249,13 @@ def build_report(
         )
     if missing:
         summary += f"; {len(missing)} part(s) of the original not compared (listed)"
+    if profiles_only:
+        assert profile is not None
+        assert profile.diff is not None
+        summary = (
+            "PROFILES ONLY: neither run has measured tests, so nothing is judged; the layer "
+            f"profiles compared: {profile.diff.headline()}"
+        )
     integrity = [
         p
         for side in (orig, *reps)
@@ -273,7 +288,7 @@ def build_report(
             for c in setting_changes(orig.record, reps[0].record)
         ],
         nodes=nodes,
-        profile=profile_section(orig, reps[0]),
+        profile=profile,
         notes=notes,
     )
 

@@ -20,9 +20,20 @@ def _profiles(side: LoadedRun, notes: list[str], name: str) -> dict[str, Profile
         if rec.status != "complete":
             continue
         try:
-            found[rec.scenario] = read_profile(side.path / rec.dir / layout.PROFILE_FILE)
-        except (SpecError, OSError) as exc:
-            notes.append(f"{name}'s {rec.scenario} profile cannot be read: {exc}")
+            prof = read_profile(side.path / rec.dir / layout.PROFILE_FILE)
+        except SpecError as exc:
+            notes.append(f"{name}'s {rec.scenario} profile cannot be read: {exc.message}")
+            continue
+        except OSError as exc:
+            notes.append(f"{name}'s {rec.scenario} profile cannot be read: {exc.strerror}")
+            continue
+        if prof.scenario != rec.scenario:
+            notes.append(
+                f"{name}'s profile in {rec.dir} says it is of {prof.scenario}, the run says "
+                f"{rec.scenario}: not used"
+            )
+            continue
+        found[rec.scenario] = prof
     return found
 
 
@@ -55,11 +66,16 @@ def profile_section(orig: LoadedRun, replay: LoadedRun) -> ProfileSection | None
     scenario = "SingleStream" if "SingleStream" in pool else pool[0]
     pa, pb = a.get(scenario), b.get(scenario)
     if not common:
-        notes.append(
-            "only one side has a layer profile"
-            + (f" of {scenario}" if pa or pb else "")
-            + ": no profile diff (`repro profile SPEC --into RUN` adds one to a run)"
-        )
+        if a and b:
+            notes.append(
+                f"the sides profiled different scenarios (original: {', '.join(a)}; replay: "
+                f"{', '.join(b)}): no profile diff (`repro profile SPEC -s SCENARIO --into RUN`)"
+            )
+        else:
+            notes.append(
+                f"only the {'original' if a else 'replay'} has a layer profile (of "
+                f"{scenario}): no profile diff (`repro profile SPEC --into RUN` adds one)"
+            )
     section = ProfileSection(
         scenario=scenario,
         original=_side(orig, scenario, pa) if pa else None,

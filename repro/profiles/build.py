@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from repro.errors import RunError
 from repro.profiles.model import LayerCall, LayerRow, Overhead, Profile, Span
 
 #: a call may start this much before its inference as the profilers round (onnxruntime: to 1 us)
@@ -59,6 +60,19 @@ def build_profile(
             times[name].append(call.dur_ns)
             first.setdefault(name, (pos, call))
     used = [s for s, c in zip(inferences, per_inference, strict=True) if c]
+    if not used:
+        raise RunError(
+            f"the profiler ({profiler}) recorded no layer call inside the {len(inferences)} "
+            "timed inferences",
+            hint="the profiler's clock may not be the wall clock on this platform",
+        )
+    notes = list(notes)
+    if inferences and len(used) < len(inferences):
+        notes.append(
+            f"the profiler recorded layers in {len(used)} of the {len(inferences)} timed "
+            "inferences (onnxruntime keeps at most 1,000,000 events: fewer samples profile them "
+            "all); the table covers those"
+        )
     inference_ns = sum(s.end_ns - s.start_ns for s in used)
     samples = sum(s.samples for s in used)
     rows = [
@@ -89,7 +103,7 @@ def build_profile(
         outside_ns=inference_ns - layers_ns,
         overhead=overhead,
         rows=rows,
-        notes=list(notes),
+        notes=notes,
         **files,
     )
 

@@ -68,16 +68,27 @@ class ProfileDiff(BaseModel):
     kinds: list[KindChange] = Field(description="the change by kind of layer, largest first")
 
     def headline(self) -> str:
-        """One sentence: the total change, the kind and the layer that carry most of it."""
+        """One sentence: the total change and what carries most of it (a kind of layer, or
+        the time outside the layers), then the largest single layer change."""
         text = f"inference time per sample {self.delta_rel:+.1%}"
+        outside = next((c for c in self.changes if c.match == "outside layers"), None)
+        candidates: list[tuple[float, str]] = [
+            (k.share_of_change, f"in the {k.kind} layers")
+            for k in self.kinds
+            if k.share_of_change is not None
+        ]
+        if outside is not None and outside.share_of_change is not None:
+            candidates.append((outside.share_of_change, "outside the layers (framework, copies)"))
+        if not candidates:
+            return text + " (too small a change to attribute)"
+        share, where = max(candidates)
+        text += f"; {share:.0%} of the change is {where}"
         layers = [c for c in self.changes if c.match != "outside layers"]
-        if self.kinds and self.kinds[0].share_of_change is not None:
-            k = self.kinds[0]
-            text += f"; {k.share_of_change:.0%} of the change is in the {k.kind} layers"
         if layers and layers[0].share_of_change is not None:
             c = layers[0]
             ratio = f" ({c.ratio:.2f}x)" if c.ratio is not None else f" ({c.match})"
-            text += f"; the largest single change: {c.name}{ratio}, {c.share_of_change:.0%}"
+            text += f"; the largest single layer change: {c.name}{ratio}, "
+            text += f"{c.share_of_change:.0%}"
         return text
 
 

@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from repro.profiles.build import SLACK_NS
+from repro.profiles.build import assign
 from repro.profiles.model import LayerCall, Span
 
 #: a trace larger than this is cut (the table still counts every call); Perfetto opens it
@@ -48,46 +48,55 @@ def chrome_trace(
             for tid, label in tracks.items()
         ),
     ]
-    for i, q in enumerate(queries):
-        events.append(
-            _slice(f"query {i}", "loadgen", pid, 1, us(q.start_ns), q, {"samples": q.samples})
-        )
-    for i, s in enumerate(inferences):
+    # whole inferences, in order, until the cap: a cut trace is the start of the pass, said so
+    per_inference = assign(calls, inferences)
+    kept_inferences = kept = 0
+    for i, (span, inf_calls) in enumerate(zip(inferences, per_inference, strict=True)):
+        if len(events) + 1 + len(inf_calls) + 1 > MAX_EVENTS:
+            break
         events.append(
             _slice(
                 "predict",
                 "inference",
                 pid,
                 2,
-                us(s.start_ns),
-                s,
-                {"samples": s.samples, "index": i},
+                us(span.start_ns),
+                span,
+                {"samples": span.samples, "index": i},
             )
         )
-    first, last = (inferences[0].start_ns, inferences[-1].end_ns) if inferences else (0, 0)
-    kept = 0
-    for c in calls:
-        if not first - SLACK_NS <= c.start_ns <= last + SLACK_NS:
-            continue
-        if len(events) >= MAX_EVENTS:
+        for c in inf_calls:
+            events.append(
+                {
+                    "ph": "X",
+                    "name": c.name,
+                    "cat": c.kind,
+                    "pid": pid,
+                    "tid": track[c.thread],
+                    "ts": us(c.start_ns),
+                    "dur": round(c.dur_ns / 1000, 3),
+                    "args": {"op_type": c.op_type},
+                }
+            )
+        kept += len(inf_calls)
+        kept_inferences += 1
+    last = inferences[kept_inferences - 1].end_ns if kept_inferences else None
+    for i, q in enumerate(queries):
+        if last is not None and q.start_ns > last:
             break
         events.append(
-            {
-                "ph": "X",
-                "name": c.name,
-                "cat": c.kind,
-                "pid": pid,
-                "tid": track[c.thread],
-                "ts": us(c.start_ns),
-                "dur": round(c.dur_ns / 1000, 3),
-                "args": {"op_type": c.op_type},
-            }
+            _slice(f"query {i}", "loadgen", pid, 1, us(q.start_ns), q, {"samples": q.samples})
         )
-        kept += 1
     return {
         "traceEvents": events,
         "displayTimeUnit": "ms",
-        "otherData": {"producer": "repro profile", "profiler": profiler, "layer_calls": kept},
+        "otherData": {
+            "producer": "repro profile",
+            "profiler": profiler,
+            "layer_calls": kept,
+            "inferences": kept_inferences,
+            "truncated": kept_inferences < len(inferences),
+        },
     }
 
 

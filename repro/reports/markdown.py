@@ -131,7 +131,7 @@ def profile_lines(report: Report) -> list[str]:
             "|---|---|---|---|",
         ]
         lines += [
-            f"| `{r.name}` | {r.op_type} | {r.share:.1%} | {r.median_ns / 1e3:.1f} us |"
+            f"| {code(r.name)} | {cell(r.op_type)} | {r.share:.1%} | {r.median_ns / 1e3:.1f} us |"
             for r in side.top
         ]
     d = p.diff
@@ -159,7 +159,7 @@ def profile_lines(report: Report) -> list[str]:
             "|---|---|---|---|---|---|---|---|",
         ]
         for c in d.changes[:15]:
-            name = f"`{c.name}`" + (f" ↔ `{c.replay_name}`" if c.replay_name else "")
+            name = code(c.name) + (f" ↔ {code(c.replay_name)}" if c.replay_name else "")
             lines.append(
                 f"| {name} | {c.kind} | {c.match} | {micros(c.original_ns)} "
                 f"| {micros(c.replay_ns)} "
@@ -191,3 +191,19 @@ def node_lines(report: Report) -> list[str]:
             + f" | {'; '.join(n.hardware_vs_original) or 'same'} |"
         )
     return lines
+
+
+def cell(text: str) -> str:
+    """Text that stays inside one Markdown table cell and renders no HTML."""
+    return _one_line(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+
+
+def code(text: str) -> str:
+    """A name as inline code in a table cell: a pipe is escaped (GFM tables need it inside code
+    too), a backtick cannot close the span."""
+    inner = _one_line(text).replace("|", "\\|").replace("`", "'")
+    return f"`{inner}`"
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", " ").replace("\n", " ")

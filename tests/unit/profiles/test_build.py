@@ -46,7 +46,12 @@ def test_calls_outside_the_inferences_are_not_counted() -> None:
     warm_up = LayerCall("conv", "Conv", "conv", 1_000, 900_000)  # before the pass
     timing = LayerCall("conv", "Conv", "conv", 90_000_000, 900_000)  # the overhead loop after
     prof = build_profile(
-        [warm_up, *calls, timing], [span], backend="b", profiler="p", scenario="S", queries=1
+        [warm_up, *calls, timing],
+        [span],
+        backend="b",
+        profiler="p",
+        scenario="SingleStream",
+        queries=1,
     )
     assert prof.rows[0].calls == 1
     assert prof.rows[0].total_ns == 50_000
@@ -61,16 +66,20 @@ def test_a_kernel_called_twice_in_one_inference_is_two_layers() -> None:
         )
         spans.append(span)
         calls += cs
-    prof = build_profile(calls, spans, backend="tvm", profiler="p", scenario="S", queries=3)
+    prof = build_profile(
+        calls, spans, backend="tvm", profiler="p", scenario="SingleStream", queries=3
+    )
     assert [r.name for r in prof.rows] == ["conv2d3", "add", "conv2d3#2"]
     assert prof.rows[2].median_ns == 30_000
     assert prof.rows[2].calls == 3
 
 
-def test_an_inference_without_calls_is_left_out_of_the_time() -> None:
+def test_an_inference_without_calls_is_left_out_of_the_time_and_said() -> None:
     span, calls = _inference(1_000_000, [("conv", 50_000)])
     empty = Span(5_000_000, 5_900_000, 1)
-    prof = build_profile(calls, [span, empty], backend="b", profiler="p", scenario="S", queries=2)
+    prof = build_profile(
+        calls, [span, empty], backend="b", profiler="p", scenario="SingleStream", queries=2
+    )
     assert prof.inferences == 1
     assert prof.inference_ns == span.end_ns - span.start_ns
 
@@ -87,3 +96,23 @@ def test_overhead_is_the_ratio_of_medians() -> None:
     o = overhead_of(with_, without, "m")
     assert o.rel == pytest.approx(0.2)
     assert o.inferences == 3
+
+
+def test_no_layer_call_inside_any_inference_is_an_error_not_an_empty_table() -> None:
+    from repro.errors import RunError
+
+    span = Span(1_000_000, 2_000_000, 1)
+    elsewhere = LayerCall("conv", "Conv", "conv", 50_000_000, 10)  # another clock's times
+    with pytest.raises(RunError, match="no layer call inside the 1 timed inferences"):
+        build_profile(
+            [elsewhere], [span], backend="b", profiler="p", scenario="SingleStream", queries=1
+        )
+
+
+def test_inferences_the_profiler_dropped_are_said() -> None:
+    span, calls = _inference(1_000_000, [("conv", 50_000)])
+    later = Span(5_000_000, 5_900_000, 1)  # onnxruntime stopped recording events
+    prof = build_profile(
+        calls, [span, later], backend="b", profiler="p", scenario="SingleStream", queries=2
+    )
+    assert any("recorded layers in 1 of the 2 timed inferences" in n for n in prof.notes)

@@ -131,4 +131,4 @@ def test_the_change_is_summed_by_kind_and_said_in_one_line() -> None:
     assert d.kinds[0].kind == "conv"
     assert d.kinds[0].share_of_change == pytest.approx(1.0)
     assert "100% of the change is in the conv layers" in d.headline()
-    assert "the largest single change: conv11 (2.00x)" in d.headline()
+    assert "the largest single layer change: conv11 (2.00x)" in d.headline()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from repro.backends.onnxruntime.engine import ort_kind
 from repro.backends.tvm.engine import tvm_kind, tvm_op_type
 from repro.profiles.model import LayerCall, Span
@@ -27,7 +29,8 @@ def test_trace_has_a_track_per_level_and_layers_inside_their_inference() -> None
     layers = [e for e in slices if e["tid"] == 3]
     assert len(layers) == 2
     assert doc["otherData"]["layer_calls"] == 2
-    assert slices[0]["ts"] == 0.0  # microseconds from the first query
+    assert min(e["ts"] for e in slices) == 0.0  # microseconds from the first query
+    assert doc["otherData"]["truncated"] is False
     predicts = [e for e in slices if e["tid"] == 2]
     for layer, pred in zip(layers, predicts, strict=True):
         assert pred["ts"] <= layer["ts"]
@@ -43,3 +46,24 @@ def test_kinds_line_up_across_backends() -> None:
     assert tvm_kind("adaptive_avg_pool2d") == ort_kind("GlobalAveragePool") == "pool"
     assert tvm_kind("argmax") == ort_kind("ArgMax") == "argmax"
     assert ort_kind("ReorderOutput") == "reorderoutput"  # unknown: its own kind
+
+
+def test_a_trace_over_the_cap_keeps_whole_inferences_from_the_start_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from repro.profiles import timeline
+
+    monkeypatch.setattr(timeline, "MAX_EVENTS", 20)
+    inferences = [Span(1_000_000 * k, 1_000_000 * k + 500_000, 1) for k in range(1, 11)]
+    queries = inferences
+    calls = [
+        LayerCall(f"l{j}", "Conv", "conv", s.start_ns + 1_000 + 10_000 * j, 5_000)
+        for s in inferences
+        for j in range(3)
+    ]
+    doc = chrome_trace(queries, inferences, calls, backend="b", profiler="p")
+    other = doc["otherData"]
+    assert other["truncated"] is True
+    assert 0 < other["inferences"] < 10
+    assert other["layer_calls"] == 3 * other["inferences"]  # every kept inference is whole
+    assert len(doc["traceEvents"]) <= 20 + other["inferences"]  # + the queries of those
