@@ -53,3 +53,21 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path, *, busy: str, hint: str) -> Iterator[None]:
+    """An exclusive lock on a folder for as long as the block runs (the process's death
+    releases it; a rename of the folder keeps it); a folder already locked is a UsageError
+    saying `busy`."""
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(busy, hint=hint) from None
+        yield
+    finally:
+        os.close(fd)

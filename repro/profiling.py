@@ -8,16 +8,14 @@ without touching its measured tests. The pass is one worker process
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from repro.atomic import atomic_write_text
+from repro.atomic import atomic_write_text, folder_lock
 from repro.errors import SpecError, UsageError
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.privacy import redact
@@ -137,7 +135,11 @@ class ProfilePass:
         it was). A pass that fails leaves the run as it was; one pass at a time per run."""
         from repro.runs.store import digest_files
 
-        with _locked(run):
+        with folder_lock(
+            run,
+            busy=f"{run}: another `repro profile --into` is adding to this run",
+            hint="wait for it to finish, then run again",
+        ):
             record = check_into(run, self.spec_id)
             rel = layout.profile_dir(scenario)
             work = run / layout.PROFILE_FOLDER / f".{scenario}.partial"
@@ -173,25 +175,6 @@ class ProfilePass:
                 raise
             _remove(old)
             return found
-
-
-@contextlib.contextmanager
-def _locked(run: Path) -> Iterator[None]:
-    """An exclusive lock on the run folder for one `--into` pass (released with the process)."""
-    import fcntl
-
-    fd = os.open(run, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UsageError(
-                f"{run}: another `repro profile --into` is adding to this run",
-                hint="wait for it to finish, then run again",
-            ) from None
-        yield
-    finally:
-        os.close(fd)
 
 
 def _remove(path: Path) -> None:

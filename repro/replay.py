@@ -75,6 +75,20 @@ class ReplayOptions:
     #: build the run at exactly this folder (a part of a dispatched run), not results/<name>/<id>
     run_path: Path | None = None
 
+    def override_map(self, **more: Any) -> dict[str, Any]:
+        """What the command line changed, as the run records it (unset values left out)."""
+        given = {
+            "scenarios": list(self.scenarios),
+            "modes": list(self.modes),
+            "min_duration_ms": self.min_duration_ms,
+            "min_query_count": self.min_query_count,
+            "max_duration_ms": self.max_duration_ms,
+            "repeat": self.repeat,
+            **self.overrides,
+            **more,
+        }
+        return {k: v for k, v in given.items() if v not in (None, [], {})}
+
 
 def new_run_id() -> str:
     """Sortable by time, unique: 20261129T171502Z-3fa2c1."""
@@ -82,7 +96,7 @@ def new_run_id() -> str:
     return f"{now}-{secrets.token_hex(3)}"
 
 
-def _utc_now() -> str:
+def utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
@@ -269,14 +283,18 @@ class Replayer:
                 raise
         return self.finish()
 
-    def prepare(self) -> None:
-        """Fetch and verify the artifacts; a scratch folder for the workers' requests."""
+    def fetch(self) -> None:
+        """Fetch and verify the artifacts (their paths in `artifacts`)."""
         self.artifacts = {
             name: m.path
             for name, m in fetch_all(
                 self.spec, self.spec_path, cache=self.cache, progress=self.report
             ).items()
         }
+
+    def prepare(self) -> None:
+        """Fetch and verify the artifacts; a scratch folder for the workers' requests."""
+        self.fetch()
         self._scratch = Path(tempfile.mkdtemp(prefix="repro-requests-"))
 
     def begin(self) -> None:
@@ -285,7 +303,7 @@ class Replayer:
         run_id = opts.run_id or new_run_id()
         if opts.run_path is not None:
             final = opts.run_path
-            work = final.parent / f".{final.name}.partial"
+            work = layout.partial_of(final)
         else:
             final = layout.run_dir(opts.results_dir, spec.name, run_id)
             work = layout.partial_dir(opts.results_dir, spec.name, run_id)
@@ -306,7 +324,7 @@ class Replayer:
             spec_id=self.spec_id,
             spec_path=str(self.spec_path),
             status="interrupted",
-            started_utc=_utc_now(),
+            started_utc=utc_now(),
             repro_version=__version__,
             spec=spec.model_dump(mode="json", by_alias=True, exclude_none=True),
             tolerances=spec.tolerances,
@@ -315,19 +333,7 @@ class Replayer:
                 "reason": self.env.reason,
                 **self.env.details,
             },
-            overrides={
-                k: v
-                for k, v in {
-                    "scenarios": list(opts.scenarios),
-                    "modes": list(opts.modes),
-                    "min_duration_ms": opts.min_duration_ms,
-                    "min_query_count": opts.min_query_count,
-                    "max_duration_ms": opts.max_duration_ms,
-                    "repeat": opts.repeat,
-                    **opts.overrides,
-                }.items()
-                if v not in (None, [], {})
-            },
+            overrides=opts.override_map(),
             probes_version=PROBES_VERSION if self.probes is not None else None,
         )
         self._t0 = time.monotonic()
@@ -401,7 +407,7 @@ class Replayer:
             record.status = "complete" if ok else "failed"
         else:
             record.status = run_status(t.status for t in record.tests)
-        record.finished_utc = _utc_now()
+        record.finished_utc = utc_now()
         record.duration_s = round(time.monotonic() - self._t0, 3)
         record.files_sha256 = digest_files(work)
         atomic_write_text(layout.record_file(work), record.dump())

@@ -211,6 +211,8 @@ class SweepOptions:
     executor: Callable[[], Any] | None = None
     #: the Slurm options recorded in each point's plan
     slurm: Any = None
+    #: where points run (`--on`); None: on this machine, in this process's workers
+    on: str | None = None
 
 
 def sweep_dir(results_dir: Path, name: str, sweep_id: str) -> Path:
@@ -321,6 +323,15 @@ class Sweep:
         self.opts.max_rounds = int(self.state.get("max_rounds", self.opts.max_rounds))
         self.opts.qps_runs = int(self.state.get("qps_runs", self.opts.qps_runs))
         self.opts.min_duration_ms = self.state.get("min_duration_ms")
+        if self.state.get("on") != self.opts.on:
+            was = self.state.get("on") or "this machine"
+            raise UsageError(
+                f"the sweep ran its points on {was}; resume it the same way (`--on "
+                f"{self.state.get('on')}`)"
+                if self.state.get("on")
+                else f"the sweep ran its points on {was}; resume it without --on",
+                hint="one sweep's points are measured one way, never mixed",
+            )
 
     def _start(self) -> None:
         opts = self.opts
@@ -358,6 +369,7 @@ class Sweep:
             "max_rounds": opts.max_rounds,
             "qps_runs": opts.qps_runs,
             "env": opts.env_name,
+            "on": opts.on,
             "points": [],
         }
         if strategy == "grid":
@@ -544,6 +556,7 @@ class Sweep:
                 record = self._adaptive(replayer, spec, point)
             elif opts.executor is not None:
                 record = self._dispatched(spec, replay_opts)
+                replayer.fetch()  # the artifacts' paths (verified in the cache) for measures
             else:
                 _, record = replayer.run()
             point["measures"] = _measures(record, replayer.artifacts.get("model"), self.scenarios)

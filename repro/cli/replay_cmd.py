@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from repro.artifacts.cache import ArtifactCache
+from repro.cli.dispatch_opts import check_slurm_options, dispatch_options, make_executor
 from repro.cli.params import parse_key_value
 from repro.cli.progress import TimedBar, note
 from repro.cli.spec_cmds import cache_dir_option, json_option
@@ -170,33 +173,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Samples of the profiled pass.",
 )
-@click.option(
-    "--on",
-    "on",
-    type=click.Choice(["local", "slurm"]),
-    default=None,
-    help="Dispatch the replay as parts, one round each (--repeat of them): on this machine one "
-    "after the other, or as a Slurm job array; gathered into one run.",
-)
-@click.option("--partition", default=None, help="--on slurm: the partition of the jobs.")
-@click.option(
-    "--nodes",
-    type=click.IntRange(min=1, max=100_000),
-    default=None,
-    help="--on slurm: parts running at once (each on a node of its own with --exclusive).",
-)
-@click.option(
-    "--exclusive/--shared",
-    default=True,
-    show_default=True,
-    help="--on slurm: a whole node to each part (benchmarks must not share a node).",
-)
-@click.option(
-    "--time",
-    "time_limit",
-    default=None,
-    help="--on slurm: the time limit of each part, as sbatch takes it (e.g. 30:00).",
-)
+@dispatch_options("the replay")
 @click.option(
     "--resume",
     "resume_run",
@@ -234,7 +211,7 @@ def replay(
     on: str | None,
     partition: str | None,
     nodes: int | None,
-    exclusive: bool,
+    exclusive: bool | None,
     time_limit: str | None,
     resume_run: Path | None,
     cache_dir: Path | None,
@@ -266,9 +243,10 @@ def replay(
 
     if run_id is not None:
         component(run_id, what="--run-id")
-    slurm_given = partition is not None or nodes is not None or time_limit is not None
-    if slurm_given and on != "slurm" and resume_run is None:
-        raise UsageError("--partition, --nodes and --time need --on slurm")
+    check_slurm_options(
+        on=on, partition=partition, nodes=nodes, time_limit=time_limit, exclusive=exclusive,
+        resuming=resume_run is not None,
+    )  # fmt: skip
     if (on is not None or resume_run is not None) and (against or until_decided or profile):
         raise UsageError(
             "--on and --resume dispatch a plain replay; --against, --until-decided and "
@@ -277,7 +255,10 @@ def replay(
     if resume_run is not None:
         if spec_path is not None:
             raise UsageError("--resume RUN takes no SPEC: the run's plan holds the spec it ran")
-        _resume(resume_run, on, partition, nodes, exclusive, time_limit, as_json)
+        _resume(
+            resume_run, on=on, partition=partition, nodes=nodes, exclusive=exclusive,
+            time_limit=time_limit, as_json=as_json,
+        )  # fmt: skip
         return
     if spec_path is None:
         raise UsageError("missing SPEC", hint="repro replay SPEC (see `repro replay --help`)")
@@ -311,9 +292,14 @@ def replay(
     )
     cache = ArtifactCache(cache_dir)
     if on is not None:
+        if "performance" not in (modes or spec.workload.modes):
+            raise UsageError(
+                "--on dispatches performance rounds as parts; accuracy alone runs once, "
+                "without --on"
+            )
         _dispatch(
-            spec, spec_path, env_name, opts, cache, on, partition, nodes, exclusive, time_limit,
-            as_json,
+            spec, spec_path, env_name, opts, cache, on=on, partition=partition, nodes=nodes,
+            exclusive=exclusive, time_limit=time_limit, as_json=as_json,
         )  # fmt: skip
         return
     if against is None and not until_decided:
@@ -345,30 +331,17 @@ def replay(
     )
 
 
-def _executor(
-    on: str, partition: str | None, nodes: int | None, exclusive: bool, time_limit: str | None
-) -> Any:
-    from repro.dispatch.executors import LocalExecutor, SlurmExecutor
-    from repro.dispatch.plan import SlurmOptions
-
-    if on == "local":
-        return LocalExecutor(), None
-    options = SlurmOptions(
-        partition=partition, exclusive=exclusive, time=time_limit, concurrency=nodes
-    )
-    return SlurmExecutor(options), options
-
-
 def _dispatch(
     spec: ExperimentSpec,
     spec_path: Path,
     env_name: str,
     opts: Any,
     cache: ArtifactCache,
+    *,
     on: str,
     partition: str | None,
     nodes: int | None,
-    exclusive: bool,
+    exclusive: bool | None,
     time_limit: str | None,
     as_json: bool,
 ) -> None:
@@ -376,7 +349,9 @@ def _dispatch(
     from repro.dispatch.run import dispatch
     from repro.environments.registry import realize
 
-    executor, slurm = _executor(on, partition, nodes, exclusive, time_limit)
+    executor, slurm = make_executor(
+        on, partition=partition, nodes=nodes, exclusive=exclusive, time_limit=time_limit
+    )
 
     def warm_up() -> None:
         env = realize(
@@ -384,42 +359,59 @@ def _dispatch(
         )
         note(f"environment: {env.manager} ({env.reason}); each part realizes it on its node")
 
-    run_dir, record = dispatch(
-        spec, spec_path, opts, env_name=env_name, cache=cache, executor=executor,
-        warm_up=warm_up, report=note, slurm=slurm,
-    )  # fmt: skip
+    with _said_when_interrupted(as_json):
+        run_dir, record = dispatch(
+            spec, spec_path, opts, env_name=env_name, cache=cache, executor=executor,
+            warm_up=warm_up, report=note, slurm=slurm,
+        )  # fmt: skip
     _print_run(run_dir, record, as_json)
     _raise_unless_complete(run_dir, record)
 
 
 def _resume(
     run: Path,
+    *,
     on: str | None,
     partition: str | None,
     nodes: int | None,
-    exclusive: bool,
+    exclusive: bool | None,
     time_limit: str | None,
     as_json: bool,
 ) -> None:
-    """--resume RUN: the parts that did not finish, on the run's own executor unless --on says."""
+    """--resume RUN: the parts that did not finish, on the run's own executor and options unless
+    given again."""
     from repro.dispatch.plan import DispatchPlan, SlurmOptions
     from repro.dispatch.run import resume
 
     def executor_for(plan: DispatchPlan) -> Any:
-        kind = on or plan.executor
         saved = plan.slurm or SlurmOptions()
-        executor, _ = _executor(
-            kind,
-            partition or saved.partition,
-            nodes or saved.concurrency,
-            exclusive if on else saved.exclusive,
-            time_limit or saved.time,
+        executor, _ = make_executor(
+            on or plan.executor,
+            partition=partition or saved.partition,
+            nodes=nodes or saved.concurrency,
+            exclusive=saved.exclusive if exclusive is None else exclusive,
+            time_limit=time_limit or saved.time,
         )
         return executor
 
-    run_dir, record = resume(run, executor_for, note)
+    with _said_when_interrupted(as_json):
+        run_dir, record = resume(run, executor_for, note)
     _print_run(run_dir, record, as_json)
     _raise_unless_complete(run_dir, record)
+
+
+@contextlib.contextmanager
+def _said_when_interrupted(as_json: bool) -> Iterator[None]:
+    """Ctrl-C of a dispatched run: what was gathered, and how to resume, before exit 130."""
+    from repro.dispatch.run import DispatchInterrupted
+
+    try:
+        yield
+    except DispatchInterrupted as stop:
+        _print_run(stop.final, stop.record, as_json)
+        if stop.record.message:
+            note(stop.record.message)
+        raise KeyboardInterrupt from None
 
 
 def _with_options(

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
+from repro.cli.dispatch_opts import check_slurm_options, dispatch_options, make_executor
 from repro.cli.progress import TimedBar, note
 from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import replay_choices
@@ -83,27 +85,7 @@ from repro.errors import UsageError
     show_default=True,
     help="Parent of results/<name>/.",
 )
-@click.option(
-    "--on",
-    "on",
-    type=click.Choice(["local", "slurm"]),
-    default=None,
-    help="Dispatch each point's rounds as parts (one job each with slurm), as `replay --on`.",
-)
-@click.option("--partition", default=None, help="--on slurm: the partition of the jobs.")
-@click.option(
-    "--nodes",
-    type=click.IntRange(min=1, max=100_000),
-    default=None,
-    help="--on slurm: parts running at once.",
-)
-@click.option(
-    "--exclusive/--shared",
-    default=True,
-    show_default=True,
-    help="--on slurm: a whole node to each part.",
-)
-@click.option("--time", "time_limit", default=None, help="--on slurm: each part's time limit.")
+@dispatch_options("each point's rounds")
 @cache_dir_option
 @json_option
 def sweep(
@@ -128,7 +110,7 @@ def sweep(
     on: str | None,
     partition: str | None,
     nodes: int | None,
-    exclusive: bool,
+    exclusive: bool | None,
     time_limit: str | None,
     cache_dir: Path | None,
     as_json: bool,
@@ -181,13 +163,24 @@ def sweep(
     )
     if budget is not None:
         opts.budget_points, opts.budget_s = parse_budget(budget)
-    if (partition is not None or nodes is not None or time_limit is not None) and on != "slurm":
-        raise UsageError("--partition, --nodes and --time need --on slurm")
+    check_slurm_options(
+        on=on, partition=partition, nodes=nodes, time_limit=time_limit, exclusive=exclusive
+    )
     if on is not None:
-        from repro.cli.replay_cmd import _executor
+        chosen = on
 
-        _, opts.slurm = _executor(on, partition, nodes, exclusive, time_limit)
-        opts.executor = lambda: _executor(on, partition, nodes, exclusive, time_limit)[0]
+        def executor() -> Any:
+            made, _ = make_executor(
+                chosen, partition=partition, nodes=nodes, exclusive=exclusive,
+                time_limit=time_limit,
+            )  # fmt: skip
+            return made
+
+        _, opts.slurm = make_executor(
+            on, partition=partition, nodes=nodes, exclusive=exclusive, time_limit=time_limit
+        )
+        opts.on = on
+        opts.executor = executor
     folder, state = run_sweep(
         spec_path, opts, cache=ArtifactCache(cache_dir), report=note, progress=TimedBar
     )

@@ -168,6 +168,14 @@ def build_report(
         if result is not None:
             scenarios.append(result)
     notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
+    unfinished = [p for p in reps[0].record.parts if p.status not in ("complete", "invalid")]
+    if unfinished:
+        notes.append(
+            f"the replay is missing {len(unfinished)} of its {len(reps[0].record.parts)} parts ("
+            + ", ".join(f"part {p.index}: {p.status}" for p in unfinished)
+            + "): the figures come from the parts that finished; `repro replay --resume` runs "
+            "the rest"
+        )
     if nodes:
         notes.append(
             f"dispatched: the replay ran as {len(reps[0].record.parts)} part(s) on "
@@ -249,6 +257,8 @@ def build_report(
         )
     if missing:
         summary += f"; {len(missing)} part(s) of the original not compared (listed)"
+    if unfinished:
+        summary += f"; {len(unfinished)} dispatched part(s) of the replay did not finish (listed)"
     if profiles_only:
         assert profile is not None
         assert profile.diff is not None

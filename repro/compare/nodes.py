@@ -14,15 +14,15 @@ from repro.runs.alignment import hardware_differences
 from repro.runs.mlperf import headline_metric
 from repro.runs.record import RunRecord
 from repro.runs.store import LoadedRun, load_run
-
-_ORDER = ("SingleStream", "MultiStream", "Server", "Offline")
+from repro.spec.types import SCENARIOS as _ORDER
 
 
 def node_summaries(orig: LoadedRun, replay: LoadedRun) -> list[NodeSummary]:
     """One row per node the replay's parts ran on (none for a run that was not dispatched)."""
     groups: dict[str, list[int]] = defaultdict(list)
     for part in replay.record.parts:
-        groups[part.node or f"part {part.index}"].append(part.index)
+        if part.status in ("complete", "invalid"):  # a part without a run has no figures
+            groups[part.node or f"part {part.index}"].append(part.index)
     out = []
     for node, indices in groups.items():
         parts = [p for p in replay.record.parts if p.index in indices]

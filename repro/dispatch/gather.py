@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 from repro.dispatch.executors import ACTIVE, WAITING, PartState
-from repro.dispatch.plan import PARTS_FOLDER, DispatchPlan
+from repro.dispatch.plan import DispatchPlan
 from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.record import PartRecord, RunRecord, TestRecord
@@ -18,14 +19,23 @@ _STOPPED = frozenset({"CANCELLED", "PREEMPTED", "DEADLINE", "NODE_FAIL", "BOOT_F
 
 
 def part_record(
-    plan: DispatchPlan, index: int, state: PartState | None, *, interrupted: bool = False
+    plan: DispatchPlan,
+    index: int,
+    state: PartState | None,
+    *,
+    interrupted: bool = False,
+    clean: bool = False,
 ) -> tuple[PartRecord, RunRecord | None]:
     """A part as its folder and the executor leave it."""
-    rel = f"{PARTS_FOLDER}/{index}"
+    rel = layout.part_dir(index)
     folder = plan.part_dir(index)
     run: RunRecord | None = None
     message = None
-    if layout.record_file(folder).is_file():
+    absent = not layout.record_file(folder).is_file()
+    if absent and clean:
+        # a part killed outright leaves its hidden partial: it is no run
+        shutil.rmtree(layout.partial_of(folder), ignore_errors=True)
+    if not absent:
         try:
             run = load_run(folder)
         except SpecError as exc:
@@ -43,6 +53,14 @@ def part_record(
         status, message = "interrupted", f"{slurm}: stopped before it finished"
     elif slurm == "TIMEOUT":
         status, message = "interrupted", "TIMEOUT: the part ran past its --time limit"
+    elif slurm == "ENDED":
+        status, message = (
+            "missing",
+            (
+                f"it left the queue without a run and Slurm no longer says why (see "
+                f"{layout.part_log(index)})"
+            ),
+        )
     else:
         status, message = (
             "failed",
@@ -71,6 +89,7 @@ def gather(
     record: RunRecord,
     *,
     interrupted: bool,
+    clean: bool = False,
 ) -> RunRecord:
     """`record` (the run's own fields) with every part's tests and state; complete only when
     every part is."""
@@ -78,7 +97,9 @@ def gather(
     tests: list[TestRecord] = []
     first: RunRecord | None = None
     for index in range(plan.parts):
-        part, run = part_record(plan, index, states.get(index), interrupted=interrupted)
+        part, run = part_record(
+            plan, index, states.get(index), interrupted=interrupted, clean=clean
+        )
         parts.append(part)
         if run is None:
             continue
@@ -106,7 +127,7 @@ def gather(
         )
         message = (
             f"{len(missing)} of {plan.parts} part(s) did not finish: {listing}; "
-            f"resume with `repro replay --resume {_final_name(plan)}`"
+            f"resume with `repro replay --resume {layout.final_of(Path(plan.run_dir))}`"
         )
     updates: dict[str, Any] = {"tests": tests, "parts": parts, "status": status, "message": message}
     if first is not None:
@@ -114,12 +135,3 @@ def gather(
         if first.probes_version:
             updates["probes_version"] = first.probes_version
     return record.model_copy(update=updates)
-
-
-def _final_name(plan: DispatchPlan) -> str:
-    """The run's final folder (the plan names the folder it is built in)."""
-    work = Path(plan.run_dir)
-    name = work.name
-    if name.startswith(".") and name.endswith(".partial"):
-        name = name[1 : -len(".partial")]
-    return str(work.parent / name)

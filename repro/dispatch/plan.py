@@ -10,12 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repro.atomic import atomic_write_text
 from repro.errors import SpecError
-from repro.privacy import redact
-
-#: the dispatch folder inside a run: the plan, the batch script, each part's output
-DISPATCH_FOLDER = "dispatch"
-PLAN_FILE = "plan.json"
-PARTS_FOLDER = "parts"
+from repro.runs import layout
 
 
 class SlurmOptions(BaseModel):
@@ -52,21 +47,16 @@ class DispatchPlan(BaseModel):
     python: list[str] = Field(description="the command that runs Python with repro on a node")
 
     def part_dir(self, index: int) -> Path:
-        return Path(self.run_dir) / PARTS_FOLDER / str(index)
+        return Path(self.run_dir) / layout.part_dir(index)
 
     def dispatch_dir(self) -> Path:
-        return Path(self.run_dir) / DISPATCH_FOLDER
+        return Path(self.run_dir) / layout.DISPATCH_FOLDER
 
     def write(self) -> Path:
-        path = self.dispatch_dir() / PLAN_FILE
+        path = Path(self.run_dir) / layout.DISPATCH_PLAN
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, self.model_dump_json(by_alias=True, indent=2) + "\n")
         return path
-
-    def redacted(self) -> dict[str, Any]:
-        """The plan as kept in a finished run: the home directory replaced by `~`."""
-        doc: dict[str, Any] = redact(self.model_dump(mode="json", by_alias=True))
-        return doc
 
 
 def read_plan(path: Path) -> DispatchPlan:

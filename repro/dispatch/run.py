@@ -1,29 +1,38 @@
 """Use case: a replay dispatched as parts (`repro replay --on local|slurm`), and its resumption
-(`repro replay --resume RUN`)."""
+(`repro replay --resume RUN`).
+
+The run is built under its hidden partial name, as every run is. A provisional run.json (status
+interrupted, the job ids) is written there as soon as the parts are submitted, so that a
+replay killed outright (SIGKILL, a lost login session) can still be found and resumed; every
+other way out (done, Ctrl-C, SIGTERM, an error) cancels what is still running, gathers the
+parts and gives the run its final name.
+"""
 
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
+import json
 import shutil
+import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from repro import __version__
 from repro.artifacts.cache import ArtifactCache
-from repro.atomic import atomic_write_text
+from repro.atomic import atomic_write_text, folder_lock
 from repro.dispatch.executors import ACTIVE, WAITING, Executor, PartState
 from repro.dispatch.gather import gather
-from repro.dispatch.plan import PLAN_FILE, DispatchPlan, read_plan
-from repro.errors import UsageError
+from repro.dispatch.plan import DispatchPlan, SlurmOptions, read_plan
+from repro.errors import RunError, SpecError, UsageError
 from repro.fetching import fetch_all
-from repro.privacy import redact_text
-from repro.replay import Interrupted, ReplayOptions, interruptible, new_run_id
+from repro.privacy import redact, redact_text
+from repro.replay import Interrupted, ReplayOptions, interruptible, new_run_id, utc_now
 from repro.runs import layout
-from repro.runs.record import RunRecord
+from repro.runs.record import DispatchRecord, RunRecord
 from repro.runs.store import digest_files, load_run
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec
@@ -33,10 +42,18 @@ Reporter = Callable[[str], None]
 POLL_S = 1.0
 #: how long a cancellation may take before the run is gathered anyway
 CANCEL_WAIT_S = 60.0
+#: how long a part the executor says COMPLETED may take to show its run.json (a network file
+#: system's attribute cache)
+VISIBLE_WAIT_S = 10.0
 
 
-def _utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+class DispatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM: the parts were cancelled and the run gathered, marked interrupted."""
+
+    def __init__(self, final: Path, record: RunRecord) -> None:
+        super().__init__()
+        self.final = final
+        self.record = record
 
 
 def _plan(
@@ -49,7 +66,7 @@ def _plan(
     env_name: str,
     cache: ArtifactCache,
     executor: str,
-    slurm: Any,
+    slurm: SlurmOptions | None,
 ) -> DispatchPlan:
     options = {
         k: ({m: str(p) for m, p in v.items()} if k == "mounts" else v)
@@ -86,13 +103,13 @@ def dispatch(
     executor: Executor,
     warm_up: Callable[[], Any],
     report: Reporter,
-    slurm: Any = None,
+    slurm: SlurmOptions | None = None,
 ) -> tuple[Path, RunRecord]:
     """Every part of a new run, gathered; `warm_up` realizes the environment once here so that
     parts on other nodes find it built in the shared cache."""
     run_id = opts.run_id or new_run_id()
     final = layout.run_dir(opts.results_dir, spec.name, run_id)
-    work = layout.partial_dir(opts.results_dir, spec.name, run_id)
+    work = layout.partial_of(final)
     for path in (final, work):
         if path.exists():
             raise UsageError(f"{path} already exists; choose another --run-id")
@@ -109,33 +126,46 @@ def dispatch(
         spec_id=spec_id(spec),
         spec_path=str(spec_path),
         status="interrupted",
-        started_utc=_utc_now(),
+        started_utc=utc_now(),
         repro_version=__version__,
         spec=plan.spec,
         tolerances=spec.tolerances,
-        overrides={
-            k: v
-            for k, v in {
-                "scenarios": list(opts.scenarios),
-                "modes": list(opts.modes),
-                "min_duration_ms": opts.min_duration_ms,
-                "min_query_count": opts.min_query_count,
-                "max_duration_ms": opts.max_duration_ms,
-                "repeat": opts.repeat,
-                "on": executor.name,
-                **opts.overrides,
-            }.items()
-            if v not in (None, [], {})
-        },
+        overrides=opts.override_map(on=executor.name),
+        dispatch=DispatchRecord(executor=executor.name),
     )
-    return _run_parts(plan, record, list(range(plan.parts)), executor, work, final, report)
+    with folder_lock(work, busy=f"{work}: being dispatched", hint="choose another --run-id"):
+        return _run_parts(
+            plan, record, list(range(plan.parts)), executor, work=work, final=final,
+            report=report, fresh=True,
+        )  # fmt: skip
 
 
 def resume(
     run: Path, executor_for: Callable[[DispatchPlan], Executor], report: Reporter
 ) -> tuple[Path, RunRecord]:
-    """The parts of a dispatched run that did not finish, run again and gathered with the rest."""
-    record = load_run(run)
+    """The parts of a dispatched run that did not finish, run again and gathered with the rest.
+
+    RUN is the run's final folder; when its replay was killed before it could gather, the run
+    is still under its partial name, and is taken from there."""
+    if layout.is_partial(run):
+        raise UsageError(
+            f"{run}: name the run, not the folder it is built in",
+            hint=f"repro replay --resume {layout.final_of(run)}",
+        )
+    work = layout.partial_of(run)
+    if run.exists():
+        if work.exists():
+            raise UsageError(
+                f"{work} exists beside {run}: a resume of this run is running, or was killed",
+                hint=f"wait for it; if none is running, `rm -r {work}` (the run itself is {run})",
+            )
+        source = run
+    elif layout.record_file(work).is_file():
+        source = work  # the replay was killed before it gathered: its provisional record
+        report(f"{run} was never gathered (its replay was stopped); resuming from {work}")
+    else:
+        raise SpecError(f"{run}: no such run", hint="name a run folder under results/<name>/")
+    record = load_run(source)
     if record.dispatch is None or not record.parts:
         raise UsageError(
             f"{run}: not a dispatched run (it was not replayed with --on)",
@@ -144,20 +174,35 @@ def resume(
     todo = [p.index for p in record.parts if p.status not in ("complete", "invalid")]
     if not todo:
         raise UsageError(f"{run}: every part finished; nothing to resume")
-    work = run.parent / f".{run.name}.partial"
-    if work.exists():
-        raise UsageError(
-            f"{work} exists: this run is being resumed, or a resume was killed",
-            hint=f"wait for it, or delete the leftover (`rm -r {work}`) and resume again",
+    plan = read_plan(source / layout.DISPATCH_PLAN)
+    if plan.parts != len(record.parts) or plan.run_id != record.run_id:
+        raise SpecError(
+            f"{source / layout.DISPATCH_PLAN}: $.parts/$.run_id: the plan ({plan.parts} parts, "
+            f"run {plan.run_id}) does not match the run ({len(record.parts)} parts, run "
+            f"{record.run_id})",
+            hint="the plan was edited or comes from another run: replay again",
         )
-    saved = read_plan(run / "dispatch" / PLAN_FILE)
-    run.replace(work)
-    plan = saved.model_copy(update={"run_dir": str(work.absolute())})
-    for index in todo:
-        for leftover in (plan.part_dir(index), plan.part_dir(index).parent / f".{index}.partial"):
-            shutil.rmtree(leftover, ignore_errors=True)
-    report(f"resuming {len(todo)} part(s) of {plan.parts}: {todo}")
-    return _run_parts(plan, record, todo, executor_for(plan), work, run, report)
+    executor = executor_for(plan)
+    with folder_lock(
+        source,
+        busy=f"{run}: being resumed by another `repro replay --resume`",
+        hint="wait for it to finish",
+    ):
+        alive = executor.alive(record.dispatch.jobs)
+        if alive:
+            raise UsageError(
+                f"{run}: job(s) {', '.join(alive)} of this run are still queued or running",
+                hint=f"wait for them to end (or `scancel {' '.join(alive)}`), then resume",
+            )
+        if source is run:
+            run.replace(work)
+        plan = plan.model_copy(update={"run_dir": str(work.absolute()), "executor": executor.name})
+        for index in todo:
+            part = plan.part_dir(index)
+            for leftover in (part, layout.partial_of(part)):
+                shutil.rmtree(leftover, ignore_errors=True)
+        report(f"resuming {len(todo)} part(s) of {plan.parts}: {todo}")
+        return _run_parts(plan, record, todo, executor, work=work, final=run, report=report)
 
 
 def _run_parts(
@@ -165,50 +210,75 @@ def _run_parts(
     record: RunRecord,
     indices: list[int],
     executor: Executor,
+    *,
     work: Path,
     final: Path,
     report: Reporter,
+    fresh: bool = False,
 ) -> tuple[Path, RunRecord]:
+    """Submit, wait, gather and name the run, whatever happens in between."""
     plan_path = plan.write()
     t0 = time.monotonic()
+    info = record.dispatch or DispatchRecord(executor=executor.name)
     interrupted = False
+    error: BaseException | None = None
     states: dict[int, PartState] = {}
-    jobs = list((record.dispatch or {}).get("jobs", []))
     with interruptible():
         try:
-            jobs.append(executor.submit(plan, plan_path, indices))
-            report(f"submitted {len(indices)} part(s) to {executor.name} (job {jobs[-1]})")
+            job = executor.submit(plan, plan_path, indices)
+            info.jobs.append(job)
+            report(f"submitted {len(indices)} part(s) to {executor.name} (job {job})")
+            provisional = gather(plan, {}, record, interrupted=True)
+            provisional.dispatch = info
+            provisional.message = (
+                f"the replay that dispatched this run was stopped before it gathered the parts: "
+                f"`repro replay --resume {final}`"
+            )
+            atomic_write_text(layout.record_file(work), provisional.dump())
             states = _wait(executor, indices, report)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
-            report("interrupted: cancelling the parts that have not finished")
+            if executor.job is not None:
+                report("interrupted: cancelling the parts that have not finished")
             states = _cancel(executor, indices)
+        except BaseException as exc:  # an error: nothing may keep running unattended
+            error = exc
+            states = _cancel(executor, indices)
+    if executor.job is not None and executor.job not in info.jobs:
+        info.jobs.append(executor.job)  # interrupted right after the submission
+    submitted = executor.job is not None
+    if fresh and not submitted:
+        shutil.rmtree(work, ignore_errors=True)  # nothing ran: no run
+        if error is not None:
+            raise error
+        raise KeyboardInterrupt
+    _wait_visible(plan, states)
     previous = {p.index: p for p in record.parts}
-    # parts done in an earlier attempt keep their record; gather reads them from their folders
     all_states = {
-        i: (
-            states[i]
-            if i in states
-            else PartState(previous[i].state or "COMPLETED", previous[i].node, previous[i].job_id)
-        )
+        i: states[i]
+        if i in states
+        else PartState(previous[i].state or "COMPLETED", previous[i].node, previous[i].job_id)
         for i in range(plan.parts)
         if i in states or i in previous
     }
-    gathered = gather(plan, all_states, record, interrupted=interrupted)
-    gathered.dispatch = {
-        "executor": executor.name,
-        "jobs": jobs,
-        "plan": plan.redacted() | {"run_dir": str(final)},
-    }
-    gathered.finished_utc = _utc_now()
+    gathered = gather(
+        plan, all_states, record, interrupted=interrupted or error is not None, clean=True
+    )
+    kept_plan: dict[str, Any] = redact(
+        plan.model_dump(mode="json", by_alias=True) | {"run_dir": str(final.absolute())}
+    )
+    gathered.dispatch = info.model_copy(update={"plan": kept_plan})
+    gathered.finished_utc = utc_now()
     gathered.duration_s = round((record.duration_s or 0) + time.monotonic() - t0, 3)
-    atomic_write_text(plan_path, _json(gathered.dispatch["plan"]))
+    atomic_write_text(plan_path, json.dumps(kept_plan, indent=2) + "\n")
     _redact_folder(plan.dispatch_dir())
     gathered.files_sha256 = digest_files(work)
     atomic_write_text(layout.record_file(work), gathered.dump())
     work.replace(final)
+    if error is not None:
+        raise error
     if interrupted:
-        raise KeyboardInterrupt
+        raise DispatchInterrupted(final, gathered)
     return final, gathered
 
 
@@ -228,16 +298,45 @@ def _wait(executor: Executor, indices: list[int], report: Reporter) -> dict[int,
 
 
 def _cancel(executor: Executor, indices: list[int]) -> dict[int, PartState]:
-    """Cancel, then wait (bounded) for the parts to leave the queue."""
-    executor.cancel()
-    deadline = time.monotonic() + CANCEL_WAIT_S
-    states = executor.poll()
-    while time.monotonic() < deadline:
-        if all(_phase(states.get(i)) == "ended" for i in indices):
-            break
-        time.sleep(POLL_S)
+    """Cancel, then wait (bounded) for the parts to leave the queue; a second Ctrl-C does not
+    cut this short (the jobs would run on, unattended). Nothing to do before a submission."""
+    if executor.job is None:
+        return {}
+    with _ignoring_sigint():
+        with contextlib.suppress(RunError):  # the states below say what still runs
+            executor.cancel()
+        deadline = time.monotonic() + CANCEL_WAIT_S
         states = executor.poll()
+        while time.monotonic() < deadline:
+            if all(_phase(states.get(i)) == "ended" for i in indices):
+                break
+            time.sleep(POLL_S)
+            states = executor.poll()
     return states
+
+
+@contextlib.contextmanager
+def _ignoring_sigint() -> Iterator[None]:
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _wait_visible(plan: DispatchPlan, states: dict[int, PartState]) -> None:
+    """Parts the executor says completed, until their run.json shows (bounded)."""
+    deadline = time.monotonic() + VISIBLE_WAIT_S
+    for index, state in states.items():
+        record = layout.record_file(plan.part_dir(index))
+        while state.state == "COMPLETED" and not record.is_file():
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
 
 
 def _phase(state: PartState | None) -> str:
@@ -251,14 +350,8 @@ def _phase(state: PartState | None) -> str:
 def _redact_folder(folder: Path) -> None:
     """The batch script and the parts' output, with the home directory redacted."""
     for path in folder.iterdir():
-        if path.is_file() and path.name != PLAN_FILE:
+        if path.is_file():
             text = path.read_text(errors="replace")
             redacted = redact_text(text)
             if redacted != text:
                 atomic_write_text(path, redacted)
-
-
-def _json(doc: dict[str, Any]) -> str:
-    import json
-
-    return json.dumps(doc, indent=2) + "\n"

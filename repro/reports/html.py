@@ -225,7 +225,7 @@ def render(report: Report) -> str:
             out.append(
                 f"<tr><td>{e(n.node)}</td><td>{e(', '.join(map(str, n.parts)))}</td>"
                 f"<td>{e(', '.join(n.statuses))}</td>"
-                f"<td>{e(str(n.cpu_model))} x{n.logical_cpus}</td>{cells}"
+                f"<td>{e(n.cpu_model or '?')} x{n.logical_cpus or '?'}</td>{cells}"
                 f"<td>{e('; '.join(n.hardware_vs_original) or 'same')}</td></tr>"
             )
         out.append("</table>")

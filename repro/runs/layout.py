@@ -43,6 +43,13 @@ PROFILE_FOLDER: Final = "profile"
 PROFILE_FILE: Final = "profile.json"
 TIMELINE_FILE: Final = "timeline.json"
 
+# A dispatched run (`--on`): `parts/<k>/` each a run of its own; `dispatch/` the plan, the batch
+# script and each part's output
+PARTS_FOLDER: Final = "parts"
+DISPATCH_FOLDER: Final = "dispatch"
+DISPATCH_PLAN: Final = "dispatch/plan.json"
+DISPATCH_SCRIPT: Final = "dispatch/job.sbatch"
+
 
 #: a name that becomes one path component: no separator, no `..`, not hidden
 _COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
@@ -75,7 +82,30 @@ def run_dir(results_dir: Path, spec_name: str, run_id: str) -> Path:
 
 def partial_dir(results_dir: Path, spec_name: str, run_id: str) -> Path:
     """Where a run is built before it is renamed to its run_dir."""
-    return spec_results(results_dir, spec_name) / f".{component(run_id, what='run id')}.partial"
+    return partial_of(run_dir(results_dir, spec_name, run_id))
+
+
+def partial_of(final: Path) -> Path:
+    """Where the folder `final` is built (or taken back to be resumed): `.<name>.partial`."""
+    return final.parent / f".{final.name}.partial"
+
+
+def final_of(partial: Path) -> Path:
+    """The folder a `.<name>.partial` becomes."""
+    name = partial.name
+    if name.startswith(".") and name.endswith(".partial"):
+        name = name[1 : -len(".partial")]
+    return partial.parent / name
+
+
+def part_dir(index: int) -> str:
+    """A part of a dispatched run relative to the run: `parts/<k>`."""
+    return f"{PARTS_FOLDER}/{index}"
+
+
+def part_log(index: int) -> str:
+    """A part's output relative to the run: `dispatch/part-<k>.out`."""
+    return f"{DISPATCH_FOLDER}/part-{index}.out"
 
 
 def is_partial(path: Path) -> bool:

@@ -66,6 +66,17 @@ class PartRecord(BaseModel):
     message: str | None = None
 
 
+class DispatchRecord(BaseModel):
+    """How a run was dispatched as parts (`--on`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    executor: Literal["local", "slurm"]
+    jobs: list[str] = Field(default_factory=list, description="every submission, in order")
+    plan: dict[str, Any] = Field(
+        default_factory=dict, description="the plan (dispatch/plan.json), home redacted"
+    )
+
+
 class ProfileRecord(BaseModel):
     """A profiled pass of the run (`profile/<Scenario>/`): separate from its measured tests."""
 
@@ -117,7 +128,7 @@ class RunRecord(BaseModel):
         default_factory=dict, description="relative path -> sha256 of every file of the run (v2)"
     )
     tests: list[TestRecord] = Field(default_factory=list)
-    dispatch: dict[str, Any] | None = Field(
+    dispatch: DispatchRecord | None = Field(
         None,
         description="how the run was dispatched (--on local|slurm): executor, job ids, the plan "
         "with the home directory redacted (v2)",

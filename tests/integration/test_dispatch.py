@@ -5,6 +5,7 @@ resumed."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -52,7 +53,7 @@ def test_local_parts_are_gathered_into_one_run_and_reported_per_node(
     assert record.accuracy_test("SingleStream") is not None  # part 0 only
     assert len([t for t in record.tests if t.mode == "accuracy"]) == 1
     assert record.dispatch is not None
-    assert record.dispatch["executor"] == "local"
+    assert record.dispatch.executor == "local"
     report = tmp_path / "report"
     result = CliRunner().invoke(
         cli,
@@ -90,6 +91,9 @@ def test_resume_runs_only_the_parts_that_did_not_finish(
 def _slurm_up() -> None:
     if shutil.which("sbatch") is None:
         pytest.skip("Slurm is not installed (`.ci/slurm start` brings up a test cluster)")
+    up = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=10)
+    if up.returncode != 0 or not up.stdout.strip():
+        pytest.skip(f"Slurm does not answer (`.ci/slurm start`): {up.stderr.strip()}")
 
 
 @pytest.mark.slurm
@@ -118,7 +122,7 @@ def test_a_four_part_job_array_replays_and_is_gathered(
     assert all(p.state == "COMPLETED" and p.node for p in record.parts)
     assert len(record.performance("SingleStream")) == 4
     script = (run / "dispatch" / "job.sbatch").read_text()
-    assert "#SBATCH --array=0,1,2,3" in script
+    assert "#SBATCH --array=0-3" in script
     assert "#SBATCH --exclusive" in script
     assert "#SBATCH --time=10:00" in script
     assert all((run / "dispatch" / f"part-{k}.out").is_file() for k in range(4))
@@ -136,26 +140,36 @@ def test_a_cancelled_job_marks_its_part_interrupted_and_resume_completes_the_run
         "--cache-dir", str(shared_cache),
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
     try:
+        assert proc.stdout is not None
+        job = None
+        for line in proc.stdout:  # this run's own job id, never another's of the same name
+            lines.append(line)
+            if m := re.search(r"submitted \d+ part\(s\) to slurm \(job (\d+)\)", line):
+                job = m.group(1)
+                break
+        assert job is not None, "".join(lines)
         running = None
         deadline = time.monotonic() + 60
         while running is None and time.monotonic() < deadline and proc.poll() is None:
             out = subprocess.run(
-                ["squeue", "-h", "-r", "-n", "repro-ort-digits", "-o", "%i %T"],
+                ["squeue", "-h", "-r", "-j", job, "-o", "%i %T"],
                 capture_output=True, text=True, timeout=10,
             ).stdout  # fmt: skip
             running = next((ln.split()[0] for ln in out.splitlines() if "RUNNING" in ln), None)
             time.sleep(0.3)
         assert running is not None, "no part started running within 60 s"
         subprocess.run(["scancel", running], check=True, timeout=10)
-        output, _ = proc.communicate(timeout=120)
+        rest, _ = proc.communicate(timeout=120)
+        output = "".join(lines) + rest
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 3, output
     run = tmp_path / "ort-digits" / "C"
     record = load_run(run)
-    assert record.status in ("interrupted", "failed")
+    assert record.status == "interrupted"
     cancelled = [p for p in record.parts if p.state and p.state.startswith("CANCELLED")]
     assert len(cancelled) == 1, record.parts
     assert cancelled[0].status == "interrupted"

@@ -39,3 +39,22 @@ def test_replay_without_spec_or_resume_says_so() -> None:
     result = CliRunner().invoke(cli, ["replay"])
     assert result.exit_code == 2
     assert "missing SPEC" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--on", "slurm", "--partition", "debug\necho pwned"], "not a partition name"),
+        (["--on", "slurm", "--partition", ""], "not a partition name"),
+        (["--on", "slurm", "--time", "-5"], "not a time limit"),
+        (["--on", "slurm", "--time", "0"], "not a time limit"),
+        (["--on", "local", "--shared"], "need --on slurm"),
+        (["--on", "slurm", "-m", "accuracy"], "accuracy alone runs once"),
+    ],
+)
+def test_what_reaches_the_batch_script_is_checked_first(
+    args: list[str], message: str, root: Path
+) -> None:
+    result = CliRunner().invoke(cli, ["replay", str(root / "specs" / "ort-digits.json"), *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr

@@ -12,7 +12,7 @@ import pytest
 from repro.dispatch import executors
 from repro.dispatch.executors import SlurmExecutor, _task_ids
 from repro.dispatch.plan import DispatchPlan, SlurmOptions
-from repro.errors import EnvironmentSetupError, RunError
+from repro.errors import EnvironmentSetupError, RunError, UsageError
 
 
 class FakeSlurm:
@@ -51,14 +51,14 @@ def plan(tmp_path: Path) -> DispatchPlan:
 def _install(monkeypatch: pytest.MonkeyPatch, fake: FakeSlurm, tools: tuple[str, ...]) -> None:
     monkeypatch.setattr(executors._subprocess, "run", fake.run)
     monkeypatch.setattr(
-        executors.shutil, "which", lambda t: f"/usr/bin/{t}" if t in tools else None
+        executors._subprocess, "which", lambda t: f"/usr/bin/{t}" if t in tools else None
     )
 
 
 def test_the_batch_script_asks_for_an_array_of_exclusive_nodes(plan: DispatchPlan) -> None:
     ex = SlurmExecutor(SlurmOptions(partition="debug", time="10:00", concurrency=2))
     text = ex.script(plan, Path(plan.run_dir) / "dispatch/plan.json", [0, 1, 3], "digits")
-    assert "#SBATCH --array=0,1,3%2" in text
+    assert "#SBATCH --array=0-1,3%2" in text
     assert "#SBATCH --exclusive" in text
     assert "#SBATCH --partition=debug" in text
     assert "#SBATCH --time=10:00" in text
@@ -109,14 +109,47 @@ def test_submit_then_poll_reads_the_queue_then_the_ended_tasks(
     assert second[2].node is None
 
 
-def test_sbatch_refusing_the_job_is_a_run_error_naming_the_script(
+def test_sbatch_refusing_the_job_is_a_usage_error_with_its_reason(
     plan: DispatchPlan, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeSlurm({"sbatch": [(1, "", "sbatch: error: invalid partition specified: gpu")]})
     _install(monkeypatch, fake, ("sbatch",))
-    with pytest.raises(RunError, match="invalid partition") as exc:
-        SlurmExecutor(SlurmOptions(partition="gpu")).submit(plan, Path("plan.json"), [0])
-    assert "job.sbatch" in exc.value.message
+    ex = SlurmExecutor(SlurmOptions(partition="gpu"))
+    with pytest.raises(UsageError, match="sbatch refused the job: invalid partition") as exc:
+        ex.submit(plan, Path("plan.json"), [0])
+    assert "job.sbatch" in (exc.value.hint or "")
+    assert ex.job is None
+    assert ex.poll() == {}  # nothing submitted: nothing to poll or cancel
+    ex.cancel()
+
+
+def test_a_controller_that_does_not_answer_keeps_the_last_states(
+    plan: DispatchPlan, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeSlurm({"sbatch": [(0, "42\n", "")], "squeue": [(0, "42_0|RUNNING|n1\n", "")]})
+    _install(monkeypatch, fake, ("sbatch", "squeue"))
+    ex = SlurmExecutor(SlurmOptions())
+    ex.submit(plan, Path("plan.json"), [0])
+    assert ex.poll()[0].state == "RUNNING"
+
+    def slow(cmd: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        raise subprocess.TimeoutExpired(cmd, 30)
+
+    monkeypatch.setattr(executors._subprocess, "run", slow)
+    assert ex.poll()[0].state == "RUNNING"
+    with pytest.raises(RunError, match="cannot tell whether"):
+        ex.alive(["42"])
+
+
+def test_a_run_folder_an_sbatch_line_cannot_carry_is_refused(plan: DispatchPlan) -> None:
+    odd = plan.model_copy(update={"run_dir": "/tmp/my results/%A/run"})
+    with pytest.raises(UsageError, match="cannot carry"):
+        SlurmExecutor(SlurmOptions()).script(odd, Path("p"), [0], "d")
+
+
+def test_array_ranges_stay_short() -> None:
+    assert executors._ranges(list(range(5000))) == "0-4999"
+    assert executors._ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
 
 
 def test_without_slurm_the_error_says_what_is_missing(
