@@ -9,6 +9,7 @@ from repro.cli.env_cmds import env
 from repro.cli.image_cmd import image
 from repro.cli.import_cmd import import_mlperf
 from repro.cli.nix_cmds import prefetch
+from repro.cli.pack_cmds import pack, unpack, verify
 from repro.cli.profile_cmd import profile
 from repro.cli.recommend_cmd import recommend
 from repro.cli.replay_cmd import replay
@@ -34,6 +35,9 @@ COMMANDS: list[click.Command] = [
     env,
     spack,
     image,
+    pack,
+    unpack,
+    verify,
     tune,
     prefetch,
 ]

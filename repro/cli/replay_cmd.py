@@ -262,6 +262,11 @@ def replay(
         return
     if spec_path is None:
         raise UsageError("missing SPEC", hint="repro replay SPEC (see `repro replay --help`)")
+    package_options: dict[str, Any] = {}
+    from repro.packaging.pack import is_package
+
+    if is_package(spec_path):
+        spec_path, package_options = _from_package(spec_path, env_name, ArtifactCache(cache_dir))
     if (baseline_env or baseline_options) and against is None:
         raise UsageError("--baseline-env and --baseline-backend-option need --against")
     spec = _with_options(require_valid(spec_path), spec_path, backend_options)
@@ -276,6 +281,9 @@ def replay(
             "--profile runs after a plain replay; with --against or --until-decided, profile "
             "the runs afterwards: `repro profile SPEC --into RUN`"
         )
+    env_options = _docker_options(
+        env_name, rebuild, container_cpuset, container_memory, results_dir, cache_dir
+    )
     opts = ReplayOptions(
         scenarios=tuple(scenarios),  # type: ignore[arg-type]
         modes=tuple(modes),  # type: ignore[arg-type]
@@ -286,9 +294,7 @@ def replay(
         results_dir=results_dir,
         run_id=run_id,
         profile=(default_scenario(spec, scenarios), profile_samples) if profile else None,
-        env_options=_docker_options(
-            env_name, rebuild, container_cpuset, container_memory, results_dir, cache_dir
-        ),
+        env_options=env_options | package_options,
     )
     cache = ArtifactCache(cache_dir)
     if on is not None:
@@ -412,6 +418,37 @@ def _said_when_interrupted(as_json: bool) -> Iterator[None]:
         if stop.record.message:
             note(stop.record.message)
         raise KeyboardInterrupt from None
+
+
+def _from_package(
+    package: Path, env_name: str, cache: ArtifactCache
+) -> tuple[Path, dict[str, Any]]:
+    """A package unpacked (checked) under the cache: its spec, and the environment options
+    its contents give (wheels to build the venv from, an image to load)."""
+    from repro.packaging.pack import offline_gaps, open_package
+    from repro.spec.io import load_spec
+
+    root, manifest = open_package(package, cache)
+    spec_path = root / manifest.spec
+    note(f"package {package}: {len(manifest.members)} files checked, unpacked in {root}")
+    certain, maybe = offline_gaps(load_spec(spec_path), root, manifest, env_name, cache)
+    if certain:
+        raise RunError(
+            f"{package}: the package lacks what this replay needs: " + "; ".join(certain),
+            hint="pack it again with --with-artifacts, or replay where the network is reachable",
+        )
+    for gap in maybe:
+        note(f"not in the package: {gap}")
+    options: dict[str, Any] = {}
+    if manifest.of_role("wheel"):
+        options["wheels"] = str(root / "wheels")
+    if manifest.of_role("image"):
+        options["image_archive"] = str(root / "image" / "image.tar")
+    original = load_spec(spec_path).original
+    if original is not None:
+        folder = (spec_path.parent / original.path).resolve()
+        note(f"the package's original: compare with `repro report --compare {folder} RUN`")
+    return spec_path, options
 
 
 def _with_options(

@@ -183,6 +183,17 @@ class DockerManager(EnvironmentManager):
             except LaunchError as exc:
                 raise SpecError(f"{flag}: {exc}", hint="choose a folder without ','") from None
         details: dict[str, Any] = {}
+        archive = self.options.get("image_archive")
+        if (
+            pinned is not None
+            and pinned.image_id is not None
+            and archive
+            and images.image_id(c, pinned.image_id) != pinned.image_id
+        ):
+            # a package's image (`docker save`), for an offline replay
+            self.report(f"loading the package's image {pinned.image_id[:19]}")
+            with Path(archive).open("rb") as fh:
+                c.images.load(fh.read())
         if pinned is not None and pinned.image_id is not None:
             if images.image_id(c, pinned.image_id) == pinned.image_id:
                 # the pinned content is here: run it by id, wherever its name points now

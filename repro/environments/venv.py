@@ -79,8 +79,11 @@ class VenvManager(EnvironmentManager):
         tag = f"py{sys.version_info.major}{sys.version_info.minor}"
         target = workdir / f"venv-{lock.sha256[:16]}-{tag}"
         hashes = bool(getattr(spec.environment, "hashes_complete", True))
+        wheels = self.options.get("wheels")
         if not (target / MARKER).is_file():
-            self._build(target, lock_path, require_hashes=hashes)
+            self._build(
+                target, lock_path, require_hashes=hashes, wheels=Path(wheels) if wheels else None
+            )
         python = target / "bin" / "python"
         return RealizedEnvironment(
             manager=self.name,
@@ -97,7 +100,11 @@ class VenvManager(EnvironmentManager):
             },
         )
 
-    def _build(self, target: Path, lock_path: Path, *, require_hashes: bool) -> None:
+    def _build(
+        self, target: Path, lock_path: Path, *, require_hashes: bool, wheels: Path | None = None
+    ) -> None:
+        """The venv from the lock: from a package index, or only from the folder `wheels`
+        (a package's: no network needed)."""
         if target.exists():
             shutil.rmtree(target)  # an unfinished earlier build
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -112,6 +119,7 @@ class VenvManager(EnvironmentManager):
                 "--no-deps",
                 "--disable-pip-version-check",
                 *(["--require-hashes"] if require_hashes else []),
+                *(["--no-index", "--find-links", str(wheels)] if wheels else []),
                 "-r",
                 str(lock_path),
             ],
@@ -123,6 +131,8 @@ class VenvManager(EnvironmentManager):
                 tail = (proc.stderr or proc.stdout).strip()[-1500:]
                 raise EnvironmentSetupError(
                     f"building the venv failed at `{' '.join(cmd[:4])} ...`: {tail}",
-                    hint="a package index must be reachable to build a venv the first time",
+                    hint=f"the package's wheels ({wheels}) do not cover the lock"
+                    if wheels
+                    else "a package index must be reachable to build a venv the first time",
                 )
         (target / MARKER).write_text(str(lock_path) + "\n")

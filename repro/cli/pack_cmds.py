@@ -1,0 +1,158 @@
+"""`repro pack`, `repro unpack`, `repro verify`: portable experiment packages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from repro.artifacts.cache import ArtifactCache
+from repro.cli.progress import note
+from repro.cli.spec_cmds import cache_dir_option, json_option
+from repro.errors import UsageError
+
+
+@click.command()
+@click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The package: NAME.repro.tar, .repro.tar.gz, .repro.tar.xz or .repro.tar.zst.",
+)
+@click.option("--with-artifacts", is_flag=True, help="Every artifact's bytes, by sha256.")
+@click.option(
+    "--with-wheels", is_flag=True, help="The Python lock's wheels (a venv builds offline)."
+)
+@click.option("--with-image", is_flag=True, help="The spec's pinned Docker image (docker save).")
+@click.option("--with-results", is_flag=True, help="The spec's other finished runs.")
+@click.option(
+    "--results-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Where --with-results finds results/<name>/.",
+)
+@cache_dir_option
+@json_option
+def pack(
+    spec_path: Path,
+    out: Path,
+    with_artifacts: bool,
+    with_wheels: bool,
+    with_image: bool,
+    with_results: bool,
+    results_dir: Path,
+    cache_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Write an experiment package: the spec and every file it names, its original results,
+    and on request the artifacts, wheels, image and other runs; a manifest holds the sha256 of
+    every member.
+
+    The spec is kept byte for byte (its id and its original's stay valid): the files it names
+    must be relative to it. `repro replay PACKAGE` replays from the package, offline when it
+    carries what the replay needs.
+
+    \b
+    Example:
+      repro pack specs/ort-digits.json -o ort-digits.repro.tar.zst --with-artifacts --with-wheels
+      repro replay ort-digits.repro.tar.zst --env venv
+    """
+    from repro.packaging.pack import PackOptions, is_package
+    from repro.packaging.pack import pack as write
+    from repro.validate import require_valid
+
+    if not is_package(out):
+        raise UsageError(
+            f"--output {out}: a package is named NAME.repro.tar[.gz|.xz|.zst]",
+            hint=f"e.g. -o {out.name.split('.')[0] or 'experiment'}.repro.tar.zst",
+        )
+    spec = require_valid(spec_path)
+    manifest = write(
+        spec,
+        spec_path,
+        out,
+        PackOptions(with_artifacts, with_wheels, with_image, with_results),
+        cache=ArtifactCache(cache_dir),
+        results_dir=results_dir,
+        report=note,
+    )
+    size = out.stat().st_size
+    if as_json:
+        click.echo(manifest.model_dump_json(by_alias=True, indent=2))
+        return
+    roles: dict[str, int] = {}
+    for m in manifest.members:
+        roles[m.role] = roles.get(m.role, 0) + 1
+    listing = ", ".join(f"{n} {role}" for role, n in sorted(roles.items()))
+    click.echo(f"wrote {out} ({size / 2**20:.1f} MiB): {len(manifest.members)} files ({listing})")
+
+
+@click.command()
+@click.argument("package", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    "target",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="A new folder to unpack into (default: the package's name without its ending).",
+)
+@json_option
+def unpack(package: Path, target: Path | None, as_json: bool) -> None:
+    """Unpack a package safely and check every file against its manifest.
+
+    Refused, with nothing written: absolute or '..' names, links, devices, sparse or duplicate
+    members, files not in the manifest (or missing from the archive), a size or sha256 that
+    differs from the manifest's, more than 32 GiB in all.
+
+    \b
+    Example:
+      repro unpack ort-digits.repro.tar.zst -o ort-digits-pkg
+    """
+    from repro.packaging.pack import PACKAGE_ENDINGS
+    from repro.packaging.pack import unpack as extract
+
+    if target is None:
+        name = package.name
+        for ending in PACKAGE_ENDINGS:
+            name = name.removesuffix(ending)
+        target = package.parent / (name or "package")
+    manifest = extract(package, target)
+    if as_json:
+        click.echo(json.dumps({"folder": str(target), **manifest.model_dump(by_alias=True)}))
+        return
+    click.echo(
+        f"unpacked {len(manifest.members)} files into {target}, every sha256 checked; "
+        f"spec: {target / manifest.spec}"
+    )
+
+
+@click.command()
+@click.argument("package", type=click.Path(dir_okay=False, path_type=Path))
+@json_option
+def verify(package: Path, as_json: bool) -> None:
+    """Check a package: every member's sha256 and size against its manifest, and that it
+    unpacks safely (into a temporary folder, removed after).
+
+    \b
+    Example:
+      repro verify ort-digits.repro.tar.zst
+    """
+    import tempfile
+
+    from repro.packaging.pack import unpack as extract
+
+    with tempfile.TemporaryDirectory(prefix="repro-verify-") as tmp:
+        manifest = extract(package, Path(tmp) / "p")
+    if as_json:
+        click.echo(json.dumps({"verified": True, "members": len(manifest.members)}))
+        return
+    click.echo(
+        f"{package}: OK: {len(manifest.members)} files, every sha256 matches the manifest "
+        f"(spec {manifest.spec_name}, id {manifest.spec_id[:12]})"
+    )

@@ -1,0 +1,324 @@
+"""Use case: `repro pack SPEC -o NAME.repro.tar[.gz|.xz|.zst]`, `repro unpack`, and opening a
+package for `repro replay PACKAGE`.
+
+A package keeps the spec byte for byte (so its id, and the original's, stay what they were):
+the spec and every file it names by a relative path (path artifacts, lock files, the flake, the
+original results) go in at their places relative to the folder that holds them all, so the
+spec's relative paths resolve inside the unpacked package as they did beside it. On request it
+adds every artifact's verified bytes (`cache/<sha256>`), the Python lock's wheels (`wheels/`),
+the Docker image (`image/image.tar`, `docker save`) and the spec's other finished runs
+(`runs/<run-id>/`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from repro import __version__
+from repro.artifacts.cache import ArtifactCache, read_verified
+from repro.errors import EnvironmentSetupError, SpecError, UsageError
+from repro.packaging.archive import (
+    MAX_TOTAL_BYTES,
+    Member,
+    PackageManifest,
+    Role,
+    Source,
+    extract,
+    sha256_file,
+    write_package,
+)
+from repro.runs import layout
+from repro.spec.io import spec_id
+from repro.spec.models import ExperimentSpec
+
+Reporter = Callable[[str], None]
+PACKAGE_ENDINGS = (".repro.tar", ".repro.tar.gz", ".repro.tgz", ".repro.tar.xz", ".repro.tar.zst")
+#: a flake folder larger than this is not packed whole (a flake is a few small files)
+_FLAKE_MAX_FILES = 200
+
+
+def is_package(path: Path) -> bool:
+    """Whether a path names a package (by its ending)."""
+    return path.name.endswith(PACKAGE_ENDINGS)
+
+
+@dataclass(frozen=True)
+class PackOptions:
+    with_artifacts: bool = False
+    with_wheels: bool = False
+    with_image: bool = False
+    with_results: bool = False
+
+
+def _files_of(folder: Path, *, limit: int) -> list[Path]:
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    if len(files) > limit:
+        raise UsageError(f"{folder}: more than {limit} files; not packed whole")
+    return files
+
+
+def _referenced(spec: ExperimentSpec, spec_path: Path) -> list[tuple[Path, Role]]:
+    """The spec and the files it names by relative path, absolute, with their roles."""
+    from repro.artifacts.fetch import resolve_path
+
+    base = spec_path.parent
+    out: list[tuple[Path, Role]] = [(spec_path.resolve(), "spec")]
+
+    def named(path: str, field: str) -> Path:
+        if Path(path).is_absolute():
+            raise UsageError(
+                f"{spec_path}: {field}: {path} is an absolute path; a package keeps the spec "
+                "as it is, so the files it names must be relative to it",
+                hint="move the file beside the spec (or below its parent) and name it relatively",
+            )
+        resolved = resolve_path(path, base).resolve()
+        if not resolved.exists():
+            raise SpecError(f"{spec_path}: {field}: {resolved} does not exist")
+        return resolved
+
+    for name, art in spec.artifacts.items():
+        if art.path is not None:
+            file = named(art.path, f"$.artifacts.{name}.path")
+            read_verified(file, art.sha256, what=f"artifact {name!r}")  # what ships is the pin
+            out.append((file, "artifact"))
+    env = spec.environment
+    for section, where in ((env, "$.environment"), (env.spack, "$.environment.spack")):
+        if section is None:
+            continue
+        for key in ("python_lock", "flake_lock", "spack_yaml", "spack_lock"):
+            lock = getattr(section, key, None)
+            if lock is not None:
+                out.append((named(lock.path, f"{where}.{key}.path"), "lock"))
+    flake = getattr(env, "flake", None)
+    if isinstance(flake, str) and flake.startswith("path:"):
+        folder = named(flake[5:], "$.environment.flake")
+        out += [(f, "flake") for f in _files_of(folder, limit=_FLAKE_MAX_FILES)]
+    if spec.original is not None:
+        folder = named(spec.original.path, "$.original.path")
+        out += [(f, "original") for f in _files_of(folder, limit=100_000)]
+    return out
+
+
+def pack(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    out: Path,
+    opts: PackOptions,
+    *,
+    cache: ArtifactCache,
+    results_dir: Path,
+    report: Reporter,
+) -> PackageManifest:
+    """Write the package; its manifest."""
+    refs = _referenced(spec, spec_path)
+    root = Path(os.path.commonpath([str(p.parent) for p, _ in refs]))
+    sources: dict[str, Source] = {}
+
+    def add(name: str, role: Role, file: Path) -> None:
+        if name not in sources:
+            sources[name] = Source(name, role, file)
+
+    for file, role in refs:
+        add(PurePosixPath(*file.relative_to(root).parts).as_posix(), role, file)
+    with tempfile.TemporaryDirectory(prefix="repro-pack-") as tmp:
+        scratch = Path(tmp)
+        if opts.with_artifacts:
+            _add_artifacts(spec, spec_path, cache, add, report)
+        if opts.with_wheels:
+            _add_wheels(spec, spec_path, scratch, add, report)
+        if opts.with_image:
+            _add_image(spec, spec_path, scratch, add, report)
+        if opts.with_results:
+            _add_results(spec, results_dir, add)
+        members = []
+        total = 0
+        for name in sorted(sources):
+            src = sources[name]
+            size = src.file.stat().st_size
+            total += size
+            if total > MAX_TOTAL_BYTES:
+                raise UsageError(
+                    f"the package would be larger than {MAX_TOTAL_BYTES // 2**30} GiB",
+                    hint="leave out --with-image or --with-results",
+                )
+            members.append(
+                Member(path=name, role=src.role, size=size, sha256=sha256_file(src.file))
+            )
+        manifest = PackageManifest(
+            spec=PurePosixPath(*spec_path.resolve().relative_to(root).parts).as_posix(),
+            spec_name=spec.name,
+            spec_id=spec_id(spec),
+            repro_version=__version__,
+            contents={
+                "artifacts": opts.with_artifacts,
+                "wheels": opts.with_wheels,
+                "image": opts.with_image,
+                "results": opts.with_results,
+            },
+            members=members,
+        )
+        write_package(out, [sources[m.path] for m in members], manifest)
+    return manifest
+
+
+def _add_artifacts(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    cache: ArtifactCache,
+    add: Callable[[str, Role, Path], None],
+    report: Reporter,
+) -> None:
+    """Every artifact's verified bytes by hash (recipes generated, URLs downloaded, once)."""
+    from repro.fetching import fetch_all
+
+    for name, m in fetch_all(spec, spec_path, cache=cache, progress=report).items():
+        if spec.artifacts[name].path is None:
+            add(f"cache/{spec.artifacts[name].sha256}", "cached-artifact", m.path)
+
+
+def _add_wheels(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    scratch: Path,
+    add: Callable[[str, Role, Path], None],
+    report: Reporter,
+) -> None:
+    """The Python lock's wheels, downloaded by pip and checked against the lock's hashes."""
+    import sys
+
+    from repro import _subprocess
+    from repro.artifacts.fetch import resolve_path
+
+    lock = spec.environment.python_lock
+    if lock is None:
+        raise UsageError(f"{spec_path}: --with-wheels: the spec has no Python lock")
+    lock_path = resolve_path(lock.path, spec_path.parent)
+    wheels = scratch / "wheels"
+    hashes = bool(getattr(spec.environment, "hashes_complete", True))
+    report(f"downloading the wheels of {lock.path}")
+    proc = _subprocess.run(
+        [
+            sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+            "--disable-pip-version-check", "--only-binary=:all:",
+            *(["--require-hashes"] if hashes else []), "-r", str(lock_path), "-d", str(wheels),
+        ],
+        timeout_s=3600,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise EnvironmentSetupError(
+            f"--with-wheels: pip could not download the lock's wheels: "
+            f"{(proc.stderr or proc.stdout).strip()[-800:]}",
+            hint="a package index must be reachable when packing with --with-wheels",
+        )
+    for wheel in sorted(wheels.iterdir()):
+        add(f"wheels/{wheel.name}", "wheel", wheel)
+
+
+def _add_image(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    scratch: Path,
+    add: Callable[[str, Role, Path], None],
+    report: Reporter,
+) -> None:
+    """The spec's pinned Docker image, as `docker save` writes it."""
+    from repro import _subprocess
+
+    image_id = getattr(spec.environment, "image_id", None)
+    if image_id is None:
+        raise UsageError(
+            f"{spec_path}: --with-image: $.environment.image_id: the spec pins no Docker image",
+            hint="capture it with --env-manager docker (or `repro image SPEC`) first",
+        )
+    docker = _subprocess.which("docker")
+    if docker is None:
+        raise EnvironmentSetupError("--with-image: `docker` is not on PATH")
+    target = scratch / "image.tar"
+    report(f"saving image {image_id[:19]}")
+    proc = _subprocess.run([docker, "save", "-o", str(target), image_id], timeout_s=3600)
+    if proc.returncode != 0:
+        raise EnvironmentSetupError(
+            f"--with-image: docker save {image_id[:19]} failed: {proc.stderr.strip()[-500:]}",
+            hint=f"build it first: `repro image {spec_path}`",
+        )
+    add("image/image.tar", "image", target)
+
+
+def _add_results(
+    spec: ExperimentSpec, results_dir: Path, add: Callable[[str, Role, Path], None]
+) -> None:
+    """The spec's finished runs (not partial ones, not the original: that is in already)."""
+    from repro.runs.store import list_runs
+
+    for run in list_runs(layout.spec_results(results_dir, spec.name)):
+        if run.name == layout.ORIGINAL_RUN_ID:
+            continue
+        for f in _files_of(run, limit=100_000):
+            add(f"runs/{run.name}/{f.relative_to(run).as_posix()}", "result", f)
+
+
+def unpack(package: Path, target: Path) -> PackageManifest:
+    """The package extracted into the new folder `target`, every hash checked."""
+    return extract(package, target)
+
+
+def package_digest(package: Path) -> str:
+    h = hashlib.sha256()
+    with package.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageManifest]:
+    """The package unpacked (once) under the cache, by its sha256, checked: its folder and
+    manifest. Its cached artifacts are put into the artifact cache, verified."""
+    digest = package_digest(package)
+    folder = cache.root / "packages" / digest
+    if folder.is_dir():
+        shutil.rmtree(folder)  # unpacked again and checked again: the bytes are what counts
+    manifest = extract(package, folder)
+    for m in manifest.of_role("cached-artifact"):
+        sha = m.path.rsplit("/", 1)[-1]
+        if sha != m.sha256:
+            raise SpecError(
+                f"{package}: {m.path}: named for sha256 {sha[:16]}... but its bytes are "
+                f"{m.sha256[:16]}...: the package was altered"
+            )
+        if not cache.path_for(sha).is_file():
+            with cache.staging(sha) as staged:
+                shutil.copyfile(folder / m.path, staged)
+                cache.commit(staged, sha)
+    return folder, manifest
+
+
+def offline_gaps(
+    spec: ExperimentSpec, root: Path, manifest: PackageManifest, env_name: str, cache: ArtifactCache
+) -> tuple[list[str], list[str]]:
+    """What a replay from the package needs from outside: (missing for certain, needed only if
+    not already on this machine)."""
+    certain: list[str] = []
+    maybe: list[str] = []
+    for name, art in spec.artifacts.items():
+        if art.path is None and art.recipe is None and not cache.path_for(art.sha256).is_file():
+            certain.append(
+                f"artifact {name!r} (sha256 {art.sha256[:12]}...) downloads from {art.url}: not "
+                "in the package (pack with --with-artifacts) and not in this machine's cache"
+            )
+    manager = spec.environment.manager if env_name == "auto" else env_name
+    if manager in ("venv", "auto") and not manifest.of_role("wheel"):
+        maybe.append(
+            "the Python lock's wheels (pack with --with-wheels): a venv is built from a "
+            "package index unless this machine has built it before"
+        )
+    if manager == "docker" and not manifest.of_role("image"):
+        maybe.append("the Docker image (pack with --with-image) unless this machine has it")
+    if manager == "nix":
+        maybe.append("the flake's inputs (nixpkgs) unless this machine's Nix store has them")
+    return certain, maybe

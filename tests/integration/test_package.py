@@ -1,0 +1,104 @@
+"""Packages for real: pack ort-digits, unpack it byte for byte, replay from it air-gapped (no
+network namespace at all), and a 10 GB sparse member refused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.runs.store import load_run
+
+
+def test_pack_unpack_is_byte_identical_and_replays_from_the_package(
+    root: Path, tmp_path: Path, shared_cache: Path
+) -> None:
+    package = tmp_path / "digits.repro.tar.gz"
+    result = CliRunner().invoke(
+        cli,
+        ["pack", str(root / "specs" / "ort-digits.json"), "-o", str(package),
+         "--with-artifacts", "--cache-dir", str(shared_cache)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "unpacked"
+    result = CliRunner().invoke(cli, ["unpack", str(package), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "specs/ort-digits.json").read_bytes() == (
+        root / "specs/ort-digits.json"
+    ).read_bytes()
+    original = root / "results" / "ort-digits" / "original"
+    for f in original.rglob("*"):
+        if f.is_file():
+            assert (
+                out / "results/ort-digits/original" / f.relative_to(original)
+            ).read_bytes() == f.read_bytes()
+    # a fresh cache: the data set comes from the package, not from its recipe or this machine
+    cache = tmp_path / "cache"
+    result = CliRunner().invoke(
+        cli,
+        ["replay", str(package), "--env", "native", "-s", "SingleStream", "-m", "performance",
+         "--min-duration-ms", "200", "--results-dir", str(tmp_path / "results"),
+         "--cache-dir", str(cache), "--run-id", "p1"],
+    )  # fmt: skip
+    assert result.exit_code in (0, 3), result.output
+    assert load_run(tmp_path / "results" / "ort-digits" / "p1").tests
+    dataset_sha = "21bc397116824593c52d72953f25c3a7d312ea873270747c0342c0ff1e52e442"
+    assert (cache / "sha256" / dataset_sha[:2] / dataset_sha).is_file()
+
+
+def _can_unshare_network() -> bool:
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _can_unshare_network(), reason="needs root and unshare -n (no network)")
+def test_air_gapped_replay_builds_its_venv_from_the_packages_wheels(
+    root: Path, tmp_path: Path, shared_cache: Path
+) -> None:
+    package = tmp_path / "digits.repro.tar.zst"
+    result = CliRunner().invoke(
+        cli,
+        ["pack", str(root / "specs" / "ort-digits.json"), "-o", str(package),
+         "--with-artifacts", "--with-wheels", "--cache-dir", str(shared_cache)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    # a new network namespace has no interface but lo: PyPI and everything else unreachable
+    proc = subprocess.run(
+        ["unshare", "-n", sys.executable, "-m", "repro", "replay", str(package), "--env", "venv",
+         "-s", "SingleStream", "-m", "performance", "--min-duration-ms", "200",
+         "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
+         "--run-id", "air"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode in (0, 3), proc.stderr
+    record = load_run(tmp_path / "results" / "ort-digits" / "air")
+    assert record.environment["manager"] == "venv"
+    assert record.tests[0].status in ("valid", "invalid")
+
+
+@pytest.mark.skipif(shutil.which("tar") is None, reason="needs GNU tar")
+def test_a_ten_gigabyte_sparse_member_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    with (src / "huge.bin").open("wb") as fh:
+        fh.truncate(10 * 2**30)  # 10 GB of holes: no disk used
+    (src / "manifest.json").write_text("{}")
+    package = tmp_path / "sparse.repro.tar"
+    subprocess.run(
+        ["tar", "--sparse", "-cf", str(package), "-C", str(src), "huge.bin", "manifest.json"],
+        check=True,
+    )
+    assert package.stat().st_size < 2**20
+    target = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["unpack", str(package), "-o", str(target)])
+    assert result.exit_code == 2, result.output
+    assert "sparse" in result.stderr
+    assert not target.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sparse.repro.tar", "src"]

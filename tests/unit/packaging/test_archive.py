@@ -1,0 +1,172 @@
+"""Package archives: a byte-identical, deterministic round trip; hostile archives refused with
+nothing written outside (or inside) the target."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.errors import ArtifactError, SpecError
+from repro.packaging.archive import (
+    Member,
+    PackageManifest,
+    Source,
+    extract,
+    sha256_file,
+    write_package,
+)
+
+
+def _tree(tmp_path: Path) -> list[Source]:
+    src = tmp_path / "src"
+    (src / "specs").mkdir(parents=True)
+    (src / "specs" / "x.json").write_text('{"name": "x"}\n')
+    (src / "results" / "x" / "original").mkdir(parents=True)
+    (src / "results" / "x" / "original" / "run.json").write_bytes(bytes(range(256)) * 100)
+    return [
+        Source("results/x/original/run.json", "original", src / "results/x/original/run.json"),
+        Source("specs/x.json", "spec", src / "specs/x.json"),
+    ]
+
+
+def _manifest(sources: list[Source]) -> PackageManifest:
+    return PackageManifest(
+        spec="specs/x.json",
+        spec_name="x",
+        spec_id="a" * 64,
+        repro_version="t",
+        contents={},
+        members=[
+            Member(path=s.path, role=s.role, size=s.file.stat().st_size, sha256=sha256_file(s.file))
+            for s in sources
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    "ending", [".repro.tar", ".repro.tar.gz", ".repro.tar.xz", ".repro.tar.zst"]
+)
+def test_round_trip_is_byte_identical_and_packing_is_deterministic(
+    tmp_path: Path, ending: str
+) -> None:
+    sources = _tree(tmp_path)
+    a, b = tmp_path / f"a{ending}", tmp_path / f"b{ending}"
+    write_package(a, sources, _manifest(sources))
+    write_package(b, sources, _manifest(sources))
+    assert a.read_bytes() == b.read_bytes()
+    manifest = extract(a, tmp_path / "out")
+    assert manifest.spec == "specs/x.json"
+    for s in sources:
+        assert (tmp_path / "out" / s.path).read_bytes() == s.file.read_bytes()
+
+
+def _hostile(tmp_path: Path, add: object, *, manifest: dict | None = None) -> Path:
+    """A tar whose members `add(tar)` writes, with a manifest listing what it is told."""
+    path = tmp_path / "evil.repro.tar"
+    with tarfile.open(path, "w") as tar:
+        add(tar)  # type: ignore[operator]
+        doc = json.dumps(
+            manifest
+            or {"schema": "repro.package/v1", "spec": "s.json", "spec_name": "x",
+                "spec_id": "a" * 64, "repro_version": "t", "contents": {}, "members": []}
+        ).encode()  # fmt: skip
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(doc)
+        tar.addfile(info, io.BytesIO(doc))
+    return path
+
+
+def _file(tar: tarfile.TarFile, name: str, data: bytes = b"x") -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _link(tar: tarfile.TarFile, name: str, target: str, kind: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = target
+    tar.addfile(info)
+
+
+@pytest.mark.parametrize(
+    ("add", "why"),
+    [
+        (lambda t: _file(t, "../escape.txt"), "not a plain relative name"),
+        (lambda t: _file(t, "/etc/evil.txt"), "not a plain relative name"),
+        (lambda t: _file(t, "a/./b.txt"), "not a plain relative name"),
+        (lambda t: _link(t, "link", "/etc/passwd", tarfile.SYMTYPE), "a symbolic link"),
+        (lambda t: _link(t, "hard", "../../etc/passwd", tarfile.LNKTYPE), "a hard link"),
+        (lambda t: _link(t, "dev", "", tarfile.CHRTYPE), "a device or pipe"),
+        (lambda t: _link(t, "fifo", "", tarfile.FIFOTYPE), "a device or pipe"),
+        (lambda t: (_file(t, "a.txt"), _file(t, "a.txt")), "appears twice"),
+        (lambda t: (_file(t, "a"), _file(t, "a/b")), "a file and a folder of the same name"),
+    ],
+)
+def test_hostile_members_are_refused_and_nothing_is_written(
+    tmp_path: Path, add: object, why: str
+) -> None:
+    package = _hostile(tmp_path, add)
+    before = set(tmp_path.rglob("*"))
+    with pytest.raises(SpecError, match=why):
+        extract(package, tmp_path / "out")
+    assert set(tmp_path.rglob("*")) == before  # no target, no leftover
+    assert not Path("/tmp/escape.txt").exists()
+
+
+def test_a_member_whose_bytes_differ_from_the_manifest_is_an_integrity_error(
+    tmp_path: Path,
+) -> None:
+    sources = _tree(tmp_path)
+    manifest = _manifest(sources)
+    manifest.members[1].sha256 = "0" * 64
+    package = tmp_path / "p.repro.tar"
+    write_package(package, sources, manifest)
+    with pytest.raises(ArtifactError, match="the package was altered"):
+        extract(package, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    result = CliRunner().invoke(cli, ["unpack", str(package), "-o", str(tmp_path / "o2")])
+    assert result.exit_code == 3, result.output
+    assert not (tmp_path / "o2").exists()
+
+
+def test_files_missing_from_or_extra_to_the_manifest_are_refused(tmp_path: Path) -> None:
+    sources = _tree(tmp_path)
+    manifest = _manifest(sources)
+    package = tmp_path / "p.repro.tar"
+    write_package(package, sources[:1], manifest)  # the spec listed but not in the archive
+    with pytest.raises(SpecError, match="listed in the manifest but not in the archive"):
+        extract(package, tmp_path / "out")
+    write_package(package, sources, _manifest(sources[:1]))  # one file not listed
+    with pytest.raises(SpecError, match="not listed in the manifest"):
+        extract(package, tmp_path / "out")
+
+
+def test_an_oversized_member_is_refused_before_it_is_written(tmp_path: Path) -> None:
+    sources = _tree(tmp_path)
+    package = tmp_path / "p.repro.tar"
+    write_package(package, sources, _manifest(sources))
+    with pytest.raises(SpecError, match="bytes left to unpack"):
+        extract(package, tmp_path / "out", max_bytes=1000)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_damaged_archive_and_a_foreign_file_are_bad_input(tmp_path: Path) -> None:
+    sources = _tree(tmp_path)
+    package = tmp_path / "p.repro.tar.gz"
+    write_package(package, sources, _manifest(sources))
+    data = package.read_bytes()
+    package.write_bytes(data[: len(data) // 2])
+    result = CliRunner().invoke(cli, ["unpack", str(package), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "damaged" in result.stderr or "not a readable archive" in result.stderr
+    foreign = tmp_path / "f.repro.tar"
+    foreign.write_text("hello")
+    result = CliRunner().invoke(cli, ["verify", str(foreign)])
+    assert result.exit_code == 2, result.output
