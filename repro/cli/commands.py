@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
+from repro.cli.attest_cmds import attest, keygen, verify
 from repro.cli.capture_cmd import capture
 from repro.cli.env_cmds import env
 from repro.cli.image_cmd import image
 from repro.cli.import_cmd import import_mlperf
 from repro.cli.nix_cmds import prefetch
-from repro.cli.pack_cmds import pack, unpack, verify
+from repro.cli.pack_cmds import pack, unpack
 from repro.cli.profile_cmd import profile
 from repro.cli.recommend_cmd import recommend
 from repro.cli.replay_cmd import replay
@@ -38,6 +39,8 @@ COMMANDS: list[click.Command] = [
     pack,
     unpack,
     verify,
+    keygen,
+    attest,
     tune,
     prefetch,
 ]

@@ -130,29 +130,3 @@ def unpack(package: Path, target: Path | None, as_json: bool) -> None:
         f"unpacked {len(manifest.members)} files into {target}, every sha256 checked; "
         f"spec: {target / manifest.spec}"
     )
-
-
-@click.command()
-@click.argument("package", type=click.Path(dir_okay=False, path_type=Path))
-@json_option
-def verify(package: Path, as_json: bool) -> None:
-    """Check a package: every member's sha256 and size against its manifest, and that it
-    unpacks safely (into a temporary folder, removed after).
-
-    \b
-    Example:
-      repro verify ort-digits.repro.tar.zst
-    """
-    import tempfile
-
-    from repro.packaging.pack import unpack as extract
-
-    with tempfile.TemporaryDirectory(prefix="repro-verify-") as tmp:
-        manifest = extract(package, Path(tmp) / "p")
-    if as_json:
-        click.echo(json.dumps({"verified": True, "members": len(manifest.members)}))
-        return
-    click.echo(
-        f"{package}: OK: {len(manifest.members)} files, every sha256 matches the manifest "
-        f"(spec {manifest.spec_name}, id {manifest.spec_id[:12]})"
-    )

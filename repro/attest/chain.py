@@ -1,0 +1,374 @@
+"""The statements of the chain, their envelopes, and checking them against the bytes on disk.
+
+Links, in chain order: the spec (its file, lock files and path artifacts), a run (SLSA
+provenance: every file of the run as subjects; the spec id, artifact and lock digests it ran
+with as resolved dependencies; the environment as recorded), a report (its files; each side's
+run.json digest). Verifying a report follows its runs, and a run its spec when the spec's own
+attestation is found; every link is checked, the first that fails is named.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro.atomic import atomic_write_text
+from repro.errors import SpecError
+
+ATTESTATION = "attestation.intoto.json"
+SPEC_ATTESTATION_SUFFIX = ".intoto.json"
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PAYLOAD_TYPE = "application/vnd.in-toto+json"
+SPEC_PREDICATE = "https://repro.dev/attestation/spec/v1"
+RUN_PREDICATE = "https://slsa.dev/provenance/v1"
+REPORT_PREDICATE = "https://repro.dev/attestation/report/v1"
+BUILD_TYPE = "https://repro.dev/replay/v1"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _subjects(root: Path, files: list[Path]) -> list[dict[str, Any]]:
+    import os
+
+    return [
+        {"name": Path(os.path.relpath(f, root)).as_posix(), "digest": {"sha256": _sha256(f)}}
+        for f in sorted(set(files))
+    ]
+
+
+def _statement(
+    subjects: list[dict[str, Any]], kind: str, predicate: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": subjects,
+        "predicateType": kind,
+        "predicate": predicate,
+    }
+
+
+# --- the statements -------------------------------------------------------------------------
+
+
+def spec_files(spec_path: Path, spec: Any) -> list[Path]:
+    """The spec file and what it names by path: lock files and path artifacts."""
+    from repro.artifacts.fetch import resolve_path
+
+    base = spec_path.parent
+    files = [spec_path]
+    env = spec.environment
+    for section in (env, env.spack):
+        for key in ("python_lock", "flake_lock", "spack_yaml", "spack_lock"):
+            lock = getattr(section, key, None) if section is not None else None
+            if lock is not None:
+                files.append(resolve_path(lock.path, base))
+    files += [resolve_path(a.path, base) for a in spec.artifacts.values() if a.path is not None]
+    return [f for f in files if f.is_file()]
+
+
+def spec_statement(spec_path: Path, spec: Any) -> dict[str, Any]:
+    from repro.spec.io import spec_id
+
+    return _statement(
+        _subjects(spec_path.parent, spec_files(spec_path, spec)),
+        SPEC_PREDICATE,
+        {
+            "name": spec.name,
+            "spec_id": spec_id(spec),
+            "artifacts": {n: a.sha256 for n, a in spec.artifacts.items()},
+            "environment": _pins(spec.model_dump(mode="json", by_alias=True)),
+        },
+    )
+
+
+def _pins(spec_doc: dict[str, Any]) -> dict[str, Any]:
+    """The environment's pins of a spec document: manager and every digest it holds."""
+    env = spec_doc.get("environment") or {}
+    pins: dict[str, Any] = {"manager": env.get("manager")}
+    for key in ("python_lock", "flake_lock"):
+        if isinstance(env.get(key), dict):
+            pins[key] = env[key].get("sha256")
+    for key in ("image_id", "digest"):
+        if env.get(key):
+            pins[key] = env[key]
+    return pins
+
+
+def run_files(run: Path) -> list[Path]:
+    return [p for p in run.rglob("*") if p.is_file() and p.name != ATTESTATION]
+
+
+def run_statement(run: Path, record: Any) -> dict[str, Any]:
+    spec_doc = record.spec or {}
+    artifacts = spec_doc.get("artifacts") or {}
+    return _statement(
+        _subjects(run, run_files(run)),
+        RUN_PREDICATE,
+        {
+            "buildDefinition": {
+                "buildType": BUILD_TYPE,
+                "externalParameters": {
+                    "spec_name": record.spec_name,
+                    "spec_id": record.spec_id,
+                    "overrides": record.overrides,
+                },
+                "internalParameters": {"environment": record.environment},
+                "resolvedDependencies": [
+                    {"name": f"artifact:{n}", "digest": {"sha256": a.get("sha256")}}
+                    for n, a in sorted(artifacts.items())
+                ]
+                + [{"name": "environment", "annotations": _pins(spec_doc)}],
+            },
+            "runDetails": {
+                "builder": {"id": f"https://repro.dev/repro@{record.repro_version}"},
+                "metadata": {
+                    "invocationId": record.run_id,
+                    "startedOn": record.started_utc,
+                    "finishedOn": record.finished_utc,
+                },
+            },
+        },
+    )
+
+
+REPORT_FILES = ("report.json", "report.md", "report.html")
+
+
+def report_statement(folder: Path, report: Any) -> dict[str, Any]:
+    from repro.runs import layout
+
+    inputs = []
+    for role, side in (("original", report.original), *(("replay", r) for r in report.replays)):
+        run_json = Path(side.path) / layout.RUN_FILE
+        inputs.append(
+            {
+                "role": role,
+                "path": side.path,
+                "run_id": side.run_id,
+                "spec_id": side.spec_id,
+                "run_json_sha256": _sha256(run_json) if run_json.is_file() else None,
+            }
+        )
+    return _statement(
+        _subjects(folder, [folder / n for n in REPORT_FILES if (folder / n).is_file()]),
+        REPORT_PREDICATE,
+        {"verdict": report.verdict, "summary": report.summary, "inputs": inputs},
+    )
+
+
+# --- envelopes ------------------------------------------------------------------------------
+
+
+def sign(statement: dict[str, Any], signer: Any, out: Path) -> None:
+    """The statement in a DSSE envelope signed by `signer`, written to `out`."""
+    from securesystemslib.dsse import Envelope
+
+    payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
+    envelope = Envelope(payload=payload, payload_type=PAYLOAD_TYPE, signatures={})
+    envelope.sign(signer)
+    atomic_write_text(out, json.dumps(envelope.to_dict(), indent=2) + "\n")
+
+
+@dataclass
+class Link:
+    """One checked link of the chain."""
+
+    kind: str
+    where: str
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _open_envelope(path: Path, key: Any | None, link: Link) -> dict[str, Any] | None:
+    """The statement of an envelope whose signature `key` verifies (unchecked without a key:
+    said as a problem)."""
+    from securesystemslib.dsse import Envelope
+    from securesystemslib.exceptions import VerificationError
+
+    if not path.is_file():
+        link.problems.append(f"no attestation ({path.name}): run `repro attest {link.where}`")
+        return None
+    try:
+        doc = json.loads(path.read_text())
+        envelope = Envelope.from_dict(doc)
+    except (ValueError, KeyError, TypeError) as exc:
+        link.problems.append(f"{path}: not a DSSE envelope ({exc})")
+        return None
+    if envelope.payload_type != PAYLOAD_TYPE:
+        link.problems.append(f"{path}: payloadType {envelope.payload_type!r}, not in-toto's")
+        return None
+    if key is None:
+        link.problems.append(f"{path}: the signature is not checked: give --key PUB")
+    else:
+        try:
+            envelope.verify([key], 1)
+        except VerificationError:
+            link.problems.append(f"{path}: the signature does not verify with key {key.keyid[:16]}")
+            return None
+    try:
+        statement: dict[str, Any] = json.loads(envelope.payload)
+    except ValueError:
+        link.problems.append(f"{path}: the signed payload is not JSON")
+        return None
+    if statement.get("_type") != STATEMENT_TYPE:
+        link.problems.append(f"{path}: not an in-toto statement")
+        return None
+    return statement
+
+
+def _check_subjects(
+    root: Path, statement: dict[str, Any], link: Link, *, complete: list[Path] | None = None
+) -> None:
+    """Every subject's bytes on disk; with `complete`, no file more than the subjects."""
+    named = set()
+    for s in statement.get("subject", []):
+        name = str(s.get("name", ""))
+        named.add(name)
+        want = (s.get("digest") or {}).get("sha256")
+        path = root / name
+        if not path.is_file():
+            link.problems.append(f"{name}: missing (attested sha256 {str(want)[:16]}...)")
+        elif _sha256(path) != want:
+            link.problems.append(
+                f"{name}: sha256 {_sha256(path)[:16]}... on disk, attested {str(want)[:16]}..."
+            )
+    if complete is not None:
+        import os
+
+        for f in complete:
+            rel = Path(os.path.relpath(f, root)).as_posix()
+            if rel not in named:
+                link.problems.append(f"{rel}: not attested (added after the attestation)")
+
+
+def verify_spec(spec_path: Path, key: Any | None) -> list[Link]:
+    link = Link("spec", str(spec_path))
+    envelope = spec_path.with_name(spec_path.name + SPEC_ATTESTATION_SUFFIX)
+    statement = _open_envelope(envelope, key, link)
+    if statement is not None:
+        _check_subjects(spec_path.parent, statement, link)
+    return [link]
+
+
+def verify_run(run: Path, key: Any | None, *, follow_spec: bool = True) -> list[Link]:
+    from repro.runs.store import load_run
+
+    links: list[Link] = []
+    link = Link("run", str(run))
+    statement = _open_envelope(run / ATTESTATION, key, link)
+    if statement is not None:
+        _check_subjects(run, statement, link, complete=run_files(run))
+    if follow_spec and statement is not None:
+        try:
+            record = load_run(run)
+        except SpecError as exc:
+            link.problems.append(exc.message)
+            record = None
+        spec_path = Path(record.spec_path) if record is not None else None
+        found = (
+            spec_path is not None
+            and spec_path.with_name(spec_path.name + SPEC_ATTESTATION_SUFFIX).is_file()
+        )
+        if found and spec_path is not None:
+            links += verify_spec(spec_path, key)
+            spec_statement_doc = _read_payload(
+                spec_path.with_name(spec_path.name + SPEC_ATTESTATION_SUFFIX)
+            )
+            attested = (spec_statement_doc or {}).get("predicate", {}).get("spec_id")
+            ran = statement["predicate"]["buildDefinition"]["externalParameters"].get("spec_id")
+            if attested and ran and attested != ran:
+                link.problems.append(
+                    f"ran spec {str(ran)[:12]}, the attested spec {spec_path} is {attested[:12]}"
+                )
+    return [*links, link]
+
+
+def _read_payload(path: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_text())
+        payload: dict[str, Any] = json.loads(base64.b64decode(doc["payload"]))
+        return payload
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def verify_report(folder: Path, key: Any | None) -> list[Link]:
+    link = Link("report", str(folder))
+    statement = _open_envelope(folder / ATTESTATION, key, link)
+    links: list[Link] = []
+    if statement is not None:
+        _check_subjects(folder, statement, link)
+        for side in statement.get("predicate", {}).get("inputs", []):
+            run = Path(str(side.get("path")))
+            run_json = run / "run.json"
+            if not run_json.is_file():
+                link.problems.append(f"{side.get('role')} run {run}: not found")
+                continue
+            if side.get("run_json_sha256") and _sha256(run_json) != side["run_json_sha256"]:
+                link.problems.append(
+                    f"{side.get('role')} run {run}: run.json changed since the report"
+                )
+            if (run / ATTESTATION).is_file():
+                links += verify_run(run, key)
+            else:
+                links.append(Link("run", str(run), [f"no attestation: `repro attest {run}`"]))
+    return [*links, link]
+
+
+def write_attestation(target: Path, signer: Any) -> Path:
+    """Attest a spec file, a run folder or a report folder; the envelope's path."""
+    from repro.reports.model import Report
+    from repro.runs import layout
+    from repro.runs.store import load_run
+    from repro.spec.io import load_spec
+
+    if target.is_dir() and layout.record_file(target).is_file():
+        out = target / ATTESTATION
+        sign(run_statement(target, load_run(target)), signer, out)
+        return out
+    if target.is_dir() and (target / "report.json").is_file():
+        try:
+            report = Report.model_validate_json((target / "report.json").read_text())
+        except ValueError as exc:
+            raise SpecError(
+                f"{target / 'report.json'}: not a repro report ({str(exc)[:200]})"
+            ) from None
+        out = target / ATTESTATION
+        sign(report_statement(target, report), signer, out)
+        return out
+    if target.is_file() and target.suffix == ".json":
+        out = target.with_name(target.name + SPEC_ATTESTATION_SUFFIX)
+        sign(spec_statement(target, load_spec(target)), signer, out)
+        return out
+    raise SpecError(
+        f"{target}: not a spec file, a run folder (run.json) or a report folder (report.json)",
+        hint="attest SPEC.json, results/<name>/<run-id>/ or reports/<name>/",
+    )
+
+
+def verify_target(target: Path, key: Any | None) -> list[Link]:
+    from repro.runs import layout
+
+    if target.is_dir() and layout.record_file(target).is_file():
+        return verify_run(target, key)
+    if target.is_dir() and (target / "report.json").is_file():
+        return verify_report(target, key)
+    if target.is_file() and target.suffix == ".json":
+        return verify_spec(target, key)
+    raise SpecError(
+        f"{target}: not a spec file, a run folder or a report folder",
+        hint="verify SPEC.json, results/<name>/<run-id>/, reports/<name>/ or a package",
+    )

@@ -1,0 +1,125 @@
+"""Signed in-toto statements along spec -> run -> report, checked against the bytes on disk:
+each kind of tampering is caught and named, and a wrong key does not verify."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from tests.helpers import portable_spec
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory: pytest.TempPathFactory, shared_cache: Path) -> dict[str, Path]:
+    root = Path(__file__).resolve().parents[2]
+    tmp = tmp_path_factory.mktemp("chain")
+    spec = tmp / "specs" / "ort-digits.json"
+    spec.parent.mkdir()
+    spec.write_text(json.dumps(portable_spec(root, "ort-digits"), indent=2))
+    original = tmp / "results" / "ort-digits" / "original"
+    shutil.copytree(root / "results" / "ort-digits" / "original", original)
+    code, _, err = _cli("keygen", "-o", str(tmp / "keys"))
+    assert code == 0, err
+    code, _, err = _cli(
+        "replay", str(spec), "--env", "native", "-s", "SingleStream", "-m", "performance",
+        "--min-duration-ms", "200", "--results-dir", str(tmp / "results"),
+        "--cache-dir", str(shared_cache), "--run-id", "r1",
+    )  # fmt: skip
+    assert code in (0, 3), err
+    replay = tmp / "results" / "ort-digits" / "r1"
+    code, _, err = _cli(
+        "report",
+        "--compare",
+        str(original),
+        str(replay),
+        "-o",
+        str(tmp / "report"),
+        "--allow-different-specs",
+    )
+    assert code in (0, 1), err
+    key = str(tmp / "keys" / "repro-signing.key")
+    code, out, err = _cli(
+        "attest", str(spec), str(original), str(replay), str(tmp / "report"), "--key", key
+    )
+    assert code == 0, err
+    assert out.count("attested") == 4
+    return {"tmp": tmp, "spec": spec, "replay": replay, "report": tmp / "report",
+            "pub": tmp / "keys" / "repro-signing.pub"}  # fmt: skip
+
+
+def _verify(target: Path, pub: Path) -> tuple[int, str, str]:
+    return _cli("verify", str(target), "--key", str(pub), "--json")
+
+
+def test_the_untouched_chain_verifies(chain: dict[str, Path]) -> None:
+    code, out, err = _verify(chain["report"], chain["pub"])
+    assert code == 0, out + err
+    doc = json.loads(out)
+    kinds = [link["kind"] for link in doc["links"]]
+    assert kinds.count("run") == 2
+    assert kinds[-1] == "report"
+    assert "spec" in kinds  # the replay's spec has its attestation beside it
+
+
+@pytest.mark.parametrize(
+    ("tamper", "kind", "what"),
+    [
+        (
+            lambda c: c["replay"] / "SingleStream/performance/run_1/mlperf_log_detail.txt",
+            "run",
+            "mlperf_log_detail.txt",
+        ),
+        (lambda c: c["spec"], "spec", "ort-digits.json"),
+        (lambda c: c["report"] / "report.md", "report", "report.md"),
+    ],
+)
+def test_a_tampered_log_spec_or_report_is_caught_and_named(
+    chain: dict[str, Path], tamper: object, kind: str, what: str, tmp_path: Path
+) -> None:
+    target = tamper(chain)  # type: ignore[operator]
+    saved = target.read_bytes()
+    try:
+        target.write_bytes(saved + b"\n")
+        code, out, err = _verify(chain["report"], chain["pub"])
+        assert code == 1, out + err
+        failed = [link for link in json.loads(out)["links"] if link["problems"]]
+        assert failed[0]["kind"] == kind
+        assert what in failed[0]["problems"][0]
+        assert f"the first link that does not hold is the {kind}" in err
+    finally:
+        target.write_bytes(saved)
+
+
+def test_a_file_added_to_a_run_after_its_attestation_is_caught(chain: dict[str, Path]) -> None:
+    extra = chain["replay"] / "SingleStream" / "performance" / "run_1" / "extra.txt"
+    extra.write_text("slipped in")
+    try:
+        code, out, _ = _verify(chain["replay"], chain["pub"])
+        assert code == 1
+        assert "not attested" in out
+    finally:
+        extra.unlink()
+
+
+def test_another_key_does_not_verify(chain: dict[str, Path], tmp_path: Path) -> None:
+    code, _, err = _cli("keygen", "-o", str(tmp_path / "other"))
+    assert code == 0, err
+    code, out, _ = _verify(chain["report"], tmp_path / "other" / "repro-signing.pub")
+    assert code == 1
+    assert "does not verify with key" in out
+
+
+def test_without_a_key_nothing_is_called_verified(chain: dict[str, Path]) -> None:
+    code, out, _ = _cli("verify", str(chain["replay"]))
+    assert code == 1
+    assert "the signature is not checked" in out
