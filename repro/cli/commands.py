@@ -18,6 +18,7 @@ from repro.cli.report_cmd import report
 from repro.cli.results_cmd import results
 from repro.cli.spack_cmds import spack
 from repro.cli.spec_cmds import fetch, recipe, schema, tune, validate
+from repro.cli.submission_cmd import submission
 from repro.cli.sweep_cmd import sweep
 
 COMMANDS: list[click.Command] = [
@@ -41,6 +42,7 @@ COMMANDS: list[click.Command] = [
     verify,
     keygen,
     attest,
+    submission,
     tune,
     prefetch,
 ]

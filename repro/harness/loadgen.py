@@ -209,6 +209,7 @@ def run_test(
     perf_count: int,
     output_dir: Path,
     probe: np.ndarray,
+    audit_config: Path | None = None,
 ) -> LatencyLog:
     """Run one LoadGen test; LoadGen writes its logs untouched into `output_dir`."""
     store = SampleStore(source)
@@ -218,8 +219,10 @@ def run_test(
     if scenario == "SingleStream":
         # LoadGen reads a response's data in accuracy mode, and in performance mode when it
         # samples responses for its accuracy log (compliance TEST01)
-        sampled = bool(settings.get("accuracy_log_probability")) or bool(
-            settings.get("accuracy_log_sampling_target")
+        sampled = (
+            bool(settings.get("accuracy_log_probability"))
+            or bool(settings.get("accuracy_log_sampling_target"))
+            or audit_config is not None  # TEST01 samples responses into the accuracy log
         )
         sut = single_stream_sut(
             predict, store, log, probe, keep_outputs=mode == "accuracy" or sampled
@@ -236,8 +239,9 @@ def run_test(
     log_settings = lg.LogSettings()
     log_settings.log_output = out
     log_settings.enable_trace = False  # LoadGen 6.0.17's trace file is not valid JSON
-    # NOTE: LoadGen reads ./audit.config when it exists; name a path that cannot exist.
-    audit = str(output_dir / "no-audit.config")
+    # NOTE: LoadGen reads ./audit.config when it exists; name a path that cannot exist, unless
+    # a compliance test gives one on purpose.
+    audit = str(audit_config or output_dir / "no-audit.config")
     try:
         lg.StartTestWithLogSettings(sut, qsl, ts, log_settings, audit)
     finally:

@@ -46,6 +46,11 @@ class WorkerRequest(BaseModel):
     profile: bool = Field(
         False, description="a profiled pass: the backend's profiler records every layer"
     )
+    audit_config: str | None = Field(
+        None,
+        description="an MLPerf compliance test's audit.config, which LoadGen reads (TEST01, "
+        "TEST04); otherwise LoadGen is given a path that cannot exist",
+    )
 
     @classmethod
     def from_spec(
@@ -61,6 +66,7 @@ class WorkerRequest(BaseModel):
         output_dir: Path,
         record_latencies: bool = False,
         profile: bool = False,
+        audit_config: str | None = None,
     ) -> WorkerRequest:
         """The request for one test of `spec`, with its artifacts at `artifacts`."""
         wl = spec.workload
@@ -86,6 +92,7 @@ class WorkerRequest(BaseModel):
             output_dir=str(output_dir.resolve()),
             record_latencies=record_latencies,
             profile=profile,
+            audit_config=audit_config,
         )
 
 

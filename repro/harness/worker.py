@@ -122,6 +122,10 @@ def execute(req: WorkerRequest) -> WorkerResult:
     t = time.perf_counter()
     # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it
     timings["loadgen_start_unix"] = time.time()
+    audit = None
+    if req.audit_config is not None:
+        audit = out_dir / "audit.config"
+        audit.write_text(req.audit_config)
     log = run_test(
         predict=backend.predict,
         source=source,
@@ -134,6 +138,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         perf_count=req.performance_sample_count,
         output_dir=out_dir,
         probe=probe,
+        audit_config=audit,
     )
     timings["loadgen_s"] = time.perf_counter() - t
     latencies = None

@@ -1,0 +1,466 @@
+"""Use case: an MLPerf Inference submission tree from repro runs (`repro submission`).
+
+The layout is the published one (`../shared/REFERENCE.md`):
+`<division>/<submitter>/systems/<system>.json`,
+`measurements/<system>/<benchmark>/<Scenario>/` (the settings as user.conf, a README that says
+how to replay, the model/code pointers), `results/<system>/<benchmark>/<Scenario>/performance/
+run_1/` (LoadGen's logs as they ran) and `accuracy/` (the accuracy log truncated as MLPerf's
+truncation does, the full log's sha256 in accuracy.txt), and `compliance/<system>/<benchmark>/
+<Scenario>/TEST01|TEST04/` (runs made with LoadGen's audit.config, and their verification).
+
+The systems JSON takes what the run's fingerprint knows; the fields only a person can say
+(status, system type, sockets...) come from `--system-json` and are never invented: a missing
+one is a violation the structural check lists. The check mirrors the submission checker's rules
+that concern a tree like this (layout, files, validity, the closed division's minimum duration
+and query counts, the round's seeds, compliance verdicts) and names the ones only a full-length
+run can meet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro.atomic import atomic_write_text
+from repro.errors import UsageError
+from repro.runs import layout
+from repro.runs.record import RunRecord, TestRecord
+from repro.runs.store import load_run
+
+Reporter = Callable[[str], None]
+
+#: fields of a systems JSON the submission checker requires
+SYSTEM_FIELDS = (
+    "division", "submitter", "status", "system_type", "system_name", "number_of_nodes",
+    "host_processor_model_name", "host_processors_per_node", "host_processor_core_count",
+    "host_memory_capacity", "accelerators_per_node", "accelerator_model_name",
+    "operating_system", "framework", "other_software_stack",
+)  # fmt: skip
+#: what only the submitter can say (a template: `repro submission --template`)
+USER_FIELDS = {
+    "status": "available | preview | rdi",
+    "system_type": "datacenter | edge",
+    "host_processors_per_node": "sockets per node (an integer)",
+}
+#: MLPerf's truncation of an accuracy log (tools/submission/truncate_accuracy_log.py)
+TRUNCATE_BYTES = 4096
+#: the closed division's minimums (the checker's, all benchmarks of this round's kind)
+MIN_DURATION_MS = 600_000
+MIN_QUERIES = {"SingleStream": 1024, "MultiStream": 662, "Server": 270_336, "Offline": 1}
+#: compliance tests' audit.config, as MLPerf's compliance folders give them
+AUDIT = {
+    "TEST01": (
+        "*.*.accuracy_log_rng_seed = 720381539243781796\n*.*.accuracy_log_sampling_target = 64\n"
+    ),
+    "TEST04": (
+        "*.*.performance_issue_unique = 0\n"
+        "*.*.performance_issue_same = 1\n"
+        "*.*.performance_issue_same_index = 3\n"
+    ),
+}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+
+
+@dataclass
+class Violation:
+    rule: str
+    where: str
+    why: str
+    needs_full_run: bool = False
+
+
+@dataclass
+class Submission:
+    root: Path
+    system: str
+    violations: list[Violation] = field(default_factory=list)
+
+
+def template() -> dict[str, str]:
+    """The fields `--system-json` must give (repro cannot know them)."""
+    return dict(USER_FIELDS)
+
+
+def system_description(
+    record: RunRecord, *, division: str, submitter: str, system: str, given: dict[str, Any]
+) -> dict[str, Any]:
+    """The systems JSON: the fingerprint's facts, then the user's fields over them."""
+    fp = record.fingerprint
+    hw = fp.get("hardware") or {}
+    cpu = hw.get("cpu") or {}
+    os_ = fp.get("os") or {}
+    backend = next((t.backend for t in record.tests if t.backend), {})
+    gpus = hw.get("gpus") or []
+    derived: dict[str, Any] = {
+        "division": division,
+        "submitter": submitter,
+        "system_name": system,
+        "number_of_nodes": 1,
+        "host_processor_model_name": cpu.get("model"),
+        "host_processor_core_count": cpu.get("physical_cores"),
+        "host_memory_capacity": f"{hw['memory_bytes'] / 2**30:.0f} GB"
+        if hw.get("memory_bytes")
+        else None,
+        "accelerators_per_node": len(gpus),
+        "accelerator_model_name": gpus[0].get("name") if gpus else "N/A",
+        "operating_system": os_.get("release") or os_.get("system"),
+        "framework": f"{backend.get('name')} {backend.get('version')}" if backend else None,
+        "other_software_stack": ", ".join(
+            f"{k} {v}"
+            for k, v in sorted((fp.get("packages") or {}).items())
+            if k in ("mlcommons-loadgen", "numpy", "onnx", "onnxruntime", "apache-tvm")
+        )
+        + f", Python {(fp.get('python') or {}).get('version')}",
+    }
+    return {k: v for k, v in {**derived, **given}.items() if v is not None}
+
+
+def _truncate(src: Path, dest: Path) -> str:
+    """The accuracy log as MLPerf keeps it: whole up to 2 x 4096 bytes, else its first and
+    last 4096 bytes; the full log's sha256."""
+    data = src.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if len(data) > 2 * TRUNCATE_BYTES:
+        data = data[:TRUNCATE_BYTES] + data[-TRUNCATE_BYTES:]
+    dest.write_bytes(data)
+    return digest
+
+
+def _copy_logs(src: Path, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in (layout.SUMMARY, layout.DETAIL):
+        if (src / name).is_file():
+            shutil.copyfile(src / name, dest / name)
+
+
+def _user_conf(test: TestRecord, benchmark: str) -> str:
+    lines = [f"# {benchmark} {test.scenario}: the LoadGen settings the run used (repro)"]
+    for key, value in sorted(test.settings.items()):
+        lines.append(f"{benchmark}.{test.scenario}.{key} = {value}")
+    return "\n".join(lines) + "\n"
+
+
+def write_tree(
+    runs: list[Path],
+    out: Path,
+    *,
+    division: str,
+    submitter: str,
+    system: str,
+    given: dict[str, Any],
+    compliance: Callable[[Path, RunRecord, str, Path], None] | None,
+    report: Reporter,
+) -> Submission:
+    """The submission tree under `out` (a new folder) from finished runs."""
+    for name, what in ((submitter, "--submitter"), (system, "--system-name")):
+        if not _NAME.match(name):
+            raise UsageError(f"{what} {name!r}: letters, digits, '.', '_', '+', '-' only")
+    if out.exists():
+        raise UsageError(f"{out} exists", hint="write the submission into a new folder")
+    root = out / division / submitter
+    work = out.parent / f".{out.name}.partial"
+    if work.exists():
+        shutil.rmtree(work)
+    records = []
+    for run in runs:
+        record = load_run(run)
+        if record.status not in ("complete", "invalid") or not record.tests:
+            raise UsageError(f"{run}: a {record.status} run without tests cannot be submitted")
+        records.append((run, record))
+    try:
+        wroot = work / division / submitter
+        sys_json = system_description(
+            records[0][1], division=division, submitter=submitter, system=system, given=given
+        )
+        (wroot / "systems").mkdir(parents=True)
+        atomic_write_text(
+            wroot / "systems" / f"{system}.json", json.dumps(sys_json, indent=2) + "\n"
+        )
+        for run, record in records:
+            benchmark = record.spec_name
+            for scenario in dict.fromkeys(t.scenario for t in record.tests):
+                perf = record.performance(scenario)
+                acc = record.accuracy_test(scenario)
+                res = wroot / "results" / system / benchmark / scenario
+                if perf:
+                    _copy_logs(run / perf[0].dir, res / "performance" / "run_1")
+                meas = wroot / "measurements" / system / benchmark / scenario
+                meas.mkdir(parents=True)
+                if perf:
+                    (meas / "user.conf").write_text(_user_conf(perf[0], benchmark))
+                (meas / "README.md").write_text(
+                    f"# {benchmark} {scenario} on {system}\n\nReplay with repro: "
+                    f"`repro replay {record.spec_path} --scenario {scenario}` (spec id "
+                    f"{record.spec_id}), run `{record.run_id}`.\n"
+                )
+                model = (
+                    (record.spec or {})
+                    .get("artifacts", {})
+                    .get((record.spec or {}).get("workload", {}).get("model", "model"), {})
+                )
+                (meas / f"{system}_repro_{scenario}.json").write_text(
+                    json.dumps(
+                        {
+                            "starting_weights_filename": model.get("url")
+                            or model.get("path")
+                            or model.get("recipe"),
+                            "starting_weights_sha256": model.get("sha256"),
+                            "weight_transformations": "none",
+                            "input_data_types": "fp32",
+                            "weight_data_types": "fp32",
+                            "retraining": "no",
+                        },
+                        indent=2,
+                    )
+                    + "\n"
+                )
+                if acc is not None and (run / acc.dir / layout.ACCURACY_LOG).is_file():
+                    adir = res / "accuracy"
+                    _copy_logs(run / acc.dir, adir)
+                    digest = _truncate(
+                        run / acc.dir / layout.ACCURACY_LOG, adir / layout.ACCURACY_LOG
+                    )
+                    value = (acc.accuracy or {}).get("value")
+                    good = (acc.accuracy or {}).get("correct")
+                    total = (acc.accuracy or {}).get("total")
+                    line = (
+                        f"accuracy={100 * float(value):.3f}%, good={good}, total={total}"
+                        if value is not None
+                        else "accuracy=unknown"
+                    )
+                    (adir / "accuracy.txt").write_text(f"{line}\nhash={digest}\n")
+                if compliance is not None and perf:
+                    comp = wroot / "compliance" / system / benchmark / scenario
+                    compliance(run, record, scenario, comp)
+        sub = Submission(root=root, system=system)
+        sub.violations = check_tree(work / division / submitter, division=division)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        work.replace(out)
+        sub.violations = [
+            Violation(v.rule, v.where.replace(str(work), str(out)), v.why, v.needs_full_run)
+            for v in sub.violations
+        ]
+        return sub
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def check_tree(root: Path, *, division: str) -> list[Violation]:
+    """The submission checker's rules for this tree, every violation listed."""
+    from repro.runs.loadgen_logs import read_logs
+
+    out: list[Violation] = []
+    systems = sorted((root / "systems").glob("*.json"))
+    if not systems:
+        out.append(Violation("layout", str(root / "systems"), "no systems/<system>.json"))
+    for s in systems:
+        try:
+            doc = json.loads(s.read_text())
+        except ValueError:
+            out.append(Violation("systems", str(s), "not JSON"))
+            continue
+        for key in SYSTEM_FIELDS:
+            if doc.get(key) in (None, ""):
+                hint = (
+                    f" ({USER_FIELDS[key]}: give it in --system-json)" if key in USER_FIELDS else ""
+                )
+                out.append(Violation("systems", str(s), f"required field {key!r} missing{hint}"))
+        if doc.get("division") != division:
+            out.append(
+                Violation(
+                    "systems", str(s), f"division {doc.get('division')!r} is not {division!r}"
+                )
+            )
+    results = root / "results"
+    for scenario_dir in sorted(p for p in results.glob("*/*/*") if p.is_dir()):
+        where = str(scenario_dir)
+        system, benchmark, scenario = scenario_dir.parts[-3:]
+        if not (root / "systems" / f"{system}.json").is_file():
+            out.append(Violation("layout", where, f"no systems/{system}.json for this system"))
+        run1 = scenario_dir / "performance" / "run_1"
+        if not (run1 / layout.SUMMARY).is_file() or not (run1 / layout.DETAIL).is_file():
+            out.append(
+                Violation("files", where, "performance/run_1 lacks LoadGen's summary or detail log")
+            )
+            continue
+        m = read_logs(run1)
+        if m.get("validity") != "VALID":
+            out.append(Violation("validity", str(run1), f"LoadGen says {m.get('validity')}"))
+        if division == "closed":
+            dur = m.get("effective_min_duration_ms") or m.get("min_duration_ms")
+            if isinstance(dur, int | float) and dur < MIN_DURATION_MS:
+                out.append(
+                    Violation(
+                        "min duration", str(run1), f"{dur:.0f} ms < {MIN_DURATION_MS} ms", True
+                    )
+                )
+            queries = m.get("effective_min_query_count") or m.get("min_query_count")
+            need = MIN_QUERIES.get(scenario)
+            if need and isinstance(queries, int | float) and queries < need:
+                out.append(Violation("min queries", str(run1), f"{queries:.0f} < {need}", True))
+            if (
+                scenario in ("SingleStream", "MultiStream", "Server")
+                and m.get("early_stopping_met") is False
+            ):
+                out.append(Violation("early stopping", str(run1), "not met", True))
+        acc = scenario_dir / "accuracy"
+        if not (acc / "accuracy.txt").is_file() or not (acc / layout.ACCURACY_LOG).is_file():
+            out.append(
+                Violation(
+                    "files", where, "accuracy/ lacks accuracy.txt or mlperf_log_accuracy.json"
+                )
+            )
+        elif "hash=" not in (acc / "accuracy.txt").read_text():
+            out.append(Violation("accuracy", str(acc), "accuracy.txt lacks the full log's hash"))
+        elif (acc / layout.ACCURACY_LOG).stat().st_size > 2 * TRUNCATE_BYTES:
+            out.append(Violation("accuracy", str(acc), "mlperf_log_accuracy.json is not truncated"))
+        meas = root / "measurements" / system / benchmark / scenario
+        for name in ("user.conf", "README.md"):
+            if not (meas / name).is_file():
+                out.append(Violation("files", str(meas), f"no {name}"))
+        comp = root / "compliance" / system / benchmark / scenario
+        for test in ("TEST01", "TEST04"):
+            verify = comp / test / "verify_performance.txt"
+            if not verify.is_file():
+                out.append(Violation("compliance", str(comp / test), "not run"))
+            elif "TEST PASS" not in verify.read_text():
+                out.append(Violation("compliance", str(verify), "TEST FAIL"))
+        if (comp / "TEST01").is_dir():
+            va = comp / "TEST01" / "verify_accuracy.txt"
+            if not va.is_file() or "TEST PASS" not in va.read_text():
+                out.append(
+                    Violation(
+                        "compliance", str(comp / "TEST01"), "accuracy verification not passed"
+                    )
+                )
+    return out
+
+
+def _headline(test: TestRecord) -> tuple[str, float | None, bool]:
+    """(metric, value, higher is better) MLPerf judges a scenario by."""
+    from repro.runs.mlperf import headline_metric
+
+    key, _ = headline_metric(test.scenario, [test])
+    value = test.metrics.get(key)
+    return key, float(value) if isinstance(value, int | float) else None, not key.endswith("_ns")
+
+
+def verify_performance(test_name: str, reference: TestRecord, test: TestRecord) -> str:
+    """MLPerf's verify_performance.txt: TEST01 within 10 % of the reference; TEST04 (one sample
+    repeated) not more than 10 % faster than it (a cache of results would be)."""
+    key, ref, higher = _headline(reference)
+    _, got, _ = _headline(test)
+    lines = ["Verifying performance.", f"reference score = {ref}", f"test score = {got}"]
+    if ref is None or got is None or ref <= 0:
+        return "\n".join([*lines, f"{key} missing", "TEST FAIL"]) + "\n"
+    ratio = got / ref if higher else ref / got  # > 1: the test ran faster
+    ok = 0.9 <= ratio <= 1.1 if test_name == "TEST01" else ratio <= 1.1
+    return "\n".join([*lines, "TEST PASS" if ok else "TEST FAIL"]) + "\n"
+
+
+def _responses(log: Path) -> dict[int, str]:
+    try:
+        entries = json.loads(log.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {int(e["qsl_idx"]): str(e["data"]) for e in entries if isinstance(e, dict)}
+
+
+def verify_accuracy(sampled_log: Path, accuracy_log: Path) -> str:
+    """MLPerf's TEST01 verify_accuracy.txt: every response sampled during the performance run
+    equals the accuracy run's response for the same sample."""
+    sampled, reference = _responses(sampled_log), _responses(accuracy_log)
+    lines = [
+        "Reading accuracy mode results...",
+        "Reading performance mode results...",
+        f"{len(sampled)} sampled responses, {len(reference)} accuracy-mode responses",
+    ]
+    if not sampled or not reference:
+        return "\n".join([*lines, "nothing to compare", "TEST FAIL"]) + "\n"
+    differ = [i for i, data in sampled.items() if reference.get(i) != data]
+    lines.append(f"{len(differ)} of {len(sampled)} differ")
+    return "\n".join([*lines, "TEST FAIL" if differ else "TEST PASS"]) + "\n"
+
+
+def compliance_runner(
+    *,
+    env_name: str,
+    cache: Any,
+    report: Reporter,
+    progress: Any,
+    spec_override: Path | None = None,
+) -> Callable[[Path, RunRecord, str, Path], None]:
+    """Runs TEST01 and TEST04 of a scenario with LoadGen's audit.config, in the spec's
+    environment, and writes them with their verification into the compliance folder."""
+    import tempfile
+
+    from repro.environments.registry import realize
+    from repro.replay import Replayer, ReplayOptions
+    from repro.spec.io import load_spec, parse_spec
+
+    def run(run_dir: Path, record: RunRecord, scenario: str, comp: Path) -> None:
+        spec_path = spec_override or Path(record.spec_path)
+        if not spec_path.is_file():
+            raise UsageError(
+                f"{run_dir}: its spec {spec_path} is not here: the compliance runs need it",
+                hint="give it with --spec, or run from the folder the run was made in",
+            )
+        spec = parse_spec(record.spec, source=str(run_dir)) if record.spec else load_spec(spec_path)
+        env = realize(env_name, spec, spec_path, cache.root / "envs", report=report)
+        reference = record.performance(scenario)[0]
+        o = record.overrides
+        with tempfile.TemporaryDirectory(prefix="repro-compliance-") as tmp:
+            for test, audit in AUDIT.items():
+                report(f"{scenario} {test} (compliance, LoadGen's audit.config)")
+                opts = ReplayOptions(
+                    scenarios=(scenario,),  # type: ignore[arg-type]
+                    modes=("performance",),
+                    min_duration_ms=o.get("min_duration_ms"),
+                    min_query_count=o.get("min_query_count"),
+                    max_duration_ms=o.get("max_duration_ms"),
+                    repeat=1,
+                    probes=False,
+                    run_path=Path(tmp) / test,
+                    run_id=test,
+                    audit_config=audit,
+                )
+                _, rec = Replayer(
+                    spec, spec_path, env, cache=cache, opts=opts, report=report, progress=progress
+                ).run()
+                tests = rec.performance(scenario)
+                dest = comp / test
+                dest.mkdir(parents=True, exist_ok=True)
+                (dest / "audit.config").write_text(audit)
+                if not tests or tests[0].status == "failed":
+                    why = tests[0].error if tests else rec.message
+                    (dest / "verify_performance.txt").write_text(
+                        f"the {test} run failed: {why}\nTEST FAIL\n"
+                    )
+                    continue
+                src = Path(tmp) / test / tests[0].dir
+                _copy_logs(src, dest / "performance" / "run_1")
+                (dest / "verify_performance.txt").write_text(
+                    verify_performance(test, reference, tests[0])
+                )
+                if test == "TEST01":
+                    acc = record.accuracy_test(scenario)
+                    accuracy_log = (
+                        run_dir / acc.dir / layout.ACCURACY_LOG if acc else Path("/nonexistent")
+                    )
+                    sampled = src / layout.ACCURACY_LOG
+                    (dest / "accuracy").mkdir(exist_ok=True)
+                    if sampled.is_file():
+                        digest = _truncate(sampled, dest / "accuracy" / layout.ACCURACY_LOG)
+                        (dest / "accuracy" / "accuracy.txt").write_text(f"hash={digest}\n")
+                    (dest / "verify_accuracy.txt").write_text(
+                        verify_accuracy(sampled, accuracy_log)
+                    )
+
+    return run
