@@ -142,6 +142,17 @@ def interruptible() -> Iterator[None]:
             signal.signal(signum, old)
 
 
+@contextlib.contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the block as Ctrl-C does (a KeyboardInterrupt), so that its
+    `finally` blocks remove what it was writing."""
+    with interruptible():
+        try:
+            yield
+        except Interrupted:
+            raise KeyboardInterrupt from None
+
+
 def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) -> dict[str, Any]:
     """The LoadGen TestSettings fields for one scenario, with the command line's overrides."""
     sc = next(s for s in spec.workload.scenarios if s.scenario == scenario)

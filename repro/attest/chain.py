@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,11 @@ def spec_files(spec_path: Path, spec: Any) -> list[Path]:
             if lock is not None:
                 files.append(resolve_path(lock.path, base))
     files += [resolve_path(a.path, base) for a in spec.artifacts.values() if a.path is not None]
+    flake = getattr(env, "flake", None)
+    if isinstance(flake, str) and flake.startswith("path:"):
+        folder = resolve_path(flake[5:], base)
+        if folder.is_dir():
+            files += sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
     return [f for f in files if f.is_file()]
 
 
@@ -105,7 +111,8 @@ def _pins(spec_doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_files(run: Path) -> list[Path]:
-    return [p for p in run.rglob("*") if p.is_file() and p.name != ATTESTATION]
+    """Every file of a run but its own attestation (one of that name deeper down is a file)."""
+    return [p for p in run.rglob("*") if p.is_file() and p != run / ATTESTATION]
 
 
 def run_statement(run: Path, record: Any) -> dict[str, Any]:
@@ -145,6 +152,8 @@ REPORT_FILES = ("report.json", "report.md", "report.html")
 
 
 def report_statement(folder: Path, report: Any) -> dict[str, Any]:
+    import os
+
     from repro.runs import layout
 
     inputs = []
@@ -154,6 +163,7 @@ def report_statement(folder: Path, report: Any) -> dict[str, Any]:
             {
                 "role": role,
                 "path": side.path,
+                "path_from_report": os.path.relpath(Path(side.path).absolute(), folder.absolute()),
                 "run_id": side.run_id,
                 "spec_id": side.spec_id,
                 "run_json_sha256": _sha256(run_json) if run_json.is_file() else None,
@@ -264,6 +274,8 @@ def verify_spec(spec_path: Path, key: Any | None) -> list[Link]:
 
 
 def verify_run(run: Path, key: Any | None, *, follow_spec: bool = True) -> list[Link]:
+    """A run's link; with `follow_spec`, the spec it names too (found from here or beside the
+    run's results folder): its file must be the spec the run's signed statement says it ran."""
     from repro.runs.store import load_run
 
     links: list[Link] = []
@@ -273,27 +285,49 @@ def verify_run(run: Path, key: Any | None, *, follow_spec: bool = True) -> list[
         _check_subjects(run, statement, link, complete=run_files(run))
     if follow_spec and statement is not None:
         try:
-            record = load_run(run)
+            spec_path = _find_spec(Path(load_run(run).spec_path), run)
         except SpecError as exc:
             link.problems.append(exc.message)
-            record = None
-        spec_path = Path(record.spec_path) if record is not None else None
-        found = (
-            spec_path is not None
-            and spec_path.with_name(spec_path.name + SPEC_ATTESTATION_SUFFIX).is_file()
-        )
-        if found and spec_path is not None:
-            links += verify_spec(spec_path, key)
-            spec_statement_doc = _read_payload(
-                spec_path.with_name(spec_path.name + SPEC_ATTESTATION_SUFFIX)
+            spec_path = None
+        ran = statement["predicate"]["buildDefinition"]["externalParameters"].get("spec_id")
+        if spec_path is not None:
+            links += _spec_link(spec_path, key, ran)
+        else:
+            link.problems.append(
+                "the spec the run names is not found from here: its link is not checked"
             )
-            attested = (spec_statement_doc or {}).get("predicate", {}).get("spec_id")
-            ran = statement["predicate"]["buildDefinition"]["externalParameters"].get("spec_id")
-            if attested and ran and attested != ran:
-                link.problems.append(
-                    f"ran spec {str(ran)[:12]}, the attested spec {spec_path} is {attested[:12]}"
-                )
     return [*links, link]
+
+
+def _find_spec(recorded: Path, run: Path) -> Path | None:
+    """The spec a run names: as recorded (from the working folder), else relative to the
+    folder that holds `results/` (the usual project layout)."""
+    if recorded.is_file():
+        return recorded
+    for parent in run.absolute().parents:
+        candidate = parent / recorded
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _spec_link(spec_path: Path, key: Any | None, ran: str | None) -> list[Link]:
+    """The spec's own link (when it is attested) and whether it is the spec the run ran."""
+    from repro.spec.io import load_spec, spec_id
+
+    attested = spec_path.with_name(spec_path.name + SPEC_ATTESTATION_SUFFIX).is_file()
+    links = verify_spec(spec_path, key) if attested else [Link("spec", str(spec_path))]
+    try:
+        now = spec_id(load_spec(spec_path, check_id=False))
+    except SpecError as exc:
+        links[-1].problems.append(exc.message)
+        return links
+    if ran and now != ran:
+        links[-1].problems.append(
+            f"{spec_path.name}: the spec is {now[:12]} now; the run's signed statement says it "
+            f"ran {ran[:12]}"
+        )
+    return links
 
 
 def _read_payload(path: Path) -> dict[str, Any] | None:
@@ -310,9 +344,15 @@ def verify_report(folder: Path, key: Any | None) -> list[Link]:
     statement = _open_envelope(folder / ATTESTATION, key, link)
     links: list[Link] = []
     if statement is not None:
-        _check_subjects(folder, statement, link)
+        _check_subjects(
+            folder, statement, link,
+            complete=[p for p in folder.rglob("*") if p.is_file() and p != folder / ATTESTATION],
+        )  # fmt: skip
         for side in statement.get("predicate", {}).get("inputs", []):
-            run = Path(str(side.get("path")))
+            relative = folder / str(side.get("path_from_report", ""))
+            run = relative if side.get("path_from_report") else Path(str(side.get("path")))
+            if not (run / "run.json").is_file():
+                run = Path(str(side.get("path")))
             run_json = run / "run.json"
             if not run_json.is_file():
                 link.problems.append(f"{side.get('role')} run {run}: not found")
@@ -372,3 +412,39 @@ def verify_target(target: Path, key: Any | None) -> list[Link]:
         f"{target}: not a spec file, a run folder or a report folder",
         hint="verify SPEC.json, results/<name>/<run-id>/, reports/<name>/ or a package",
     )
+
+
+def verify_unpacked(root: Path, spec_rel: str, key: Any | None) -> list[Link]:
+    """A package's attestations, whatever its (unsigned) manifest says of its members: the
+    spec's link, its original run's (which must have run this spec), every other run with an
+    attestation."""
+    from repro.spec.io import load_spec, spec_id
+
+    spec_path = root / spec_rel
+    links = verify_spec(spec_path, key)
+    spec = load_spec(spec_path, check_id=False)
+    checked: set[Path] = set()
+    if spec.original is not None:
+        original = Path(os.path.normpath(spec_path.parent / spec.original.path))
+        if original.is_relative_to(root) and (original / "run.json").is_file():
+            run_links = verify_run(original, key, follow_spec=False)
+            payload = _read_payload(original / ATTESTATION) or {}
+            ran = (
+                payload.get("predicate", {})
+                .get("buildDefinition", {})
+                .get("externalParameters", {})
+            ).get("spec_id")
+            if ran and ran != spec_id(spec):
+                run_links[-1].problems.append(
+                    f"the original ran spec {str(ran)[:12]}, the packaged spec is "
+                    f"{spec_id(spec)[:12]}"
+                )
+            links += run_links
+            checked.add(original)
+        else:
+            links.append(Link("run", str(original), ["the spec's original is not in the package"]))
+    for att in sorted(root.rglob(ATTESTATION)):
+        folder = att.parent
+        if folder not in checked and (folder / "run.json").is_file():
+            links += verify_run(folder, key, follow_spec=False)
+    return links

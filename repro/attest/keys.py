@@ -29,18 +29,35 @@ def generate(folder: Path, *, force: bool = False) -> tuple[Path, Path]:
             f"{private} exists: a new key would orphan everything it signed",
             hint="use it, or pass --force to replace it",
         )
+    if private.is_symlink() and not force:
+        raise UsageError(f"{private}: a symbolic link; not written through", hint="remove it")
     folder.mkdir(parents=True, exist_ok=True)
     signer = CryptoSigner.generate_ed25519()
-    fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(signer.private_bytes)
     doc = {"keyid": signer.public_key.keyid, "key": signer.public_key.to_dict()}
-    public.write_text(json.dumps(doc, indent=2) + "\n")
+    _write_new(private, signer.private_bytes, 0o600)
+    _write_new(public, (json.dumps(doc, indent=2) + "\n").encode(), 0o644)
     return private, public
+
+
+def _write_new(target: Path, data: bytes, mode: int) -> None:
+    """A fresh file created with `mode` beside `target`, then renamed over it: an existing
+    file's mode or a symbolic link at `target` never carries over (the link is replaced)."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        Path(tmp).replace(target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def load_signer(path: Path) -> Any:
     """The signer of a private key file `repro keygen` wrote."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
     from securesystemslib.signer import CryptoSigner  # type: ignore[attr-defined]
 
@@ -48,9 +65,14 @@ def load_signer(path: Path) -> Any:
         key = load_pem_private_key(path.read_bytes(), None)
     except (ValueError, TypeError) as exc:
         raise SpecError(
-            f"{path}: not an unencrypted PEM private key ({exc})",
-            hint="give the repro-signing.key that `repro keygen` wrote",
+            f"{path}: not an unencrypted PEM private key ({str(exc)[:120]})",
+            hint="give the repro-signing.key that `repro keygen` wrote (not the .pub)",
         ) from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise SpecError(
+            f"{path}: a {type(key).__name__}, not an ed25519 key",
+            hint="make one with `repro keygen`",
+        )
     return CryptoSigner(key)
 
 

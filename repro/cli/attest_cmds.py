@@ -92,15 +92,16 @@ def verify(target: Path, key_path: Path | None, as_json: bool) -> None:
       repro verify reports/ort-digits --key repro-signing.pub
       repro verify ort-digits.repro.tar.zst --key repro-signing.pub
     """
-    from repro.attest.chain import Link, verify_run, verify_spec, verify_target
+    from repro.attest.chain import Link, verify_target, verify_unpacked
     from repro.attest.keys import load_public
     from repro.packaging.pack import is_package
     from repro.packaging.pack import unpack as extract
+    from repro.replay import stopped_by_signals
 
     key = load_public(key_path) if key_path is not None else None
     links: list[Link]
     if is_package(target):
-        with tempfile.TemporaryDirectory(prefix="repro-verify-") as tmp:
+        with stopped_by_signals(), tempfile.TemporaryDirectory(prefix="repro-verify-") as tmp:
             root = Path(tmp) / "p"
             try:
                 manifest = extract(target, root)
@@ -108,12 +109,9 @@ def verify(target: Path, key_path: Path | None, as_json: bool) -> None:
                 links = [Link("package", str(target), [exc.message])]
             else:
                 links = [Link("package", str(target))]
-                spec_path = root / manifest.spec
-                if key is not None or spec_path.with_name(spec_path.name + ".intoto.json").exists():
-                    links += verify_spec(spec_path, key)
-                for run in sorted({(root / m.path).parent for m in manifest.of_role("original")}):
-                    if (run / "run.json").is_file():
-                        links += verify_run(run, key, follow_spec=False)
+                links += verify_unpacked(root, manifest.spec, key)
+                for link in links:  # name the packaged files, not a folder about to be deleted
+                    link.where = link.where.replace(str(root), f"{target}:")
     else:
         links = verify_target(target, key)
     _report(links, as_json)

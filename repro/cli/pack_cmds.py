@@ -11,6 +11,7 @@ from repro.artifacts.cache import ArtifactCache
 from repro.cli.progress import note
 from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.errors import UsageError
+from repro.replay import stopped_by_signals
 
 
 @click.command()
@@ -72,15 +73,16 @@ def pack(
             hint=f"e.g. -o {out.name.split('.')[0] or 'experiment'}.repro.tar.zst",
         )
     spec = require_valid(spec_path)
-    manifest = write(
-        spec,
-        spec_path,
-        out,
-        PackOptions(with_artifacts, with_wheels, with_image, with_results),
-        cache=ArtifactCache(cache_dir),
-        results_dir=results_dir,
-        report=note,
-    )
+    with stopped_by_signals():
+        manifest = write(
+            spec,
+            spec_path,
+            out,
+            PackOptions(with_artifacts, with_wheels, with_image, with_results),
+            cache=ArtifactCache(cache_dir),
+            results_dir=results_dir,
+            report=note,
+        )
     size = out.stat().st_size
     if as_json:
         click.echo(manifest.model_dump_json(by_alias=True, indent=2))
@@ -122,7 +124,8 @@ def unpack(package: Path, target: Path | None, as_json: bool) -> None:
         for ending in PACKAGE_ENDINGS:
             name = name.removesuffix(ending)
         target = package.parent / (name or "package")
-    manifest = extract(package, target)
+    with stopped_by_signals():
+        manifest = extract(package, target)
     if as_json:
         click.echo(json.dumps({"folder": str(target), **manifest.model_dump(by_alias=True)}))
         return

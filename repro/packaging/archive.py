@@ -1,12 +1,13 @@
 """Reading and writing a package archive (`NAME.repro.tar`, `.tar.gz`, `.tar.xz`, `.tar.zst`).
 
-Writing: members in a fixed order with fixed metadata (owner 0, mode 0644, mtime 0), so that
-packing the same inputs twice gives the same bytes; `manifest.json` last. Reading: every member
-is checked before a byte of it is written (a regular file; a relative, normalized name; no link,
-device, sparse or duplicate member; its size within the limits), extraction goes into a fresh
-hidden folder beside the target, every file is checked against the manifest (none more, none
-missing, every size and hash), and only then is the folder renamed into place. Nothing is ever
-written outside that folder.
+Writing: `manifest.json` first (every other member's role, size and sha256), then the members in
+a fixed order with fixed metadata (owner 0, mode 0644, mtime 0), so that packing the same inputs
+twice gives the same bytes. Reading: the manifest is read first (at most 64 MiB) and every
+member is checked against it before a byte of it is written: a regular file (no link, device or
+sparse member), a relative, normalized name the manifest lists, once, with the size it lists.
+Extraction goes into a fresh hidden folder beside the target, every file's sha256 is checked,
+none listed may be missing, and only then is the folder renamed into place. Nothing is ever
+written outside that folder, and never more bytes than the manifest declares.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, Literal
+from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,10 +32,20 @@ SCHEMA = "repro.package/v1"
 #: limits of what an archive may unpack to (a package of ResNet-50 with wheels is ~1.5 GiB)
 MAX_TOTAL_BYTES = 32 * 2**30
 MAX_MEMBERS = 200_000
+MAX_MANIFEST_BYTES = 64 * 2**20
 _CHUNK = 1 << 20
 
 Role = Literal[
-    "spec", "lock", "flake", "artifact", "original", "result", "cached-artifact", "wheel", "image"
+    "spec",
+    "lock",
+    "flake",
+    "artifact",
+    "original",
+    "result",
+    "cached-artifact",
+    "wheel",
+    "image",
+    "attestation",
 ]
 
 
@@ -64,6 +75,20 @@ class PackageManifest(BaseModel):
 
     def of_role(self, role: str) -> list[Member]:
         return [m for m in self.members if m.role == role]
+
+    def problems(self) -> list[str]:
+        """What makes this manifest unusable: unsafe or repeated names, a spec it does not
+        list as its spec."""
+        out = []
+        names = [m.path for m in self.members]
+        if len(set(names)) != len(names):
+            out.append("a member is listed twice")
+        for name in names:
+            if not _safe_name(name) or name == MANIFEST:
+                out.append(f"member {name!r} is not a plain relative name inside the package")
+        if self.spec not in {m.path for m in self.members if m.role == "spec"}:
+            out.append(f"spec {self.spec!r} is not a member listed with the role 'spec'")
+        return out
 
 
 @dataclass(frozen=True)
@@ -142,12 +167,12 @@ def write_package(out: Path, sources: list[Source], manifest: PackageManifest) -
         _open(tmp, write=True, mode=mode) as stream,
         tarfile.open(fileobj=stream, mode="w|", format=tarfile.PAX_FORMAT) as tar,
     ):
+        data = (manifest.model_dump_json(by_alias=True, indent=1) + "\n").encode()
+        tar.addfile(_info(MANIFEST, len(data)), io.BytesIO(data))
         for src in sources:
             info = _info(src.path, src.file.stat().st_size)
             with src.file.open("rb") as fh:
                 tar.addfile(info, fh)
-        data = (manifest.model_dump_json(by_alias=True, indent=1) + "\n").encode()
-        tar.addfile(_info(MANIFEST, len(data)), io.BytesIO(data))
 
 
 def _info(name: str, size: int) -> tarfile.TarInfo:
@@ -167,7 +192,24 @@ def _bad(path: Path, member: str, why: str) -> SpecError:
     )
 
 
-def _check_member(path: Path, info: tarfile.TarInfo, seen: set[str], budget: int) -> str:
+def _safe_name(name: str) -> bool:
+    pure = PurePosixPath(name)
+    return not (
+        pure.is_absolute()
+        or name.startswith(("/", "\\"))
+        or ".." in pure.parts
+        or "\\" in name
+        or "\x00" in name
+        or str(pure) != name
+        or not pure.parts
+        or any(p in ("", ".") for p in pure.parts)
+        or len(name) > 4096
+    )
+
+
+def _check_member(
+    path: Path, info: tarfile.TarInfo, listed: dict[str, Member], seen: set[str]
+) -> str:
     """The member's safe relative name, or a SpecError saying why it is refused."""
     name = info.name
     if not info.isreg() or info.issparse():
@@ -177,42 +219,34 @@ def _check_member(path: Path, info: tarfile.TarInfo, seen: set[str], budget: int
             else "a device or pipe"
         )  # fmt: skip
         raise _bad(path, name, f"{kind}; a package holds regular files only")
-    pure = PurePosixPath(name)
-    if (
-        pure.is_absolute()
-        or name.startswith(("/", "\\"))
-        or ".." in pure.parts
-        or "\\" in name
-        or "\x00" in name
-        or str(pure) != name
-        or not pure.parts
-        or any(p in ("", ".") for p in pure.parts)
-    ):
+    if not _safe_name(name):
         raise _bad(path, name, "not a plain relative name inside the package")
     if name in seen:
         raise _bad(path, name, "appears twice")
-    if info.size > budget:
-        raise _bad(path, name, f"{info.size} bytes, more than the {budget} bytes left to unpack")
+    member = listed.get(name)
+    if member is None:
+        raise _bad(path, name, "not listed in the manifest")
+    if info.size != member.size:
+        raise _bad(path, name, f"{info.size} bytes, the manifest lists {member.size}")
     return name
 
 
 def extract(path: Path, target: Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> PackageManifest:
-    """Unpack `path` into the new folder `target`, checked member by member and against the
+    """Unpack `path` into the new folder `target`, checked member by member against the
     manifest; on any problem nothing is left behind."""
-    if target.exists():
-        raise UsageError(f"{target} exists", hint="unpack into a new folder")
+    import tempfile
+
+    if target.exists() or target.is_symlink():
+        raise UsageError(f"{target}: exists", hint="unpack into a new folder")
     if not path.is_file():
         raise SpecError(f"{path}: no such package file")
     mode = _mode(path)
-    work = target.parent / f".{target.name}.unpacking"
-    if work.exists():
-        shutil.rmtree(work)
     target.parent.mkdir(parents=True, exist_ok=True)
-    work.mkdir()
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.unpacking-", dir=target.parent))
     try:
         with _open(path, write=False, mode=mode) as raw:
             try:
-                _extract_members(path, raw, work, max_bytes)
+                manifest = _extract_members(path, raw, work, max_bytes)
             except ReproError:
                 raise
             except OSError as exc:
@@ -221,7 +255,6 @@ def extract(path: Path, target: Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> Pa
                 raise SpecError(f"{path}: the archive is damaged ({exc})") from None
             except Exception as exc:  # tarfile's, gzip's, lzma's, zstandard's own errors
                 raise SpecError(f"{path}: the archive is damaged ({exc})") from None
-        manifest = _read_manifest(path, work)
         _verify_files(path, work, manifest)
         work.replace(target)
         return manifest
@@ -230,80 +263,75 @@ def extract(path: Path, target: Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> Pa
         raise
 
 
-def _extract_members(path: Path, raw: IO[bytes], work: Path, max_bytes: int) -> None:
-    """Every member into `work`, each checked before it is written."""
-    seen: set[str] = set()
-    folders: set[str] = set()
-    budget = max_bytes
+def _extract_members(path: Path, raw: IO[bytes], work: Path, max_bytes: int) -> PackageManifest:
+    """The manifest (the first member), then every member into `work`, each checked against
+    it before it is written."""
     with tarfile.open(fileobj=raw, mode="r|") as tar:
+        first = tar.next()
+        if first is None or first.name != MANIFEST or not first.isreg():
+            raise SpecError(
+                f"{path}: its first member is not {MANIFEST}: not a package repro wrote",
+                hint="get the package again from its source",
+            )
+        if first.size > MAX_MANIFEST_BYTES:
+            raise _bad(path, MANIFEST, f"{first.size} bytes; a manifest is at most 64 MiB")
+        fh = tar.extractfile(first)
+        assert fh is not None
+        manifest = _parse_manifest(path, fh.read())
+        total = sum(m.size for m in manifest.members)
+        if total > max_bytes or len(manifest.members) > MAX_MEMBERS:
+            raise _bad(
+                path,
+                MANIFEST,
+                f"lists {total} bytes in {len(manifest.members)} files, more than the "
+                f"{max_bytes} bytes (or {MAX_MEMBERS} files) allowed",
+            )
+        listed = {m.path: m for m in manifest.members}
+        seen: set[str] = set()
+        folders: set[str] = set()
         for info in tar:
-            if len(seen) >= MAX_MEMBERS:
-                raise _bad(path, info.name, f"more than {MAX_MEMBERS} members")
-            name = _check_member(path, info, seen, budget)
+            if info is first:  # iterating a TarFile yields what it has read already
+                continue
+            name = _check_member(path, info, listed, seen)
             parents = {str(p) for p in PurePosixPath(name).parents if str(p) != "."}
             if name in folders or parents & seen:
                 raise _bad(path, name, "a file and a folder of the same name")
             seen.add(name)
             folders |= parents
-            budget -= info.size
             dest = work / name
             dest.parent.mkdir(parents=True, exist_ok=True)
             src = tar.extractfile(info)
             assert src is not None
             with dest.open("xb") as out:
                 shutil.copyfileobj(src, out, _CHUNK)
+    return manifest
 
 
-def _read_manifest(path: Path, root: Path) -> PackageManifest:
-    file = root / MANIFEST
-    if not file.is_file():
-        raise SpecError(f"{path}: no {MANIFEST}: not a repro package")
+def _parse_manifest(path: Path, data: bytes) -> PackageManifest:
     try:
-        return PackageManifest.model_validate(json.loads(file.read_bytes()))
+        manifest = PackageManifest.model_validate(json.loads(data))
     except (ValueError, ValidationError) as exc:
         first = str(exc).splitlines()[:2]
         raise SpecError(f"{path}: {MANIFEST}: {' '.join(first)}") from None
+    problems = manifest.problems()
+    if problems:
+        raise SpecError(f"{path}: {MANIFEST}: {problems[0]}", hint="get the package again")
+    return manifest
 
 
 def _verify_files(path: Path, root: Path, manifest: PackageManifest) -> None:
-    """Every file is in the manifest with its size and sha256, and every listed file is there."""
-    listed = {m.path: m for m in manifest.members}
-    if len(listed) != len(manifest.members) or MANIFEST in listed:
-        raise SpecError(f"{path}: {MANIFEST}: a member listed twice, or the manifest itself")
-    present = {
-        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != MANIFEST
-    } | {str(p.relative_to(root)) for p in root.rglob(MANIFEST) if p.parent != root}
-    extra = sorted(present - set(listed))
-    if extra:
-        raise _bad(path, extra[0], "not listed in the manifest")
-    missing = sorted(set(listed) - present)
-    if missing:
-        raise SpecError(
-            f"{path}: {missing[0]} is listed in the manifest but not in the archive",
-            hint="the package is incomplete: get it again from its source",
-        )
+    """Every listed file is there with its sha256 (what is there was checked as it came)."""
     for m in manifest.members:
         file = root / m.path
-        size = file.stat().st_size
+        if not file.is_file():
+            raise SpecError(
+                f"{path}: {m.path} is listed in the manifest but not in the archive",
+                hint="the package is incomplete: get it again from its source",
+            )
         got = sha256_file(file)
-        if size != m.size or got != m.sha256:
+        if got != m.sha256:
             raise ArtifactError(
-                f"{path}: {m.path}: sha256 {got[:16]}... ({size} bytes), the manifest says "
-                f"{m.sha256[:16]}... ({m.size} bytes): the package was altered",
+                f"{path}: {m.path}: sha256 {got[:16]}..., the manifest says {m.sha256[:16]}...: "
+                "the package was altered",
                 hint="get the package again from its source",
             )
-
-
-def read_manifest_only(path: Path) -> dict[str, Any]:
-    """The manifest's JSON without unpacking (for `repro verify`'s summary)."""
-    with (
-        _open(path, write=False, mode=_mode(path)) as raw,
-        tarfile.open(fileobj=raw, mode="r|") as tar,
-    ):
-        for info in tar:
-            if info.name == MANIFEST and info.isreg():
-                fh = tar.extractfile(info)
-                assert fh is not None
-                doc: dict[str, Any] = json.loads(fh.read())
-                return doc
-    raise SpecError(f"{path}: no {MANIFEST}")

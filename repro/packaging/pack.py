@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from repro import __version__
-from repro.artifacts.cache import ArtifactCache, read_verified
-from repro.errors import EnvironmentSetupError, SpecError, UsageError
+from repro.artifacts.cache import ArtifactCache
+from repro.errors import ArtifactError, EnvironmentSetupError, SpecError, UsageError
 from repro.packaging.archive import (
     MAX_TOTAL_BYTES,
     Member,
@@ -68,7 +68,10 @@ def _referenced(spec: ExperimentSpec, spec_path: Path) -> list[tuple[Path, Role]
     from repro.artifacts.fetch import resolve_path
 
     base = spec_path.parent
-    out: list[tuple[Path, Role]] = [(spec_path.resolve(), "spec")]
+    out: list[tuple[Path, Role]] = [(_absolute(spec_path), "spec")]
+    attestation = spec_path.with_name(spec_path.name + ".intoto.json")
+    if attestation.is_file():
+        out.append((_absolute(attestation), "attestation"))
 
     def named(path: str, field: str) -> Path:
         if Path(path).is_absolute():
@@ -77,7 +80,8 @@ def _referenced(spec: ExperimentSpec, spec_path: Path) -> list[tuple[Path, Role]
                 "as it is, so the files it names must be relative to it",
                 hint="move the file beside the spec (or below its parent) and name it relatively",
             )
-        resolved = resolve_path(path, base).resolve()
+        # absolute but not resolved: a folder reached through a link keeps its place
+        resolved = _absolute(resolve_path(path, base))
         if not resolved.exists():
             raise SpecError(f"{spec_path}: {field}: {resolved} does not exist")
         return resolved
@@ -85,7 +89,13 @@ def _referenced(spec: ExperimentSpec, spec_path: Path) -> list[tuple[Path, Role]
     for name, art in spec.artifacts.items():
         if art.path is not None:
             file = named(art.path, f"$.artifacts.{name}.path")
-            read_verified(file, art.sha256, what=f"artifact {name!r}")  # what ships is the pin
+            got = sha256_file(file)
+            if got != art.sha256:  # what ships is the pin
+                raise ArtifactError(
+                    f"{spec_path}: $.artifacts.{name}: {file} has sha256 {got[:16]}..., the spec "
+                    f"pins {art.sha256[:16]}...",
+                    hint="restore the file the spec pins, or re-capture the spec",
+                )
             out.append((file, "artifact"))
     env = spec.environment
     for section, where in ((env, "$.environment"), (env.spack, "$.environment.spack")):
@@ -105,6 +115,21 @@ def _referenced(spec: ExperimentSpec, spec_path: Path) -> list[tuple[Path, Role]
     return out
 
 
+def _absolute(path: Path) -> Path:
+    """Absolute, `..` folded, links not followed (a folder reached through a link keeps its
+    place in the package)."""
+    return Path(os.path.normpath(Path.cwd() / path))
+
+
+def _private_key(file: Path) -> bool:
+    """A PEM private key (a signing key must never travel in a package)."""
+    if file.stat().st_size > 64 * 1024:
+        return False
+    with file.open("rb") as fh:
+        head = fh.read(4096)
+    return b"PRIVATE KEY-----" in head
+
+
 def pack(
     spec: ExperimentSpec,
     spec_path: Path,
@@ -116,11 +141,22 @@ def pack(
     report: Reporter,
 ) -> PackageManifest:
     """Write the package; its manifest."""
+    if out.exists() and not _is_our_package(out):
+        raise UsageError(
+            f"{out}: exists and is not a repro package; not overwritten",
+            hint="choose another name, or remove the file",
+        )
     refs = _referenced(spec, spec_path)
     root = Path(os.path.commonpath([str(p.parent) for p, _ in refs]))
     sources: dict[str, Source] = {}
 
     def add(name: str, role: Role, file: Path) -> None:
+        if _private_key(file):
+            raise UsageError(
+                f"{file}: a private key; it is never packed",
+                hint="move it out of the folders the spec names (keys belong in "
+                "~/.config/repro/keys)",
+            )
         if name not in sources:
             sources[name] = Source(name, role, file)
 
@@ -151,7 +187,7 @@ def pack(
                 Member(path=name, role=src.role, size=size, sha256=sha256_file(src.file))
             )
         manifest = PackageManifest(
-            spec=PurePosixPath(*spec_path.resolve().relative_to(root).parts).as_posix(),
+            spec=PurePosixPath(*_absolute(spec_path).relative_to(root).parts).as_posix(),
             spec_name=spec.name,
             spec_id=spec_id(spec),
             repro_version=__version__,
@@ -263,6 +299,25 @@ def _add_results(
             add(f"runs/{run.name}/{f.relative_to(run).as_posix()}", "result", f)
 
 
+def _is_our_package(path: Path) -> bool:
+    """A regular file whose first member is a manifest (a package repro wrote)."""
+    import tarfile
+
+    from repro.packaging.archive import MANIFEST, _mode, _open
+
+    if not path.is_file():
+        return False
+    try:
+        with (
+            _open(path, write=False, mode=_mode(path)) as raw,
+            tarfile.open(fileobj=raw, mode="r|") as tar,
+        ):
+            first = tar.next()
+            return first is not None and first.name == MANIFEST
+    except Exception:
+        return False
+
+
 def unpack(package: Path, target: Path) -> PackageManifest:
     """The package extracted into the new folder `target`, every hash checked."""
     return extract(package, target)
@@ -277,24 +332,33 @@ def package_digest(package: Path) -> str:
 
 
 def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageManifest]:
-    """The package unpacked (once) under the cache, by its sha256, checked: its folder and
-    manifest. Its cached artifacts are put into the artifact cache, verified."""
+    """The package unpacked under the cache, by its sha256, checked: its folder and manifest.
+    Its cached artifacts are put into the artifact cache. One process at a time per package
+    (a lock beside it); what another process unpacked is checked again, not trusted."""
+    import fcntl
+
     digest = package_digest(package)
-    folder = cache.root / "packages" / digest
-    if folder.is_dir():
-        shutil.rmtree(folder)  # unpacked again and checked again: the bytes are what counts
-    manifest = extract(package, folder)
-    for m in manifest.of_role("cached-artifact"):
-        sha = m.path.rsplit("/", 1)[-1]
-        if sha != m.sha256:
-            raise SpecError(
-                f"{package}: {m.path}: named for sha256 {sha[:16]}... but its bytes are "
-                f"{m.sha256[:16]}...: the package was altered"
-            )
-        if not cache.path_for(sha).is_file():
-            with cache.staging(sha) as staged:
-                shutil.copyfile(folder / m.path, staged)
-                cache.commit(staged, sha)
+    packages = cache.root / "packages"
+    packages.mkdir(parents=True, exist_ok=True)
+    folder = packages / digest
+    with (packages / f".{digest}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if folder.is_dir():
+            shutil.rmtree(folder)  # unpacked again and checked again: the bytes are what counts
+        manifest = extract(package, folder)
+        for m in manifest.of_role("cached-artifact"):
+            sha = m.path.rsplit("/", 1)[-1]
+            if sha != m.sha256:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise ArtifactError(
+                    f"{package}: {m.path}: named for sha256 {sha[:16]}... but its bytes are "
+                    f"{m.sha256[:16]}...: the package was altered",
+                    hint="get the package again from its source",
+                )
+            if not cache.path_for(sha).is_file():
+                with cache.staging(sha) as staged:
+                    shutil.copyfile(folder / m.path, staged)
+                    cache.commit(staged, sha)
     return folder, manifest
 
 

@@ -123,3 +123,99 @@ def test_without_a_key_nothing_is_called_verified(chain: dict[str, Path]) -> Non
     code, out, _ = _cli("verify", str(chain["replay"]))
     assert code == 1
     assert "the signature is not checked" in out
+
+
+def test_an_edited_spec_without_its_attestation_is_still_caught(chain: dict[str, Path]) -> None:
+    spec, envelope = chain["spec"], chain["spec"].with_name("ort-digits.json.intoto.json")
+    saved_spec, saved_env = spec.read_bytes(), envelope.read_bytes()
+    try:
+        doc = json.loads(saved_spec)
+        doc["workload"]["batch_size"] = 8
+        spec.write_text(json.dumps(doc, indent=2))
+        envelope.unlink()
+        code, out, _ = _verify(chain["report"], chain["pub"])
+        assert code == 1
+        assert "the run's signed statement says it ran" in out
+    finally:
+        spec.write_bytes(saved_spec)
+        envelope.write_bytes(saved_env)
+
+
+def test_a_file_named_like_an_attestation_deeper_in_a_run_is_caught(chain: dict[str, Path]) -> None:
+    planted = chain["replay"] / "SingleStream" / "attestation.intoto.json"
+    planted.write_text("{}")
+    try:
+        code, out, _ = _verify(chain["replay"], chain["pub"])
+        assert code == 1
+        assert "SingleStream/attestation.intoto.json: not attested" in out
+    finally:
+        planted.unlink()
+
+
+def test_a_package_cannot_launder_a_tampered_run_through_its_unsigned_manifest(
+    chain: dict[str, Path], tmp_path: Path
+) -> None:
+    from repro.packaging.archive import Source, extract, sha256_file, write_package
+
+    root_dir = Path(__file__).resolve().parents[2]
+    project = tmp_path / "project"  # the repository's layout: relative paths, as pack needs
+    for rel in ("specs/ort-digits.json", "artifacts/digits-mlp.onnx"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root_dir / rel, project / rel)
+    for rel in ("lockfiles/ort-digits", "nix", "results/ort-digits/original"):
+        shutil.copytree(root_dir / rel, project / rel)
+    key = str(chain["tmp"] / "keys" / "repro-signing.key")
+    spec = project / "specs" / "ort-digits.json"
+    code, _, err = _cli(
+        "attest", str(spec), str(project / "results/ort-digits/original"), "--key", key
+    )
+    assert code == 0, err
+    package = tmp_path / "p.repro.tar"
+    code, _, err = _cli("pack", str(spec), "-o", str(package))
+    assert code == 0, err
+    code, out, err = _verify(package, chain["pub"])
+    assert code == 0, out + err
+    root = tmp_path / "u"
+    manifest = extract(package, root)
+    # the attacker edits a log of the original, fixes its hash in the manifest and relabels
+    # the original's files, hoping they go unchecked
+    log = next(m for m in manifest.members if m.path.endswith("run_1/mlperf_log_detail.txt"))
+    (root / log.path).write_bytes((root / log.path).read_bytes() + b"\n")
+    for m in manifest.members:
+        if m.role == "original":
+            m.role = "result"
+        m.size, m.sha256 = (root / m.path).stat().st_size, sha256_file(root / m.path)
+    forged = tmp_path / "forged.repro.tar"
+    write_package(
+        forged, [Source(m.path, m.role, root / m.path) for m in manifest.members], manifest
+    )
+    code, out, err = _verify(forged, chain["pub"])
+    assert code == 1, out
+    assert "mlperf_log_detail.txt: sha256" in out
+
+
+def test_keygen_never_leaves_a_readable_private_key_or_writes_through_a_link(
+    tmp_path: Path,
+) -> None:
+    import stat
+
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "repro-signing.key").write_text("old")
+    (keys / "repro-signing.key").chmod(0o644)
+    code, _, err = _cli("keygen", "-o", str(keys))
+    assert code == 2  # an existing key is not replaced without --force
+    code, _, err = _cli("keygen", "-o", str(keys), "--force")
+    assert code == 0, err
+    assert stat.S_IMODE((keys / "repro-signing.key").stat().st_mode) == 0o600
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "repro-signing.key").symlink_to(victim)
+    code, _, err = _cli("keygen", "-o", str(other))
+    assert code == 2, err
+    code, _, err = _cli("keygen", "-o", str(other), "--force")
+    assert code == 0, err
+    assert victim.read_text() == "mine"
+    assert not (other / "repro-signing.key").is_symlink()

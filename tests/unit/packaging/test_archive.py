@@ -66,19 +66,25 @@ def test_round_trip_is_byte_identical_and_packing_is_deterministic(
         assert (tmp_path / "out" / s.path).read_bytes() == s.file.read_bytes()
 
 
-def _hostile(tmp_path: Path, add: object, *, manifest: dict | None = None) -> Path:
-    """A tar whose members `add(tar)` writes, with a manifest listing what it is told."""
+def _hostile(tmp_path: Path, add: object, listed: list[str]) -> Path:
+    """A package whose manifest (first, valid) lists a spec and `listed` (one byte each), then
+    the spec and whatever `add(tar)` writes."""
+    import hashlib
+
+    one = {"size": 1, "sha256": hashlib.sha256(b"x").hexdigest()}
+    doc = json.dumps(
+        {"schema": "repro.package/v1", "spec": "s.json", "spec_name": "x", "spec_id": "a" * 64,
+         "repro_version": "t", "contents": {},
+         "members": [{"path": "s.json", "role": "spec", **one}]
+         + [{"path": n, "role": "result", **one} for n in listed]}
+    ).encode()  # fmt: skip
     path = tmp_path / "evil.repro.tar"
     with tarfile.open(path, "w") as tar:
-        add(tar)  # type: ignore[operator]
-        doc = json.dumps(
-            manifest
-            or {"schema": "repro.package/v1", "spec": "s.json", "spec_name": "x",
-                "spec_id": "a" * 64, "repro_version": "t", "contents": {}, "members": []}
-        ).encode()  # fmt: skip
         info = tarfile.TarInfo("manifest.json")
         info.size = len(doc)
         tar.addfile(info, io.BytesIO(doc))
+        _file(tar, "s.json")
+        add(tar)  # type: ignore[operator]
     return path
 
 
@@ -96,23 +102,26 @@ def _link(tar: tarfile.TarFile, name: str, target: str, kind: bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    ("add", "why"),
+    ("add", "listed", "why"),
     [
-        (lambda t: _file(t, "../escape.txt"), "not a plain relative name"),
-        (lambda t: _file(t, "/etc/evil.txt"), "not a plain relative name"),
-        (lambda t: _file(t, "a/./b.txt"), "not a plain relative name"),
-        (lambda t: _link(t, "link", "/etc/passwd", tarfile.SYMTYPE), "a symbolic link"),
-        (lambda t: _link(t, "hard", "../../etc/passwd", tarfile.LNKTYPE), "a hard link"),
-        (lambda t: _link(t, "dev", "", tarfile.CHRTYPE), "a device or pipe"),
-        (lambda t: _link(t, "fifo", "", tarfile.FIFOTYPE), "a device or pipe"),
-        (lambda t: (_file(t, "a.txt"), _file(t, "a.txt")), "appears twice"),
-        (lambda t: (_file(t, "a"), _file(t, "a/b")), "a file and a folder of the same name"),
+        (lambda t: _file(t, "../escape.txt"), [], "not a plain relative name"),
+        (lambda t: _file(t, "../escape.txt"), ["../escape.txt"], "not a plain relative name"),
+        (lambda t: _file(t, "/etc/evil.txt"), [], "not a plain relative name"),
+        (lambda t: _file(t, "a/./b.txt"), [], "not a plain relative name"),
+        (lambda t: _link(t, "link", "/etc/passwd", tarfile.SYMTYPE), ["link"], "a symbolic link"),
+        (lambda t: _link(t, "hard", "../../etc/passwd", tarfile.LNKTYPE), ["hard"], "a hard link"),
+        (lambda t: _link(t, "dev", "", tarfile.CHRTYPE), ["dev"], "a device or pipe"),
+        (lambda t: _link(t, "fifo", "", tarfile.FIFOTYPE), ["fifo"], "a device or pipe"),
+        (lambda t: (_file(t, "a.txt"), _file(t, "a.txt")), ["a.txt"], "appears twice"),
+        (lambda t: (_file(t, "a"), _file(t, "a/b")), ["a", "a/b"], "a file and a folder"),
+        (lambda t: _file(t, "extra.txt"), [], "not listed in the manifest"),
+        (lambda t: _file(t, "big.txt", b"x" * 5000), ["big.txt"], "the manifest lists 1"),
     ],
 )
 def test_hostile_members_are_refused_and_nothing_is_written(
-    tmp_path: Path, add: object, why: str
+    tmp_path: Path, add: object, listed: list[str], why: str
 ) -> None:
-    package = _hostile(tmp_path, add)
+    package = _hostile(tmp_path, add, listed)
     before = set(tmp_path.rglob("*"))
     with pytest.raises(SpecError, match=why):
         extract(package, tmp_path / "out")
@@ -140,19 +149,30 @@ def test_files_missing_from_or_extra_to_the_manifest_are_refused(tmp_path: Path)
     sources = _tree(tmp_path)
     manifest = _manifest(sources)
     package = tmp_path / "p.repro.tar"
-    write_package(package, sources[:1], manifest)  # the spec listed but not in the archive
+    write_package(package, sources[1:], manifest)  # a listed file not in the archive
     with pytest.raises(SpecError, match="listed in the manifest but not in the archive"):
         extract(package, tmp_path / "out")
-    write_package(package, sources, _manifest(sources[:1]))  # one file not listed
+    write_package(package, sources, _manifest(sources[1:]))  # one file not listed
     with pytest.raises(SpecError, match="not listed in the manifest"):
         extract(package, tmp_path / "out")
+
+
+def test_a_manifest_whose_spec_is_not_its_spec_member_is_refused(tmp_path: Path) -> None:
+    sources = _tree(tmp_path)
+    manifest = _manifest(sources)
+    for spec in ("/etc/passwd", "../specs/x.json", "results/x/original/run.json"):
+        manifest.spec = spec
+        package = tmp_path / "p.repro.tar"
+        write_package(package, sources, manifest)
+        with pytest.raises(SpecError, match="is not a member listed with the role 'spec'"):
+            extract(package, tmp_path / "out")
 
 
 def test_an_oversized_member_is_refused_before_it_is_written(tmp_path: Path) -> None:
     sources = _tree(tmp_path)
     package = tmp_path / "p.repro.tar"
     write_package(package, sources, _manifest(sources))
-    with pytest.raises(SpecError, match="bytes left to unpack"):
+    with pytest.raises(SpecError, match="more than the 1000 bytes"):
         extract(package, tmp_path / "out", max_bytes=1000)
     assert not (tmp_path / "out").exists()
 
