@@ -239,7 +239,9 @@ def write_tree(
                     comp = wroot / "compliance" / system / benchmark / scenario
                     compliance(run, record, scenario, comp)
         sub = Submission(root=root, system=system)
-        sub.violations = check_tree(work / division / submitter, division=division)
+        sub.violations = check_tree(
+            work / division / submitter, division=division, seeds=round_seeds()
+        )
         out.parent.mkdir(parents=True, exist_ok=True)
         work.replace(out)
         sub.violations = [
@@ -252,8 +254,37 @@ def write_tree(
         raise
 
 
-def check_tree(root: Path, *, division: str) -> list[Violation]:
-    """The submission checker's rules for this tree, every violation listed."""
+_ROUND_SEEDS = (
+    "import json, tempfile, mlperf_loadgen as lg\n"
+    "ts = lg.TestSettings()\n"
+    "empty = tempfile.NamedTemporaryFile('w', suffix='.conf', delete=False)\n"
+    "empty.close()\n"
+    "ts.FromConfig(empty.name, 'resnet50', 'Offline')\n"
+    "print(json.dumps({k: getattr(ts, k) for k in "
+    "('qsl_rng_seed', 'sample_index_rng_seed', 'schedule_rng_seed')}))\n"
+)
+
+
+def round_seeds() -> dict[str, int] | None:
+    """The round's seeds: those of the mlperf.conf compiled into the installed LoadGen (read in
+    a process of its own: a second FromConfig in one process corrupts the settings)."""
+    import sys
+
+    from repro import _subprocess
+
+    try:
+        proc = _subprocess.run([sys.executable, "-c", _ROUND_SEEDS], timeout_s=60)
+        seeds: dict[str, int] = json.loads(proc.stdout)
+    except (ValueError, OSError):
+        return None
+    return seeds if proc.returncode == 0 and all(seeds.values()) else None
+
+
+def check_tree(
+    root: Path, *, division: str, seeds: dict[str, int] | None = None
+) -> list[Violation]:
+    """The submission checker's rules for this tree, every violation listed; `seeds`: the
+    round's (the installed LoadGen's mlperf.conf), which every performance run must use."""
     from repro.runs.loadgen_logs import read_logs
 
     out: list[Violation] = []
@@ -291,6 +322,17 @@ def check_tree(root: Path, *, division: str) -> list[Violation]:
             )
             continue
         m = read_logs(run1)
+        if seeds is not None:
+            used = {k: m.get(k) for k in seeds}
+            if used != seeds:
+                out.append(
+                    Violation(
+                        "seeds",
+                        str(run1),
+                        f"the run used {used}; the round's (this LoadGen's mlperf.conf) are "
+                        f"{seeds}: replay with them in the spec's workload.seeds",
+                    )
+                )
         if m.get("validity") != "VALID":
             out.append(Violation("validity", str(run1), f"LoadGen says {m.get('validity')}"))
         if division == "closed":
