@@ -63,7 +63,9 @@ def _files_of(folder: Path, *, limit: int) -> list[Path]:
     return files
 
 
-def _referenced(spec: ExperimentSpec, spec_path: Path) -> list[tuple[Path, Role]]:
+def _referenced(
+    spec: ExperimentSpec, spec_path: Path, report: Reporter
+) -> list[tuple[Path, Role]]:
     """The spec and the files it names by relative path, absolute, with their roles."""
     from repro.artifacts.fetch import resolve_path
 
@@ -110,8 +112,13 @@ def _referenced(spec: ExperimentSpec, spec_path: Path) -> list[tuple[Path, Role]
         folder = named(flake[5:], "$.environment.flake")
         out += [(f, "flake") for f in _files_of(folder, limit=_FLAKE_MAX_FILES)]
     if spec.original is not None:
-        folder = named(spec.original.path, "$.original.path")
-        out += [(f, "original") for f in _files_of(folder, limit=100_000)]
+        if not resolve_path(spec.original.path, base).is_dir():
+            report(
+                f"note: the spec's original ({spec.original.path}) is not here: packed without it"
+            )
+        else:
+            folder = named(spec.original.path, "$.original.path")
+            out += [(f, "original") for f in _files_of(folder, limit=100_000)]
     return out
 
 
@@ -146,7 +153,7 @@ def pack(
             f"{out}: exists and is not a repro package; not overwritten",
             hint="choose another name, or remove the file",
         )
-    refs = _referenced(spec, spec_path)
+    refs = _referenced(spec, spec_path, report)
     root = Path(os.path.commonpath([str(p.parent) for p, _ in refs]))
     sources: dict[str, Source] = {}
 

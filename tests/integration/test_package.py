@@ -3,6 +3,7 @@ network namespace at all), and a 10 GB sparse member refused."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -102,3 +103,57 @@ def test_a_ten_gigabyte_sparse_member_is_refused_and_nothing_is_written(tmp_path
     assert "sparse" in result.stderr
     assert not target.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sparse.repro.tar", "src"]
+
+
+@pytest.mark.docker
+def test_a_package_with_its_image_replays_after_the_image_is_gone(
+    root: Path, tmp_path: Path
+) -> None:
+    """The image travels in the package (`docker save`) and is loaded back (`docker load`)."""
+    import docker
+
+    try:
+        client = docker.from_env(timeout=10)
+        client.ping()
+    except Exception as exc:
+        pytest.skip(f"no Docker daemon: {exc}")
+    from repro.containers.image import DEFAULT_BASE
+
+    try:
+        client.images.get(DEFAULT_BASE)
+    except Exception:
+        pytest.skip(f"no {DEFAULT_BASE} image (README, Docker)")
+    project = tmp_path / "project"
+    (project / "artifacts").mkdir(parents=True)
+    shutil.copyfile(
+        root / "artifacts" / "digits-mlp.onnx", project / "artifacts" / "digits-mlp.onnx"
+    )
+    partial = json.loads((root / "specs" / "ort-digits.json").read_text())
+    partial["artifacts"]["model"]["path"] = "artifacts/digits-mlp.onnx"
+    (project / "partial.json").write_text(json.dumps(partial))
+    cache = tmp_path / "cache"
+    result = CliRunner().invoke(
+        cli,
+        ["capture", "--from", str(project / "partial.json"), "--env-manager", "docker",
+         "--no-run", "--specs-dir", str(project / "specs"), "--lockfiles-dir",
+         str(project / "lockfiles"), "--results-dir", str(project / "results"),
+         "--cache-dir", str(cache)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    spec = project / "specs" / "ort-digits.json"
+    image_id = json.loads(spec.read_text())["environment"]["image_id"]
+    package = tmp_path / "d.repro.tar"
+    result = CliRunner().invoke(
+        cli, ["pack", str(spec), "-o", str(package), "--with-image", "--cache-dir", str(cache)]
+    )
+    assert result.exit_code == 0, result.output
+    client.images.remove(image_id, force=True)  # another machine: the image is not there
+    result = CliRunner().invoke(
+        cli,
+        ["replay", str(package), "--env", "docker", "--scenario", "Offline", "--mode",
+         "accuracy", "--results-dir", str(tmp_path / "results"), "--cache-dir", str(cache),
+         "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["environment"]["image_id"] == image_id
+    client.close()
