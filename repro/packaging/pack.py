@@ -63,9 +63,7 @@ def _files_of(folder: Path, *, limit: int) -> list[Path]:
     return files
 
 
-def _referenced(
-    spec: ExperimentSpec, spec_path: Path, report: Reporter
-) -> list[tuple[Path, Role]]:
+def _referenced(spec: ExperimentSpec, spec_path: Path, report: Reporter) -> list[tuple[Path, Role]]:
     """The spec and the files it names by relative path, absolute, with their roles."""
     from repro.artifacts.fetch import resolve_path
 
