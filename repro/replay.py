@@ -506,6 +506,14 @@ class Replayer:
         expected = self.opts.audit_config is not None  # a compliance test's, given on purpose
         if result.audit_config_found and not expected:
             metrics["errors"] = "LoadGen found an audit.config and changed the settings"
+        if expected and not result.audit_config_found:
+            return TestRecord(
+                **base,
+                status="failed",
+                metrics=metrics,
+                error="the compliance test's audit.config was not read by LoadGen: the run is "
+                "the plain test, not the compliance test",
+            )
         return TestRecord(
             **base,
             status=test_status(

@@ -18,7 +18,6 @@ run can meet.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -37,22 +36,44 @@ Reporter = Callable[[str], None]
 
 #: fields of a systems JSON the submission checker requires
 SYSTEM_FIELDS = (
-    "division", "submitter", "status", "system_type", "system_name", "number_of_nodes",
-    "host_processor_model_name", "host_processors_per_node", "host_processor_core_count",
-    "host_memory_capacity", "accelerators_per_node", "accelerator_model_name",
-    "operating_system", "framework", "other_software_stack",
-)  # fmt: skip
+    "division",
+    "submitter",
+    "status",
+    "system_type",
+    "system_name",
+    "number_of_nodes",
+    "host_processor_model_name",
+    "host_processors_per_node",
+    "host_processor_core_count",
+    "host_memory_capacity",
+    "accelerators_per_node",
+    "accelerator_model_name",
+    "operating_system",
+    "framework",
+    "other_software_stack",
+)
 #: what only the submitter can say (a template: `repro submission --template`)
 USER_FIELDS = {
     "status": "available | preview | rdi",
     "system_type": "datacenter | edge",
     "host_processors_per_node": "sockets per node (an integer)",
 }
-#: MLPerf's truncation of an accuracy log (tools/submission/truncate_accuracy_log.py)
+#: MLPerf's truncation of an accuracy log (tools/submission/truncate_accuracy_log.py): a log of
+#: 4096 bytes or more keeps its first and last 4096, joined by a marker; the checker allows 10 KiB
 TRUNCATE_BYTES = 4096
-#: the closed division's minimums (the checker's, all benchmarks of this round's kind)
+TRUNCATE_MARKER = b"\n\n...\n\n"
+MAX_ACCURACY_LOG = 10 * 1024
+#: the checker's minimum duration (every division) and the closed division's Offline query size
 MIN_DURATION_MS = 600_000
-MIN_QUERIES = {"SingleStream": 1024, "MultiStream": 662, "Server": 270_336, "Offline": 1}
+MIN_OFFLINE_SAMPLES = 24_576
+#: the measurements JSON fields the checker requires (only the model's pointer is repro's)
+MEASUREMENT_FIELDS = (
+    "input_data_types",
+    "retraining",
+    "starting_weights_filename",
+    "weight_data_types",
+    "weight_transformations",
+)
 #: compliance tests' audit.config, as MLPerf's compliance folders give them
 AUDIT = {
     "TEST01": (
@@ -122,12 +143,19 @@ def system_description(
 
 
 def _truncate(src: Path, dest: Path) -> str:
-    """The accuracy log as MLPerf keeps it: whole up to 2 x 4096 bytes, else its first and
-    last 4096 bytes; the full log's sha256."""
-    data = src.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if len(data) > 2 * TRUNCATE_BYTES:
-        data = data[:TRUNCATE_BYTES] + data[-TRUNCATE_BYTES:]
+    """The accuracy log as MLPerf's truncation keeps it: whole under 4096 bytes, else its first
+    and last 4096 bytes joined by a marker; the full log's sha256 (read in chunks)."""
+    from repro.artifacts.cache import sha256_file
+
+    digest = sha256_file(src)
+    size = src.stat().st_size
+    with src.open("rb") as fh:
+        if size < TRUNCATE_BYTES:
+            data = fh.read()
+        else:
+            head = fh.read(TRUNCATE_BYTES)
+            fh.seek(size - TRUNCATE_BYTES)
+            data = head + TRUNCATE_MARKER + fh.read(TRUNCATE_BYTES)
     dest.write_bytes(data)
     return digest
 
@@ -139,10 +167,37 @@ def _copy_logs(src: Path, dest: Path) -> None:
             shutil.copyfile(src / name, dest / name)
 
 
+#: TestSettings fields -> user.conf keys (and a divisor: user.conf takes milliseconds)
+_USER_CONF = {
+    "min_duration_ms": ("min_duration", 1),
+    "max_duration_ms": ("max_duration", 1),
+    "min_query_count": ("min_query_count", 1),
+    "max_query_count": ("max_query_count", 1),
+    "server_target_qps": ("target_qps", 1),
+    "offline_expected_qps": ("target_qps", 1),
+    "server_target_latency_ns": ("target_latency", 1_000_000),
+    "single_stream_expected_latency_ns": ("target_latency", 1_000_000),
+    "multi_stream_expected_latency_ns": ("target_latency", 1_000_000),
+    "multi_stream_samples_per_query": ("samples_per_query", 1),
+    "performance_sample_count_override": ("performance_sample_count_override", 1),
+}
+
+
 def _user_conf(test: TestRecord, benchmark: str) -> str:
+    """The settings the run used, in LoadGen's user.conf keys (`model.Scenario.key = value`);
+    settings user.conf cannot set are listed as comments."""
     lines = [f"# {benchmark} {test.scenario}: the LoadGen settings the run used (repro)"]
     for key, value in sorted(test.settings.items()):
-        lines.append(f"{benchmark}.{test.scenario}.{key} = {value}")
+        if key in _USER_CONF:
+            name, divisor = _USER_CONF[key]
+            shown = value / divisor if divisor != 1 else value
+            lines.append(
+                f"{benchmark}.{test.scenario}.{name} = {shown:g}"
+                if isinstance(shown, float)
+                else f"{benchmark}.{test.scenario}.{name} = {shown}"
+            )
+        else:
+            lines.append(f"# {key} = {value} (a TestSettings field user.conf does not take)")
     return "\n".join(lines) + "\n"
 
 
@@ -163,21 +218,35 @@ def write_tree(
             raise UsageError(f"{what} {name!r}: letters, digits, '.', '_', '+', '-' only")
     if out.exists():
         raise UsageError(f"{out} exists", hint="write the submission into a new folder")
+    import tempfile
+
     root = out / division / submitter
-    work = out.parent / f".{out.name}.partial"
-    if work.exists():
-        shutil.rmtree(work)
     records = []
     for run in runs:
         record = load_run(run)
         if record.status not in ("complete", "invalid") or not record.tests:
             raise UsageError(f"{run}: a {record.status} run without tests cannot be submitted")
         records.append((run, record))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
         wroot = work / division / submitter
         sys_json = system_description(
-            records[0][1], division=division, submitter=submitter, system=system, given=given
+            records[0][1],
+            division=division,
+            submitter=submitter,
+            system=system,
+            given={k: v for k, v in given.items() if k != "measurements"},
         )
+        for run, record in records[1:]:
+            from repro.runs.alignment import hardware_differences
+
+            differ = hardware_differences(records[0][1].fingerprint, record.fingerprint)
+            if differ:
+                raise UsageError(
+                    f"{run}: ran on other hardware than {records[0][0]} ({'; '.join(differ)}); "
+                    "one system's submission takes runs of that system only"
+                )
         (wroot / "systems").mkdir(parents=True)
         atomic_write_text(
             wroot / "systems" / f"{system}.json", json.dumps(sys_json, indent=2) + "\n"
@@ -191,7 +260,7 @@ def write_tree(
                 if perf:
                     _copy_logs(run / perf[0].dir, res / "performance" / "run_1")
                 meas = wroot / "measurements" / system / benchmark / scenario
-                meas.mkdir(parents=True)
+                meas.mkdir(parents=True, exist_ok=True)
                 if perf:
                     (meas / "user.conf").write_text(_user_conf(perf[0], benchmark))
                 (meas / "README.md").write_text(
@@ -204,21 +273,17 @@ def write_tree(
                     .get("artifacts", {})
                     .get((record.spec or {}).get("workload", {}).get("model", "model"), {})
                 )
+                # the model's pointer is repro's; data types, retraining and transformations are
+                # the submitter's to say (`--system-json`'s "measurements"), never invented
+                measured = {
+                    "starting_weights_filename": model.get("url")
+                    or model.get("path")
+                    or model.get("recipe"),
+                    "starting_weights_sha256": model.get("sha256"),
+                    **(given.get("measurements") or {}),
+                }
                 (meas / f"{system}_repro_{scenario}.json").write_text(
-                    json.dumps(
-                        {
-                            "starting_weights_filename": model.get("url")
-                            or model.get("path")
-                            or model.get("recipe"),
-                            "starting_weights_sha256": model.get("sha256"),
-                            "weight_transformations": "none",
-                            "input_data_types": "fp32",
-                            "weight_data_types": "fp32",
-                            "retraining": "no",
-                        },
-                        indent=2,
-                    )
-                    + "\n"
+                    json.dumps(measured, indent=2) + "\n"
                 )
                 if acc is not None and (run / acc.dir / layout.ACCURACY_LOG).is_file():
                     adir = res / "accuracy"
@@ -257,9 +322,8 @@ def write_tree(
 _ROUND_SEEDS = (
     "import json, tempfile, mlperf_loadgen as lg\n"
     "ts = lg.TestSettings()\n"
-    "empty = tempfile.NamedTemporaryFile('w', suffix='.conf', delete=False)\n"
-    "empty.close()\n"
-    "ts.FromConfig(empty.name, 'resnet50', 'Offline')\n"
+    "with tempfile.NamedTemporaryFile('w', suffix='.conf') as empty:\n"
+    "    ts.FromConfig(empty.name, 'resnet50', 'Offline')\n"
     "print(json.dumps({k: getattr(ts, k) for k in "
     "('qsl_rng_seed', 'sample_index_rng_seed', 'schedule_rng_seed')}))\n"
 )
@@ -268,6 +332,7 @@ _ROUND_SEEDS = (
 def round_seeds() -> dict[str, int] | None:
     """The round's seeds: those of the mlperf.conf compiled into the installed LoadGen (read in
     a process of its own: a second FromConfig in one process corrupts the settings)."""
+    import subprocess
     import sys
 
     from repro import _subprocess
@@ -275,7 +340,7 @@ def round_seeds() -> dict[str, int] | None:
     try:
         proc = _subprocess.run([sys.executable, "-c", _ROUND_SEEDS], timeout_s=60)
         seeds: dict[str, int] = json.loads(proc.stdout)
-    except (ValueError, OSError):
+    except (ValueError, OSError, subprocess.TimeoutExpired):
         return None
     return seeds if proc.returncode == 0 and all(seeds.values()) else None
 
@@ -284,9 +349,22 @@ def check_tree(
     root: Path, *, division: str, seeds: dict[str, int] | None = None
 ) -> list[Violation]:
     """The submission checker's rules for this tree, every violation listed; `seeds`: the
-    round's (the installed LoadGen's mlperf.conf), which every performance run must use."""
-    from repro.runs.loadgen_logs import read_logs
+    round's (the installed LoadGen's mlperf.conf; None: they could not be read, said)."""
+    out = _check_systems(root, division)
+    if seeds is None:
+        out.append(
+            Violation(
+                "seeds",
+                str(root),
+                "the round's seeds could not be read from the installed LoadGen: not checked",
+            )
+        )
+    for scenario_dir in sorted(p for p in (root / "results").glob("*/*/*") if p.is_dir()):
+        out += _check_result(root, scenario_dir, division=division, seeds=seeds)
+    return out
 
+
+def _check_systems(root: Path, division: str) -> list[Violation]:
     out: list[Violation] = []
     systems = sorted((root / "systems").glob("*.json"))
     if not systems:
@@ -309,101 +387,161 @@ def check_tree(
                     "systems", str(s), f"division {doc.get('division')!r} is not {division!r}"
                 )
             )
-    results = root / "results"
-    for scenario_dir in sorted(p for p in results.glob("*/*/*") if p.is_dir()):
-        where = str(scenario_dir)
-        system, benchmark, scenario = scenario_dir.parts[-3:]
-        if not (root / "systems" / f"{system}.json").is_file():
-            out.append(Violation("layout", where, f"no systems/{system}.json for this system"))
-        run1 = scenario_dir / "performance" / "run_1"
-        if not (run1 / layout.SUMMARY).is_file() or not (run1 / layout.DETAIL).is_file():
-            out.append(
-                Violation("files", where, "performance/run_1 lacks LoadGen's summary or detail log")
+    return out
+
+
+def _check_result(
+    root: Path, scenario_dir: Path, *, division: str, seeds: dict[str, int] | None
+) -> list[Violation]:
+    """One result folder (`results/<system>/<benchmark>/<Scenario>`): every rule, none skipped
+    because another failed."""
+    from repro.runs.mlperf_accuracy import primary_metric
+
+    out: list[Violation] = []
+    where = str(scenario_dir)
+    system, benchmark, scenario = scenario_dir.parts[-3:]
+    if primary_metric(benchmark) is None:
+        out.append(
+            Violation(
+                "benchmark",
+                where,
+                f"{benchmark!r} is not an MLPerf benchmark "
+                "(resnet50, retinanet, bert-99, ...): the checker takes those only",
             )
-            continue
-        m = read_logs(run1)
-        if seeds is not None:
-            used = {k: m.get(k) for k in seeds}
-            if used != seeds:
+        )
+    if scenario not in ("SingleStream", "MultiStream", "Server", "Offline"):
+        out.append(Violation("layout", where, f"{scenario!r} is not a LoadGen scenario"))
+    if not (root / "systems" / f"{system}.json").is_file():
+        out.append(Violation("layout", where, f"no systems/{system}.json for this system"))
+    run1 = scenario_dir / "performance" / "run_1"
+    if (run1 / layout.SUMMARY).is_file() and (run1 / layout.DETAIL).is_file():
+        out += _check_performance(run1, scenario, division=division, seeds=seeds)
+    else:
+        out.append(
+            Violation("files", where, "performance/run_1 lacks LoadGen's summary or detail log")
+        )
+    acc = scenario_dir / "accuracy"
+    for name in ("accuracy.txt", layout.ACCURACY_LOG, layout.SUMMARY, layout.DETAIL):
+        if not (acc / name).is_file():
+            out.append(Violation("files", str(acc), f"no {name}"))
+    if (acc / "accuracy.txt").is_file() and "hash=" not in (acc / "accuracy.txt").read_text():
+        out.append(Violation("accuracy", str(acc), "accuracy.txt lacks the full log's hash"))
+    log = acc / layout.ACCURACY_LOG
+    if log.is_file() and log.stat().st_size > MAX_ACCURACY_LOG:
+        out.append(
+            Violation(
+                "accuracy",
+                str(log),
+                f"{log.stat().st_size} bytes: not truncated (at most {MAX_ACCURACY_LOG})",
+            )
+        )
+    meas = root / "measurements" / system / benchmark / scenario
+    for name in ("user.conf", "README.md"):
+        if not (meas / name).is_file():
+            out.append(Violation("files", str(meas), f"no {name}"))
+    for mjson in sorted(meas.glob("*.json")):
+        try:
+            doc = json.loads(mjson.read_text())
+        except ValueError:
+            doc = {}
+        for key in MEASUREMENT_FIELDS:
+            if doc.get(key) in (None, ""):
                 out.append(
                     Violation(
-                        "seeds",
-                        str(run1),
-                        f"the run used {used}; the round's (this LoadGen's mlperf.conf) are "
-                        f"{seeds}: replay with them in the spec's workload.seeds",
+                        "measurements",
+                        str(mjson),
+                        f"required field {key!r} "
+                        'missing (give it in --system-json\'s "measurements")',
                     )
                 )
-        if m.get("validity") != "VALID":
-            out.append(Violation("validity", str(run1), f"LoadGen says {m.get('validity')}"))
-        if division == "closed":
-            dur = m.get("effective_min_duration_ms") or m.get("min_duration_ms")
-            if isinstance(dur, int | float) and dur < MIN_DURATION_MS:
-                out.append(
-                    Violation(
-                        "min duration", str(run1), f"{dur:.0f} ms < {MIN_DURATION_MS} ms", True
-                    )
-                )
-            queries = m.get("effective_min_query_count") or m.get("min_query_count")
-            need = MIN_QUERIES.get(scenario)
-            if need and isinstance(queries, int | float) and queries < need:
-                out.append(Violation("min queries", str(run1), f"{queries:.0f} < {need}", True))
-            if (
-                scenario in ("SingleStream", "MultiStream", "Server")
-                and m.get("early_stopping_met") is False
-            ):
-                out.append(Violation("early stopping", str(run1), "not met", True))
-        acc = scenario_dir / "accuracy"
-        if not (acc / "accuracy.txt").is_file() or not (acc / layout.ACCURACY_LOG).is_file():
+    comp = root / "compliance" / system / benchmark / scenario
+    for test in ("TEST01", "TEST04"):
+        verify = comp / test / "verify_performance.txt"
+        if not verify.is_file():
+            out.append(Violation("compliance", str(comp / test), "not run"))
+        elif "TEST PASS" not in verify.read_text():
+            out.append(Violation("compliance", str(verify), "TEST FAIL"))
+    if (comp / "TEST01").is_dir():
+        va = comp / "TEST01" / "verify_accuracy.txt"
+        if not va.is_file() or "TEST PASS" not in va.read_text():
+            out.append(
+                Violation("compliance", str(comp / "TEST01"), "accuracy verification not passed")
+            )
+    return out
+
+
+def _check_performance(
+    run1: Path, scenario: str, *, division: str, seeds: dict[str, int] | None
+) -> list[Violation]:
+    from repro.runs.loadgen_logs import read_logs
+
+    out: list[Violation] = []
+    m = read_logs(run1)
+    if seeds is not None:
+        used = {k: m.get(k) for k in seeds}
+        if used != seeds:
             out.append(
                 Violation(
-                    "files", where, "accuracy/ lacks accuracy.txt or mlperf_log_accuracy.json"
+                    "seeds",
+                    str(run1),
+                    f"the run used {used}; the round's (this "
+                    f"LoadGen's mlperf.conf) are {seeds}: replay with them in the "
+                    "spec's workload.seeds",
                 )
             )
-        elif "hash=" not in (acc / "accuracy.txt").read_text():
-            out.append(Violation("accuracy", str(acc), "accuracy.txt lacks the full log's hash"))
-        elif (acc / layout.ACCURACY_LOG).stat().st_size > 2 * TRUNCATE_BYTES:
-            out.append(Violation("accuracy", str(acc), "mlperf_log_accuracy.json is not truncated"))
-        meas = root / "measurements" / system / benchmark / scenario
-        for name in ("user.conf", "README.md"):
-            if not (meas / name).is_file():
-                out.append(Violation("files", str(meas), f"no {name}"))
-        comp = root / "compliance" / system / benchmark / scenario
-        for test in ("TEST01", "TEST04"):
-            verify = comp / test / "verify_performance.txt"
-            if not verify.is_file():
-                out.append(Violation("compliance", str(comp / test), "not run"))
-            elif "TEST PASS" not in verify.read_text():
-                out.append(Violation("compliance", str(verify), "TEST FAIL"))
-        if (comp / "TEST01").is_dir():
-            va = comp / "TEST01" / "verify_accuracy.txt"
-            if not va.is_file() or "TEST PASS" not in va.read_text():
-                out.append(
-                    Violation(
-                        "compliance", str(comp / "TEST01"), "accuracy verification not passed"
-                    )
+    if m.get("validity") != "VALID":
+        out.append(Violation("validity", str(run1), f"LoadGen says {m.get('validity')}"))
+    dur = m.get("effective_min_duration_ms") or m.get("min_duration_ms")
+    if isinstance(dur, int | float) and dur < MIN_DURATION_MS:
+        out.append(
+            Violation("min duration", str(run1), f"{dur:.0f} ms < {MIN_DURATION_MS} ms", True)
+        )
+    if scenario != "Offline" and m.get("early_stopping_met") is False:
+        out.append(Violation("early stopping", str(run1), "not met", True))
+    if division == "closed" and scenario == "Offline":
+        spq = m.get("samples_per_query") or m.get("effective_samples_per_query")
+        if isinstance(spq, int | float) and spq < MIN_OFFLINE_SAMPLES:
+            out.append(
+                Violation(
+                    "min queries",
+                    str(run1),
+                    f"Offline query of {spq:.0f} samples < {MIN_OFFLINE_SAMPLES}",
+                    True,
                 )
+            )
     return out
 
 
 def _headline(test: TestRecord) -> tuple[str, float | None, bool]:
-    """(metric, value, higher is better) MLPerf judges a scenario by."""
+    """(metric, value, higher is better) the compliance checks compare: SingleStream's early
+    stopping estimate where LoadGen gave one, else the scenario's MLPerf metric."""
     from repro.runs.mlperf import headline_metric
 
     key, _ = headline_metric(test.scenario, [test])
+    if test.scenario == "SingleStream" and test.metrics.get("early_stopping_p90_ns"):
+        key = "early_stopping_p90_ns"
     value = test.metrics.get(key)
     return key, float(value) if isinstance(value, int | float) else None, not key.endswith("_ns")
 
 
 def verify_performance(test_name: str, reference: TestRecord, test: TestRecord) -> str:
-    """MLPerf's verify_performance.txt: TEST01 within 10 % of the reference; TEST04 (one sample
-    repeated) not more than 10 % faster than it (a cache of results would be)."""
+    """MLPerf's verify_performance.txt: the test run VALID; TEST01 within 10 % of the
+    reference, TEST04 (one sample repeated) not more than 10 % faster (a cache of results would
+    be); 20 % for a SingleStream of at most 200 us and a MultiStream of at most 1.6 ms, as the
+    compliance scripts allow."""
     key, ref, higher = _headline(reference)
     _, got, _ = _headline(test)
     lines = ["Verifying performance.", f"reference score = {ref}", f"test score = {got}"]
-    if ref is None or got is None or ref <= 0:
+    if test.metrics.get("validity") != "VALID":
+        return "\n".join([*lines, "the test run is not VALID", "TEST FAIL"]) + "\n"
+    if ref is None or got is None or ref <= 0 or got <= 0:
         return "\n".join([*lines, f"{key} missing", "TEST FAIL"]) + "\n"
+    short = (test.scenario == "SingleStream" and ref <= 200_000) or (
+        test.scenario == "MultiStream" and ref <= 1_600_000
+    )
+    allowed = 0.2 if short and not higher else 0.1
     ratio = got / ref if higher else ref / got  # > 1: the test ran faster
-    ok = 0.9 <= ratio <= 1.1 if test_name == "TEST01" else ratio <= 1.1
+    ok = 1 - allowed <= ratio <= 1 + allowed if test_name == "TEST01" else ratio <= 1 + allowed
     return "\n".join([*lines, "TEST PASS" if ok else "TEST FAIL"]) + "\n"
 
 

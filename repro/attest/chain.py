@@ -202,7 +202,9 @@ class Link:
         return not self.problems
 
 
-def _open_envelope(path: Path, key: Any | None, link: Link) -> dict[str, Any] | None:
+def _open_envelope(
+    path: Path, key: Any | None, link: Link, predicate: str
+) -> dict[str, Any] | None:
     """The statement of an envelope whose signature `key` verifies (unchecked without a key:
     said as a problem)."""
     from securesystemslib.dsse import Envelope
@@ -233,10 +235,26 @@ def _open_envelope(path: Path, key: Any | None, link: Link) -> dict[str, Any] | 
     except ValueError:
         link.problems.append(f"{path}: the signed payload is not JSON")
         return None
-    if statement.get("_type") != STATEMENT_TYPE:
+    if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
         link.problems.append(f"{path}: not an in-toto statement")
         return None
+    if statement.get("predicateType") != predicate or not isinstance(
+        statement.get("predicate"), dict
+    ):
+        link.problems.append(
+            f"{path}: a statement of {statement.get('predicateType')!r}, not of a {link.kind} "
+            f"({predicate})"
+        )
+        return None
     return statement
+
+
+def _ran_spec_id(statement: dict[str, Any]) -> str | None:
+    """The spec id a run's provenance says it ran (None when the predicate lacks it)."""
+    build = statement["predicate"].get("buildDefinition")
+    params = build.get("externalParameters") if isinstance(build, dict) else None
+    value = params.get("spec_id") if isinstance(params, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _check_subjects(
@@ -267,10 +285,38 @@ def _check_subjects(
 def verify_spec(spec_path: Path, key: Any | None) -> list[Link]:
     link = Link("spec", str(spec_path))
     envelope = spec_path.with_name(spec_path.name + SPEC_ATTESTATION_SUFFIX)
-    statement = _open_envelope(envelope, key, link)
+    statement = _open_envelope(envelope, key, link, SPEC_PREDICATE)
     if statement is not None:
         _check_subjects(spec_path.parent, statement, link)
+        _bound_to(spec_path, statement, link)
     return [link]
+
+
+def _bound_to(spec_path: Path, statement: dict[str, Any], link: Link) -> None:
+    """The statement is of this spec: it names this file among its subjects, this spec's id,
+    and every file the spec names (an envelope copied beside another spec does not verify)."""
+    import os
+
+    from repro.spec.io import load_spec, spec_id
+
+    try:
+        spec = load_spec(spec_path, check_id=False)
+    except SpecError as exc:
+        link.problems.append(exc.message)
+        return
+    names = {str(s.get("name")) for s in statement.get("subject", []) if isinstance(s, dict)}
+    if spec_path.name not in names:
+        link.problems.append(f"the attestation is not of {spec_path.name} (its subjects: "
+                             f"{', '.join(sorted(names))[:200]})")  # fmt: skip
+    if statement["predicate"].get("spec_id") != spec_id(spec):
+        link.problems.append(
+            f"the attestation is of spec {str(statement['predicate'].get('spec_id'))[:12]}, "
+            f"{spec_path.name} is {spec_id(spec)[:12]}"
+        )
+    for f in spec_files(spec_path, spec):
+        rel = Path(os.path.relpath(f, spec_path.parent)).as_posix()
+        if rel not in names:
+            link.problems.append(f"{rel}: named by the spec but not attested")
 
 
 def verify_run(run: Path, key: Any | None, *, follow_spec: bool = True) -> list[Link]:
@@ -280,7 +326,7 @@ def verify_run(run: Path, key: Any | None, *, follow_spec: bool = True) -> list[
 
     links: list[Link] = []
     link = Link("run", str(run))
-    statement = _open_envelope(run / ATTESTATION, key, link)
+    statement = _open_envelope(run / ATTESTATION, key, link, RUN_PREDICATE)
     if statement is not None:
         _check_subjects(run, statement, link, complete=run_files(run))
     if follow_spec and statement is not None:
@@ -289,7 +335,9 @@ def verify_run(run: Path, key: Any | None, *, follow_spec: bool = True) -> list[
         except SpecError as exc:
             link.problems.append(exc.message)
             spec_path = None
-        ran = statement["predicate"]["buildDefinition"]["externalParameters"].get("spec_id")
+        ran = _ran_spec_id(statement)
+        if ran is None:
+            link.problems.append("the run's statement does not say which spec it ran")
         if spec_path is not None:
             links += _spec_link(spec_path, key, ran)
         else:
@@ -316,18 +364,46 @@ def _spec_link(spec_path: Path, key: Any | None, ran: str | None) -> list[Link]:
     from repro.spec.io import load_spec, spec_id
 
     attested = spec_path.with_name(spec_path.name + SPEC_ATTESTATION_SUFFIX).is_file()
-    links = verify_spec(spec_path, key) if attested else [Link("spec", str(spec_path))]
+    links = (
+        verify_spec(spec_path, key)
+        if attested
+        else [Link("spec (not attested: its id and lock digests checked)", str(spec_path))]
+    )
     try:
-        now = spec_id(load_spec(spec_path, check_id=False))
+        spec = load_spec(spec_path, check_id=False)
+        now = spec_id(spec)
     except SpecError as exc:
         links[-1].problems.append(exc.message)
         return links
+    for problem in _lock_digests(spec_path, spec):
+        links[-1].problems.append(problem)
     if ran and now != ran:
         links[-1].problems.append(
             f"{spec_path.name}: the spec is {now[:12]} now; the run's signed statement says it "
             f"ran {ran[:12]}"
         )
     return links
+
+
+def _lock_digests(spec_path: Path, spec: Any) -> list[str]:
+    """Lock files on disk that are not the bytes the spec pins (the spec id covers the pins)."""
+    from repro.artifacts.fetch import resolve_path
+
+    out = []
+    env = spec.environment
+    for section in (env, env.spack):
+        for key in ("python_lock", "flake_lock", "spack_yaml", "spack_lock"):
+            lock = getattr(section, key, None) if section is not None else None
+            if lock is None:
+                continue
+            path = resolve_path(lock.path, spec_path.parent)
+            if not path.is_file():
+                out.append(f"{lock.path}: missing (the spec pins sha256 {lock.sha256[:16]}...)")
+            elif _sha256(path) != lock.sha256:
+                out.append(
+                    f"{lock.path}: not the bytes the spec pins (sha256 {lock.sha256[:16]}...)"
+                )
+    return out
 
 
 def _read_payload(path: Path) -> dict[str, Any] | None:
@@ -341,7 +417,7 @@ def _read_payload(path: Path) -> dict[str, Any] | None:
 
 def verify_report(folder: Path, key: Any | None) -> list[Link]:
     link = Link("report", str(folder))
-    statement = _open_envelope(folder / ATTESTATION, key, link)
+    statement = _open_envelope(folder / ATTESTATION, key, link, REPORT_PREDICATE)
     links: list[Link] = []
     if statement is not None:
         _check_subjects(
@@ -357,7 +433,9 @@ def verify_report(folder: Path, key: Any | None) -> list[Link]:
             if not run_json.is_file():
                 link.problems.append(f"{side.get('role')} run {run}: not found")
                 continue
-            if side.get("run_json_sha256") and _sha256(run_json) != side["run_json_sha256"]:
+            if not side.get("run_json_sha256"):
+                link.problems.append(f"{side.get('role')} run {run}: no run.json digest attested")
+            elif _sha256(run_json) != side["run_json_sha256"]:
                 link.problems.append(
                     f"{side.get('role')} run {run}: run.json changed since the report"
                 )

@@ -222,7 +222,8 @@ def run_test(
         sampled = (
             bool(settings.get("accuracy_log_probability"))
             or bool(settings.get("accuracy_log_sampling_target"))
-            or audit_config is not None  # TEST01 samples responses into the accuracy log
+            # TEST01 samples responses into the accuracy log (TEST04 does not: no copy there)
+            or (audit_config is not None and "accuracy_log" in audit_config.read_text())
         )
         sut = single_stream_sut(
             predict, store, log, probe, keep_outputs=mode == "accuracy" or sampled

@@ -169,10 +169,55 @@ def write_package(out: Path, sources: list[Source], manifest: PackageManifest) -
     ):
         data = (manifest.model_dump_json(by_alias=True, indent=1) + "\n").encode()
         tar.addfile(_info(MANIFEST, len(data)), io.BytesIO(data))
+        listed = {m.path: m for m in manifest.members}
         for src in sources:
-            info = _info(src.path, src.file.stat().st_size)
+            member = listed[src.path]
             with src.file.open("rb") as fh:
-                tar.addfile(info, fh)
+                reader = _Hashing(fh)
+                tar.addfile(_info(src.path, member.size), reader)
+                if reader.digest() != member.sha256 or reader.count != member.size:
+                    raise UsageError(
+                        f"{src.file}: changed while it was packed",
+                        hint="pack again when nothing writes to the files the spec names",
+                    )
+
+
+class _Hashing:
+    """A file's bytes as tarfile reads them, hashed and counted on the way."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fh = fh
+        self.h = hashlib.sha256()
+        self.count = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.fh.read(n)
+        self.h.update(data)
+        self.count += len(data)
+        return data
+
+    def digest(self) -> str:
+        return self.h.hexdigest()
+
+
+class _Capped:
+    """An archive stream that refuses to give more than `limit` bytes (headers included): a
+    small compressed archive cannot make tarfile read gigabytes of names into memory."""
+
+    def __init__(self, raw: IO[bytes], limit: int, path: Path) -> None:
+        self.raw = raw
+        self.left = limit
+        self.path = path
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(n if n >= 0 else self.left + 1)
+        self.left -= len(data)
+        if self.left < 0:
+            raise SpecError(
+                f"{self.path}: unpacks to more than the manifest allows; nothing was unpacked",
+                hint="this is not a package repro wrote: get it again from its source",
+            )
+        return data
 
 
 def _info(name: str, size: int) -> tarfile.TarInfo:
@@ -245,15 +290,16 @@ def extract(path: Path, target: Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> Pa
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.unpacking-", dir=target.parent))
     try:
         with _open(path, write=False, mode=mode) as raw:
+            capped = _Capped(raw, max_bytes + MAX_MANIFEST_BYTES + (64 << 20), path)
             try:
-                manifest = _extract_members(path, raw, work, max_bytes)
+                manifest = _extract_members(path, capped, work, max_bytes)  # type: ignore[arg-type]
             except ReproError:
                 raise
             except OSError as exc:
                 if exc.errno is not None:
                     raise  # our own disk: full, not writable
                 raise SpecError(f"{path}: the archive is damaged ({exc})") from None
-            except Exception as exc:  # tarfile's, gzip's, lzma's, zstandard's own errors
+            except _DAMAGED as exc:
                 raise SpecError(f"{path}: the archive is damaged ({exc})") from None
         _verify_files(path, work, manifest)
         work.replace(target)
@@ -261,6 +307,26 @@ def extract(path: Path, target: Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> Pa
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+
+
+def _damaged_errors() -> tuple[type[BaseException], ...]:
+    """What the decompressors and tarfile raise on damaged input (not repro's own bugs)."""
+    import lzma
+    import zlib
+
+    errors: list[type[BaseException]] = [
+        tarfile.TarError, EOFError, ValueError, lzma.LZMAError, zlib.error, UnicodeError,
+    ]  # fmt: skip
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:  # pragma: no cover - a pinned dependency
+        pass
+    return tuple(errors)
+
+
+_DAMAGED = _damaged_errors()
 
 
 def _extract_members(path: Path, raw: IO[bytes], work: Path, max_bytes: int) -> PackageManifest:
@@ -277,7 +343,9 @@ def _extract_members(path: Path, raw: IO[bytes], work: Path, max_bytes: int) -> 
             raise _bad(path, MANIFEST, f"{first.size} bytes; a manifest is at most 64 MiB")
         fh = tar.extractfile(first)
         assert fh is not None
-        manifest = _parse_manifest(path, fh.read())
+        data = fh.read()
+        manifest = _parse_manifest(path, data)
+        (work / MANIFEST).write_bytes(data)  # kept in the unpacked folder, as it came
         total = sum(m.size for m in manifest.members)
         if total > max_bytes or len(manifest.members) > MAX_MEMBERS:
             raise _bad(

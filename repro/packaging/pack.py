@@ -337,24 +337,43 @@ def package_digest(package: Path) -> str:
 
 
 def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageManifest]:
-    """The package unpacked under the cache, by its sha256, checked: its folder and manifest.
-    Its cached artifacts are put into the artifact cache. One process at a time per package
-    (a lock beside it); what another process unpacked is checked again, not trusted."""
+    """The package unpacked under the cache, by its sha256: its folder and manifest. A folder
+    unpacked before (by this or another process) is used in place once every file is checked
+    against the manifest; it is never removed while another replay may be using it, only when
+    its bytes are wrong. Its cached artifacts are put into the artifact cache."""
     import fcntl
+    import json
 
+    from repro.packaging.archive import MANIFEST, _parse_manifest
+
+    if not package.is_file():
+        raise SpecError(f"{package}: no such package file")
     digest = package_digest(package)
     packages = cache.root / "packages"
     packages.mkdir(parents=True, exist_ok=True)
     folder = packages / digest
     with (packages / f".{digest}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if folder.is_dir():
-            shutil.rmtree(folder)  # unpacked again and checked again: the bytes are what counts
-        manifest = extract(package, folder)
+        manifest = None
+        if (folder / MANIFEST).is_file():
+            try:
+                manifest = _parse_manifest(package, (folder / MANIFEST).read_bytes())
+                if any(
+                    not (folder / m.path).is_file() or sha256_file(folder / m.path) != m.sha256
+                    for m in manifest.members
+                ):
+                    manifest = None
+            except (SpecError, json.JSONDecodeError):
+                manifest = None
+            if manifest is None:
+                shutil.rmtree(folder)  # the bytes are wrong: unpacked again, checked again
+        if manifest is None:
+            if folder.exists():
+                shutil.rmtree(folder)
+            manifest = extract(package, folder)
         for m in manifest.of_role("cached-artifact"):
             sha = m.path.rsplit("/", 1)[-1]
             if sha != m.sha256:
-                shutil.rmtree(folder, ignore_errors=True)
                 raise ArtifactError(
                     f"{package}: {m.path}: named for sha256 {sha[:16]}... but its bytes are "
                     f"{m.sha256[:16]}...: the package was altered",

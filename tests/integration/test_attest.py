@@ -219,3 +219,61 @@ def test_keygen_never_leaves_a_readable_private_key_or_writes_through_a_link(
     assert code == 0, err
     assert victim.read_text() == "mine"
     assert not (other / "repro-signing.key").is_symlink()
+
+
+def test_an_envelope_copied_beside_another_spec_does_not_verify_it(
+    chain: dict[str, Path], tmp_path: Path
+) -> None:
+    other = chain["spec"].with_name("other.json")
+    doc = json.loads(chain["spec"].read_text())
+    doc["name"] = "other"
+    other.write_text(json.dumps(doc, indent=2))
+    envelope = chain["spec"].with_name("ort-digits.json.intoto.json")
+    copied = other.with_name("other.json.intoto.json")
+    shutil.copyfile(envelope, copied)
+    try:
+        code, out, _ = _verify(other, chain["pub"])
+        assert code == 1
+        assert "the attestation is not of other.json" in out
+    finally:
+        other.unlink()
+        copied.unlink()
+
+
+@pytest.mark.parametrize("part", ["payload", "signature"])
+def test_an_edited_envelope_does_not_verify(chain: dict[str, Path], part: str) -> None:
+    import base64
+
+    envelope = chain["replay"] / "attestation.intoto.json"
+    saved = envelope.read_bytes()
+    try:
+        doc = json.loads(saved)
+        if part == "payload":
+            statement = json.loads(base64.b64decode(doc["payload"]))
+            statement["subject"] = statement["subject"][1:]  # drop a file from the statement
+            doc["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
+        else:
+            sig = bytearray(base64.b64decode(doc["signatures"][0]["sig"]))
+            sig[0] ^= 1
+            doc["signatures"][0]["sig"] = base64.b64encode(bytes(sig)).decode()
+        envelope.write_text(json.dumps(doc))
+        code, out, _ = _verify(chain["replay"], chain["pub"])
+        assert code == 1
+        assert "the signature does not verify" in out
+    finally:
+        envelope.write_bytes(saved)
+
+
+def test_a_statement_of_another_kind_in_a_run_is_refused_not_a_crash(
+    chain: dict[str, Path],
+) -> None:
+    envelope = chain["replay"] / "attestation.intoto.json"
+    saved = envelope.read_bytes()
+    spec_envelope = chain["spec"].with_name("ort-digits.json.intoto.json")
+    try:
+        shutil.copyfile(spec_envelope, envelope)  # a genuine, signed spec statement
+        code, out, err = _verify(chain["replay"], chain["pub"])
+        assert code == 1, err
+        assert "not of a run" in out
+    finally:
+        envelope.write_bytes(saved)

@@ -88,21 +88,30 @@ def test_air_gapped_replay_builds_its_venv_from_the_packages_wheels(
 def test_a_ten_gigabyte_sparse_member_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()
+    size = 10 * 2**30
     with (src / "huge.bin").open("wb") as fh:
-        fh.truncate(10 * 2**30)  # 10 GB of holes: no disk used
-    (src / "manifest.json").write_text("{}")
-    package = tmp_path / "sparse.repro.tar"
-    subprocess.run(
-        ["tar", "--sparse", "-cf", str(package), "-C", str(src), "huge.bin", "manifest.json"],
+        fh.truncate(size)  # 10 GB of holes: no disk used
+    zero = "0" * 64
+    (src / "manifest.json").write_text(
+        json.dumps(
+            {"schema": "repro.package/v1", "spec": "s.json", "spec_name": "x",
+             "spec_id": "a" * 64, "repro_version": "t", "contents": {},
+             "members": [{"path": "s.json", "role": "spec", "size": 1, "sha256": zero},
+                         {"path": "huge.bin", "role": "result", "size": size, "sha256": zero}]}
+        )
+    )  # fmt: skip
+    package = tmp_path / "big.repro.tar"
+    subprocess.run(  # the manifest first, as a package has it; then the sparse member
+        ["tar", "--sparse", "-cf", str(package), "-C", str(src), "manifest.json", "huge.bin"],
         check=True,
     )
     assert package.stat().st_size < 2**20
     target = tmp_path / "out"
     result = CliRunner().invoke(cli, ["unpack", str(package), "-o", str(target)])
     assert result.exit_code == 2, result.output
-    assert "sparse" in result.stderr
+    assert "'huge.bin': a sparse file" in result.stderr
     assert not target.exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["sparse.repro.tar", "src"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.repro.tar", "src"]
 
 
 @pytest.mark.docker

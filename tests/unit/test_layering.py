@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "repro"
-LOWER = ("spec", "reports", "runs", "stats", "profiles", "verdicts.py", "atomic.py", "errors.py")
+LOWER = (
+    "spec", "reports", "runs", "stats", "profiles", "attest", "packaging/archive.py",
+    "verdicts.py", "atomic.py", "errors.py",
+)  # fmt: skip
 FORBIDDEN = (
     "repro.capture",
     "repro.replay",
@@ -21,6 +24,8 @@ FORBIDDEN = (
     "repro.sweep",
     "repro.profiling",
     "repro.dispatch",
+    "repro.submission",
+    "repro.packaging.pack",
 )
 
 

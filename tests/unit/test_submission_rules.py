@@ -12,7 +12,11 @@ from repro.submission import _truncate, check_tree, verify_accuracy, verify_perf
 
 def _test(scenario: str, **metrics: float) -> TestRecord:
     return TestRecord(
-        scenario=scenario, mode="performance", dir="d", status="valid", metrics=metrics
+        scenario=scenario,
+        mode="performance",
+        dir="d",
+        status="valid",
+        metrics={"validity": "VALID", **metrics},
     )
 
 
@@ -23,7 +27,7 @@ def test_an_accuracy_log_keeps_its_first_and_last_4096_bytes_and_the_full_hash(
     src.write_bytes(bytes(range(256)) * 100)
     digest = _truncate(src, dest)
     data = dest.read_bytes()
-    assert data == src.read_bytes()[:4096] + src.read_bytes()[-4096:]
+    assert data == src.read_bytes()[:4096] + b"\n\n...\n\n" + src.read_bytes()[-4096:]
     import hashlib
 
     assert digest == hashlib.sha256(src.read_bytes()).hexdigest()
@@ -47,10 +51,18 @@ def test_compliance_performance_rules() -> None:
     assert "TEST PASS" in verify_performance(
         "TEST04", ref, _test("Offline", samples_per_second=700.0)
     )
-    lat = _test("SingleStream", latency_p90_ns=1000.0)
+    lat = _test("SingleStream", latency_p90_ns=1_000_000.0)
     assert "TEST FAIL" in verify_performance(
-        "TEST04", lat, _test("SingleStream", latency_p90_ns=500.0)
+        "TEST04", lat, _test("SingleStream", latency_p90_ns=500_000.0)
     )
+    # a µs-scale SingleStream gets the compliance scripts' 20 %
+    tiny = _test("SingleStream", latency_p90_ns=10_000.0)
+    assert "TEST PASS" in verify_performance(
+        "TEST01", tiny, _test("SingleStream", latency_p90_ns=8_500.0)
+    )
+    invalid = _test("Offline", samples_per_second=1000.0)
+    invalid.metrics["validity"] = "INVALID"
+    assert "TEST FAIL" in verify_performance("TEST01", ref, invalid)
 
 
 def test_sampled_responses_must_equal_the_accuracy_runs(tmp_path: Path) -> None:

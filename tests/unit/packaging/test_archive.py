@@ -126,7 +126,19 @@ def test_hostile_members_are_refused_and_nothing_is_written(
     with pytest.raises(SpecError, match=why):
         extract(package, tmp_path / "out")
     assert set(tmp_path.rglob("*")) == before  # no target, no leftover
-    assert not Path("/tmp/escape.txt").exists()
+    assert not (tmp_path.parent / "escape.txt").exists()
+    assert not Path("/etc/evil.txt").exists()
+
+
+def _raw_package(path: Path, manifest: PackageManifest, files: dict[str, bytes]) -> None:
+    """A package as an attacker writes it: any manifest, any bytes."""
+    with tarfile.open(path, "w") as tar:
+        doc = manifest.model_dump_json(by_alias=True).encode()
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(doc)
+        tar.addfile(info, io.BytesIO(doc))
+        for name, data in files.items():
+            _file(tar, name, data)
 
 
 def test_a_member_whose_bytes_differ_from_the_manifest_is_an_integrity_error(
@@ -134,9 +146,10 @@ def test_a_member_whose_bytes_differ_from_the_manifest_is_an_integrity_error(
 ) -> None:
     sources = _tree(tmp_path)
     manifest = _manifest(sources)
-    manifest.members[1].sha256 = "0" * 64
     package = tmp_path / "p.repro.tar"
-    write_package(package, sources, manifest)
+    files = {s.path: s.file.read_bytes() for s in sources}
+    files["specs/x.json"] = files["specs/x.json"].replace(b"x", b"y")  # same size, other bytes
+    _raw_package(package, manifest, files)
     with pytest.raises(ArtifactError, match="the package was altered"):
         extract(package, tmp_path / "out")
     assert not (tmp_path / "out").exists()
@@ -145,14 +158,26 @@ def test_a_member_whose_bytes_differ_from_the_manifest_is_an_integrity_error(
     assert not (tmp_path / "o2").exists()
 
 
+def test_a_file_that_changes_while_it_is_packed_is_refused(tmp_path: Path) -> None:
+    from repro.errors import UsageError
+
+    sources = _tree(tmp_path)
+    manifest = _manifest(sources)
+    sources[1].file.write_text('{"name": "y"}\n')  # after its hash was taken
+    with pytest.raises(UsageError, match="changed while it was packed"):
+        write_package(tmp_path / "p.repro.tar", sources, manifest)
+    assert not (tmp_path / "p.repro.tar").exists()
+
+
 def test_files_missing_from_or_extra_to_the_manifest_are_refused(tmp_path: Path) -> None:
     sources = _tree(tmp_path)
     manifest = _manifest(sources)
     package = tmp_path / "p.repro.tar"
-    write_package(package, sources[1:], manifest)  # a listed file not in the archive
+    files = {s.path: s.file.read_bytes() for s in sources}
+    _raw_package(package, manifest, {"specs/x.json": files["specs/x.json"]})
     with pytest.raises(SpecError, match="listed in the manifest but not in the archive"):
         extract(package, tmp_path / "out")
-    write_package(package, sources, _manifest(sources[1:]))  # one file not listed
+    _raw_package(package, _manifest(sources[1:]), files)  # one file not listed
     with pytest.raises(SpecError, match="not listed in the manifest"):
         extract(package, tmp_path / "out")
 
