@@ -10,8 +10,7 @@ import click
 
 from repro.artifacts.cache import ArtifactCache
 from repro.cli.progress import note
-from repro.cli.spec_cmds import cache_dir_option, json_option
-from repro.environments.registry import replay_choices
+from repro.cli.spec_cmds import cache_dir_option, env_option, json_option, results_dir_option
 from repro.errors import RunError, UsageError
 from repro.profiles.model import Profile
 from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES
@@ -52,22 +51,8 @@ from repro.spec.models import SCENARIOS
 @click.option(
     "--top", type=click.IntRange(min=1), default=15, show_default=True, help="Layers shown."
 )
-@click.option(
-    "--env",
-    "env_name",
-    default="auto",
-    show_default=True,
-    type=click.Choice(replay_choices()),
-    help="Where the worker runs, as for `repro replay`.",
-)
-@click.option(
-    "--results-dir",
-    "-o",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("results"),
-    show_default=True,
-    help="Parent of results/<name>/ (for a new run).",
-)
+@env_option()
+@results_dir_option
 @click.option("--run-id", default=None, help="Name of the new run (default: time-based).")
 @cache_dir_option
 @json_option

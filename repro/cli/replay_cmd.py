@@ -13,7 +13,7 @@ from repro.artifacts.cache import ArtifactCache
 from repro.cli.dispatch_opts import check_slurm_options, dispatch_options, make_executor
 from repro.cli.params import parse_key_value
 from repro.cli.progress import TimedBar, note
-from repro.cli.spec_cmds import cache_dir_option, json_option
+from repro.cli.spec_cmds import cache_dir_option, env_option, json_option, results_dir_option
 from repro.environments.registry import replay_choices
 from repro.errors import RunError, UsageError
 from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES
@@ -75,14 +75,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Independent performance runs per scenario, for the report's statistics.",
 )
-@click.option(
-    "--env",
-    "env_name",
-    default="auto",
-    show_default=True,
-    type=click.Choice(replay_choices()),
-    help="Where the worker runs: auto takes the captured manager if installed, else venv.",
-)
+@env_option()
 @click.option(
     "--rebuild",
     is_flag=True,
@@ -98,14 +91,7 @@ if TYPE_CHECKING:
     default=None,
     help="--env docker: the container's memory limit (e.g. 4g); default: the spec's.",
 )
-@click.option(
-    "--results-dir",
-    "-o",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("results"),
-    show_default=True,
-    help="Parent of results/<name>/.",
-)
+@results_dir_option
 @click.option("--run-id", default=None, help="Name of the run directory (default: time-based).")
 @click.option(
     "--against",

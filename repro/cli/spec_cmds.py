@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -17,6 +18,8 @@ from repro.errors import SpecError
 from repro.spec.io import write_spec
 from repro.spec.schema import schema_text
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 cache_dir_option = click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -24,6 +27,30 @@ cache_dir_option = click.option(
     help="Artifact cache (default: $REPRO_CACHE_DIR or ~/.cache/repro).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+#: where a command that replays writes its runs
+results_dir_option = click.option(
+    "--results-dir",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Parent of results/<name>/.",
+)
+
+
+def env_option(what: str = "the worker runs") -> Callable[[F], F]:
+    """--env: where a command that replays runs its workers (auto: the captured manager if it
+    is installed, else venv)."""
+    from repro.environments.registry import replay_choices
+
+    return click.option(
+        "--env",
+        "env_name",
+        default="auto",
+        show_default=True,
+        type=click.Choice(replay_choices()),
+        help=f"Where {what}: auto takes the captured manager if installed, else venv.",
+    )
 
 
 @click.command()

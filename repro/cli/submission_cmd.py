@@ -11,8 +11,7 @@ import click
 
 from repro.artifacts.cache import ArtifactCache
 from repro.cli.progress import TimedBar, note
-from repro.cli.spec_cmds import cache_dir_option, json_option
-from repro.environments.registry import replay_choices
+from repro.cli.spec_cmds import cache_dir_option, env_option, json_option
 from repro.errors import SpecError, UsageError
 
 
@@ -49,9 +48,7 @@ from repro.errors import SpecError, UsageError
     default=None,
     help="The runs' spec, when its recorded path is not here (compliance runs need it).",
 )
-@click.option(
-    "--env", "env_name", default="auto", show_default=True, type=click.Choice(replay_choices())
-)
+@env_option("the compliance runs run")
 @cache_dir_option
 @json_option
 def submission(

@@ -89,6 +89,17 @@ def warm_up(
     return out[:1].copy()
 
 
+def _warm(req: WorkerRequest, engine: Engine | Profiler, source: np.ndarray) -> np.ndarray:
+    """`warm_up` at the request's batch size and scenario."""
+    return warm_up(
+        engine,
+        source,
+        req.batch_size,
+        req.scenario,
+        samples_per_query=req.settings.get("multi_stream_samples_per_query"),
+    )
+
+
 def execute(req: WorkerRequest) -> WorkerResult:
     """Load the backend and data, run LoadGen, and describe what ran."""
     timings: dict[str, float] = {"started_unix": time.time()}
@@ -109,13 +120,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
             f"{req.total_sample_count}"
         )
     t = time.perf_counter()
-    probe = warm_up(
-        backend,
-        source,
-        req.batch_size,
-        req.scenario,
-        samples_per_query=req.settings.get("multi_stream_samples_per_query"),
-    )
+    probe = _warm(req, backend, source)
     timings["warm_up_s"] = time.perf_counter() - t
     if req.profile:
         return _profiled(req, backend, source, out_dir, timings)
@@ -176,13 +181,7 @@ def _profiled(
 
     t = time.perf_counter()
     profiler = profiler_of(backend, out_dir, req.backend.name)
-    probe = warm_up(
-        profiler,
-        source,
-        req.batch_size,
-        req.scenario,
-        samples_per_query=req.settings.get("multi_stream_samples_per_query"),
-    )
+    probe = _warm(req, profiler, source)
     timings["profiler_load_s"] = time.perf_counter() - t
     t = time.perf_counter()
     profile = run_profiled_pass(
