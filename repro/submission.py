@@ -19,7 +19,6 @@ run can meet.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.atomic import atomic_write_text
-from repro.errors import UsageError
+from repro.errors import SpecError, UsageError
 from repro.runs import layout
 from repro.runs.record import RunRecord, TestRecord
 from repro.runs.store import load_run
@@ -85,7 +84,6 @@ AUDIT = {
         "*.*.performance_issue_same_index = 3\n"
     ),
 }
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 
 
 @dataclass
@@ -103,9 +101,17 @@ class Submission:
     violations: list[Violation] = field(default_factory=list)
 
 
-def template() -> dict[str, str]:
+def template() -> dict[str, Any]:
     """The fields `--system-json` must give (repro cannot know them)."""
-    return dict(USER_FIELDS)
+    return {
+        **USER_FIELDS,
+        "measurements": {
+            "input_data_types": "e.g. fp32",
+            "weight_data_types": "e.g. fp32",
+            "retraining": "yes | no",
+            "weight_transformations": "e.g. none",
+        },
+    }
 
 
 def system_description(
@@ -201,6 +207,80 @@ def _user_conf(test: TestRecord, benchmark: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: what the systems JSON's fields the submitter gives may hold
+_CHOICES = {
+    "status": ("available", "preview", "rdi"),
+    "system_type": ("datacenter", "edge", "datacenter,edge"),
+}
+
+
+def check_given(given: Any, *, division: str, submitter: str, system: str) -> None:
+    """--system-json: a JSON object whose fields have the checker's types and values, and that
+    does not contradict the command line."""
+    where = "--system-json"
+    if not isinstance(given, dict):
+        raise SpecError(f"{where}: $: expected a JSON object")
+    for key, want in (("division", division), ("submitter", submitter), ("system_name", system)):
+        if key in given and given[key] != want:
+            raise SpecError(
+                f"{where}: $.{key} is {given[key]!r}, the command line says {want!r}",
+                hint=f"drop {key} from the file, or give the same on the command line",
+            )
+    for key, choices in _CHOICES.items():
+        if key in given and given[key] not in choices:
+            raise SpecError(f"{where}: $.{key}: {given[key]!r} is not one of {list(choices)}")
+    per_node = given.get("host_processors_per_node")
+    if per_node is not None and (
+        isinstance(per_node, bool) or not isinstance(per_node, int) or per_node < 1
+    ):
+        raise SpecError(f"{where}: $.host_processors_per_node: a whole number of sockets (>= 1)")
+    for key, value in given.items():
+        if key != "measurements" and not isinstance(value, str | int | float | bool):
+            raise SpecError(f"{where}: $.{key}: expected a string or a number")
+    measurements = given.get("measurements", {})
+    if not isinstance(measurements, dict) or not all(
+        isinstance(v, str) for v in measurements.values()
+    ):
+        raise SpecError(
+            f"{where}: $.measurements: an object of strings (input_data_types, retraining, ...)"
+        )
+
+
+def _runs_to_submit(runs: list[Path]) -> list[tuple[Path, RunRecord]]:
+    """Finished runs, each once, whole (every file as its record says), each scenario of a
+    benchmark from one run only."""
+    from repro.runs.store import check_files, open_run
+
+    if len({r.resolve() for r in runs}) != len(runs):
+        raise UsageError("a run is given twice")
+    records: list[tuple[Path, RunRecord]] = []
+    taken: dict[tuple[str, str], Path] = {}
+    for run in runs:
+        record = load_run(run)
+        if record.status not in ("complete", "invalid") or not record.tests:
+            raise UsageError(f"{run}: the run is {record.status} or has no tests: not submitted")
+        layout.component(record.spec_name, what=f"{run}: $.spec_name")
+        for t in record.tests:
+            if not (run / t.dir).resolve().is_relative_to(run.resolve()):
+                raise SpecError(
+                    f"{layout.record_file(run)}: a test's dir {t.dir!r} is outside the run"
+                )
+            key = (record.spec_name, t.scenario)
+            if taken.setdefault(key, run) != run:
+                raise UsageError(
+                    f"{run} and {taken[key]} both hold {t.scenario} of {record.spec_name}",
+                    hint="submit one run per scenario of a benchmark",
+                )
+        problems = check_files(open_run(run))
+        if problems:
+            raise SpecError(
+                f"{run}: its files are not the ones it recorded: {problems[0]}",
+                hint="submit runs as they were made (replay again)",
+            )
+        records.append((run, record))
+    return records
+
+
 def write_tree(
     runs: list[Path],
     out: Path,
@@ -213,20 +293,15 @@ def write_tree(
     report: Reporter,
 ) -> Submission:
     """The submission tree under `out` (a new folder) from finished runs."""
-    for name, what in ((submitter, "--submitter"), (system, "--system-name")):
-        if not _NAME.match(name):
-            raise UsageError(f"{what} {name!r}: letters, digits, '.', '_', '+', '-' only")
-    if out.exists():
-        raise UsageError(f"{out} exists", hint="write the submission into a new folder")
     import tempfile
 
+    for name, what in ((submitter, "--submitter"), (system, "--system-name")):
+        layout.component(name, what=what)
+    if out.exists():
+        raise UsageError(f"{out} exists", hint="write the submission into a new folder")
+    check_given(given, division=division, submitter=submitter, system=system)
     root = out / division / submitter
-    records = []
-    for run in runs:
-        record = load_run(run)
-        if record.status not in ("complete", "invalid") or not record.tests:
-            raise UsageError(f"{run}: a {record.status} run without tests cannot be submitted")
-        records.append((run, record))
+    records = _runs_to_submit(runs)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
@@ -263,10 +338,15 @@ def write_tree(
                 meas.mkdir(parents=True, exist_ok=True)
                 if perf:
                     (meas / "user.conf").write_text(_user_conf(perf[0], benchmark))
+                flags = " ".join(
+                    f"--{k.replace('_', '-')} {v}"
+                    for k, v in record.overrides.items()
+                    if k in ("min_duration_ms", "min_query_count", "max_duration_ms", "repeat")
+                )
                 (meas / "README.md").write_text(
                     f"# {benchmark} {scenario} on {system}\n\nReplay with repro: "
-                    f"`repro replay {record.spec_path} --scenario {scenario}` (spec id "
-                    f"{record.spec_id}), run `{record.run_id}`.\n"
+                    f"`repro replay specs/{benchmark}.json --scenario {scenario} {flags}`"
+                    f" (spec id {record.spec_id}), run `{record.run_id}`.\n"
                 )
                 model = (
                     (record.spec or {})

@@ -84,14 +84,25 @@ def submission(
         return
     if not runs or submitter is None or out is None:
         raise UsageError("give RUN..., --submitter and -o DIR (or --template)")
+    if spec_path is not None:
+        from repro.runs.store import load_run
+        from repro.spec.io import load_spec, spec_id
+
+        wanted = spec_id(load_spec(spec_path, check_id=False))
+        for run in runs:
+            if load_run(run).spec_id != wanted:
+                raise UsageError(
+                    f"--spec {spec_path}: not the spec {run} ran (spec id {wanted[:12]})",
+                    hint="give the run's own spec",
+                )
     given: dict[str, Any] = {}
     if system_json is not None:
-        try:
-            given = json.loads(system_json.read_text())
-        except ValueError as exc:
-            raise SpecError(f"{system_json}: not JSON ({exc})") from None
-        if not isinstance(given, dict):
+        from repro.spec.io import read_json
+
+        loaded = read_json(system_json)
+        if not isinstance(loaded, dict):
             raise SpecError(f"{system_json}: $: expected a JSON object")
+        given = loaded
     system = system_name or given.get("system_name")
     if not system:
         raise UsageError("name the system: --system-name, or system_name in --system-json")

@@ -135,3 +135,52 @@ def test_fields_only_the_submitter_knows_are_listed_never_invented(
     systems = json.loads((tmp_path / "sub/closed/Repro/systems/vm2c.json").read_text())
     assert "status" not in systems
     assert any(v["rule"] == "compliance" and v["why"] == "not run" for v in doc["violations"])
+
+
+def _refused(args: list[str]) -> str:
+    result = CliRunner().invoke(cli, ["submission", *args])
+    assert result.exit_code == 2, result.output
+    return result.stderr
+
+
+def test_runs_and_fields_that_would_make_a_wrong_tree_are_refused(
+    short_run: Path, tmp_path: Path, root: Path
+) -> None:
+    import shutil
+
+    base = ["--submitter", "Repro", "--system-name", "vm2c", "--no-compliance"]
+    # a run.json whose spec name would put files outside the tree
+    bad = tmp_path / "bad" / "r"
+    shutil.copytree(short_run, bad)
+    doc = json.loads((bad / "run.json").read_text())
+    doc["spec_name"] = "../../../escaped"
+    (bad / "run.json").write_text(json.dumps(doc))
+    assert "cannot name a folder" in _refused([str(bad), *base, "-o", str(tmp_path / "o1")])
+    assert not (tmp_path / "escaped").exists()
+    # a run whose files are not the ones it recorded
+    tampered = tmp_path / "tampered" / "r"
+    shutil.copytree(short_run, tampered)
+    log = next(tampered.rglob("mlperf_log_accuracy.json"))
+    log.write_text(log.read_text() + " ")
+    assert "not the ones it recorded" in _refused(
+        [str(tampered), *base, "-o", str(tmp_path / "o2")]
+    )
+    # two runs holding the same scenario, or one run twice
+    assert "both hold" in _refused(
+        [str(short_run), str(tampered), *base, "-o", str(tmp_path / "o3")]
+    )
+    assert "given twice" in _refused(
+        [str(short_run), str(short_run), *base, "-o", str(tmp_path / "o4")]
+    )
+    # --system-json fields of the wrong shape, or contradicting the command line
+    for doc_ in ({"measurements": "oops"}, {"submitter": "Evil"}, {"status": "bogus"},
+                 {"host_processors_per_node": "two"}):  # fmt: skip
+        system = tmp_path / "system.json"
+        system.write_text(json.dumps(doc_))
+        _refused([str(short_run), *base, "--system-json", str(system), "-o", str(tmp_path / "o5")])
+    # --spec that is not the run's spec
+    assert "not the spec" in _refused(
+        [str(short_run), *base, "--spec", str(root / "specs" / "ort-resnet50.json"), "-o",
+         str(tmp_path / "o6")]
+    )  # fmt: skip
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(("o", ".o"))]
