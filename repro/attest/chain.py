@@ -10,13 +10,13 @@ attestation is found; every link is checked, the first that fails is named.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text
 from repro.errors import SpecError
 
@@ -30,19 +30,11 @@ REPORT_PREDICATE = "https://repro.dev/attestation/report/v1"
 BUILD_TYPE = "https://repro.dev/replay/v1"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _subjects(root: Path, files: list[Path]) -> list[dict[str, Any]]:
     import os
 
     return [
-        {"name": Path(os.path.relpath(f, root)).as_posix(), "digest": {"sha256": _sha256(f)}}
+        {"name": Path(os.path.relpath(f, root)).as_posix(), "digest": {"sha256": sha256_file(f)}}
         for f in sorted(set(files))
     ]
 
@@ -166,7 +158,7 @@ def report_statement(folder: Path, report: Any) -> dict[str, Any]:
                 "path_from_report": os.path.relpath(Path(side.path).absolute(), folder.absolute()),
                 "run_id": side.run_id,
                 "spec_id": side.spec_id,
-                "run_json_sha256": _sha256(run_json) if run_json.is_file() else None,
+                "run_json_sha256": sha256_file(run_json) if run_json.is_file() else None,
             }
         )
     return _statement(
@@ -269,9 +261,9 @@ def _check_subjects(
         path = root / name
         if not path.is_file():
             link.problems.append(f"{name}: missing (attested sha256 {str(want)[:16]}...)")
-        elif _sha256(path) != want:
+        elif sha256_file(path) != want:
             link.problems.append(
-                f"{name}: sha256 {_sha256(path)[:16]}... on disk, attested {str(want)[:16]}..."
+                f"{name}: sha256 {sha256_file(path)[:16]}... on disk, attested {str(want)[:16]}..."
             )
     if complete is not None:
         import os
@@ -399,7 +391,7 @@ def _lock_digests(spec_path: Path, spec: Any) -> list[str]:
             path = resolve_path(lock.path, spec_path.parent)
             if not path.is_file():
                 out.append(f"{lock.path}: missing (the spec pins sha256 {lock.sha256[:16]}...)")
-            elif _sha256(path) != lock.sha256:
+            elif sha256_file(path) != lock.sha256:
                 out.append(
                     f"{lock.path}: not the bytes the spec pins (sha256 {lock.sha256[:16]}...)"
                 )
@@ -435,7 +427,7 @@ def verify_report(folder: Path, key: Any | None) -> list[Link]:
                 continue
             if not side.get("run_json_sha256"):
                 link.problems.append(f"{side.get('role')} run {run}: no run.json digest attested")
-            elif _sha256(run_json) != side["run_json_sha256"]:
+            elif sha256_file(run_json) != side["run_json_sha256"]:
                 link.problems.append(
                     f"{side.get('role')} run {run}: run.json changed since the report"
                 )

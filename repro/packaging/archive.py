@@ -25,6 +25,7 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from repro.artifacts.cache import sha256_file
 from repro.errors import ArtifactError, ReproError, SpecError, UsageError
 
 MANIFEST = "manifest.json"
@@ -98,14 +99,6 @@ class Source:
     path: str
     role: Role
     file: Path
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _mode(path: Path) -> str:

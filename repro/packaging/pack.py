@@ -12,7 +12,6 @@ the Docker image (`image/image.tar`, `docker save`) and the spec's other finishe
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from repro import __version__
-from repro.artifacts.cache import ArtifactCache
+from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.errors import ArtifactError, EnvironmentSetupError, SpecError, UsageError
 from repro.packaging.archive import (
     MAX_TOTAL_BYTES,
@@ -30,7 +29,6 @@ from repro.packaging.archive import (
     Role,
     Source,
     extract,
-    sha256_file,
     write_package,
 )
 from repro.runs import layout
@@ -328,14 +326,6 @@ def unpack(package: Path, target: Path) -> PackageManifest:
     return extract(package, target)
 
 
-def package_digest(package: Path) -> str:
-    h = hashlib.sha256()
-    with package.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageManifest]:
     """The package unpacked under the cache, by its sha256: its folder and manifest. A folder
     unpacked before (by this or another process) is used in place once every file is checked
@@ -348,7 +338,7 @@ def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageMani
 
     if not package.is_file():
         raise SpecError(f"{package}: no such package file")
-    digest = package_digest(package)
+    digest = sha256_file(package)
     packages = cache.root / "packages"
     packages.mkdir(parents=True, exist_ok=True)
     folder = packages / digest

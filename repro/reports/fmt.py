@@ -52,3 +52,17 @@ VERDICT_MARK = {
 def micros(ns: float | None) -> str:
     """A time in nanoseconds as microseconds; '-' for none."""
     return "-" if ns is None else f"{ns / 1e3:.1f} us"
+
+
+def profile_side(name: str, side: Any) -> str:
+    """One side's layer profile in a sentence (Markdown and HTML say the same)."""
+    overhead = (
+        f"profiler overhead {side.overhead_rel:+.1%} per inference"
+        if side.overhead_rel is not None
+        else "profiler overhead not measured"
+    )
+    return (
+        f"{name}: {side.backend}, {side.layers} layers, {side.inferences} inferences, "
+        f"{side.per_sample_ns / 1e3:.1f} us per sample; {side.outside_share:.1%} outside the "
+        f"layers; {overhead} (a separate pass: the measured tests were not profiled)"
+    )

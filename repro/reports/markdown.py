@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repro.reports.fmt import VERDICT_MARK, delta, interval, micros, runs, value
+from repro.reports.fmt import VERDICT_MARK, delta, interval, micros, profile_side, runs, value
 from repro.reports.model import Report
 
 
@@ -109,17 +109,7 @@ def profile_lines(report: Report) -> list[str]:
     for name, side in (("original", p.original), ("replay", p.replay)):
         if side is None:
             continue
-        overhead = (
-            f"profiler overhead {side.overhead_rel:+.1%} per inference"
-            if side.overhead_rel is not None
-            else "profiler overhead not measured"
-        )
-        lines += [
-            f"- {name}: {side.backend}, {side.layers} layers, {side.inferences} inferences, "
-            f"{side.per_sample_ns / 1e3:.1f} us per sample; {side.outside_share:.1%} outside "
-            f"the layers; {overhead} (a separate pass: the measured tests were not profiled; "
-            f"`{side.path}`)",
-        ]
+        lines.append(f"- {profile_side(name, side)}; `{side.path}`")
     for name, side in (("original", p.original), ("replay", p.replay)):
         if side is None:
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 from repro.profiles.diff import LayerChange
-from repro.reports.fmt import delta, micros
+from repro.reports.fmt import delta, micros, profile_side
 from repro.reports.model import ProfileSection
 
 _BARS = 12
@@ -59,16 +59,7 @@ def render_profile(p: ProfileSection) -> list[str]:
     for name, side in (("original", p.original), ("replay", p.replay)):
         if side is None:
             continue
-        overhead = (
-            f"profiler overhead {side.overhead_rel:+.1%} per inference"
-            if side.overhead_rel is not None
-            else "profiler overhead not measured"
-        )
-        out.append(
-            f"<li>{name}: {e(side.backend)}, {side.layers} layers, {side.inferences} inferences, "
-            f"{side.per_sample_ns / 1e3:.1f} us per sample, {side.outside_share:.1%} outside the "
-            f"layers; {overhead} (a separate pass; the measured tests were not profiled)</li>"
-        )
+        out.append(f"<li>{e(profile_side(name, side))}</li>")
     out.append("</ul><div class='plots'>")
     for name, side in (("original", p.original), ("replay", p.replay)):
         if side is None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from repro.artifacts.cache import sha256_file
 from repro.cli import cli
 from repro.errors import ArtifactError, SpecError
 from repro.packaging.archive import (
@@ -18,7 +19,6 @@ from repro.packaging.archive import (
     PackageManifest,
     Source,
     extract,
-    sha256_file,
     write_package,
 )
 
