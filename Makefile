@@ -46,9 +46,9 @@ demo: setup
 	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 	@$(BIN)/repro report --compare results/$(NAME)/; rc=$$?; \
 	  echo "report: reports/$(NAME)/report.md (also .html, .json)"; [ $$rc -le 1 ]
-	@echo "== 2/2: interleaved A/A on this machine, rounds until decided (at most 10)"
-	@$(BIN)/repro replay $(SPEC) --against self --until-decided --max-rounds 10 \
-	  --min-duration-ms 1000 --mode performance --report-dir reports/$(NAME)-aa; rc=$$?; \
+	@echo "== 2/2: interleaved A/A on this machine, rounds until decided (at most 40 or 300 s)"
+	@$(BIN)/repro replay $(SPEC) --against self --until-decided --max-rounds 40 --max-time 300 \
+	  --min-duration-ms 500 --mode performance --report-dir reports/$(NAME)-aa; rc=$$?; \
 	  echo "report: reports/$(NAME)-aa/report.md"; [ $$rc -le 1 ]
 
 test: setup

@@ -11,7 +11,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -252,7 +252,12 @@ class Replayer:
         self.progress = progress
         self.probes = probes
         if probes is None and opts.probes:
-            self.probes = ProbeSet(get_backend(spec.backend.name).threads(spec.backend.options))
+            self.probes = ProbeSet(
+                get_backend(spec.backend.name).threads(spec.backend.options),
+                # a container's processes are not our children: their CPU time looks like
+                # another job's
+                count_others=env.manager != "docker",
+            )
         self.artifacts: dict[str, Path] = {}
         self.pairs = selected(spec, opts)
         self._labels: np.ndarray | None = None
@@ -358,12 +363,13 @@ class Replayer:
             self.finish(interrupted=True, reraise=False)
             raise
 
-    def run_round(self, k: int) -> list[TestRecord]:
-        """Round k: each performance test once more, and the accuracy tests in round 1."""
+    def run_round(self, k: int, only: Collection[str] | None = None) -> list[TestRecord]:
+        """Round k: each performance test once more (of the scenarios in `only`, when given),
+        and the accuracy tests in round 1."""
         assert self._work is not None, "begin() first"
         done = []
         for scenario, mode in self.pairs:
-            if mode == "accuracy" and k > 1:
+            if (mode == "accuracy" and k > 1) or (only is not None and scenario not in only):
                 continue
             test = self._run_test(self._work, scenario, mode, k, self.opts.repeat)
             test.probe_before, test.probe_after = self._probe, self._measure()

@@ -6,7 +6,8 @@ from a recorded seed and balanced over pairs of rounds, so that a phase of the m
 both; the report pairs them round by round). With `until_decided`, rounds are added until
 every headline metric's interval lies inside or outside its tolerance, or a cap fixed before
 the first round is reached; at the cap the verdict stays inconclusive and the report says what
-difference the data could detect.
+difference the data could detect. A scenario whose metrics are decided stops there: later
+rounds run only the undecided scenarios, so the noisy ones get the rounds sooner.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.compare import build_report, decided
+from repro.compare import build_report, decided, undecided_scenarios
 from repro.errors import SpecError
 from repro.replay import Interrupted, Replayer, interruptible
 from repro.reports.model import Report
@@ -69,6 +70,10 @@ def run_rounds(
     orders: list[list[str]] = []
     last: Report | None = None
     stopped = "all rounds ran"
+    #: the scenarios still running (with until_decided, each stops once decided) and when
+    #: each was decided
+    running: set[str] = {scenario for side in sides for scenario, _ in side.pairs}
+    decided_after: dict[str, int] = {}
     t0 = time.monotonic()
     with interruptible():
         for side in sides:
@@ -78,18 +83,23 @@ def run_rounds(
                 order = _order(k, len(sides), rng, orders)
                 orders.append(["a" if i == 0 else "b" for i in order])
                 for i in order:
-                    sides[i].run_round(k)
+                    sides[i].run_round(k, running)
                 elapsed = time.monotonic() - t0
                 if not stopping.until_decided:
                     continue
                 last = _judge(replay, against, original, orders, seed)
+                if k >= stopping.min_rounds and last is not None:
+                    running = _still_open(last, running, k, decided_after)
                 if k >= stopping.min_rounds and last is not None and decided(last):
                     stopped = f"every headline metric was decided after round {k}"
                     break
                 if elapsed >= stopping.max_time_s:
                     stopped = f"the time cap ({stopping.max_time_s:g} s) was reached"
                     break
-                report(f"round {k}: not decided yet ({last.summary if last else 'no report'})")
+                report(
+                    f"round {k}: not decided yet ({last.summary if last else 'no report'}); "
+                    f"next: {', '.join(sorted(running))}"
+                )
             else:
                 if stopping.until_decided:
                     stopped = f"the round cap ({stopping.max_rounds}) was reached"
@@ -116,11 +126,29 @@ def run_rounds(
                 "rounds": len(orders),
                 "stopped": stopped,
                 "elapsed_s": elapsed,
+                "decided_after": dict(decided_after),
             }
     run = replay.finish()
     base = against.finish() if against is not None else None
     final = _judge_final(run, base, original)
     return Outcome(run, base, final)
+
+
+def _still_open(
+    report: Report, running: set[str], k: int, decided_after: dict[str, int]
+) -> set[str]:
+    """The scenarios the next round runs: those whose headline metric is still undecided, and
+    those not compared yet.
+
+    Each scenario stops when its own metrics are decided (a sequential design per scenario):
+    the undecided ones then get the rounds, so a noisy scenario is not starved by the time a
+    decided one would take. A stopped scenario never comes back.
+    """
+    judged = {s.scenario for s in report.scenarios}
+    open_now = undecided_scenarios(report)
+    for scenario in sorted(running & judged - open_now):
+        decided_after.setdefault(scenario, k)
+    return {s for s in running if s in open_now or s not in judged}
 
 
 def _order(k: int, n_sides: int, rng: np.random.Generator, previous: list[list[str]]) -> list[int]:

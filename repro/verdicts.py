@@ -11,7 +11,9 @@ A performance metric is also compared after adjusting each run by the machine's 
   not reproduced                        the adjusted interval lies outside as well: the
                                         software or settings differ
   inconclusive: machine unstable        the probe moved by more than the tolerance within a
-                                        side, and nothing else decides
+                                        side, and nothing else decides; or the slower side
+                                        shared its machine with other work (other processes
+                                        took > 10 % of the CPU time during its tests)
   not comparable: different hardware    CPU model, core count or accelerator differ: speed is
                                         shown for information; accuracy is still judged
 LoadGen's validity: not reproduced when most replay runs are INVALID while most original runs

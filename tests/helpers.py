@@ -43,12 +43,16 @@ def make_run(
     finished_utc: str = "2026-11-29T00:10:00+00:00",
     settings: dict[str, Any] | None = None,
     speeds: list[float] | None = None,
+    others: float | None = None,
 ) -> Path:
-    """An Offline + SingleStream run with given per-repeat throughputs and latency scale."""
+    """An Offline + SingleStream run with given per-repeat throughputs and latency scale;
+    `speeds` and `others` are what the probes read (compute speed, other processes' CPU share)."""
     rng = np.random.Generator(np.random.PCG64(seed))
     tests = []
     for k, tp in enumerate(throughput, start=1):
-        probe = {"compute_gflops": speeds[k - 1]} if speeds else None
+        probe: dict[str, Any] | None = {"compute_gflops": speeds[k - 1]} if speeds else None
+        if others is not None:
+            probe = {**(probe or {}), "others_cpu_frac": others}
         rel = f"Offline/performance/run_{k}"
         (path / rel).mkdir(parents=True)
         tests.append(

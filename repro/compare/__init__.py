@@ -4,7 +4,7 @@ The report's types live in `repro.reports.model`, the verdict rules in `repro.ve
 module lines the two sides up, computes the comparisons and assembles the report.
 """
 
-from repro.compare.build import HEADLINE, build_report, decided, is_paired
+from repro.compare.build import HEADLINE, build_report, decided, is_paired, undecided_scenarios
 from repro.compare.inputs import (
     Pairing,
     benchmark_of,
@@ -28,4 +28,5 @@ __all__ = [
     "resolve_pairs",
     "side_label",
     "tolerances_for",
+    "undecided_scenarios",
 ]

@@ -7,7 +7,7 @@ import datetime as dt
 from typing import Any
 
 from repro import __version__
-from repro.compare.machine import Machines, machines_of
+from repro.compare.machine import Machines, machine_notes, machines_of
 from repro.compare.metrics import (
     METRICS,
     accuracy_metric,
@@ -168,6 +168,8 @@ def build_report(
         if result is not None:
             scenarios.append(result)
     notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
+    if not paired:
+        notes += machine_notes(machines)
     unfinished = [p for p in reps[0].record.parts if p.status not in ("complete", "invalid")]
     if unfinished:
         notes.append(
@@ -194,10 +196,17 @@ def build_report(
     for side in reps:
         stop = side.record.stopping
         if stop:
+            after = stop.get("decided_after") or {}
+            each = (
+                "; decided: "
+                + ", ".join(f"{scenario} after round {k}" for scenario, k in after.items())
+                if isinstance(after, dict) and after
+                else ""
+            )
             notes.append(
                 f"stopping: {stop.get('rounds')} round(s) of at most {stop.get('max_rounds')} "
                 f"(and {stop.get('max_time_s')} s), stopped because {stop.get('stopped')}; "
-                f"{stop.get('elapsed_s')} s of replay"
+                f"{stop.get('elapsed_s')} s of replay{each}"
             )
     missing = [
         NotCompared(scenario=g.scenario, mode=g.mode, metric=g.metric, reason=g.reason)
@@ -311,14 +320,19 @@ def is_paired(orig: Side, reps: list[Side]) -> bool:
 
 def decided(report: Report) -> bool:
     """Every headline metric and every accuracy is decided (inside or outside its tolerance)."""
+    return not undecided_scenarios(report)
+
+
+def undecided_scenarios(report: Report) -> set[str]:
+    """The scenarios with a headline metric or an accuracy still undecided."""
     undecided = ("inconclusive", "inconclusive: machine unstable")
-    for s in report.scenarios:
-        for m in s.metrics:
-            if ((m.judged and m.metric != "validity") or m.metric == "accuracy") and (
-                m.verdict in undecided
-            ):
-                return False
-    return True
+    return {
+        s.scenario
+        for s in report.scenarios
+        for m in s.metrics
+        if ((m.judged and m.metric != "validity") or m.metric == "accuracy")
+        and m.verdict in undecided
+    }
 
 
 def _metric_keys() -> dict[str, list[str]]:

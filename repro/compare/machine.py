@@ -23,16 +23,46 @@ from repro.verdicts import combine
 Side = LoadedRun
 
 
+#: a machine is busy when other processes used more than this share of its CPU time during
+#: a side's measured tests (the probes' others_cpu_frac): another job shares the cores and
+#: caches, and the µs-scale work of a small model slows by more than any tolerance (measured
+#: here: an original captured beside other work ran SingleStream 24 % and the MultiStream p99
+#: 35 % slower than a quiet replay, with the compute and memory probes within 8 %)
+BUSY_FRACTION = 0.10
+
+
 @dataclass(frozen=True)
 class Machines:
-    """What the report knows about the two machines: probe spreads and hardware differences."""
+    """What the report knows about the two machines: probe spreads, the CPU share other
+    processes took during each side's tests, and hardware differences."""
 
     spread_original: float | None
     spread_replay: float | None
     hardware: tuple[str, ...] = ()
+    others_original: float | None = None
+    others_replay: float | None = None
 
     def unstable(self, tol: float) -> bool:
         return any(s is not None and s > tol for s in (self.spread_original, self.spread_replay))
+
+    def busy(self, side: str) -> bool:
+        share = self.others_original if side == "original" else self.others_replay
+        return share is not None and share > BUSY_FRACTION
+
+    def busy_sides(self) -> list[str]:
+        return [side for side in ("original", "replay") if self.busy(side)]
+
+    def busy_text(self) -> str:
+        """'other processes used 23% of the CPU time during the original's tests'."""
+        parts = [
+            f"{share:.0%} during the {side}'s tests"
+            for side, share in (
+                ("original", self.others_original),
+                ("replay", self.others_replay),
+            )
+            if share is not None and share > BUSY_FRACTION
+        ]
+        return "other processes used " + " and ".join(parts) + " of the machine's CPU time"
 
 
 def machines_of(orig: Side, reps: list[Side]) -> Machines:
@@ -48,11 +78,45 @@ def machines_of(orig: Side, reps: list[Side]) -> Machines:
         ]
         return spread(speeds) if speeds else None
 
+    def side_others(sides: list[Side]) -> float | None:
+        shares = [
+            float(t.probe_after["others_cpu_frac"])
+            for side in sides
+            for t in side.record.tests
+            if t.mode == "performance"
+            and t.probe_after
+            and isinstance(t.probe_after.get("others_cpu_frac"), int | float)
+        ]
+        return sum(shares) / len(shares) if shares else None
+
     return Machines(
         spread_original=side_spread([orig]),
         spread_replay=side_spread(reps),
         hardware=tuple(hardware_differences(orig.record.fingerprint, reps[0].record.fingerprint)),
+        others_original=side_others([orig]),
+        others_replay=side_others(reps),
     )
+
+
+def machine_notes(machines: Machines) -> list[str]:
+    """What the probes saw of other work on each side's machine, where they read it."""
+    known = [
+        f"{share:.0%} ({side})"
+        for side, share in (
+            ("original", machines.others_original),
+            ("replay", machines.others_replay),
+        )
+        if share is not None
+    ]
+    if not known:
+        return []
+    note = f"machine: other processes used {' and '.join(known)} of the CPU time during the tests"
+    if machines.busy_sides():
+        note += (
+            f"; more than {BUSY_FRACTION:.0%} is a busy machine: a performance difference in "
+            "the direction of the busy side is not taken for a change of the software"
+        )
+    return [note]
 
 
 def with_machine(
@@ -90,8 +154,13 @@ def with_machine(
             probe_spread_replay=machines.spread_replay or 0.0,
         )
         update["adjusted"] = adjusted
-    unstable = machines.unstable(tolerance)
+    busy = machines.busy_sides()
+    unstable = machines.unstable(tolerance) or bool(busy)
     verdict = combine(raw.verdict, adjusted.verdict if adjusted else None, unstable=unstable)
+    if verdict == "not reproduced" and _slower(raw.delta_rel, kind) in busy:
+        # the side that was slower shared the machine with other work: that explains it as
+        # well as a change of the software would
+        verdict = "inconclusive: machine unstable"
     if machines.hardware:
         verdict = "not comparable: different hardware"
     if verdict != raw.verdict:
@@ -136,6 +205,12 @@ def _machine_reason(
         )
         if value is not None
     )
+    if verdict == "inconclusive: machine unstable" and machines.busy_sides():
+        return (
+            f"{raw.reason}; {machines.busy_text()}: a busy machine slows the work by more than "
+            "the probes show, so the difference cannot be told from a change of the software: "
+            "replay on a quiet machine, or interleave (`repro replay SPEC --against ...`)"
+        )
     if verdict == "inconclusive: machine unstable":
         return (
             f"{raw.reason}; the machine's own speed moved within a side by more than the "
@@ -143,3 +218,10 @@ def _machine_reason(
             "(`repro replay SPEC --against ...`)"
         )
     return f"{raw.reason}; {machine}" if machine else raw.reason
+
+
+def _slower(delta_rel: float, kind: str) -> str:
+    """Which side was slower: a lower throughput or a higher latency."""
+    if kind == "latency":
+        return "replay" if delta_rel > 0 else "original"
+    return "replay" if delta_rel < 0 else "original"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ class Probe:
     cpu_mhz: float | None = None
     load1: float | None = None
     busy_processes: int | None = None
+    #: the share of the machine's CPU time that processes outside repro's own (this process
+    #: and the workers it ran) used since the previous probe: another job on the machine
+    others_cpu_frac: float | None = None
     cost_s: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -44,12 +48,16 @@ class ProbeSet:
     """The kernels, built once per process, and the /proc counters of the previous probe."""
 
     threads: int  # 0: as many as the machine has
+    #: False where the workers are not this process's children (a container's processes):
+    #: their CPU time cannot be told from another job's, so it is not read
+    count_others: bool = True
     _session: Any = None
     _feed: dict[str, np.ndarray] = field(default_factory=dict)
     _src: np.ndarray | None = None
     _dst: np.ndarray | None = None
     _stat: tuple[int, int, int] | None = None
     _procs: dict[int, int] = field(default_factory=dict)
+    _cpu: tuple[float, float, float] | None = None
 
     def _build(self) -> None:
         import onnx
@@ -111,6 +119,7 @@ class ProbeSet:
             t = time.perf_counter()
             np.copyto(self._dst, self._src)
             copies.append(time.perf_counter() - t)
+        others = self._others_cpu() if self.count_others else None
         steal, iowait = self._stat_delta()
         probe = Probe(
             t_utc=time.time(),
@@ -122,6 +131,7 @@ class ProbeSet:
             cpu_mhz=_cpu_mhz(),
             load1=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
             busy_processes=self._busy_processes(),
+            others_cpu_frac=others,
         )
         probe.cost_s = time.perf_counter() - t0
         return probe
@@ -136,6 +146,26 @@ class ProbeSet:
         if total <= 0:
             return 0.0, 0.0
         return (now[1] - before[1]) / total, (now[2] - before[2]) / total
+
+    def _others_cpu(self) -> float | None:
+        """The share of all CPUs' time since the previous probe that went to other processes:
+        the machine's busy time (/proc/stat: user, nice, system, irq, softirq) minus this
+        process's and its reaped children's (the workers'). Steal time is the hypervisor's,
+        counted apart."""
+        busy = _proc_busy_seconds()
+        if busy is None:
+            return None
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        now = (time.monotonic(), busy, own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime)
+        before, self._cpu = self._cpu, now
+        if before is None:
+            return None
+        wall = (now[0] - before[0]) * (os.cpu_count() or 1)
+        if wall <= 0:
+            return None
+        others = (now[1] - before[1]) - (now[2] - before[2])
+        return min(max(others / wall, 0.0), 1.0)
 
     def _busy_processes(self) -> int | None:
         """Other processes that used at least 1 % of a CPU since the previous probe."""
@@ -168,6 +198,19 @@ def _proc_stat() -> tuple[int, int, int] | None:
     values = [int(v) for v in fields]
     steal = values[7] if len(values) > 7 else 0
     return sum(values[:8]), steal, values[4] if len(values) > 4 else 0
+
+
+def _proc_busy_seconds() -> float | None:
+    """Seconds all CPUs spent running anything (user, nice, system, irq, softirq) since boot."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        values = [int(v) for v in fields]
+    except (OSError, IndexError, ValueError):
+        return None
+    if len(values) < 7:
+        return None
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    return (values[0] + values[1] + values[2] + values[5] + values[6]) / tick
 
 
 def _cpu_mhz() -> float | None:

@@ -129,6 +129,45 @@ def test_different_hardware_with_an_accuracy_drop_is_not_reproduced(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
+    ("original_busy", "factor", "want"),
+    [
+        # the original shared its machine with other work and the quiet replay is faster
+        (0.35, 1.3, "inconclusive: machine unstable"),
+        # ... but a replay slower than a busy original is slower for a reason of its own
+        (0.35, 0.7, "not reproduced"),
+        # a quiet original: the difference is the software's
+        (0.02, 1.3, "not reproduced"),
+    ],
+)
+def test_a_busy_machine_explains_only_the_slowness_of_its_own_side(
+    tmp_path: Path, original_busy: float, factor: float, want: str
+) -> None:
+    make_run(
+        tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=BASE, others=original_busy
+    )
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[v * factor for v in BASE],
+        seed=2,
+        speeds=BASE,
+        others=0.01,
+    )
+    code, data = _report(tmp_path)
+    tp = _offline(data)
+    assert (tp.get("raw_verdict") or tp["verdict"]) == "not reproduced"
+    assert tp["verdict"] == want
+    note = next(n for n in data["notes"] if n.startswith("machine: other processes used"))
+    assert f"{original_busy:.0%} (original)" in note
+    assert "1% (replay)" in note
+    if want.startswith("inconclusive"):
+        assert "other processes used 35% during the original's tests" in tp["reason"]
+        assert "busy machine" in note
+        assert code == 0
+    else:
+        assert code == 1
+
+
+@pytest.mark.parametrize(
     ("raw", "adjusted", "unstable", "want"),
     [
         ("reproduced", "not reproduced", True, "reproduced"),

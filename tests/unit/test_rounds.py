@@ -19,6 +19,7 @@ from repro.harness.request import WorkerRequest
 from repro.replay import Replayer, ReplayOptions
 from repro.rounds import Stopping, run_rounds
 from repro.spec.io import parse_spec
+from repro.spec.models import ScenarioName
 from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
 from tests.helpers import portable_spec
 
@@ -33,7 +34,13 @@ def _echo_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(registry.BACKENDS, "onnxruntime", EchoPlugin())
 
 
-def _replayer(root: Path, tmp_path: Path, run_id: str, runner: InProcessRunner) -> Replayer:
+def _replayer(
+    root: Path,
+    tmp_path: Path,
+    run_id: str,
+    runner: InProcessRunner,
+    scenarios: tuple[ScenarioName, ...] = ("Offline",),
+) -> Replayer:
     raw = portable_spec(root, "ort-digits")
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(raw))
@@ -45,7 +52,7 @@ def _replayer(root: Path, tmp_path: Path, run_id: str, runner: InProcessRunner) 
         opts=ReplayOptions(
             results_dir=tmp_path / "results",
             run_id=run_id,
-            scenarios=("Offline",),
+            scenarios=scenarios,
             modes=("performance",),
         ),
         report=lambda _: None,
@@ -125,3 +132,33 @@ def test_the_time_cap_stops_the_rounds(root: Path, tmp_path: Path) -> None:
     assert out.run[1].stopping is not None
     assert out.run[1].stopping["rounds"] == 1
     assert "time cap" in out.run[1].stopping["stopped"]
+
+
+def test_a_decided_scenario_stops_while_a_noisy_one_gets_the_rounds(
+    root: Path, tmp_path: Path
+) -> None:
+    rng = np.random.Generator(np.random.PCG64(5))
+
+    def speed(req: WorkerRequest) -> float:  # Offline +-30 % per test, SingleStream exact
+        return float(1000 * (rng.uniform(0.7, 1.3) if req.scenario == "Offline" else 1.0))
+
+    both: tuple[ScenarioName, ...] = ("SingleStream", "Offline")
+    a, b = (
+        _replayer(root, tmp_path, f"open-{side}", InProcessRunner(speed=speed), both)
+        for side in "ab"
+    )
+    stopping = Stopping(until_decided=True, min_rounds=2, max_rounds=6)
+    out = run_rounds(a, against=b, stopping=stopping, seed=11)
+    stop = out.run[1].stopping
+    assert stop is not None
+    assert stop["rounds"] == 6
+    assert stop["decided_after"] == {"SingleStream": 2}
+    for record in (out.run[1], out.baseline[1] if out.baseline else None):
+        assert record is not None
+        runs = {s: [t.repeat for t in record.tests if t.scenario == s] for s in both}
+        assert runs == {"SingleStream": [1, 2], "Offline": [1, 2, 3, 4, 5, 6]}
+    assert out.report is not None
+    verdicts = {s.scenario: s.verdict for s in out.report.scenarios}
+    assert verdicts["SingleStream"] == "reproduced"
+    assert verdicts["Offline"].startswith("inconclusive")
+    assert any("SingleStream after round 2" in n for n in out.report.notes)
