@@ -2,6 +2,8 @@
 
     python bench/verdict_fidelity.py [--aa-trials 20] [--change-trials 3] [--max-rounds 6]
                                      [--min-duration-ms 1000] [--part aa,changes,time]
+                                     [--aa-scenarios SingleStream,Offline] [--max-time 300]
+                                     [--aa-paths interleaved,original] [--changes intra_op,graph]
 
 a. A/A: the same spec replayed against itself (`--against self --until-decided`), and against
    its committed original (`--until-decided`): the fraction judged reproduced, with or without
@@ -104,12 +106,13 @@ def part_aa(args: argparse.Namespace, cache: Path) -> list[str]:
     digits = str(ROOT / "specs" / "ort-digits.json")
     scenarios = [x for sc in args.aa_scenarios.split(",") for x in ("--scenario", sc)]
     common = ["--until-decided", "--max-rounds", str(args.max_rounds), "--mode", "performance",
-              *scenarios]  # fmt: skip
+              "--max-time", str(args.max_time), *scenarios]  # fmt: skip
     short = ["--min-duration-ms", str(args.min_duration_ms)]
     # against the original: its own durations (a shorter run is another setting)
     original_rounds = ["--max-rounds", str(args.aa_original_rounds)]
-    for label, extra in (("interleaved A/A (--against self)", ["--against", "self", *short]),
-                         ("against the committed original", original_rounds)):  # fmt: skip
+    paths = {"interleaved": ("interleaved A/A (--against self)", ["--against", "self", *short]),
+             "original": ("against the committed original", original_rounds)}  # fmt: skip
+    for label, extra in (paths[p] for p in args.aa_paths.split(",")):
         verdicts = []
         for k in range(args.aa_trials):
             with tempfile.TemporaryDirectory() as tmp:
@@ -135,7 +138,7 @@ def part_changes(args: argparse.Namespace, cache: Path) -> list[str]:
         base_path.write_text(json.dumps(base))
         short = ["--scenario", "SingleStream", "--scenario", "Offline",
                  "--min-duration-ms", str(args.min_duration_ms),
-                 "--max-rounds", str(max(3, args.max_rounds // 2))]  # fmt: skip
+                 "--until-decided", "--max-rounds", str(args.change_max_rounds)]  # fmt: skip
         changes = {
             "intra_op_threads 2 -> 1": (base_path, ["--backend-option", "intra_op_threads=1",
                                                     "--mode", "performance"]),
@@ -148,7 +151,10 @@ def part_changes(args: argparse.Namespace, cache: Path) -> list[str]:
             "~10 % slower variant (wider network)": (
                 _variant(work, "wider", {"base_width": 67}), ["--mode", "performance"]),
         }  # fmt: skip
+        chosen = [c.strip() for c in args.changes.split(",")] if args.changes else None
         for label, (spec, extra) in changes.items():
+            if chosen is not None and not any(label.startswith(c) for c in chosen):
+                continue
             results = []
             for k in range(args.change_trials):
                 with tempfile.TemporaryDirectory() as cwd:
@@ -201,6 +207,10 @@ def main() -> None:
     parser.add_argument("--part", default="aa,changes,time")
     parser.add_argument("--aa-scenarios", default="SingleStream,Offline")
     parser.add_argument("--aa-original-rounds", type=int, default=4)
+    parser.add_argument("--aa-paths", default="interleaved,original")
+    parser.add_argument("--max-time", type=float, default=300.0)
+    parser.add_argument("--change-max-rounds", type=int, default=10)
+    parser.add_argument("--changes", default="", help="labels' starts, comma-separated")
     args = parser.parse_args()
     parts = {"aa": part_aa, "changes": part_changes, "time": part_time}
     rows = ["| part | what | result | detail |", "|---|---|---|---|"]
