@@ -254,9 +254,7 @@ class Replayer:
         if probes is None and opts.probes:
             self.probes = ProbeSet(
                 get_backend(spec.backend.name).threads(spec.backend.options),
-                # a container's processes are not our children: their CPU time looks like
-                # another job's
-                count_others=env.manager != "docker",
+                count_others=env.workers_are_children,
             )
         self.artifacts: dict[str, Path] = {}
         self.pairs = selected(spec, opts)

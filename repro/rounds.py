@@ -88,10 +88,16 @@ def run_rounds(
                 if not stopping.until_decided:
                     continue
                 last = _judge(replay, against, original, orders, seed)
-                if k >= stopping.min_rounds and last is not None:
+                # interleaved, a side runs first in one round of each pair and second in the
+                # other: stopping after a whole pair keeps the position effect cancelled
+                may_stop = k >= stopping.min_rounds and (against is None or k % 2 == 0)
+                if may_stop and last is not None:
                     running = _still_open(last, running, k, decided_after)
-                if k >= stopping.min_rounds and last is not None and decided(last):
+                if may_stop and last is not None and decided(last):
                     stopped = f"every headline metric was decided after round {k}"
+                    break
+                if may_stop and not running:
+                    stopped = f"no scenario left that more rounds could decide after round {k}"
                     break
                 if elapsed >= stopping.max_time_s:
                     stopped = f"the time cap ({stopping.max_time_s:g} s) was reached"
@@ -137,18 +143,19 @@ def run_rounds(
 def _still_open(
     report: Report, running: set[str], k: int, decided_after: dict[str, int]
 ) -> set[str]:
-    """The scenarios the next round runs: those whose headline metric is still undecided, and
-    those not compared yet.
+    """The scenarios the next round runs: those whose headline metric is still undecided.
 
     Each scenario stops when its own metrics are decided (a sequential design per scenario):
     the undecided ones then get the rounds, so a noisy scenario is not starved by the time a
-    decided one would take. A stopped scenario never comes back.
+    decided one would take. A stopped scenario never comes back; one that is not compared
+    after the first rounds (the other side lacks it, or its tests fail) cannot be decided by
+    more rounds and stops too.
     """
     judged = {s.scenario for s in report.scenarios}
     open_now = undecided_scenarios(report)
     for scenario in sorted(running & judged - open_now):
         decided_after.setdefault(scenario, k)
-    return {s for s in running if s in open_now or s not in judged}
+    return {s for s in running if s in open_now}
 
 
 def _order(k: int, n_sides: int, rng: np.random.Generator, previous: list[list[str]]) -> list[int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from repro.reports.model import (
     MachineAdjustment,
@@ -21,13 +21,14 @@ from repro.stats.significance import (
 from repro.verdicts import combine
 
 Side = LoadedRun
+SideName = Literal["original", "replay"]
 
 
 #: a machine is busy when other processes used more than this share of its CPU time during
-#: a side's measured tests (the probes' others_cpu_frac): another job shares the cores and
-#: caches, and the µs-scale work of a small model slows by more than any tolerance (measured
-#: here: an original captured beside other work ran SingleStream 24 % and the MultiStream p99
-#: 35 % slower than a quiet replay, with the compute and memory probes within 8 %)
+#: a side's measured tests (the probes' others_cpu_frac; on a 2-CPU VM, a fifth of a core):
+#: another job shares the cores and caches, and the µs-scale work of a small model slows by
+#: more than the compute and memory probes show (seen here: identical software 24-35 % apart
+#: between two sessions on one machine while the probes moved < 8 %)
 BUSY_FRACTION = 0.10
 
 
@@ -45,25 +46,6 @@ class Machines:
     def unstable(self, tol: float) -> bool:
         return any(s is not None and s > tol for s in (self.spread_original, self.spread_replay))
 
-    def busy(self, side: str) -> bool:
-        share = self.others_original if side == "original" else self.others_replay
-        return share is not None and share > BUSY_FRACTION
-
-    def busy_sides(self) -> list[str]:
-        return [side for side in ("original", "replay") if self.busy(side)]
-
-    def busy_text(self) -> str:
-        """'other processes used 23% of the CPU time during the original's tests'."""
-        parts = [
-            f"{share:.0%} during the {side}'s tests"
-            for side, share in (
-                ("original", self.others_original),
-                ("replay", self.others_replay),
-            )
-            if share is not None and share > BUSY_FRACTION
-        ]
-        return "other processes used " + " and ".join(parts) + " of the machine's CPU time"
-
 
 def machines_of(orig: Side, reps: list[Side]) -> Machines:
     """Probe spreads of each side and how the hardware differs (first replay)."""
@@ -79,15 +61,7 @@ def machines_of(orig: Side, reps: list[Side]) -> Machines:
         return spread(speeds) if speeds else None
 
     def side_others(sides: list[Side]) -> float | None:
-        shares = [
-            float(t.probe_after["others_cpu_frac"])
-            for side in sides
-            for t in side.record.tests
-            if t.mode == "performance"
-            and t.probe_after
-            and isinstance(t.probe_after.get("others_cpu_frac"), int | float)
-        ]
-        return sum(shares) / len(shares) if shares else None
+        return others_share([t for side in sides for t in side.record.tests])
 
     return Machines(
         spread_original=side_spread([orig]),
@@ -96,6 +70,19 @@ def machines_of(orig: Side, reps: list[Side]) -> Machines:
         others_original=side_others([orig]),
         others_replay=side_others(reps),
     )
+
+
+def others_share(tests: list[TestRecord]) -> float | None:
+    """The mean share of the machine's CPU time other processes took during these performance
+    tests (each test's probe after it covers the test), where the probes read it."""
+    shares = [
+        float(t.probe_after["others_cpu_frac"])
+        for t in tests
+        if t.mode == "performance"
+        and t.probe_after
+        and isinstance(t.probe_after.get("others_cpu_frac"), int | float)
+    ]
+    return sum(shares) / len(shares) if shares else None
 
 
 def machine_notes(machines: Machines) -> list[str]:
@@ -111,10 +98,14 @@ def machine_notes(machines: Machines) -> list[str]:
     if not known:
         return []
     note = f"machine: other processes used {' and '.join(known)} of the CPU time during the tests"
-    if machines.busy_sides():
+    if any(
+        share is not None and share > BUSY_FRACTION
+        for share in (machines.others_original, machines.others_replay)
+    ):
         note += (
-            f"; more than {BUSY_FRACTION:.0%} is a busy machine: a performance difference in "
-            "the direction of the busy side is not taken for a change of the software"
+            f"; above {BUSY_FRACTION:.0%} a side ran beside other work: a performance "
+            "difference that makes that side the slower one is not taken for a change of the "
+            "software"
         )
     return [note]
 
@@ -154,21 +145,64 @@ def with_machine(
             probe_spread_replay=machines.spread_replay or 0.0,
         )
         update["adjusted"] = adjusted
-    busy = machines.busy_sides()
-    unstable = machines.unstable(tolerance) or bool(busy)
-    verdict = combine(raw.verdict, adjusted.verdict if adjusted else None, unstable=unstable)
-    if verdict == "not reproduced" and _slower(raw.delta_rel, kind) in busy:
-        # the side that was slower shared the machine with other work: that explains it as
-        # well as a change of the software would
+    verdict = combine(
+        raw.verdict,
+        adjusted.verdict if adjusted else None,
+        unstable=machines.unstable(tolerance),
+    )
+    busy = _busy_slower_side(
+        verdict,
+        adjusted.delta_rel if adjusted is not None else raw.delta_rel,
+        kind,
+        (others_share([t for t, _ in pairs[0]]), others_share([t for t, _ in pairs[1]])),
+    )
+    if busy is not None:
         verdict = "inconclusive: machine unstable"
     if machines.hardware:
         verdict = "not comparable: different hardware"
     if verdict != raw.verdict:
         update["raw_verdict"] = raw.verdict
-    if verdict != raw.verdict or adjusted is not None:
+    if busy is not None and not machines.hardware:
+        update["reason"] = _busy_reason(raw, busy)
+    elif verdict != raw.verdict or adjusted is not None:
         update["reason"] = _machine_reason(verdict, raw, adjusted, machines, tolerance)
     update["verdict"] = verdict
     return result.model_copy(update=update)
+
+
+def _busy_slower_side(
+    verdict: str, delta_rel: float, kind: str, shares: tuple[float | None, float | None]
+) -> tuple[SideName, float] | None:
+    """The side that ran beside other work and was the slower one, when that leaves the
+    verdict undecided: a difference that a busy machine explains as well as a change of the
+    software would is neither a reproduction nor a regression. A side that is slower while
+    the other one was busy is slower for a reason of its own: judged as it is."""
+    if verdict not in ("not reproduced", "inconclusive", "inconclusive: machine unstable"):
+        return None
+    slower: SideName = (
+        ("replay" if delta_rel > 0 else "original")
+        if kind == "latency"
+        else ("replay" if delta_rel < 0 else "original")
+    )
+    share = shares[0] if slower == "original" else shares[1]
+    if share is None or share <= BUSY_FRACTION:
+        return None
+    return slower, share
+
+
+def _busy_reason(raw: Comparison, busy: tuple[SideName, float]) -> str:
+    side, share = busy
+    fix = (
+        "re-capture the original on a quiet machine"
+        if side == "original"
+        else "replay on a quiet machine"
+    )
+    return (
+        f"{raw.reason}; the {side} was the slower side and other processes used {share:.0%} of "
+        f"the machine's CPU time during its tests: a busy machine slows the work by more than "
+        f"the probes show, so the difference cannot be told from a change of the software: "
+        f"{fix}, or interleave (`repro replay SPEC --against ...`)"
+    )
 
 
 def _machine_reason(
@@ -205,12 +239,6 @@ def _machine_reason(
         )
         if value is not None
     )
-    if verdict == "inconclusive: machine unstable" and machines.busy_sides():
-        return (
-            f"{raw.reason}; {machines.busy_text()}: a busy machine slows the work by more than "
-            "the probes show, so the difference cannot be told from a change of the software: "
-            "replay on a quiet machine, or interleave (`repro replay SPEC --against ...`)"
-        )
     if verdict == "inconclusive: machine unstable":
         return (
             f"{raw.reason}; the machine's own speed moved within a side by more than the "
@@ -218,10 +246,3 @@ def _machine_reason(
             "(`repro replay SPEC --against ...`)"
         )
     return f"{raw.reason}; {machine}" if machine else raw.reason
-
-
-def _slower(delta_rel: float, kind: str) -> str:
-    """Which side was slower: a lower throughput or a higher latency."""
-    if kind == "latency":
-        return "replay" if delta_rel > 0 else "original"
-    return "replay" if delta_rel < 0 else "original"

@@ -68,6 +68,9 @@ class RealizedEnvironment:
     env: dict[str, str]
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    #: False where the worker's processes are not descendants of the replay (a container's):
+    #: their CPU time cannot be told from another job's
+    workers_are_children: bool = True
 
     def worker_command(self, request: Path) -> list[str]:
         return [*self.python, "-m", "repro.harness", str(request)]

@@ -244,6 +244,7 @@ class DockerManager(EnvironmentManager):
             env=worker_environment({"PYTHONPATH": str(repro_source_root())}),
             reason=reason,
             details={k: v for k, v in details.items() if v is not None},
+            workers_are_children=False,  # the daemon starts the container's processes
         )
 
     @staticmethod

@@ -8,8 +8,10 @@ between tests and after the last, and recorded in run.json:
   thread count (GFLOP/s of the best of 20 repetitions; the median is kept too): the speed index.
 - `memory`: a large array copy (GB/s, single thread).
 - the machine's state: CPU time stolen by the hypervisor and spent waiting on I/O since the last
-  probe, the current clock of each CPU where the kernel says, the load average, and how many
-  other processes used a CPU meanwhile.
+  probe, the current clock of each CPU where the kernel says, the load average, how many
+  other processes used a CPU meanwhile, and the share of the machine's CPU time they took
+  (`others_cpu_frac`: /proc/stat's busy time minus this process's and its workers'; a side
+  above 10 % ran beside other work, see `repro.compare.machine`).
 
 Format history (the `version` field): repro.probes/v1 - first version.
 """

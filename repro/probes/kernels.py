@@ -138,7 +138,8 @@ class ProbeSet:
 
     def _stat_delta(self) -> tuple[float | None, float | None]:
         """Fractions of CPU time stolen and waiting on I/O since the previous probe."""
-        now = _proc_stat()
+        stat = _proc_stat()
+        now = stat[:3] if stat is not None else None
         before, self._stat = self._stat, now
         if now is None or before is None:
             return None, None
@@ -189,28 +190,28 @@ def measure(threads: int) -> Probe:
     return ProbeSet(threads).measure()
 
 
-def _proc_stat() -> tuple[int, int, int] | None:
-    """(total, steal, iowait) jiffies of all CPUs."""
-    try:
-        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-    except (OSError, IndexError):
-        return None
-    values = [int(v) for v in fields]
-    steal = values[7] if len(values) > 7 else 0
-    return sum(values[:8]), steal, values[4] if len(values) > 4 else 0
-
-
-def _proc_busy_seconds() -> float | None:
-    """Seconds all CPUs spent running anything (user, nice, system, irq, softirq) since boot."""
+def _proc_stat() -> tuple[int, int, int, int] | None:
+    """(total, steal, iowait, user + nice + system) jiffies of all CPUs."""
     try:
         fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
         values = [int(v) for v in fields]
     except (OSError, IndexError, ValueError):
         return None
-    if len(values) < 7:
+    if len(values) < 3:
+        return None
+    steal = values[7] if len(values) > 7 else 0
+    iowait = values[4] if len(values) > 4 else 0
+    return sum(values[:8]), steal, iowait, values[0] + values[1] + values[2]
+
+
+def _proc_busy_seconds() -> float | None:
+    """Seconds all CPUs spent running tasks (user, nice, system) since boot; interrupts are
+    left out (they serve our own I/O as much as anyone's)."""
+    stat = _proc_stat()
+    if stat is None:
         return None
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    return (values[0] + values[1] + values[2] + values[5] + values[6]) / tick
+    return stat[3] / tick
 
 
 def _cpu_mhz() -> float | None:

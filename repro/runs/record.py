@@ -8,8 +8,10 @@ Format history (the `schema` field):
 #                checked when the run is compared; machine probes around every test
 #                (`probe_before`/`probe_after`, `probes_version`); `interleave` and `stopping`;
 #                later, optional: `profiles` (layer profiles), `dispatch` and `parts` (a run
-#                dispatched as parts, `--on`), and a test's `part`. A reader older than these
-#                fields refuses such a run (its models forbid unknown fields).
+#                dispatched as parts, `--on`), and a test's `part`; `stopping.decided_after`
+#                and a probe's `others_cpu_frac` (probes are free-form dicts: older readers
+#                ignore them). A reader older than the typed fields refuses such a run (its
+#                models forbid unknown fields).
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ class RunRecord(BaseModel):
     stopping: dict[str, Any] | None = Field(
         None,
         description="how the number of rounds was decided (--until-decided): caps fixed in "
-        "advance, rounds run, why it stopped, time to the verdict (v2)",
+        "advance, rounds run, why it stopped, time to the verdict (v2); later: "
+        "`decided_after`, the round after which each scenario was decided and stopped",
     )
     files_sha256: dict[str, str] = Field(
         default_factory=dict, description="relative path -> sha256 of every file of the run (v2)"

@@ -48,3 +48,27 @@ def test_a_share_is_clamped_to_a_fraction(monkeypatch: pytest.MonkeyPatch) -> No
     probes = ProbeSet(1)
     probes._others_cpu()
     assert probes._others_cpu() == 0.0
+
+
+def test_this_machine_s_proc_stat_is_read() -> None:
+    stat = kernels._proc_stat()
+    assert stat is not None
+    total, steal, iowait, busy = stat
+    assert 0 < busy <= total
+    assert 0 <= steal <= total
+    assert 0 <= iowait <= total
+    seconds = kernels._proc_busy_seconds()
+    assert seconds is not None
+    assert seconds > 0
+
+
+def test_a_probe_reads_the_share_unless_told_the_workers_are_not_its_children() -> None:
+    counted = ProbeSet(1)
+    counted.measure(repeats=2)
+    share = counted.measure(repeats=2).others_cpu_frac
+    assert share is not None
+    assert 0.0 <= share <= 1.0
+    blind = ProbeSet(1, count_others=False)
+    blind.measure(repeats=2)
+    assert blind.measure(repeats=2).others_cpu_frac is None
+    assert "others_cpu_frac" in blind.measure(repeats=2).as_dict()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import sys
 from collections.abc import Iterator
@@ -162,3 +163,32 @@ def test_a_decided_scenario_stops_while_a_noisy_one_gets_the_rounds(
     assert verdicts["SingleStream"] == "reproduced"
     assert verdicts["Offline"].startswith("inconclusive")
     assert any("SingleStream after round 2" in n for n in out.report.notes)
+
+
+def test_a_scenario_the_baseline_lacks_stops_after_the_first_pair_of_rounds(
+    root: Path, tmp_path: Path
+) -> None:
+    factors = itertools.cycle([0.6, 1.4, 1.0, 1.3, 0.7, 0.9, 1.2])
+
+    def noisy(req: WorkerRequest) -> float:  # never decided within 5 rounds
+        return 1000 * next(factors)
+
+    a = _replayer(
+        root, tmp_path, "lacks-a", InProcessRunner(speed=noisy), ("SingleStream", "Offline")
+    )
+    b = _replayer(root, tmp_path, "lacks-b", InProcessRunner(speed=noisy), ("Offline",))
+    stopping = Stopping(until_decided=True, min_rounds=2, max_rounds=5)
+    out = run_rounds(a, against=b, stopping=stopping, seed=2)
+    assert out.run[1].stopping is not None
+    assert out.run[1].stopping["rounds"] == 5
+    assert out.run[1].stopping["decided_after"] == {}
+    assert [t.repeat for t in out.run[1].tests if t.scenario == "SingleStream"] == [1, 2]
+    assert [t.repeat for t in out.run[1].tests if t.scenario == "Offline"] == [1, 2, 3, 4, 5]
+
+
+def test_interleaved_rounds_stop_only_after_a_whole_pair(root: Path, tmp_path: Path) -> None:
+    a, b = _pair(root, tmp_path, "pairs")
+    stopping = Stopping(until_decided=True, min_rounds=1, max_rounds=8)
+    out = run_rounds(a, against=b, stopping=stopping, seed=4)
+    assert out.run[1].stopping is not None
+    assert out.run[1].stopping["rounds"] == 2  # identical sides are decided, but not at round 1
