@@ -156,18 +156,68 @@ def with_machine(
         kind,
         (others_share([t for t, _ in pairs[0]]), others_share([t for t, _ in pairs[1]])),
     )
+    drift = None
     if busy is not None:
         verdict = "inconclusive: machine unstable"
+    elif verdict == "not reproduced":
+        drift = _within_session_drift(
+            adjusted.ci if adjusted is not None else (list(raw.ci) if raw.ci else None),
+            ([v for _, v in pairs[0]], [v for _, v in pairs[1]]),
+            tolerance,
+        )
+        if drift is not None:
+            verdict = "inconclusive: machine unstable"
     if machines.hardware:
         verdict = "not comparable: different hardware"
     if verdict != raw.verdict:
         update["raw_verdict"] = raw.verdict
     if busy is not None and not machines.hardware:
         update["reason"] = _busy_reason(raw, busy)
+    elif drift is not None and not machines.hardware:
+        update["reason"] = _drift_reason(raw, adjusted, drift, tolerance)
     elif verdict != raw.verdict or adjusted is not None:
         update["reason"] = _machine_reason(verdict, raw, adjusted, machines, tolerance)
     update["verdict"] = verdict
     return result.model_copy(update=update)
+
+
+def _within_session_drift(
+    ci: list[float] | None, values: tuple[list[float], list[float]], tol: float
+) -> float | None:
+    """How far the metric itself moved within one session, when that could explain a
+    difference judged outside the tolerance; None when it cannot.
+
+    The two sides of an unpaired comparison ran in different sessions (hours or machines
+    apart), and the interval of the difference only knows the noise within each session
+    (Kalibera & Jones: the error term belongs to the level where the variation lives). On
+    these VMs a metric's runs move by up to ~10 % within minutes, phases the probes do not
+    always see, and between sessions by as much: so a difference is taken for a change of the
+    software only when its interval lies outside the tolerance widened by the largest
+    relative range of the metric's runs within either side (max / min - 1).
+    """
+    if ci is None:
+        return None
+    ranges = [max(v) / min(v) - 1 for v in values if len(v) >= 2 and min(v) > 0]
+    if not ranges:
+        return None
+    drift = max(ranges)
+    bound = tol + drift
+    if ci[1] < -bound or ci[0] > bound:
+        return None
+    return drift
+
+
+def _drift_reason(
+    raw: Comparison, adjusted: MachineAdjustment | None, drift: float, tol: float
+) -> str:
+    shown = adjusted.delta_rel if adjusted is not None else raw.delta_rel
+    return (
+        f"{raw.reason}; but the metric's own runs moved by up to {drift:.0%} within one "
+        f"session, and the two sides ran in different sessions: a difference of {shown:+.1%} "
+        f"is not beyond +/-{tol + drift:.0%} (the tolerance and that drift), so it cannot be "
+        "told from the machine's phases: interleave (`repro replay SPEC --against ...`) to "
+        "judge it"
+    )
 
 
 def _busy_slower_side(

@@ -128,6 +128,31 @@ def test_different_hardware_with_an_accuracy_drop_is_not_reproduced(tmp_path: Pa
     assert code == 1
 
 
+@pytest.mark.parametrize(
+    ("factor", "want"), [(0.85, "inconclusive: machine unstable"), (0.6, "not reproduced")]
+)
+def test_a_difference_within_the_metric_s_own_drift_in_a_session_is_not_blamed_on_the_software(
+    tmp_path: Path, factor: float, want: str
+) -> None:
+    # the original's runs moved 16 % within its session (a phase the probes did not see)
+    phases = [100.0, 110.0, 95.0, 105.0, 100.0]
+    make_run(tmp_path / "r" / "original", throughput=phases, seed=1, speeds=[100.0] * 5)
+    # another session: 15 % lower and steady; 40 % lower is beyond any such drift
+    replay = [factor * v for v in (102.0, 101.0, 102.5, 101.5, 102.0)]
+    make_run(tmp_path / "r" / "replay", throughput=replay, seed=2, speeds=[100.0] * 5)
+    code, data = _report(tmp_path)
+    tp = _offline(data)
+    assert (tp.get("raw_verdict") or tp["verdict"]) == "not reproduced"
+    assert tp["verdict"] == want
+    if want.startswith("inconclusive"):
+        assert "moved by up to 16% within one session" in tp["reason"]
+        assert "+/-21%" in tp["reason"]
+        assert code == 0
+    else:
+        assert "the software or its settings differ" in tp["reason"]
+        assert code == 1
+
+
 def _single_stream_p90(data: dict[str, Any]) -> dict[str, Any]:
     scenario = next(s for s in data["scenarios"] if s["scenario"] == "SingleStream")
     return next(m for m in scenario["metrics"] if m["metric"] == "latency_p90_ns")
