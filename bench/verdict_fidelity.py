@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -82,8 +83,9 @@ def _replay(args: list[str], cwd: Path, cache: Path) -> tuple[dict[str, Any] | N
 
 def _elapsed(report: dict[str, Any]) -> float | None:
     for note in report.get("notes", []):
-        if note.startswith("stopping:") and " s of replay" in note:
-            return float(note.rsplit(";", 1)[1].split(" s of replay")[0])
+        found = re.search(r"([0-9.]+) s of replay", note) if note.startswith("stopping:") else None
+        if found:
+            return float(found.group(1))
     return None
 
 
