@@ -84,6 +84,26 @@ def test_a_software_slowdown_under_a_phase_shift_is_not_reproduced(tmp_path: Pat
     assert code == 1
 
 
+def test_a_speed_up_on_a_faster_machine_is_not_blamed_on_the_software(tmp_path: Path) -> None:
+    # the compute probe says +17 %, the µs-scale workload ran +50 %: one speed index does not
+    # scale every workload one to one
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST)
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[v * 1.5 for v in BASE],
+        latency_scale=1 / 1.5,
+        seed=2,
+        speeds=[v * 1.17 for v in FAST],
+    )
+    code, data = _report(tmp_path)
+    tp = _offline(data)
+    assert tp["raw_verdict"] == "not reproduced"
+    assert tp["adjusted"]["verdict"] == "not reproduced"
+    assert tp["verdict"] == "inconclusive: machine unstable"
+    assert "17.0% faster by the probes and the replay faster still" in tp["reason"]
+    assert code == 0
+
+
 def test_unstable_probes_make_an_undecided_metric_machine_unstable(tmp_path: Path) -> None:
     noisy = [100.0, 80.0, 115.0]  # the replay's machine moved 44 % within the side ...
     make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1, speeds=[100] * 3)
