@@ -156,44 +156,25 @@ def with_machine(
         adjusted.verdict if adjusted else None,
         unstable=machines.unstable(tolerance),
     )
-    busy = _busy_slower_side(
+    # a difference the machine explains as well as the software would is undecided: the first
+    # explanation that holds gives the reason
+    explained = _machine_explains(
         verdict,
-        adjusted.delta_rel if adjusted is not None else raw.delta_rel,
+        raw,
+        adjusted,
         kind,
+        tolerance,
+        ([v for _, v in pairs[0]], [v for _, v in pairs[1]]),
         (others_share([t for t, _ in pairs[0]]), others_share([t for t, _ in pairs[1]])),
     )
-    drift = None
-    if busy is not None:
+    if explained is not None:
         verdict = "inconclusive: machine unstable"
-    elif verdict == "not reproduced":
-        drift = _within_session_drift(
-            adjusted.ci if adjusted is not None else (list(raw.ci) if raw.ci else None),
-            ([v for _, v in pairs[0]], [v for _, v in pairs[1]]),
-            tolerance,
-        )
-        if drift is not None:
-            verdict = "inconclusive: machine unstable"
-    moved = None
-    if verdict == "not reproduced" and adjusted is not None:
-        moved = _machine_moved_along(raw.delta_rel, adjusted.machine_delta_rel, kind)
-        if moved is not None:
-            verdict = "inconclusive: machine unstable"
     if machines.hardware:
         verdict = "not comparable: different hardware"
     if verdict != raw.verdict:
         update["raw_verdict"] = raw.verdict
-    if busy is not None and not machines.hardware:
-        update["reason"] = _busy_reason(raw, busy)
-    elif drift is not None and not machines.hardware:
-        update["reason"] = _drift_reason(raw, adjusted, drift, tolerance)
-    elif moved is not None and not machines.hardware:
-        update["reason"] = (
-            f"{raw.reason}; the replay's machine was {moved:.1%} faster by the probes and the "
-            "replay faster still: the probes' speed index need not scale this workload one to "
-            "one (µs-scale work is bound by the interpreter and the caches more than by the "
-            "compute kernel), so a speed-up on a faster machine cannot be told from a change "
-            "of the software: interleave (`repro replay SPEC --against ...`) to judge it"
-        )
+    if explained is not None and not machines.hardware:
+        update["reason"] = explained
     elif verdict != raw.verdict or adjusted is not None:
         update["reason"] = _machine_reason(verdict, raw, adjusted, machines, tolerance)
     update["verdict"] = verdict
@@ -257,6 +238,48 @@ def _drift_reason(
         "told from the machine's phases: interleave (`repro replay SPEC --against ...`) to "
         "judge it"
     )
+
+
+def _machine_explains(
+    verdict: str,
+    raw: Comparison,
+    adjusted: MachineAdjustment | None,
+    kind: str,
+    tolerance: float,
+    values: tuple[list[float], list[float]],
+    shares: tuple[float | None, float | None],
+) -> str | None:
+    """Why the machine explains the difference as well as a change of the software would,
+    or None: the slower side ran beside other work; the difference lies within the metric's
+    own drift in a session; the replay was faster on a faster machine."""
+    busy = _busy_slower_side(
+        verdict, adjusted.delta_rel if adjusted is not None else raw.delta_rel, kind, shares
+    )
+    if busy is not None:
+        return _busy_reason(raw, busy)
+    if verdict != "not reproduced":
+        return None
+    drift = _within_session_drift(
+        adjusted.ci if adjusted is not None else (list(raw.ci) if raw.ci else None),
+        values,
+        tolerance,
+    )
+    if drift is not None:
+        return _drift_reason(raw, adjusted, drift, tolerance)
+    moved = (
+        _machine_moved_along(raw.delta_rel, adjusted.machine_delta_rel, kind)
+        if adjusted is not None
+        else None
+    )
+    if moved is not None:
+        return (
+            f"{raw.reason}; the replay's machine was {moved:.1%} faster by the probes and the "
+            "replay faster still: the probes' speed index need not scale this workload one to "
+            "one (µs-scale work is bound by the interpreter and the caches more than by the "
+            "compute kernel), so a speed-up on a faster machine cannot be told from a change "
+            "of the software: interleave (`repro replay SPEC --against ...`) to judge it"
+        )
+    return None
 
 
 def _busy_slower_side(
