@@ -119,8 +119,9 @@ class ProbeSet:
             t = time.perf_counter()
             np.copyto(self._dst, self._src)
             copies.append(time.perf_counter() - t)
-        others = self._others_cpu() if self.count_others else None
-        steal, iowait = self._stat_delta()
+        stat = _proc_stat()  # read once: the steal and iowait fractions and others' share
+        others = self._others_cpu(_busy_seconds(stat)) if self.count_others else None
+        steal, iowait = self._stat_delta(stat)
         probe = Probe(
             t_utc=time.time(),
             compute_gflops=FLOPS_PER_RUN / min(times) / 1e9,
@@ -136,9 +137,10 @@ class ProbeSet:
         probe.cost_s = time.perf_counter() - t0
         return probe
 
-    def _stat_delta(self) -> tuple[float | None, float | None]:
+    def _stat_delta(
+        self, stat: tuple[int, int, int, int] | None
+    ) -> tuple[float | None, float | None]:
         """Fractions of CPU time stolen and waiting on I/O since the previous probe."""
-        stat = _proc_stat()
         now = stat[:3] if stat is not None else None
         before, self._stat = self._stat, now
         if now is None or before is None:
@@ -148,12 +150,11 @@ class ProbeSet:
             return 0.0, 0.0
         return (now[1] - before[1]) / total, (now[2] - before[2]) / total
 
-    def _others_cpu(self) -> float | None:
+    def _others_cpu(self, busy: float | None) -> float | None:
         """The share of all CPUs' time since the previous probe that went to other processes:
-        the machine's busy time (/proc/stat: user, nice, system, irq, softirq) minus this
+        the machine's busy seconds (`busy`: /proc/stat's user, nice and system) minus this
         process's and its reaped children's (the workers'). Steal time is the hypervisor's,
         counted apart."""
-        busy = _proc_busy_seconds()
         if busy is None:
             return None
         own = resource.getrusage(resource.RUSAGE_SELF)
@@ -204,10 +205,9 @@ def _proc_stat() -> tuple[int, int, int, int] | None:
     return sum(values[:8]), steal, iowait, values[0] + values[1] + values[2]
 
 
-def _proc_busy_seconds() -> float | None:
-    """Seconds all CPUs spent running tasks (user, nice, system) since boot; interrupts are
-    left out (they serve our own I/O as much as anyone's)."""
-    stat = _proc_stat()
+def _busy_seconds(stat: tuple[int, int, int, int] | None) -> float | None:
+    """Seconds all CPUs spent running tasks (user, nice, system) since boot, from a
+    `_proc_stat` reading; interrupts are left out (they serve our own I/O as much as anyone's)."""
     if stat is None:
         return None
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

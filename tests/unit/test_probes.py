@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import resource
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,8 +13,11 @@ from repro.probes import kernels
 from repro.probes.kernels import ProbeSet
 
 
-def _clock(monkeypatch: pytest.MonkeyPatch, readings: list[tuple[float, float, float]]) -> None:
-    """Script (seconds since start, machine busy seconds, our own CPU seconds) per probe."""
+def _clock(
+    monkeypatch: pytest.MonkeyPatch, readings: list[tuple[float, float, float]]
+) -> Callable[[], float]:
+    """Script (seconds since start, machine busy seconds, our own CPU seconds) per probe; the
+    returned function advances to the next reading and gives its busy seconds."""
     it = iter(readings)
     now: dict[str, Any] = {}
 
@@ -25,29 +29,29 @@ def _clock(monkeypatch: pytest.MonkeyPatch, readings: list[tuple[float, float, f
         own = now["own"] if who == resource.RUSAGE_SELF else 0.0
         return SimpleNamespace(ru_utime=own, ru_stime=0.0)
 
-    monkeypatch.setattr(kernels, "_proc_busy_seconds", advance)
     monkeypatch.setattr(kernels.resource, "getrusage", usage)
     monkeypatch.setattr(kernels.time, "monotonic", lambda: now["t"])
     monkeypatch.setattr(kernels.os, "cpu_count", lambda: 2)
+    return advance
 
 
 def test_other_processes_share_is_the_machine_busy_time_not_ours(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # 10 s on 2 CPUs: the machine was busy 9 s, 5 s of them ours (this process, its workers)
-    _clock(monkeypatch, [(0.0, 100.0, 1.0), (10.0, 109.0, 6.0), (20.0, 114.0, 11.0)])
+    read = _clock(monkeypatch, [(0.0, 100.0, 1.0), (10.0, 109.0, 6.0), (20.0, 114.0, 11.0)])
     probes = ProbeSet(1)
-    assert probes._others_cpu() is None  # nothing to compare with yet
-    assert probes._others_cpu() == pytest.approx(4 / 20)
-    assert probes._others_cpu() == pytest.approx(0.0)  # only our own work
+    assert probes._others_cpu(read()) is None  # nothing to compare with yet
+    assert probes._others_cpu(read()) == pytest.approx(4 / 20)
+    assert probes._others_cpu(read()) == pytest.approx(0.0)  # only our own work
 
 
 def test_a_share_is_clamped_to_a_fraction(monkeypatch: pytest.MonkeyPatch) -> None:
     # jiffies are coarser than rusage: our own time can exceed the machine's busy time a bit
-    _clock(monkeypatch, [(0.0, 100.0, 1.0), (1.0, 100.5, 1.6)])
+    read = _clock(monkeypatch, [(0.0, 100.0, 1.0), (1.0, 100.5, 1.6)])
     probes = ProbeSet(1)
-    probes._others_cpu()
-    assert probes._others_cpu() == 0.0
+    probes._others_cpu(read())
+    assert probes._others_cpu(read()) == 0.0
 
 
 def test_this_machine_s_proc_stat_is_read() -> None:
@@ -57,7 +61,7 @@ def test_this_machine_s_proc_stat_is_read() -> None:
     assert 0 < busy <= total
     assert 0 <= steal <= total
     assert 0 <= iowait <= total
-    seconds = kernels._proc_busy_seconds()
+    seconds = kernels._busy_seconds(stat)
     assert seconds is not None
     assert seconds > 0
 
