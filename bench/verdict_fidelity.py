@@ -4,6 +4,7 @@
                                      [--min-duration-ms 1000] [--part aa,changes,time]
                                      [--aa-scenarios SingleStream,Offline] [--max-time 300]
                                      [--aa-paths interleaved,original] [--changes intra_op,graph]
+                                     [--aa-spec ort-digits]
 
 a. A/A: the same spec replayed against itself (`--against self --until-decided`), and against
    its committed original (`--until-decided`): the fraction judged reproduced, with or without
@@ -105,7 +106,7 @@ def _undecided(report: dict[str, Any] | None) -> str:
 
 def part_aa(args: argparse.Namespace, cache: Path) -> list[str]:
     rows = []
-    digits = str(ROOT / "specs" / "ort-digits.json")
+    spec = str(ROOT / "specs" / f"{args.aa_spec}.json")
     scenarios = [x for sc in args.aa_scenarios.split(",") for x in ("--scenario", sc)]
     common = ["--until-decided", "--max-rounds", str(args.max_rounds), "--mode", "performance",
               "--max-time", str(args.max_time), *scenarios]  # fmt: skip
@@ -118,14 +119,14 @@ def part_aa(args: argparse.Namespace, cache: Path) -> list[str]:
         verdicts = []
         for k in range(args.aa_trials):
             with tempfile.TemporaryDirectory() as tmp:
-                report, wall = _replay([digits, *common, *extra], Path(tmp), cache)
+                report, wall = _replay([spec, *common, *extra], Path(tmp), cache)
             verdict = report["verdict"] if report else "failed"
             verdicts.append(verdict)
             print(f"  A/A {label} trial {k + 1}: {verdict} ({wall:.0f} s){_undecided(report)}")
         ok = sum(v in POSITIVE for v in verdicts)
         counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
         rows.append(
-            f"| a | ort-digits, {label} | {ok}/{len(verdicts)} = "
+            f"| a | {args.aa_spec}, {label} | {ok}/{len(verdicts)} = "
             f"{100 * ok / max(len(verdicts), 1):.0f} % positive | {counts} |"
         )
     return rows
@@ -208,6 +209,7 @@ def main() -> None:
     parser.add_argument("--min-duration-ms", type=int, default=1000)
     parser.add_argument("--part", default="aa,changes,time")
     parser.add_argument("--aa-scenarios", default="SingleStream,Offline")
+    parser.add_argument("--aa-spec", default="ort-digits", help="a shipped spec's name")
     parser.add_argument("--aa-original-rounds", type=int, default=4)
     parser.add_argument("--aa-paths", default="interleaved,original")
     parser.add_argument("--max-time", type=float, default=300.0)
