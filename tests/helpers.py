@@ -44,15 +44,19 @@ def make_run(
     settings: dict[str, Any] | None = None,
     speeds: list[float] | None = None,
     others: float | None = None,
+    large_speeds: list[float] | None = None,
 ) -> Path:
     """An Offline + SingleStream run with given per-repeat throughputs and latency scale;
-    `speeds` and `others` are what the probes read (compute speed, other processes' CPU share)."""
+    `speeds`, `large_speeds` and `others` are what the probes read (the small and the large
+    compute kernel's speed, other processes' CPU share)."""
     rng = np.random.Generator(np.random.PCG64(seed))
     tests = []
     for k, tp in enumerate(throughput, start=1):
         probe: dict[str, Any] | None = {"compute_gflops": speeds[k - 1]} if speeds else None
         if others is not None:
             probe = {**(probe or {}), "others_cpu_frac": others}
+        if large_speeds is not None:
+            probe = {**(probe or {}), "compute_large_gflops": large_speeds[k - 1]}
         rel = f"Offline/performance/run_{k}"
         (path / rel).mkdir(parents=True)
         tests.append(

@@ -16,8 +16,10 @@ from repro.runs.store import (
 )
 from repro.stats.machine import (
     PROBE_REL_ERROR,
+    SPEED_NAMES,
     compare_adjusted,
     machine_delta,
+    speed_key,
     spread,
     test_speed,
 )
@@ -48,6 +50,8 @@ class Machines:
     hardware: tuple[str, ...] = ()
     others_original: float | None = None
     others_replay: float | None = None
+    #: the probe figure both sides are adjusted by (`repro.stats.machine.SPEED_KEYS`)
+    speed_key: str = "compute_gflops"
 
     def unstable(self, tol: float) -> bool:
         return any(s is not None and s > tol for s in (self.spread_original, self.spread_replay))
@@ -55,14 +59,20 @@ class Machines:
 
 def machines_of(orig: Side, reps: list[Side]) -> Machines:
     """Probe spreads of each side and how the hardware differs (first replay)."""
+    key = speed_key(
+        p
+        for side in [orig, *reps]
+        for t in side.record.tests
+        for p in (t.probe_before, t.probe_after)
+    )
 
     def side_spread(sides: list[Side]) -> float | None:
         speeds = [
-            float(p["compute_gflops"])
+            float(p[key])
             for side in sides
             for t in side.record.tests
             for p in (t.probe_before, t.probe_after)
-            if p and isinstance(p.get("compute_gflops"), int | float) and p["compute_gflops"] > 0
+            if p and isinstance(p.get(key), int | float) and p[key] > 0
         ]
         return spread(speeds) if speeds else None
 
@@ -75,6 +85,7 @@ def machines_of(orig: Side, reps: list[Side]) -> Machines:
         hardware=tuple(hardware_differences(orig.record.fingerprint, reps[0].record.fingerprint)),
         others_original=side_others([orig]),
         others_replay=side_others(reps),
+        speed_key=key,
     )
 
 
@@ -126,8 +137,9 @@ def with_machine(
     machines: Machines,
 ) -> MetricResult:
     """The raw comparison joined by the machine-adjusted one, and their combined verdict."""
-    sa = [test_speed(t.probe_before, t.probe_after) for t, _ in pairs[0]]
-    sb = [test_speed(t.probe_before, t.probe_after) for t, _ in pairs[1]]
+    key = machines.speed_key
+    sa = [test_speed(t.probe_before, t.probe_after, key) for t, _ in pairs[0]]
+    sb = [test_speed(t.probe_before, t.probe_after, key) for t, _ in pairs[1]]
     adjusted = None
     update: dict[str, Any] = {}
     if all(sa) and all(sb):
@@ -149,6 +161,7 @@ def with_machine(
             machine_delta_rel=machine_delta(speeds_a, speeds_b),
             probe_spread_original=machines.spread_original or 0.0,
             probe_spread_replay=machines.spread_replay or 0.0,
+            speed_index=SPEED_NAMES.get(key, key),
         )
         update["adjusted"] = adjusted
     verdict = combine(

@@ -5,7 +5,11 @@ can tell a slower machine from slower software. It is measured before the first 
 between tests and after the last, and recorded in run.json:
 
 - `compute`: a fixed chain of float32 matrix products run by onnxruntime at the experiment's
-  thread count (GFLOP/s of the best of 20 repetitions; the median is kept too): the speed index.
+  thread count (GFLOP/s of the best of 20 repetitions; the median is kept too).
+- `compute_large` (v2): the same chain with 16x larger products, a few ms a run, at the same
+  thread count (GFLOP/s, median of 5): the speed index. The small kernel's runs are short
+  enough that waking the thread pool (spinning is off) takes a quarter of them at 2 threads,
+  and how long that takes moves with the VM's phase more than real work does.
 - `memory`: a large array copy (GB/s, single thread).
 - the machine's state: CPU time stolen by the hypervisor and spent waiting on I/O since the last
   probe, the current clock of each CPU where the kernel says, the load average, how many
@@ -13,7 +17,8 @@ between tests and after the last, and recorded in run.json:
   (`others_cpu_frac`: /proc/stat's busy time minus this process's and its workers'; a side
   above 10 % ran beside other work, see `repro.compare.machine`).
 
-Format history (the `version` field): repro.probes/v1 - first version.
+Format history (the `version` field): repro.probes/v1 - first version; v2 - adds
+`compute_large_gflops` (a v1 original is still adjusted, by the small kernel on both sides).
 """
 
 from __future__ import annotations

@@ -12,10 +12,17 @@ from typing import Any, Final
 
 import numpy as np
 
-PROBES_VERSION: Final = "repro.probes/v1"
+PROBES_VERSION: Final = "repro.probes/v2"
 #: the compute kernel: ROWS x WIDTH activations through LAYERS WIDTH x WIDTH products (+ReLU)
 ROWS, WIDTH, LAYERS = 64, 512, 4
 FLOPS_PER_RUN: Final = 2 * ROWS * WIDTH * WIDTH * LAYERS
+#: the large compute kernel (v2, the speed index): products 16 times larger, a few ms each, so
+#: that waking the thread pool's workers (spinning is off) is a small part of its time; the
+#: small kernel at 2 threads lost ~27 % of its rate to wake-ups and moved 55 % between two
+#: sessions in which a ResNet-50 moved 20 % (measured here)
+LARGE_ROWS, LARGE_WIDTH, LARGE_LAYERS = 256, 1024, 2
+LARGE_FLOPS_PER_RUN: Final = 2 * LARGE_ROWS * LARGE_WIDTH * LARGE_WIDTH * LARGE_LAYERS
+LARGE_REPEATS: Final = 5
 #: the memory kernel: a copy of this many bytes
 COPY_BYTES: Final = 32 * 2**20
 SEED: Final = 20261130
@@ -29,6 +36,8 @@ class Probe:
     compute_gflops: float
     memory_gbps: float
     compute_gflops_median: float | None = None
+    #: v2: the large kernel's rate, median of LARGE_REPEATS runs (None in v1 probes)
+    compute_large_gflops: float | None = None
     steal_frac: float | None = None
     iowait_frac: float | None = None
     cpu_mhz: float | None = None
@@ -53,6 +62,8 @@ class ProbeSet:
     count_others: bool = True
     _session: Any = None
     _feed: dict[str, np.ndarray] = field(default_factory=dict)
+    _large: Any = None
+    _large_feed: dict[str, np.ndarray] = field(default_factory=dict)
     _src: np.ndarray | None = None
     _dst: np.ndarray | None = None
     _stat: tuple[int, int, int] | None = None
@@ -60,14 +71,27 @@ class ProbeSet:
     _cpu: tuple[float, float, float] | None = None
 
     def _build(self) -> None:
+        rng = np.random.Generator(np.random.PCG64(SEED))
+        self._session, self._feed = self._chain(rng, ROWS, WIDTH, LAYERS)
+        self._large, self._large_feed = self._chain(rng, LARGE_ROWS, LARGE_WIDTH, LARGE_LAYERS)
+        self._src = np.ones(COPY_BYTES // 4, dtype=np.float32)
+        self._dst = np.empty_like(self._src)
+        # first-run allocations are not the steady state
+        self._session.run(None, self._feed)
+        self._large.run(None, self._large_feed)
+
+    def _chain(
+        self, rng: np.random.Generator, rows: int, width: int, layers: int
+    ) -> tuple[Any, dict[str, np.ndarray]]:
+        """An onnxruntime session of `layers` seeded width x width products (+ReLU) on rows x
+        width activations, at the probe's thread count, and its input."""
         import onnx
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
 
-        rng = np.random.Generator(np.random.PCG64(SEED))
         nodes, inits, prev = [], [], "x"
-        for i in range(LAYERS):
-            w = (rng.standard_normal((WIDTH, WIDTH), dtype=np.float32) / np.sqrt(WIDTH)).astype(
+        for i in range(layers):
+            w = (rng.standard_normal((width, width), dtype=np.float32) / np.sqrt(width)).astype(
                 np.float32
             )
             inits.append(numpy_helper.from_array(w, f"w{i}"))
@@ -77,8 +101,8 @@ class ProbeSet:
         graph = helper.make_graph(
             nodes,
             "repro-probe",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [ROWS, WIDTH])],
-            [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [ROWS, WIDTH])],
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, width])],
+            [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [rows, width])],
             inits,
         )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -87,33 +111,29 @@ class ProbeSet:
         so.intra_op_num_threads = self.threads or os.cpu_count() or 1
         so.inter_op_num_threads = 1
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(
+        session = ort.InferenceSession(
             onnx._serialize(model) if hasattr(onnx, "_serialize") else model.SerializeToString(),
             sess_options=so,
             providers=["CPUExecutionProvider"],
         )
-        self._feed = {"x": rng.standard_normal((ROWS, WIDTH), dtype=np.float32)}
-        self._src = np.ones(COPY_BYTES // 4, dtype=np.float32)
-        self._dst = np.empty_like(self._src)
-        self._session.run(None, self._feed)  # first-run allocations are not the steady state
+        return session, {"x": rng.standard_normal((rows, width), dtype=np.float32)}
 
     def measure(self, *, repeats: int = 20) -> Probe:
-        """Run both kernels and read the machine's state (about 50 ms here).
+        """Run the kernels and read the machine's state (about 60-80 ms here).
 
-        The speed is the best of `repeats` runs: on these shared VMs the best run varies by
-        about 1 % from probe to probe while the median varies by 3-5 % (measured), and a phase
-        of the machine (a lower clock, stolen time) lowers the best run as well.
+        The small kernel's speed is the best of `repeats` runs: on these shared VMs the best
+        run varies by about 1 % from probe to probe while the median varies by 3-5 %
+        (measured). The large kernel's is the median of its runs: adjusted by it, a ResNet-50's
+        throughput over a 15-minute phase of this VM varied 2.2x less than raw (by the
+        small kernel's best: 1.6x less; by the large kernel's best: 2.0x).
         """
         t0 = time.perf_counter()
         if self._session is None:
             self._build()
         assert self._src is not None
         assert self._dst is not None
-        times = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            self._session.run(None, self._feed)
-            times.append(time.perf_counter() - t)
+        times = _timed(self._session, self._feed, repeats)
+        large = _timed(self._large, self._large_feed, LARGE_REPEATS)
         copies = []
         for _ in range(3):
             t = time.perf_counter()
@@ -126,6 +146,7 @@ class ProbeSet:
             t_utc=time.time(),
             compute_gflops=FLOPS_PER_RUN / min(times) / 1e9,
             compute_gflops_median=FLOPS_PER_RUN / statistics.median(times) / 1e9,
+            compute_large_gflops=LARGE_FLOPS_PER_RUN / statistics.median(large) / 1e9,
             memory_gbps=2 * COPY_BYTES / min(copies) / 1e9,
             steal_frac=steal,
             iowait_frac=iowait,
@@ -189,6 +210,16 @@ class ProbeSet:
 def measure(threads: int) -> Probe:
     """One probe in a fresh ProbeSet (for tools and tests; replays keep one ProbeSet)."""
     return ProbeSet(threads).measure()
+
+
+def _timed(session: Any, feed: dict[str, np.ndarray], repeats: int) -> list[float]:
+    """Seconds of each of `repeats` runs of `session` on `feed`."""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        session.run(None, feed)
+        times.append(time.perf_counter() - t)
+    return times
 
 
 def _proc_stat() -> tuple[int, int, int, int] | None:

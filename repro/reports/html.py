@@ -183,7 +183,8 @@ def render(report: Report) -> str:
                 a = m.adjusted
                 out.append(
                     f"<tr><td>↳ adjusted for the machine (replay's machine "
-                    f"{e(delta(a.machine_delta_rel))})</td><td></td><td></td>"
+                    f"{e(delta(a.machine_delta_rel))} by the {e(a.speed_index or 'probes')})"
+                    f"</td><td></td><td></td>"
                     f"<td>{e(delta(a.delta_rel))}</td><td>{e(interval(a.ci))}</td>"
                     f"<td class='{_cls(a.verdict)}'>{e(a.verdict)}</td><td>probe spread: original "
                     f"{a.probe_spread_original:.1%}, replay {a.probe_spread_replay:.1%}</td></tr>"

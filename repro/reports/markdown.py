@@ -47,7 +47,8 @@ def render(report: Report) -> str:
                 a = m.adjusted
                 lines.append(
                     f"| ↳ adjusted for the machine (replay's machine {delta(a.machine_delta_rel)}"
-                    f" by the probes) | | | {delta(a.delta_rel)} | {interval(a.ci)} "
+                    f" by the {a.speed_index or 'probes'}) | | | {delta(a.delta_rel)} "
+                    f"| {interval(a.ci)} "
                     f"| {a.verdict} | probe spread: original {a.probe_spread_original:.1%}, "
                     f"replay {a.probe_spread_replay:.1%} ({a.method}) |"
                 )

@@ -41,6 +41,11 @@ class MachineAdjustment(BaseModel):
     probe_spread_replay: float = Field(
         description="90th / 10th percentile - 1 of the replay's probes"
     )
+    speed_index: str | None = Field(
+        None,
+        description="the probe kernel both sides were adjusted by: the large compute kernel "
+        "(probes v2) where both sides have it, else the small one (v1)",
+    )
 
 
 class MetricResult(BaseModel):

@@ -1,10 +1,12 @@
 """Machine adjustment: a performance metric relative to the machine's measured speed.
 
 Each LoadGen test is bracketed by two probes (`repro.probes`); the test's speed index is their
-mean compute rate. A throughput divided by it, or a latency multiplied by it, no longer moves
-with the machine's phase (a slower clock, a noisy neighbour, stolen CPU time) but still moves
-with the software and its settings: the probe runs the same kind of work at the same thread
-count, and neither knows the experiment.
+mean compute rate: the large kernel's (`compute_large_gflops`, probes v2) where every probe
+of both sides has it, else the small kernel's (`compute_gflops`: an original captured with
+v1 probes is adjusted as it was). A throughput divided by it, or a latency multiplied by it,
+no longer moves with the machine's phase (a slower clock, a noisy neighbour, stolen CPU time)
+but still moves with the software and its settings: the probe runs the same kind of work at
+the same thread count, and neither knows the experiment.
 
 The probe's own noise is carried into the interval: with two or more runs a side the adjusted
 per-run values are compared as any other runs (their spread includes the probes'); with one
@@ -15,7 +17,7 @@ the probes before and after each test, at least the probes' own repeatability).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +32,29 @@ PROBE_REL_ERROR = 0.015
 Z95 = 1.96
 
 
+#: the probe figures that can serve as the speed index, best first
+SPEED_KEYS = ("compute_large_gflops", "compute_gflops")
+#: what each is called in a report
+SPEED_NAMES = {
+    "compute_large_gflops": "large compute kernel",
+    "compute_gflops": "small compute kernel (v1)",
+}
+
+
+def speed_key(probes: Iterable[dict[str, Any] | None]) -> str:
+    """The first of SPEED_KEYS that every one of `probes` has (a missing probe is left out:
+    its test is not adjusted either); the last one when none does."""
+    present = [p for p in probes if p]
+    for key in SPEED_KEYS[:-1]:
+        if present and all(_positive(p.get(key)) for p in present):
+            return key
+    return SPEED_KEYS[-1]
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
 @dataclass(frozen=True)
 class Speed:
     """The speed index of one test and its relative error."""
@@ -38,13 +63,16 @@ class Speed:
     rel_error: float
 
 
-def test_speed(before: dict[str, Any] | None, after: dict[str, Any] | None) -> Speed | None:
-    """The mean compute rate of the probes around a test (None when one is missing)."""
+def test_speed(
+    before: dict[str, Any] | None, after: dict[str, Any] | None, key: str
+) -> Speed | None:
+    """The mean `key` rate of the probes around a test (None when one is missing)."""
     if not before or not after:
         return None
-    a, b = before.get("compute_gflops"), after.get("compute_gflops")
-    if not isinstance(a, int | float) or not isinstance(b, int | float) or a <= 0 or b <= 0:
+    a, b = before.get(key), after.get(key)
+    if not _positive(a) or not _positive(b):
         return None
+    a, b = float(before[key]), float(after[key])
     mean = (a + b) / 2
     return Speed(mean, max(abs(a - b) / (2 * mean), PROBE_REL_ERROR))
 

@@ -76,3 +76,11 @@ def test_a_probe_reads_the_share_unless_told_the_workers_are_not_its_children() 
     blind.measure(repeats=2)
     assert blind.measure(repeats=2).others_cpu_frac is None
     assert "others_cpu_frac" in blind.measure(repeats=2).as_dict()
+
+
+def test_a_real_probe_measures_both_compute_kernels_and_the_copy() -> None:
+    probe = ProbeSet(1).measure(repeats=3)
+    assert probe.compute_gflops > 0
+    assert probe.compute_large_gflops is not None
+    assert probe.compute_large_gflops > 0
+    assert probe.memory_gbps > 0

@@ -203,4 +203,4 @@ def test_repeats_are_rounds_with_a_probe_between_every_two_tests(spec: Any, tmp_
     for before, after in zip(record.tests, record.tests[1:], strict=False):
         assert before.probe_after == after.probe_before
     assert record.tests[0].probe_before["compute_gflops"] == 100.0
-    assert record.probes_version == "repro.probes/v1"
+    assert record.probes_version == "repro.probes/v2"
