@@ -171,7 +171,12 @@ class FakeProbes:
     def measure(self) -> Probe:
         speed = self.speeds[self.calls % len(self.speeds)]
         self.calls += 1
-        return Probe(t_utc=float(self.calls), compute_gflops=speed, memory_gbps=10.0)
+        return Probe(
+            t_utc=float(self.calls),
+            compute_gflops=speed,
+            compute_large_gflops=speed,
+            memory_gbps=10.0,
+        )
 
 
 # --- an orchestration fake of the `spack` executable ----------------------------------------

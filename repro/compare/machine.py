@@ -16,9 +16,10 @@ from repro.runs.store import (
 )
 from repro.stats.machine import (
     PROBE_REL_ERROR,
-    SPEED_NAMES,
+    SpeedKey,
     compare_adjusted,
     machine_delta,
+    positive,
     speed_key,
     spread,
     test_speed,
@@ -51,7 +52,7 @@ class Machines:
     others_original: float | None = None
     others_replay: float | None = None
     #: the probe figure both sides are adjusted by (`repro.stats.machine.SPEED_KEYS`)
-    speed_key: str = "compute_gflops"
+    speed_key: SpeedKey = "compute_gflops"
 
     def unstable(self, tol: float) -> bool:
         return any(s is not None and s > tol for s in (self.spread_original, self.spread_replay))
@@ -72,7 +73,7 @@ def machines_of(orig: Side, reps: list[Side]) -> Machines:
             for side in sides
             for t in side.record.tests
             for p in (t.probe_before, t.probe_after)
-            if p and isinstance(p.get(key), int | float) and p[key] > 0
+            if p and positive(p.get(key))
         ]
         return spread(speeds) if speeds else None
 
@@ -138,8 +139,8 @@ def with_machine(
 ) -> MetricResult:
     """The raw comparison joined by the machine-adjusted one, and their combined verdict."""
     key = machines.speed_key
-    sa = [test_speed(t.probe_before, t.probe_after, key) for t, _ in pairs[0]]
-    sb = [test_speed(t.probe_before, t.probe_after, key) for t, _ in pairs[1]]
+    sa = [test_speed(t.probe_before, t.probe_after, key=key) for t, _ in pairs[0]]
+    sb = [test_speed(t.probe_before, t.probe_after, key=key) for t, _ in pairs[1]]
     adjusted = None
     update: dict[str, Any] = {}
     if all(sa) and all(sb):
@@ -161,7 +162,7 @@ def with_machine(
             machine_delta_rel=machine_delta(speeds_a, speeds_b),
             probe_spread_original=machines.spread_original or 0.0,
             probe_spread_replay=machines.spread_replay or 0.0,
-            speed_index=SPEED_NAMES.get(key, key),
+            speed_index=key,
         )
         update["adjusted"] = adjusted
     verdict = combine(

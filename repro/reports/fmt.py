@@ -24,6 +24,19 @@ def value(v: Any, unit: str) -> str:
     return f"{v:g}"
 
 
+#: the probe figures a metric can be adjusted by (`MachineAdjustment.speed_index`), as named
+#: in a report
+SPEED_INDEX_NAMES = {
+    "compute_large_gflops": "large compute kernel",
+    "compute_gflops": "small compute kernel",
+}
+
+
+def speed_index(key: str | None) -> str:
+    """What the machine adjustment was measured by, for a reader."""
+    return SPEED_INDEX_NAMES.get(key, key) if key else "probes"
+
+
 def delta(d: float | None) -> str:
     return "-" if d is None else f"{100 * d:+.1f} %"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import math
 
-from repro.reports.fmt import VERDICT_MARK, delta, interval, runs, value
+from repro.reports.fmt import VERDICT_MARK, delta, interval, runs, speed_index, value
 from repro.reports.model import CdfPoints, MetricResult, Report
 from repro.reports.profile_html import render_profile
 
@@ -183,7 +183,7 @@ def render(report: Report) -> str:
                 a = m.adjusted
                 out.append(
                     f"<tr><td>↳ adjusted for the machine (replay's machine "
-                    f"{e(delta(a.machine_delta_rel))} by the {e(a.speed_index or 'probes')})"
+                    f"{e(delta(a.machine_delta_rel))} by the {e(speed_index(a.speed_index))})"
                     f"</td><td></td><td></td>"
                     f"<td>{e(delta(a.delta_rel))}</td><td>{e(interval(a.ci))}</td>"
                     f"<td class='{_cls(a.verdict)}'>{e(a.verdict)}</td><td>probe spread: original "

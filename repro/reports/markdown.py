@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from repro.reports.fmt import VERDICT_MARK, delta, interval, micros, profile_side, runs, value
+from repro.reports.fmt import (
+    VERDICT_MARK,
+    delta,
+    interval,
+    micros,
+    profile_side,
+    runs,
+    speed_index,
+    value,
+)
 from repro.reports.model import Report
 
 
@@ -47,7 +56,7 @@ def render(report: Report) -> str:
                 a = m.adjusted
                 lines.append(
                     f"| ↳ adjusted for the machine (replay's machine {delta(a.machine_delta_rel)}"
-                    f" by the {a.speed_index or 'probes'}) | | | {delta(a.delta_rel)} "
+                    f" by the {speed_index(a.speed_index)}) | | | {delta(a.delta_rel)} "
                     f"| {interval(a.ci)} "
                     f"| {a.verdict} | probe spread: original {a.probe_spread_original:.1%}, "
                     f"replay {a.probe_spread_replay:.1%} ({a.method}) |"

@@ -8,7 +8,8 @@ Format history (the `schema` field):
 #                   adjustment per performance metric (`adjusted`, `raw_verdict`) and
 #                   `different_hardware`; `profile` (where the time went, layer by layer,
 #                   and the profile diff) when the runs carry layer profiles; `nodes` (each
-#                   node of a dispatched replay).
+#                   node of a dispatched replay); later, optional: `adjusted.speed_index`
+#                   (the probe figure both sides were adjusted by, probes v2).
 """
 
 from __future__ import annotations
@@ -41,10 +42,10 @@ class MachineAdjustment(BaseModel):
     probe_spread_replay: float = Field(
         description="90th / 10th percentile - 1 of the replay's probes"
     )
-    speed_index: str | None = Field(
+    speed_index: Literal["compute_large_gflops", "compute_gflops"] | None = Field(
         None,
-        description="the probe kernel both sides were adjusted by: the large compute kernel "
-        "(probes v2) where both sides have it, else the small one (v1)",
+        description="the probe figure both sides were adjusted by: the large compute kernel's "
+        "(probes v2) where every probe of both sides has it, else the small kernel's",
     )
 
 

@@ -115,7 +115,7 @@ class RunRecord(BaseModel):
     overrides: dict[str, Any] = Field(default_factory=dict)
     spec: dict[str, Any] | None = Field(None, description="the spec as replayed (v2)")
     tolerances: Tolerances | None = Field(None, description="what counts as reproduced (v2)")
-    probes_version: str | None = Field(None, description="repro.probes/v1 when probed (v2)")
+    probes_version: str | None = Field(None, description="repro.probes/v1 or /v2 when probed (v2)")
     interleave: dict[str, Any] | None = Field(
         None,
         description="when run interleaved with another run (--against): the pairing id, this "

@@ -19,39 +19,40 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from repro.stats.significance import Comparison, compare_runs
 from repro.verdicts import decide_interval, decide_point
 
-#: a probe's relative error floor: the repeatability of the compute kernel measured here
-#: (best of 20 runs: 1.0-1.3 % coefficient of variation from probe to probe)
+#: a probe's relative error floor: the repeatability of the small compute kernel measured here
+#: (best of 20 runs: 1.0-1.3 % coefficient of variation from probe to probe); the large
+#: kernel's median repeated as well as the small kernel's best in the same session (probes
+#: 2.4 s apart: 3.1 % vs 4.4 % relative change, each including the machine's own drift)
 PROBE_REL_ERROR = 0.015
 Z95 = 1.96
 
 
-#: the probe figures that can serve as the speed index, best first
-SPEED_KEYS = ("compute_large_gflops", "compute_gflops")
-#: what each is called in a report
-SPEED_NAMES = {
-    "compute_large_gflops": "large compute kernel",
-    "compute_gflops": "small compute kernel (v1)",
-}
+SpeedKey = Literal["compute_large_gflops", "compute_gflops"]
+#: the probe figures that can serve as the speed index, best first: the large kernel (probes
+#: v2), else the small one (every probe has it)
+SPEED_KEYS: tuple[SpeedKey, ...] = ("compute_large_gflops", "compute_gflops")
 
 
-def speed_key(probes: Iterable[dict[str, Any] | None]) -> str:
-    """The first of SPEED_KEYS that every one of `probes` has (a missing probe is left out:
-    its test is not adjusted either); the last one when none does."""
+def speed_key(probes: Iterable[dict[str, Any] | None]) -> SpeedKey:
+    """The first of SPEED_KEYS that every one of `probes` has, the last one when none does.
+    A missing probe (None) is left out here; a metric with a test that lacks one is not
+    adjusted at all (`repro.compare.machine.with_machine`)."""
     present = [p for p in probes if p]
     for key in SPEED_KEYS[:-1]:
-        if present and all(_positive(p.get(key)) for p in present):
+        if present and all(positive(p.get(key)) for p in present):
             return key
     return SPEED_KEYS[-1]
 
 
-def _positive(value: Any) -> bool:
+def positive(value: Any) -> bool:
+    """A probe figure that can be used: a number (not a bool) above zero."""
     return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
 
 
@@ -64,13 +65,13 @@ class Speed:
 
 
 def test_speed(
-    before: dict[str, Any] | None, after: dict[str, Any] | None, key: str
+    before: dict[str, Any] | None, after: dict[str, Any] | None, *, key: SpeedKey
 ) -> Speed | None:
     """The mean `key` rate of the probes around a test (None when one is missing)."""
     if not before or not after:
         return None
     a, b = before.get(key), after.get(key)
-    if not _positive(a) or not _positive(b):
+    if not positive(a) or not positive(b):
         return None
     a, b = float(before[key]), float(after[key])
     mean = (a + b) / 2

@@ -69,9 +69,7 @@ def test_a_pure_phase_shift_is_reproduced_after_adjustment(tmp_path: Path) -> No
 def test_the_large_kernel_is_the_speed_index_where_both_sides_have_it(tmp_path: Path) -> None:
     # the machine is 25 % slower for large work; the small kernel, which waits on waking its
     # threads, reads 50 %: adjusted by it, the unchanged software would look 50 % faster
-    make_run(
-        tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST, large_speeds=FAST
-    )
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST, large_speeds=FAST)
     make_run(
         tmp_path / "r" / "replay",
         throughput=[v * 0.75 for v in BASE],
@@ -83,7 +81,7 @@ def test_the_large_kernel_is_the_speed_index_where_both_sides_have_it(tmp_path: 
     _, data = _report(tmp_path)
     tp = _offline(data)
     assert tp["verdict"] == "reproduced after machine adjustment"
-    assert tp["adjusted"]["speed_index"] == "large compute kernel"
+    assert tp["adjusted"]["speed_index"] == "compute_large_gflops"
     assert tp["adjusted"]["machine_delta_rel"] == pytest.approx(-0.25)
 
 
@@ -101,7 +99,7 @@ def test_an_original_with_v1_probes_is_adjusted_by_the_small_kernel(tmp_path: Pa
     _, data = _report(tmp_path)
     tp = _offline(data)
     assert tp["verdict"] == "reproduced after machine adjustment"
-    assert tp["adjusted"]["speed_index"] == "small compute kernel (v1)"
+    assert tp["adjusted"]["speed_index"] == "compute_gflops"
     assert tp["adjusted"]["machine_delta_rel"] == pytest.approx(-0.25)
 
 
