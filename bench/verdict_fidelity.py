@@ -99,8 +99,13 @@ def _undecided(report: dict[str, Any] | None) -> str:
         for m in scenario["metrics"]:
             if m["judged"] and m["verdict"] not in POSITIVE:
                 ci = m["ci"] or [m["delta_rel"], m["delta_rel"]]
+                adj = m.get("adjusted") or {}
+                aci = adj.get("ci") or [adj.get("delta_rel", 0.0)] * 2
+                shown = (f", adjusted [{aci[0]:+.1%}, {aci[1]:+.1%}] (machine "
+                         f"{adj['machine_delta_rel']:+.1%})" if adj else "")  # fmt: skip
+                raw = f"[{ci[0]:+.1%}, {ci[1]:+.1%}]"
                 out.append(f"{scenario['scenario']} {m['metric']} {m['verdict']} "
-                           f"[{ci[0]:+.1%}, {ci[1]:+.1%}] tol {m['tolerance']:.0%}")  # fmt: skip
+                           f"{raw}{shown} tol {m['tolerance']:.0%}")  # fmt: skip
     return ": " + "; ".join(out) if out else ""
 
 

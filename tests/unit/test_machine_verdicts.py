@@ -186,6 +186,40 @@ def test_different_hardware_with_an_accuracy_drop_is_not_reproduced(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
+    ("scale", "factor", "want"),
+    [
+        # µs-scale work (10 µs a query): a session moves it by up to 2.3x, unseen by the probes
+        (1e-2, 0.6, "inconclusive: machine unstable"),
+        (1e-2, 1.6, "inconclusive: machine unstable"),
+        (1e-2, 1 / 3, "not reproduced"),  # beyond any session
+        (1.0, 0.6, "not reproduced"),  # work of 1-10 ms a query is judged
+    ],
+)
+def test_micro_scale_work_is_judged_between_sessions_only_beyond_their_moves(
+    tmp_path: Path, scale: float, factor: float, want: str
+) -> None:
+    make_run(
+        tmp_path / "r" / "original",
+        throughput=[v / scale for v in BASE],
+        latency_scale=scale,
+        seed=1,
+        speeds=[100.0] * 5,
+    )
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[factor * v / scale for v in BASE],
+        latency_scale=scale / factor,
+        seed=2,
+        speeds=[100.0] * 5,
+    )
+    _, data = _report(tmp_path)
+    tp = _offline(data)
+    assert (tp.get("raw_verdict") or tp["verdict"]) == "not reproduced"
+    assert tp["verdict"] == want
+    assert ("µs-scale work" in tp["reason"]) == (want != "not reproduced")
+
+
+@pytest.mark.parametrize(
     ("factor", "want"), [(0.85, "inconclusive: machine unstable"), (0.6, "not reproduced")]
 )
 def test_a_difference_within_the_metric_s_own_drift_in_a_session_is_not_blamed_on_the_software(
