@@ -23,10 +23,12 @@ FLOPS_PER_RUN: Final = 2 * ROWS * WIDTH * WIDTH * LAYERS
 #: (measured here)
 LARGE_ROWS, LARGE_WIDTH, LARGE_LAYERS = 256, 1024, 2
 LARGE_FLOPS_PER_RUN: Final = 2 * LARGE_ROWS * LARGE_WIDTH * LARGE_WIDTH * LARGE_LAYERS
-#: the large kernel runs for this long (at least LARGE_MIN_RUNS runs); its speed is the best
-#: run: right after a worker exits, the probe's pool thread shares its CPU with the main thread
-#: for the first 5-35 ms (until the scheduler moves it; 2-thread runs at the 1-thread rate or
-#: less), a state no LoadGen test lasting seconds is measured in
+#: with more than one thread the large kernel runs for this long (at least LARGE_MIN_RUNS
+#: runs); its speed is the best run: right after a worker exits, the probe's pool thread
+#: shares its CPU with the main thread for the first 5-35 ms (until the scheduler moves it;
+#: 2-thread runs at the 1-thread rate or less), a state no LoadGen test lasting seconds is
+#: measured in. One thread has no pool thread: LARGE_MIN_RUNS runs (the probe's cost, <= 3 %
+#: of a replay, allows no more)
 LARGE_WINDOW_S: Final = 0.04
 LARGE_MIN_RUNS: Final = 3
 #: the memory kernel: a copy of this many bytes
@@ -142,7 +144,8 @@ class ProbeSet:
         assert self._dst is not None
         times = _time_runs(self._session, self._feed, repeats)
         # after the small kernel, as in v1: its figures stay comparable with v1 originals'
-        large = _time_runs(self._large, self._large_feed, LARGE_MIN_RUNS, window_s=LARGE_WINDOW_S)
+        window = LARGE_WINDOW_S if self.threads != 1 else 0.0
+        large = _time_runs(self._large, self._large_feed, LARGE_MIN_RUNS, window_s=window)
         copies = []
         for _ in range(3):
             t = time.perf_counter()
