@@ -118,6 +118,7 @@ def make_run(
         environment={"manager": "native"},
         fingerprint=fingerprint or FINGERPRINT,
         tolerances=Tolerances(**tolerances) if tolerances is not None else None,
+        probes_version="repro.probes/v2" if speeds or large_speeds else None,
         tests=[
             t.model_copy(
                 update={
@@ -125,6 +126,7 @@ def make_run(
                         "name": "onnxruntime",
                         "version": "1.32.0",
                         "options": {"intra_op_threads": threads},
+                        "device": "CPU",
                     }
                 }
             )

@@ -7,11 +7,12 @@ between tests and after the last, and recorded in run.json:
 - `compute`: a fixed chain of float32 matrix products run by onnxruntime at the experiment's
   thread count (GFLOP/s of the best of 20 repetitions; the median is kept too).
 - `compute_large` (v2): a chain of 2 products 16x larger than the small kernel's (8x its work
-  a run), a few ms a run, at the same thread count (GFLOP/s of the best run in 40 ms): the
-  speed index. The small kernel's runs are short enough that waking the thread pool
-  (spinning is off) takes a quarter of them at 2 threads, and how long that takes moves with
-  the VM's phase more than real work does; and right after a worker exits, the probe's pool
-  thread shares a CPU with the main thread for 5-35 ms, which the window outlasts.
+  a run), a few ms a run, at the same thread count (GFLOP/s of the best run in 40 ms; of 3
+  runs at 1 thread): the speed index. The small kernel's runs are short enough that waking
+  the thread pool (spinning is off) takes a quarter of them at 2 threads, and how long that
+  takes moves with the VM's phase more than real work does; and right after a worker exits,
+  the probe's pool thread shares a CPU with the main thread for 5-35 ms, which the window
+  outlasts.
 - `memory`: a large array copy (GB/s, single thread).
 - the machine's state: CPU time stolen by the hypervisor and spent waiting on I/O since the last
   probe, the current clock of each CPU where the kernel says, the load average, how many
@@ -20,7 +21,8 @@ between tests and after the last, and recorded in run.json:
   above 10 % ran beside other work, see `repro.compare.machine`).
 
 Format history (the `version` field): repro.probes/v1 - first version; v2 - adds
-`compute_large_gflops` (a v1 original is still adjusted, by the small kernel on both sides).
+`compute_large_gflops` (the best run of a 40 ms window at 2+ threads, of 3 runs at 1 thread;
+a v1 original is still adjusted, by the small kernel on both sides).
 """
 
 from __future__ import annotations

@@ -144,7 +144,7 @@ class ProbeSet:
         assert self._dst is not None
         times = _time_runs(self._session, self._feed, repeats)
         # after the small kernel, as in v1: its figures stay comparable with v1 originals'
-        window = LARGE_WINDOW_S if self.threads != 1 else 0.0
+        window = LARGE_WINDOW_S if (self.threads or os.cpu_count() or 1) > 1 else 0.0
         large = _time_runs(self._large, self._large_feed, LARGE_MIN_RUNS, window_s=window)
         copies = []
         for _ in range(3):
