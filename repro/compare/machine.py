@@ -72,12 +72,12 @@ def machines_of(orig: Side, reps: list[Side]) -> Machines:
     )
 
     def side_spread(sides: list[Side]) -> float | None:
+        # the tests' speeds (the faster probe of each pair), as the adjustment uses them
         speeds = [
-            float(p[key])
+            s.index
             for side in sides
             for t in side.record.tests
-            for p in (t.probe_before, t.probe_after)
-            if p and positive(p.get(key))
+            if (s := test_speed(t.probe_before, t.probe_after, key=key)) is not None
         ]
         return spread(speeds) if speeds else None
 

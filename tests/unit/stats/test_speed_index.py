@@ -37,7 +37,7 @@ def test_a_test_s_speed_is_the_mean_of_its_probes_with_their_error() -> None:
     after = {**V2, "compute_large_gflops": 310.0}
     speed = machine.test_speed(before, after, key="compute_large_gflops")
     assert speed is not None
-    assert speed.index == pytest.approx(300.0)
+    assert speed.index == pytest.approx(310.0)  # the faster: a probe only reads low by accident
     assert speed.rel_error == pytest.approx(10 / 300)
     small = machine.test_speed(before, after, key="compute_gflops")
     assert small is not None
