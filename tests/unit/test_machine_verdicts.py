@@ -66,40 +66,38 @@ def test_a_pure_phase_shift_is_reproduced_after_adjustment(tmp_path: Path) -> No
     assert data["verdict"] == "reproduced after machine adjustment"
 
 
-def test_the_large_kernel_is_the_speed_index_where_both_sides_have_it(tmp_path: Path) -> None:
-    # the machine is 25 % slower for large work; the small kernel, which waits on waking its
-    # threads, reads 50 %: adjusted by it, the unchanged software would look 50 % faster
-    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST, large_speeds=FAST)
+@pytest.mark.parametrize(
+    ("original_large", "small", "large", "want"),
+    [
+        # the machine is 25 % slower for large work; the small kernel, which waits on waking
+        # its threads, reads 50 %: adjusted by it, the unchanged software would look faster
+        (True, 0.5, 0.75, "compute_large_gflops"),
+        # v1 probes have no large kernel: both sides are adjusted by the figure both have
+        (False, 0.75, 0.5, "compute_gflops"),
+    ],
+)
+def test_the_speed_index_is_the_large_kernel_where_both_sides_have_it(
+    tmp_path: Path, original_large: bool, small: float, large: float, want: str
+) -> None:
+    make_run(
+        tmp_path / "r" / "original",
+        throughput=BASE,
+        seed=1,
+        speeds=FAST,
+        large_speeds=FAST if original_large else None,
+    )
     make_run(
         tmp_path / "r" / "replay",
         throughput=[v * 0.75 for v in BASE],
         latency_scale=1 / 0.75,
         seed=2,
-        speeds=[v * 0.5 for v in FAST],
-        large_speeds=[v * 0.75 for v in FAST],
+        speeds=[v * small for v in FAST],
+        large_speeds=[v * large for v in FAST],
     )
     _, data = _report(tmp_path)
     tp = _offline(data)
     assert tp["verdict"] == "reproduced after machine adjustment"
-    assert tp["adjusted"]["speed_index"] == "compute_large_gflops"
-    assert tp["adjusted"]["machine_delta_rel"] == pytest.approx(-0.25)
-
-
-def test_an_original_with_v1_probes_is_adjusted_by_the_small_kernel(tmp_path: Path) -> None:
-    # v1 probes have no large kernel: both sides are adjusted by the figure both have
-    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST)
-    make_run(
-        tmp_path / "r" / "replay",
-        throughput=[v * 0.75 for v in BASE],
-        latency_scale=1 / 0.75,
-        seed=2,
-        speeds=[v * 0.75 for v in FAST],
-        large_speeds=[v * 0.5 for v in FAST],
-    )
-    _, data = _report(tmp_path)
-    tp = _offline(data)
-    assert tp["verdict"] == "reproduced after machine adjustment"
-    assert tp["adjusted"]["speed_index"] == "compute_gflops"
+    assert tp["adjusted"]["speed_index"] == want
     assert tp["adjusted"]["machine_delta_rel"] == pytest.approx(-0.25)
 
 
