@@ -78,6 +78,10 @@ class ProbeSet:
     _procs: dict[int, int] = field(default_factory=dict)
     _cpu: tuple[float, float, float] | None = None
 
+    def _threads(self) -> int:
+        """The threads the kernels run with: the experiment's, or all of the machine's."""
+        return self.threads or os.cpu_count() or 1
+
     def _build(self) -> None:
         rng = np.random.Generator(np.random.PCG64(SEED))
         self._session, self._feed = self._build_chain(rng, ROWS, WIDTH, LAYERS)
@@ -118,7 +122,7 @@ class ProbeSet:
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8
         so = ort.SessionOptions()
-        so.intra_op_num_threads = self.threads or os.cpu_count() or 1
+        so.intra_op_num_threads = self._threads()
         so.inter_op_num_threads = 1
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(
@@ -144,7 +148,7 @@ class ProbeSet:
         assert self._dst is not None
         times = _time_runs(self._session, self._feed, repeats)
         # after the small kernel, as in v1: its figures stay comparable with v1 originals'
-        window = LARGE_WINDOW_S if (self.threads or os.cpu_count() or 1) > 1 else 0.0
+        window = LARGE_WINDOW_S if self._threads() > 1 else 0.0
         large = _time_runs(self._large, self._large_feed, LARGE_MIN_RUNS, window_s=window)
         copies = []
         for _ in range(3):
