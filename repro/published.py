@@ -43,7 +43,7 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
         key, unit = headline_metric(scenario, perf)
         # since v4.0 MLPerf reports LoadGen's early-stopping estimate of the percentile
         estimate = {"SingleStream": "early_stopping_p90_ns", "MultiStream": "early_stopping_p99_ns"}
-        if perf[0].metrics.get(estimate.get(scenario, "")) is not None:
+        if key.startswith("latency_") and perf[0].metrics.get(estimate.get(scenario, "")):
             key = estimate[scenario]
         metrics = perf[0].metrics
         accuracy = (record.accuracy_test(scenario) or perf[0]).accuracy or {}
@@ -56,8 +56,11 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 "submitter": env.get("submitter"),
                 "system": env.get("system"),
                 "processor": hardware.get("cpu", {}).get("model"),
+                # per node, as systems/<system>.json says; node_count nodes in all
+                "processor_count": hardware.get("cpu", {}).get("sockets"),
                 "accelerator": hardware.get("accelerators"),
                 "accelerator_count": hardware.get("accelerators_per_node"),
+                "node_count": hardware.get("nodes"),
                 "framework": env.get("framework"),
                 "benchmark": record.spec_name,
                 "scenario": scenario,

@@ -9,6 +9,7 @@ from typing import Any
 from repro import __version__
 from repro.compare.machine import Machines, machine_notes, machines_of
 from repro.compare.metrics import (
+    LEGACY_ROWS,
     METRICS,
     accuracy_metric,
     cdf_points,
@@ -89,7 +90,10 @@ def compare_scenario(
             }
         )
     headline = headline_of(scenario, [*o_perf, *rep_tests])
-    for key, label, unit, kind in METRICS.get(scenario, []):
+    rows = METRICS.get(scenario, [])
+    if headline in LEGACY_ROWS and all(key != headline for key, *_ in rows):
+        rows = [LEGACY_ROWS[headline], *rows]
+    for key, label, unit, kind in rows:
         if key == headline:
             label += " (MLPerf metric)"
         m = compare_metric(

@@ -68,6 +68,18 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
 }
 
 
+#: the rows of a legacy MLPerf metric (`repro.runs.mlperf.LEGACY_HEADLINE`), compared where an
+#: original states it as its headline: a v4.0 Server result, a v1.x MultiStream one
+LEGACY_ROWS: dict[str, tuple[str, str, str, str]] = {
+    "scheduled_samples_per_second": (
+        "scheduled_samples_per_second",
+        "scheduled samples/s",
+        "samples/s",
+        "throughput",
+    ),
+    "samples_per_query": ("samples_per_query", "samples per query", "samples", "throughput"),
+}
+
 PERCENTILE_OF = {"latency_p50_ns": 50.0, "latency_p90_ns": 90.0, "latency_p99_ns": 99.0}
 
 

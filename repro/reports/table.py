@@ -9,10 +9,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 COLUMNS = (
-    "round", "division", "submitter", "system", "processor", "accelerator",
-    "accelerator_count", "framework", "benchmark", "scenario", "metric", "value", "unit",
-    "validity", "loadgen_version", "accuracy_metric", "accuracy_value", "power_w",
-    "energy_j", "compliance", "compliance_detail", "notes", "path",
+    "round", "division", "submitter", "system", "processor", "processor_count",
+    "accelerator", "accelerator_count", "node_count", "framework", "benchmark", "scenario",
+    "metric", "value", "unit", "validity", "loadgen_version", "accuracy_metric",
+    "accuracy_value", "power_w", "energy_j", "compliance", "compliance_detail", "notes", "path",
 )  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """Read LoadGen's own log files (LoadGen 4.0 to 6.0 wording) into one flat metrics dict.
 
 Metric names (all optional, units in the name):
-scenario, mode, validity, samples_per_second, scheduled_samples_per_second,
+scenario, mode, validity, mlperf_metric (the metric the summary's headline states),
+samples_per_second, scheduled_samples_per_second,
 queries_per_second, latency_{min,max,mean}_ns, latency_p{50,90,95,97,99,99.9}_ns,
 early_stopping_p{NN}_ns, min_duration_met, min_queries_met, early_stopping_met,
 perf_constraints_met, samples_per_query, target_qps, target_latency_ns, query_count,
@@ -70,6 +71,8 @@ _SUMMARY_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^Early stopping satisfied\s*:\s*(\S+)"), "early_stopping_met"),
     (re.compile(r"^Performance constraints satisfied\s*:\s*(\S+)"), "perf_constraints_met"),
     (re.compile(r"^samples_per_query\s*:\s*(\S+)"), "samples_per_query"),
+    # LoadGen 1.x's MultiStream headline: the streams a run sustained within its latency bound
+    (re.compile(r"^Samples per query\s*:\s*(\S+)"), "samples_per_query"),
     (re.compile(r"^target_qps\s*:\s*(\S+)"), "target_qps"),
     (re.compile(r"^target_latency \(ns\)\s*:\s*(\S+)"), "target_latency_ns"),
     (re.compile(r"^performance_sample_count\s*:\s*(\S+)"), "performance_sample_count"),
@@ -112,11 +115,32 @@ def _token_metric(line: str) -> tuple[str, float | int] | None:
     return None
 
 
+#: the headline line of a summary (the one before "Result is") -> the metric it states:
+#: what MLPerf reported for the run with that LoadGen (Server: the scheduled rate up to
+#: LoadGen 4.0, the completed one since 4.1; MultiStream: samples per query in 1.x)
+_HEADLINES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^(?:Completed )?samples per second\s*:", re.IGNORECASE), "samples_per_second"),
+    (re.compile(r"^Scheduled samples per second\s*:"), "scheduled_samples_per_second"),
+    (re.compile(r"^Samples per query\s*:"), "samples_per_query"),
+    (re.compile(r"^(?:Completed )?tokens per second\s*:", re.IGNORECASE), "tokens_per_second"),
+]
+
+
+def _headline(line: str) -> str | None:
+    """The metric a summary's headline line states, if it is one this reader knows."""
+    if m := _PCT_LINE.match(line):
+        return f"latency_{_pct_name(m.group(1))}_ns"
+    return next((key for pattern, key in _HEADLINES if pattern.match(line)), None)
+
+
 def parse_summary_text(text: str) -> Metrics:
-    """Metrics of an mlperf_log_summary.txt."""
+    """Metrics of an mlperf_log_summary.txt; `mlperf_metric` names the metric its headline
+    states (`_HEADLINES`)."""
     out: Metrics = {}
     for raw in text.splitlines():
         line = raw.strip()
+        if "validity" not in out and (headline := _headline(line)):
+            out["mlperf_metric"] = headline
         if m := _ES_LINE.search(line):
             out[f"early_stopping_{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
             continue

@@ -31,15 +31,33 @@ HEADLINE: dict[str, tuple[str, str]] = {
 }
 
 
+#: what MLPerf reported before today's metric, where a summary's headline states it: Server's
+#: scheduled rate (LoadGen up to 4.0; the completed rate since 4.1) and MultiStream's samples
+#: per query (LoadGen 1.x: the streams sustained within the bound; a latency since 2.0)
+LEGACY_HEADLINE: dict[str, tuple[str, str]] = {
+    "Server": ("scheduled_samples_per_second", "samples/s"),
+    "MultiStream": ("samples_per_query", "samples/query"),
+}
+
+
 def headline_metric(scenario: str, tests: list[TestRecord]) -> tuple[str, str]:
     """(metric, unit) MLPerf reports for a scenario: tokens/s for the Offline and Server runs of
-    an LLM benchmark (every run given counted tokens), else HEADLINE's."""
+    an LLM benchmark (every run given counted tokens); the legacy metric where a run's summary
+    states it as its headline (a v4.0 Server result) and every run has it (a replay's LoadGen
+    logs the scheduled rate too); else HEADLINE's."""
     if (
         scenario in ("Offline", "Server")
         and tests
         and all(t.metrics.get("tokens_per_second") is not None for t in tests)
     ):
         return "tokens_per_second", "tokens/s"
+    legacy = LEGACY_HEADLINE.get(scenario)
+    if (
+        legacy is not None
+        and any(t.metrics.get("mlperf_metric") == legacy[0] for t in tests)
+        and all(t.metrics.get(legacy[0]) is not None for t in tests)
+    ):
+        return legacy
     return HEADLINE[scenario]
 
 
@@ -47,7 +65,8 @@ def headline_metric(scenario: str, tests: list[TestRecord]) -> tuple[str, str]:
 INTERACTIVE = "interactive"
 _SCENARIO_NAMES: dict[str, ScenarioName] = {s.lower(): s for s in SCENARIOS}
 _RUN = re.compile(r"run_\d+")
-_COMPLIANCE_TEST = re.compile(r"TEST\d+", re.IGNORECASE)
+#: a compliance test's folder: TEST01, TEST04, and the halves of v1.x's TEST04 (TEST04-A/-B)
+_COMPLIANCE_TEST = re.compile(r"TEST\d+(?:-[A-Z])?", re.IGNORECASE)
 
 
 def _has_runs(folder: Path) -> bool:
@@ -134,7 +153,12 @@ def _system(path: Path) -> tuple[str, str, dict[str, Any], str | None]:
     return submitter_dir.name, system, loaded, None
 
 
-_ROUND = re.compile(r"v(\d+\.\d+)")
+#: a folder that names a round: `v4.1`, or a results repository's name ending in it
+#: (`inference_results_v4.1`, `mlperf_inference_submissions_v5.0`); never a version inside
+#: another name (`venv3.11`, `python-v3.10`)
+_ROUND = re.compile(
+    r"(?:.*(?:inference|results|submissions?)[\w.-]*[_-])?v(\d+\.\d+)", re.IGNORECASE
+)
 
 
 def round_of(path: Path) -> str | None:
@@ -144,7 +168,7 @@ def round_of(path: Path) -> str | None:
     if "results" in parts:
         parts = parts[: max(len(parts) - 1 - parts[::-1].index("results") - 2, 0)]
     for part in reversed(parts):
-        if m := _ROUND.search(part):
+        if m := _ROUND.fullmatch(part):
             return f"v{m.group(1)}"
     return None
 
@@ -168,29 +192,46 @@ def fingerprint_from_system(desc: dict[str, Any]) -> dict[str, Any]:
         except (ValueError, IndexError):
             return None
 
+    def text(key: str) -> str | None:
+        return _text(desc.get(key))
+
     per_node = num(desc.get("host_processors_per_node"))
     cores = num(desc.get("host_processor_core_count"))
     return {
         "schema": "repro.fingerprint/v1",
         "hardware": {
             "cpu": {
-                "model": desc.get("host_processor_model_name"),
+                "model": text("host_processor_model_name"),
                 "physical_cores": cores * per_node if cores and per_node else cores,
                 "sockets": per_node,
             },
-            "memory": desc.get("host_memory_capacity"),
-            "accelerators": desc.get("accelerator_model_name"),
+            "memory": text("host_memory_capacity"),
+            "accelerators": text("accelerator_model_name"),
             "accelerators_per_node": num(desc.get("accelerators_per_node")),
+            "nodes": num(desc.get("number_of_nodes")),
         },
-        "os": {"release": desc.get("operating_system")},
+        "os": {"release": text("operating_system")},
         "python": {},
         "packages": {},
         "native": {
-            "framework": desc.get("framework"),
-            "software": desc.get("other_software_stack"),
+            "framework": text("framework"),
+            "software": text("other_software_stack"),
         },
         "variables": {},
     }
+
+
+def _text(value: Any) -> str | None:
+    """A system description's field as text: a number as written, a list joined by commas
+    (a hand-edited file may hold `["H100", null]`), anything else (an object, true) unknown."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, list):
+        items = [t for v in value if (t := _text(v))]
+        return ", ".join(items) or None
+    return None
 
 
 def _compliance(scenario_dir: Path) -> dict[str, dict[str, str]]:
@@ -241,11 +282,20 @@ def effective_settings(scenario: str, metrics: dict[str, Any]) -> dict[str, Any]
     }
 
 
+#: how far a summary's figure may differ from the detail log's: the summary rounds (six
+#: significant digits, `1.25507e+06`); an edited or mixed-up log differs by more
+_LOGS_AGREE = 1e-3
+
+
 def _check_logs(run: Path, scenario: str, summary: Metrics, detail: Metrics | None) -> None:
     """A published run's summary (and its detail log, where read) must say whether the run is
-    VALID and give its MLPerf metric as a positive number: a damaged or truncated log is an
-    error naming that file, never a silent NaN and never hidden by the other log."""
-    key = HEADLINE[scenario][0]
+    VALID and give its MLPerf metric as a positive number, and the two logs must agree on both:
+    a damaged, truncated or edited log is an error naming the files, never a silent NaN and
+    never hidden by the other log."""
+    legacy = LEGACY_HEADLINE.get(scenario)
+    key = (
+        legacy[0] if legacy and summary.get("mlperf_metric") == legacy[0] else HEADLINE[scenario][0]
+    )
     for where, metrics in ((run / SUMMARY, summary), (run / DETAIL, detail)):
         if metrics is None:
             continue
@@ -268,6 +318,26 @@ def _check_logs(run: Path, scenario: str, summary: Metrics, detail: Metrics | No
                 f"{where}: {key} is {value!r}, not a positive number: the log is damaged",
                 hint="restore the file from the published tree",
             )
+    if detail is not None:
+        _check_agree(run, summary, detail, ("validity", key))
+
+
+def _check_agree(run: Path, summary: Metrics, detail: Metrics, keys: tuple[str, ...]) -> None:
+    """The summary and the detail log of one run state the same validity and MLPerf metric."""
+    for key in keys:
+        a, b = summary.get(key), detail.get(key)
+        if a is None or b is None:
+            continue
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (a, b))
+        if numbers and math.isclose(float(a), float(b), rel_tol=_LOGS_AGREE):
+            continue
+        if not numbers and a == b:
+            continue
+        raise SpecError(
+            f"{run}: {SUMMARY} and {DETAIL} disagree on {key}: the summary says {a!r}, the "
+            f"detail log {b!r}: one of them was edited or comes from another run",
+            hint="restore both files from the published tree (LoadGen writes them together)",
+        )
 
 
 def _runs(sdir: Path) -> list[Path]:
@@ -414,7 +484,14 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                     for test, kinds in sorted(checks.items())
                 )
             )
-        power = [p.name for p in sdir.iterdir() if p.is_dir() and "power" in p.name.lower()]
+        # power measurements sit beside the scenario's runs or, as the submission checker
+        # reads them, under performance/ (power/, ranging/)
+        power = [
+            str(p.relative_to(sdir))
+            for place in (sdir, sdir / "performance")
+            for p in sorted(place.iterdir())
+            if p.is_dir() and ("power" in p.name.lower() or p.name.lower() == "ranging")
+        ]
         if power:
             notes.append(f"{sdir.name}/: power results present ({', '.join(power)}), not read")
     return RunRecord(
@@ -429,9 +506,9 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             "manager": "published",
             "submitter": submitter,
             "system": system,
-            "division": division_of(path) or desc.get("division"),
+            "division": division_of(path) or _text(desc.get("division")),
             "round": round_of(path),
-            "framework": desc.get("framework"),
+            "framework": _text(desc.get("framework")),
             **({"compliance": compliance} if compliance else {}),
         },
         fingerprint=fingerprint_from_system(desc),

@@ -99,6 +99,9 @@ _KNOWN = {k.lower() for s in _SPECS.values() for k in s.keys} | {
     "gsm8k",
     "mbxp",
 }
+# Counts some scripts print beside the metric; pointpainting's mAP is printed as `Total`, which
+# its own entry reads: never a fallback for another benchmark's figure.
+_COUNTS = {"good", "total", "queries", "gen_len", "gen_num", "tokens_per_sample"}
 # Printed phrases that are not names: `Word Error Rate: 7.4%`, 3d-unet's `Accuracy: mean = ...`.
 _ALIASES = {"word error rate": "WER", "accuracy: mean": "DICE"}
 _LOWER_IS_BETTER = re.compile(r"(?:^|[^a-z])(?:wer|fid|ne|error|loss)(?:[^a-z]|$)")
@@ -171,10 +174,13 @@ def parse_accuracy_text(text: str, benchmark: str | None = None) -> AccuracyRead
     """The primary metric of an accuracy.txt; None when it holds no named number.
 
     With a known `benchmark` (folder name, e.g. `llama2-70b-99.9`) the metric is MLPerf's primary
-    one. Otherwise, or when the text lacks it, the first metric printed with a known name is
-    taken (else the first number printed), lower-is-better for error rates, FID and losses.
+    one. When the text lacks it, or the benchmark is unknown, the first metric printed with a
+    known name is taken, lower-is-better for error rates, FID and losses; only for an unknown
+    benchmark the first number printed otherwise (for a known one a count such as
+    `total=50000` is never taken for its accuracy: None). A byte-order mark (a file saved by a
+    Windows editor) is not part of a name.
     """
-    values, percent = _read_values(text)
+    values, percent = _read_values(text.replace("\ufeff", ""))
     if not values:
         return None
     spec = _spec(benchmark)
@@ -182,7 +188,10 @@ def parse_accuracy_text(text: str, benchmark: str | None = None) -> AccuracyRead
     if spec and key:
         metric, higher = spec.metric, spec.higher_is_better
     else:
-        key = next((n for n in values if n.lower() in _KNOWN), next(iter(values)))
+        known = next((n for n in values if n.lower() in _KNOWN and n.lower() not in _COUNTS), None)
+        if known is None and spec:
+            return None
+        key = known or next(iter(values))
         metric, higher = key, not _LOWER_IS_BETTER.search(key.lower())
     return AccuracyReading(
         metric=metric,

@@ -142,18 +142,31 @@ def with_derived(
     value = pd_numeric(t["value"])
     t["throughput"] = value.where(unit.isin(["samples/s", "tokens/s"]))
     t["latency_ns"] = value.where(unit == "ns")
+    # counts are per node (systems/<system>.json); a count the table lacks is one (a table
+    # written before these columns existed, or a description that does not say)
     count = pd_numeric(t["accelerator_count"])
+    nodes = _count(t, "node_count")
     if per_accelerator:
-        t["throughput"] = t["throughput"] / count.where(count > 0)
+        t["throughput"] = t["throughput"] / (count * nodes).where(count > 0)
     if prices is not None:
-        cpu = t["processor"].map(prices)
+        cpu = t["processor"].map(prices) * _count(t, "processor_count")
         acc = t["accelerator"].map(prices) * count.where(count > 0, 1)
         no_acc = t["accelerator"].isin(["N/A", "", None]) | t["accelerator"].isna()
-        t["cost"] = np.where(no_acc, cpu, cpu + acc)
+        t["cost"] = np.where(no_acc, cpu, cpu + acc) * nodes
     for column in ("accuracy_value", "energy_j", "power_w"):
         if column in t:
             t[column] = pd_numeric(t[column])
     return t
+
+
+def _count(table: pd.DataFrame, column: str) -> pd.Series:
+    """A per-row count from `column`, one where it is missing or not a positive number."""
+    import pandas as pd
+
+    if column not in table:
+        return pd.Series(1.0, index=table.index)
+    values = pd_numeric(table[column])
+    return values.where(values > 0, 1).fillna(1)
 
 
 def pd_numeric(series: pd.Series) -> pd.Series:

@@ -168,3 +168,20 @@ def test_json_names_front_dominated_and_missing(tmp_path: Path) -> None:
     assert data["objectives"] == ["max:throughput", "min:cost"]
     assert {r["system"] for r in data["front"]} == {"inaccurate", "cpu-only"}
     assert any("no-price" in m for m in data["missing"])
+
+
+def test_cost_counts_every_processor_accelerator_and_node(tmp_path: Path) -> None:
+    """Counts in a system description are per node: 4 nodes of 2 CPUs and 8 GPUs."""
+    frame = pd.read_csv(_table(tmp_path))
+    frame["processor_count"] = 2.0
+    frame["node_count"] = 4.0
+    prices = {"Xeon": 10_000.0, "H100": 30_000.0, "L4": 2_500.0}
+    result = recommend(
+        frame,
+        [Objective("cost", False)],
+        where={"system": "fast-dear"},
+        prices=prices,
+        per_accelerator=True,
+    )
+    assert list(result.front["cost"]) == [4 * (2 * 10_000.0 + 8 * 30_000.0)]
+    assert list(result.front["throughput"]) == [80_000.0 / 32]  # 8 accelerators x 4 nodes

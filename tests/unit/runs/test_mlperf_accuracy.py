@@ -176,6 +176,13 @@ def test_unknown_benchmark_takes_the_first_metric() -> None:
 def test_known_benchmark_without_its_metric_falls_back() -> None:
     r = read("{'CLIP_SCORE': 31.78}\n", "stable-diffusion-xl")  # FID cut off
     assert (r.metric, r.value, r.higher_is_better) == ("CLIP_SCORE", 31.78, True)
+    # but never a count for a known benchmark's accuracy
+    assert parse_accuracy_text("good=38038, total=50000\n", "resnet50") is None
+
+
+def test_a_byte_order_mark_is_not_part_of_a_name() -> None:
+    r = read("\ufeffaccuracy=76.078%, good=38039, total=50000\n", "resnet50")
+    assert (r.metric, r.value) == ("top1", 0.76078)
 
 
 def test_hash_lines_are_ignored() -> None:

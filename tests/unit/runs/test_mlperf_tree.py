@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
+from repro.errors import SpecError
 from repro.runs.mlperf import find_results, read_mlperf_result
 from tests.helpers import make_run, published_result
 
@@ -325,3 +326,112 @@ def test_a_damaged_system_description_is_said(tmp_path: Path) -> None:
     (tmp_path / "closed" / "Acme" / "systems" / "box.json").write_text("[1, 2]")
     record = read_mlperf_result(bench)
     assert any("box.json: not a JSON object: the hardware is unknown" in n for n in record.notes)
+
+
+def _old_server(tmp_path: Path) -> Path:
+    """A LoadGen 4.0 Server summary: the scheduled rate is the headline (MLPerf's metric up to
+    v4.0), the completed one an additional stat."""
+    sdir = published_result(tmp_path, folder="server", scenario="Server")
+    summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
+    text = summary.read_text()
+    head = next(line for line in text.splitlines() if line.startswith("Samples per second"))
+    summary.write_text(
+        text.replace(head, "Scheduled samples per second : 22505.84").replace(
+            "50.00 percentile", "Completed samples per second : 20001.0\n50.00 percentile"
+        )
+    )
+    return sdir
+
+
+def test_a_v40_server_result_is_judged_on_its_scheduled_rate(tmp_path: Path) -> None:
+    sdir = _old_server(tmp_path / "a")
+    record = read_mlperf_result(sdir)
+    test = record.performance("Server")[0]
+    assert test.metrics["mlperf_metric"] == "scheduled_samples_per_second"
+    assert test.metrics["scheduled_samples_per_second"] == 22505.84
+    assert test.metrics["samples_per_second"] == 20001.0  # completed: shown, not judged
+    from repro.published import rows_of
+
+    (row,) = rows_of(sdir, record)
+    assert (row["metric"], row["value"]) == ("scheduled_samples_per_second", 22505.84)
+    # against a result whose completed rate differs by 12 % but whose scheduled rate does not
+    other = _old_server(tmp_path / "b")
+    summary = other / "performance" / "run_1" / "mlperf_log_summary.txt"
+    summary.write_text(summary.read_text().replace(": 20001.0", ": 22500.0"))
+    code, out = _report("--compare", str(sdir), str(other), "-o", str(tmp_path / "r"))
+    assert code == 0, out
+    assert "scheduled samples/s (MLPerf metric)" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_a_summary_and_a_detail_log_that_disagree_are_refused(tmp_path: Path) -> None:
+    sdir = published_result(tmp_path)
+    run = sdir / "performance" / "run_1"
+    record = {"key": "result_samples_per_second", "value": 30000.5}
+    (run / "mlperf_log_detail.txt").write_text(
+        f':::MLLOG {{"key": "result_validity", "value": "VALID"}}\n:::MLLOG {json.dumps(record)}\n'
+    )
+    with pytest.raises(SpecError, match=r"disagree on samples_per_second: .*30000\.5"):
+        read_mlperf_result(sdir)
+    # a detail log that only repeats the summary (rounded) is read
+    record["value"] = 100.00001
+    (run / "mlperf_log_detail.txt").write_text(f":::MLLOG {json.dumps(record)}\n")
+    assert read_mlperf_result(sdir).performance("Offline")[0].metrics["samples_per_second"]
+
+
+def test_v1_compliance_halves_are_read(tmp_path: Path) -> None:
+    """LoadGen 1.x's TEST04 ran in two halves, TEST04-A and TEST04-B: a failing half fails."""
+    sdir = published_result(tmp_path)
+    for half, verdict in (("TEST04-A", "PASS"), ("TEST04-B", "FAIL")):
+        place = sdir / half
+        (place / "performance" / "run_1").mkdir(parents=True)
+        (place / "performance" / "run_1" / "mlperf_log_summary.txt").write_text("x")
+        (place / "verify_performance.txt").write_text(f"TEST {verdict}\n")
+    assert find_results(tmp_path) == [sdir.parent]
+    checks = read_mlperf_result(sdir.parent).environment["compliance"]["Offline"]
+    assert checks == {"TEST04-A": {"performance": "PASS"}, "TEST04-B": {"performance": "FAIL"}}
+
+
+def test_the_round_is_a_folder_that_names_one(tmp_path: Path) -> None:
+    from repro.runs.mlperf import round_of
+
+    for name, expected in (
+        ("inference_results_v4.1", "v4.1"),
+        ("mlperf_inference_submissions_v5.0", "v5.0"),
+        ("v3.1", "v3.1"),
+        ("venv3.11", None),
+        ("python-v3.10", None),
+    ):
+        sdir = published_result(tmp_path / name / "x")
+        assert round_of(sdir) == expected, name
+
+
+def test_odd_system_description_fields_are_text(tmp_path: Path) -> None:
+    sdir = published_result(tmp_path)
+    (sdir.parents[3] / "systems" / "box.json").write_text(
+        json.dumps(
+            {
+                "accelerator_model_name": ["NVIDIA H100 \u2713", None],
+                "host_processor_model_name": 12345,
+                "framework": {"name": "x"},
+                "number_of_nodes": "4",
+            }
+        )
+    )
+    hardware = read_mlperf_result(sdir).fingerprint["hardware"]
+    assert hardware["accelerators"] == "NVIDIA H100 \u2713"
+    assert hardware["cpu"]["model"] == "12345"
+    assert hardware["nodes"] == 4
+    assert read_mlperf_result(sdir).environment["framework"] is None
+
+
+def test_a_v1_multistream_result_is_its_samples_per_query(tmp_path: Path) -> None:
+    """LoadGen 1.x's MultiStream headline is the streams a run sustained within its bound."""
+    sdir = published_result(tmp_path, folder="multistream", scenario="MultiStream")
+    summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
+    text = summary.read_text()
+    head = next(line for line in text.splitlines() if line.startswith("Samples per second"))
+    summary.write_text(text.replace(head, "Samples per query : 8"))
+    from repro.published import rows_of
+
+    (row,) = rows_of(sdir, read_mlperf_result(sdir))
+    assert (row["metric"], row["value"], row["unit"]) == ("samples_per_query", 8, "samples/query")
