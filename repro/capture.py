@@ -24,8 +24,9 @@ import numpy as np
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetch import download, resolve_path
 from repro.artifacts.recipes import get_recipe
+from repro.backends.base import BackendPlugin
 from repro.backends.registry import get_backend
-from repro.environments.base import CaptureContext
+from repro.environments.base import CaptureContext, EnvironmentManager
 from repro.environments.native import NativeManager
 from repro.environments.registry import capture_choices, get_manager
 from repro.errors import SpecError, UsageError
@@ -161,6 +162,26 @@ def pin_environment(
     manager.preflight_capture({"docker_base": opts.docker_base})
     report(f"pinning the environment with {name_of_manager}")
     report(f"locking the {backend.name} worker's Python packages (pip-compile --generate-hashes)")
+    lock_dir = opts.lockfiles_dir / name
+    new_dir = not lock_dir.exists()
+    try:
+        _pin_environment(raw, name, spec_dir, opts, report, cache, backend, manager)
+    except BaseException:
+        if new_dir:  # no spec names what was written there: leave nothing behind
+            shutil.rmtree(lock_dir, ignore_errors=True)
+        raise
+
+
+def _pin_environment(
+    raw: dict[str, Any],
+    name: str,
+    spec_dir: Path,
+    opts: CaptureOptions,
+    report: Reporter,
+    cache: ArtifactCache | None,
+    backend: BackendPlugin,
+    manager: EnvironmentManager,
+) -> None:
     lock = write_python_lock(backend, layout_lock_path(opts.lockfiles_dir, name))
     if not lock.hashes_complete:
         report(f"warning: {lock.note}")

@@ -93,7 +93,13 @@ def _spack_impact(key: str) -> int:
     if package in ("", "spack"):  # spack.version: the tool that concretized
         return 55
     key_package = package.split("@")[0] in KEY_PACKAGES
-    ranks = {"compiler": (90, 62), "target": (89, 61), "version": (86, 45), "variants": (84, 42)}
+    ranks = {
+        "compiler": (90, 62),
+        "target": (89, 61),
+        "external": (87, 50),  # the system's own build instead of Spack's
+        "version": (86, 45),
+        "variants": (84, 42),
+    }
     if attribute in ranks:
         return ranks[attribute][0 if key_package else 1]
     if attribute == "present":
@@ -126,6 +132,7 @@ def spack_view(
         for attribute in ("version", "variants", "compiler", "target", "hash"):
             if pin.get(attribute) is not None:
                 out[f"{name}.{attribute}"] = pin[attribute]
+        out[f"{name}.external"] = bool(pin.get("external"))
     return out
 
 
@@ -226,8 +233,26 @@ def view_from_spec(path: Path) -> View:
     if env.python_lock is not None:
         lock_path = resolve_path(env.python_lock.path, path.parent)
         if lock_path.is_file():
-            view["packages"] = read_pins(lock_path.read_text())
+            view["packages"] = read_pins(_pinned_text(lock_path, env.python_lock.sha256, path))
     return view
+
+
+def _pinned_text(lock_path: Path, sha256: str, spec_path: Path) -> str:
+    """A lock file's text, when it is the one the spec pins (its sha256): a lock edited or
+    replaced since would describe another environment than the spec's."""
+    from repro.artifacts.cache import sha256_file
+
+    if sha256_file(lock_path) != sha256:
+        raise SpecError(
+            f"{lock_path}: not the lock {spec_path} pins (its sha256 differs from "
+            f"$.environment's {sha256[:12]}...): it was edited or replaced",
+            hint="restore the lock the spec was captured with (`repro validate` checks every "
+            "pin), or re-capture the spec",
+        )
+    try:
+        return lock_path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{lock_path}: cannot read the lock: {exc}") from None
 
 
 def view_from_flake_lock(path: Path) -> View:
@@ -244,6 +269,11 @@ def load_view(arg: Path) -> View:
     else is bad input."""
     if arg.is_dir():
         return view_from_run(arg)
+    if arg.exists() and not arg.is_file():
+        raise SpecError(
+            f"{arg}: not a regular file (a pipe or a device)",
+            hint="give a fingerprint (repro env show --json), a run dir, a spec or a lock file",
+        )
     if not arg.is_file():
         raise SpecError(
             f"{arg}: no such file or directory",
@@ -252,7 +282,11 @@ def load_view(arg: Path) -> View:
     try:
         data = json.loads(arg.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{arg}: not JSON: {exc}") from None
+        raise SpecError(f"{arg}: not JSON: {str(exc)[:200]}") from None
+    except RecursionError:
+        raise SpecError(f"{arg}: not JSON this tool reads: nested too deeply") from None
+    except OSError as exc:
+        raise SpecError(f"{arg}: cannot read: {exc.strerror or exc}") from None
     if isinstance(data, dict) and str(data.get("schema", "")).startswith("repro.fingerprint/"):
         return view_from_fingerprint(data)
     if isinstance(data, dict) and str(data.get("schema", "")).startswith("repro.experiment/"):
@@ -267,6 +301,10 @@ def load_view(arg: Path) -> View:
         f"{arg}: $.schema: not a repro fingerprint, run record or spec, nor a flake.lock or "
         "spack.lock"
     )
+
+
+def _nix_inputs(pins: dict[str, Any]) -> set[str]:
+    return {k for k in pins if k.startswith("nix.")}
 
 
 def _flags_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
@@ -295,6 +333,10 @@ def diff_views(a: View, b: View, *, compare_missing: bool = False) -> list[Chang
         if group == "packages" and ga and gb:
             # A package only one side has matters when the experiment's backend needs it.
             keys |= _needed_packages(a, b) & (set(ga) | set(gb))
+        if group == "pins" and _nix_inputs(ga) and _nix_inputs(gb):
+            # an input one flake.lock has and the other has not: a part of the stack added or
+            # dropped (both sides list every input of their lock)
+            keys |= _nix_inputs(ga) ^ _nix_inputs(gb)
         if group == "spack" and ga and gb:
             keys |= _spack_presence(ga, gb)
             keys.discard("spack.packages")  # how much each side lists, not a difference

@@ -108,13 +108,23 @@ def _homes() -> list[str]:
     return sorted((h.rstrip("/") for h in homes if h and h.rstrip("/")), key=len, reverse=True)
 
 
+#: a URL's user information (`https://oauth2:TOKEN@host`, `https://ghp_TOKEN@host`): a
+#: credential; the conventional user names of ssh remotes are not
+_URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^/\s@\"']+)@")
+_PUBLIC_USERS = frozenset({"git", "hg", "anonymous"})
+
+
 def redact_text(text: str) -> str:
-    """The text with the home directory written as `~` (as a prefix or inside it)."""
+    """The text with the home directory written as `~` (as a prefix or inside it) and the
+    credentials of a URL (`https://user:token@host`) written as `<redacted>`."""
     for home in _homes():
         if home == "/":
             continue
         text = re.sub(re.escape(home) + r"(?=/|$|[\"':;,\s])", "~", text)
-    return text
+    return _URL_USERINFO.sub(
+        lambda m: m.group(0) if m.group(2) in _PUBLIC_USERS else f"{m.group(1)}<redacted>@",
+        text,
+    )
 
 
 def redact(value: Any) -> Any:

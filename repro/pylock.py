@@ -21,12 +21,12 @@ from repro import _subprocess
 from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text
 from repro.errors import EnvironmentSetupError
+from repro.privacy import redact_text
 
 if TYPE_CHECKING:
     from repro.backends.base import BackendPlugin
 
 LOCK_NAME = "requirements.lock"
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,43 @@ def installed_versions() -> dict[str, str]:
 
 
 def read_pins(lock_text: str) -> dict[str, str]:
-    """name -> version of every `name==version` line of a requirements-style lock."""
-    return {normalize(m.group(1)): m.group(2) for m in _PIN.finditer(lock_text)}
+    """name -> version of every pinned requirement of a requirements-style lock, as pip reads
+    it: `name[extras] == version ; markers` (a line whose markers do not hold for this
+    interpreter is another platform's pin, as in uv's and pip-compile's universal locks, and is
+    skipped), and `name @ URL` or `-e URL#egg=name` (the URL, credentials redacted). Lines pip
+    would not install from (options, comments, unpinned names) are not pins."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out: dict[str, str] = {}
+    for line in _logical_lines(lock_text):
+        text = re.split(r"\s+--hash[=\s]", line, maxsplit=1)[0].strip()
+        if text.startswith(("-e ", "--editable ", "--editable=")):
+            url = re.split(r"[=\s]", text, maxsplit=1)[1].strip()
+            egg = re.search(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)", url)
+            if egg:
+                out[normalize(egg.group(1))] = redact_text(url)
+            continue
+        if not text or text.startswith("-"):
+            continue
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not req.marker.evaluate():
+            continue
+        if req.url:
+            out[normalize(req.name)] = redact_text(req.url)
+            continue
+        exact = [s.version for s in req.specifier if s.operator in ("==", "===")]
+        if exact:
+            out[normalize(req.name)] = exact[0]
+    return out
+
+
+def _logical_lines(text: str) -> list[str]:
+    """The lines of a requirements file with `\\` continuations joined and comments cut."""
+    joined = re.sub(r"\\\r?\n", " ", text)
+    return [re.sub(r"(^|\s)#.*$", "", line) for line in joined.splitlines()]
 
 
 def top_level(backend: BackendPlugin, installed: dict[str, str]) -> list[str]:

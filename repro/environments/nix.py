@@ -109,10 +109,15 @@ class NixManager(EnvironmentManager):
         return env
 
     def pins_view(self, env: EnvironmentSpecBase, spec_dir: Path) -> dict[str, Any]:
-        """Every input of the pinned flake.lock, as type:source@rev narHash."""
+        """Every input the spec pins (as captured from its flake.lock), as type:source@rev
+        narHash; a spec without them, from its flake.lock where that is the pinned file."""
         assert isinstance(env, NixEnvironment)
+        if env.inputs:
+            return {f"nix.{i.name}": _pin_text(i.model_dump()) for i in env.inputs}
         lock_path = resolve_path(env.flake_lock.path, spec_dir)
-        return flake_pins(lock_path) if lock_path.is_file() else {}
+        if not lock_path.is_file() or sha256_file(lock_path) != env.flake_lock.sha256:
+            return {}
+        return flake_pins(lock_path)
 
     def realize(self, spec: ExperimentSpec, spec_path: Path, workdir: Path) -> RealizedEnvironment:
         env_spec = spec.environment
@@ -174,8 +179,11 @@ def _store_path(path: str) -> str | None:
 
 def flake_pins(lock_path: Path) -> dict[str, Any]:
     """`nix.<input>` -> `type:source@rev narHash` of every input of a flake.lock."""
-    pins: dict[str, Any] = {}
-    for i in read_flake_lock(lock_path).inputs():
-        where = i.url or i.path or (f"{i.owner}/{i.repo}" if i.owner else None)
-        pins[f"nix.{i.name}"] = f"{i.type}:{where}@{i.rev or '-'} {i.nar_hash}"
-    return pins
+    return {f"nix.{i.name}": _pin_text(i.pin()) for i in read_flake_lock(lock_path).inputs()}
+
+
+def _pin_text(pin: dict[str, Any]) -> str:
+    """An input's pin (`LockedInput.pin`, a spec's NixInput) as type:source@rev narHash."""
+    owner, repo = pin.get("owner"), pin.get("repo")
+    where = pin.get("url") or pin.get("path") or (f"{owner}/{repo}" if owner else None)
+    return f"{pin.get('type')}:{where}@{pin.get('rev') or '-'} {pin.get('nar_hash')}"

@@ -34,6 +34,9 @@ SUPPORTED_VERSIONS = range(1, 9)
 FLAG_PARAMETERS = frozenset({"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"})
 #: virtuals a compiler provides to the packages it builds (v6 on)
 COMPILER_VIRTUALS = frozenset({"c", "cxx", "fortran"})
+#: a develop spec's `dev_path` as recorded: that it is one (its sources are a local checkout no
+#: lock pins), never the path itself (a home directory, a user name)
+DEV_PATH = "<local checkout>"
 #: packages whose version, variants, compiler or target change an inference result
 KEY_PACKAGES = (
     "apache-tvm",
@@ -349,6 +352,9 @@ def _node(path: Path, where: str, key: str, raw: dict[str, Any], version: int) -
     for k, v in params.items():
         if k == "patches" or (k in FLAG_PARAMETERS and not v):
             continue
+        if k == "dev_path":  # a develop spec: built from a checkout on that machine
+            variants[k] = DEV_PATH
+            continue
         if not _variant_value(v):
             raise _bad(path, f"{where}.parameters.{k}", f"not a variant value: {v!r:.60}")
         variants[k] = v
@@ -374,10 +380,14 @@ def _node(path: Path, where: str, key: str, raw: dict[str, Any], version: int) -
 def _compiler_dependency(
     path: Path, where: str, raw: dict[str, Any], nodes: dict[str, SpackNode]
 ) -> str | None:
+    """The compiler of a node from Spack 1.0's compiler dependencies: the one providing c or
+    c++ (a mixed toolchain takes only Fortran from gcc), else the Fortran one."""
+    found: list[tuple[int, str]] = []
     for _, dep_hash, types, virtuals in _dependencies(
         path, f"{where}.dependencies", raw.get("dependencies")
     ):
-        if "build" in types and COMPILER_VIRTUALS & set(virtuals) and dep_hash in nodes:
+        provided = COMPILER_VIRTUALS & set(virtuals)
+        if "build" in types and provided and dep_hash in nodes:
             dep = nodes[dep_hash]
-            return f"{dep.name}@{dep.version}"
-    return None
+            found.append((0 if provided & {"c", "cxx"} else 1, f"{dep.name}@{dep.version}"))
+    return min(found)[1] if found else None

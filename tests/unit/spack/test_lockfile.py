@@ -107,6 +107,7 @@ def _node(name: str, version: str, h: str, **extra: Any) -> dict[str, Any]:
 
 
 def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "spack.lock"
     path.write_text(json.dumps(data))
     return path
@@ -296,3 +297,53 @@ def test_a_damaged_lock_is_a_spec_error_naming_file_and_field(
         read_spack_lock(path)
     assert str(path) in err.value.message
     assert message in err.value.message
+
+
+def _v7(tmp_path: Path, *nodes: dict[str, Any]) -> Path:
+    return _write(
+        tmp_path,
+        {
+            "_meta": {"file-type": "spack-lockfile", "lockfile-version": 7},
+            "roots": [{"hash": nodes[0]["hash"], "spec": nodes[0]["name"]}],
+            "concrete_specs": {n["hash"]: n for n in nodes},
+        },
+    )
+
+
+def _compiler_dep(node: dict[str, Any], virtuals: list[str]) -> dict[str, Any]:
+    return {
+        "name": node["name"],
+        "hash": node["hash"],
+        "parameters": {"deptypes": ["build"], "virtuals": virtuals},
+    }
+
+
+def test_a_mixed_toolchain_compiles_with_its_c_compiler(tmp_path: Path) -> None:
+    """gcc gives only Fortran, llvm c and c++: the package is compiled by llvm."""
+    gcc, llvm = _node("gcc", "10.2.1", "g" * 32), _node("llvm", "19.1.7", "l" * 32)
+    numpy = _node(
+        "py-numpy",
+        "2.1.0",
+        "n" * 32,
+        dependencies=[_compiler_dep(gcc, ["fortran"]), _compiler_dep(llvm, ["c", "cxx"])],
+    )
+    lock = read_spack_lock(_v7(tmp_path, numpy, gcc, llvm))
+    assert lock.nodes["n" * 32].compiler == "llvm@19.1.7"
+
+
+def test_a_develop_spec_keeps_no_path(tmp_path: Path) -> None:
+    numpy = _node("py-numpy", "2.1.0", "n" * 32)
+    numpy["parameters"]["dev_path"] = "/home/alice/src/numpy"
+    lock = read_spack_lock(_v7(tmp_path, numpy))
+    pin = lock.nodes["n" * 32].pin()
+    assert "alice" not in json.dumps(pin)
+    assert "dev_path=<local checkout>" in pin["variants"]
+
+
+def test_a_package_turned_external_is_drift(tmp_path: Path) -> None:
+    from repro.envdiff import diff_paths
+
+    a = _v7(tmp_path / "a", _node("python", "3.11.4", "p" * 32))
+    b = _v7(tmp_path / "b", _node("python", "3.11.4", "p" * 32, external={"path": "/usr"}))
+    changes = diff_paths(a, b)
+    assert [(c.key, c.a, c.b) for c in changes] == [("python.external", False, True)]
