@@ -89,6 +89,19 @@ def read_pins(lock_text: str) -> dict[str, str]:
     return out
 
 
+def unhashed_requirements(lock_text: str) -> list[str]:
+    """The requirements of a lock that `pip install --require-hashes` refuses: an editable or
+    a requirement without a `--hash` (options and comments are not requirements)."""
+    bad = []
+    for line in _logical_lines(lock_text):
+        text = line.strip()
+        if not text or (text.startswith("-") and not text.startswith(("-e", "--editable"))):
+            continue
+        if text.startswith(("-e", "--editable")) or "--hash" not in text:
+            bad.append(re.split(r"\s+--hash", text, maxsplit=1)[0][:120])
+    return bad
+
+
 def _logical_lines(text: str) -> list[str]:
     """The lines of a requirements file with `\\` continuations joined and comments cut."""
     joined = re.sub(r"\\\r?\n", " ", text)

@@ -12,6 +12,7 @@ from repro.artifacts.recipes import RECIPES
 from repro.backends.registry import get_backend
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
+from repro.pylock import unhashed_requirements
 from repro.spack.pins import SpackPins
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName
@@ -75,6 +76,25 @@ def _check_lock(lock: LockFile, where: str, base: Path) -> list[Problem]:
             )
         ]
     return []
+
+
+def _check_hashes(path: Path, shown: str) -> list[Problem]:
+    """A lock the spec says is fully hashed must be one `pip --require-hashes` installs."""
+    try:
+        bad = unhashed_requirements(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Problem("$.environment.python_lock.path", f"{shown}: cannot be read: {exc}")]
+    if not bad:
+        return []
+    return [
+        Problem(
+            "$.environment.python_lock",
+            f"{shown}: {len(bad)} requirement(s) without a --hash or editable ({bad[0]!r}"
+            f"{', ...' if len(bad) > 1 else ''}): the replay installs with --require-hashes, "
+            "which refuses them; re-capture the spec (pip-compile --generate-hashes), or set "
+            "$.environment.hashes_complete to false",
+        )
+    ]
 
 
 def _check_spack(pins: SpackPins, base: Path) -> list[Problem]:
@@ -222,6 +242,9 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
     for attr, lock in get_manager(env.manager).locks(env).items():
         lock_problems += _check_lock(lock, f"$.environment.{attr}", base)
     problems += lock_problems
+    python_lock = getattr(env, "python_lock", None)
+    if python_lock is not None and getattr(env, "hashes_complete", False) and not lock_problems:
+        problems += _check_hashes(resolve_path(python_lock.path, base), python_lock.path)
     if env.spack is not None and not lock_problems:
         problems += _check_spack(env.spack, base)
     if "accuracy" in wl.modes and wl.accuracy.metric == "agreement":

@@ -32,6 +32,7 @@ KNOWN_SECTIONS = frozenset(
         "include_concrete",
         "definitions",
         "develop",
+        "concretization",  # Spack < 0.18; `concretizer: unify:` since
         "compilers",
         "toolchains",
         "modules",
@@ -100,7 +101,9 @@ def read_manifest(path: Path) -> SpackManifest:
     concretizer = env.get("concretizer", {})
     if not isinstance(concretizer, dict):
         raise _bad(path, "$.spack.concretizer", "must be a mapping")
-    unify = concretizer.get("unify", True)
+    # Spack before 0.18 wrote `concretization: together|separately` at the top level
+    legacy = {"together": True, "separately": False}.get(str(env.get("concretization")), True)
+    unify = concretizer.get("unify", legacy)
     if not (isinstance(unify, bool) or unify == "when_possible"):
         raise _bad(path, "$.spack.concretizer.unify", f"is {unify!r}; true, false or when_possible")
     view = env.get("view", True)
@@ -134,6 +137,8 @@ def _load_yaml(path: Path) -> Any:
     def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *defaults`, as Spack reads it: merged below, its keys overridable
             key = loader.construct_object(key_node)
             if isinstance(key, list | dict):
                 raise yaml.constructor.ConstructorError(

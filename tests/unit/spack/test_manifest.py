@@ -115,3 +115,15 @@ def test_specs_from_definitions_are_not_compared(tmp_path: Path) -> None:
     result = check_consistency(read_manifest(path), ["a"])
     assert not result.checked
     assert "definitions" in result.note
+
+
+def test_yaml_merge_keys_and_the_pre_018_concretization_section(tmp_path: Path) -> None:
+    path = tmp_path / "spack.yaml"
+    path.write_text(
+        "spack:\n  specs: [zlib]\n  concretization: separately\n  packages:\n"
+        "    all: &all\n      target: [x86_64_v3]\n    zlib:\n      <<: *all\n"
+        "      target: [zen4]\n"
+    )
+    manifest = read_manifest(path)
+    assert manifest.specs == ("zlib",)
+    assert manifest.unify is False
