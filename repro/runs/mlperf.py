@@ -241,7 +241,14 @@ def _compliance(scenario_dir: Path) -> dict[str, dict[str, str]]:
     parts = scenario_dir.parts
     if "results" in parts:
         i = len(parts) - 1 - parts[::-1].index("results")
-        places.append(Path(*parts[:i], "compliance", *parts[i + 1 :]))
+        sibling = Path(*parts[:i], "compliance", *parts[i + 1 :])
+        # the two trees may spell the scenario folder differently (Offline, offline)
+        if not sibling.is_dir() and sibling.parent.is_dir():
+            sibling = next(
+                (p for p in sibling.parent.iterdir() if p.name.lower() == sibling.name.lower()),
+                sibling,
+            )
+        places.append(sibling)
     out: dict[str, dict[str, str]] = {}
     for place in places:
         if not place.is_dir():

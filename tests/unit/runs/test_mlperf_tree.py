@@ -435,3 +435,12 @@ def test_a_v1_multistream_result_is_its_samples_per_query(tmp_path: Path) -> Non
 
     (row,) = rows_of(sdir, read_mlperf_result(sdir))
     assert (row["metric"], row["value"], row["unit"]) == ("samples_per_query", 8, "samples/query")
+
+
+def test_compliance_is_found_whatever_the_scenario_folder_case(tmp_path: Path) -> None:
+    sdir = published_result(tmp_path, folder="Offline")
+    test = sdir.parents[3] / "compliance" / "box" / "resnet50" / "offline" / "TEST01"
+    test.mkdir(parents=True)
+    (test / "verify_performance.txt").write_text("TEST PASS\n")
+    checks = read_mlperf_result(sdir.parent).environment["compliance"]["Offline"]
+    assert checks == {"TEST01": {"performance": "PASS"}}
