@@ -38,6 +38,10 @@ def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
     try:
         yield tmp
         tmp.replace(target)
+    except OSError as exc:
+        if exc.filename in (None, name):  # a full disk names no file: name the one we write
+            raise OSError(exc.errno, exc.strerror, str(target)) from exc
+        raise
     finally:
         tmp.unlink(missing_ok=True)
 

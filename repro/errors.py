@@ -11,6 +11,10 @@ EXIT_FAILURE = 3
 EXIT_INTERNAL = 4
 
 
+class Interrupted(Exception):
+    """SIGTERM or SIGHUP arrived: stop like Ctrl-C (the CLI exits 130)."""
+
+
 class ReproError(Exception):
     """Base of the errors the CLI reports without a traceback."""
 

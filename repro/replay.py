@@ -23,7 +23,7 @@ from repro.artifacts.cache import ArtifactCache, read_verified
 from repro.atomic import atomic_write_text
 from repro.backends.registry import get_backend
 from repro.environments.base import RealizedEnvironment
-from repro.errors import RunError, SpecError, UsageError
+from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.fetching import fetch_all
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.privacy import redact, redact_text
@@ -101,10 +101,6 @@ def new_run_id() -> str:
 
 def utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-class Interrupted(Exception):
-    """SIGTERM or SIGHUP arrived: stop like Ctrl-C."""
 
 
 #: a worker's exit status when something outside killed it: SIGKILL or SIGTERM, directly or as
@@ -296,7 +292,12 @@ class Replayer:
             except (KeyboardInterrupt, Interrupted):
                 return self.finish(interrupted=True)
             except BaseException as exc:
-                self.finish(interrupted=True, reraise=False, message=f"stopped by an error: {exc}")
+                # a full disk may refuse run.json too: the error that stopped the run is the
+                # one to report (the folder keeps its .partial name: never taken for a run)
+                with contextlib.suppress(OSError):
+                    self.finish(
+                        interrupted=True, reraise=False, message=f"stopped by an error: {exc}"
+                    )
                 raise
         return self.finish()
 

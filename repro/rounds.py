@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from repro.compare import build_report, decided, undecided_scenarios
-from repro.errors import SpecError
-from repro.replay import Interrupted, Replayer, interruptible
+from repro.errors import Interrupted, SpecError
+from repro.replay import Replayer, interruptible
 from repro.reports.model import Report
 from repro.runs.record import RunRecord
 from repro.runs.store import LoadedRun

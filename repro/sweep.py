@@ -600,7 +600,8 @@ class Sweep:
         """Rounds until every objective is measured closely enough to compare (its 95 %
         interval's half-width within the spec's tolerance), at least `repeat`, at most
         `max_rounds`; the point records how many ran and why it stopped."""
-        from repro.replay import Interrupted, WorkerKilled, interruptible
+        from repro.errors import Interrupted
+        from repro.replay import WorkerKilled, interruptible
 
         cap = max(self.opts.max_rounds, self.state["repeat"])
         stopped = f"the round cap ({cap}) was reached"

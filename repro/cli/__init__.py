@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 import traceback
@@ -11,7 +12,7 @@ from typing import Any
 import click
 
 from repro import __version__
-from repro.errors import EXIT_FAILURE, EXIT_INTERNAL, ReproError
+from repro.errors import EXIT_FAILURE, EXIT_INTERNAL, Interrupted, ReproError
 
 
 class ReproGroup(click.Group):
@@ -27,7 +28,7 @@ class ReproGroup(click.Group):
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             click.echo("interrupted", err=True)
             ctx.exit(130)
         except BrokenPipeError:
@@ -39,11 +40,7 @@ class ReproGroup(click.Group):
             # a file or folder repro was given or writes to cannot be used as it is
             where = exc.filename or "a file"
             click.secho(f"error: {where}: {exc.strerror or exc}", err=True, fg="red")
-            click.echo(
-                "hint: check that the path exists, is of the right kind and that this user may "
-                "read it (inputs) or write into its folder (outputs)",
-                err=True,
-            )
+            click.echo(f"hint: {_os_hint(exc)}", err=True)
             ctx.exit(EXIT_FAILURE)
         except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
@@ -54,6 +51,17 @@ class ReproGroup(click.Group):
                     "hint: this is a bug in repro; rerun with --debug for the traceback", err=True
                 )
             ctx.exit(EXIT_INTERNAL)
+
+
+def _os_hint(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "the file system is full: free space there, or write elsewhere (-o/--results-dir)"
+    if exc.errno == errno.EROFS:
+        return "the file system is read-only: write elsewhere (-o/--results-dir)"
+    return (
+        "check that the path exists, is of the right kind and that this user may read it "
+        "(inputs) or write into its folder (outputs)"
+    )
 
 
 @click.group(cls=ReproGroup, context_settings={"help_option_names": ["-h", "--help"]})

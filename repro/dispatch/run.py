@@ -27,10 +27,10 @@ from repro.atomic import atomic_write_text, folder_lock
 from repro.dispatch.executors import ACTIVE, WAITING, Executor, PartState
 from repro.dispatch.gather import gather
 from repro.dispatch.plan import DispatchPlan, SlurmOptions, read_plan
-from repro.errors import RunError, SpecError, UsageError
+from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.fetching import fetch_all
 from repro.privacy import redact, redact_text
-from repro.replay import Interrupted, ReplayOptions, interruptible, new_run_id, utc_now
+from repro.replay import ReplayOptions, interruptible, new_run_id, utc_now
 from repro.runs import layout
 from repro.runs.record import DispatchRecord, RunRecord
 from repro.runs.store import digest_files, load_run

@@ -35,3 +35,19 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
         write_half()
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
+
+
+def test_a_full_disk_names_the_file_being_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    def full(self: Path, *args: object, **kwargs: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    target = tmp_path / "run.json"
+    with pytest.raises(OSError, match="No space left") as caught:
+        atomic_write_text(target, "{}")
+    assert caught.value.filename == str(target)
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind
