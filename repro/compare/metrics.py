@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from repro.compare.machine import Machines, with_machine
@@ -20,6 +18,7 @@ from repro.runs.store import (
 )
 from repro.spec.models import Tolerances
 from repro.stats.histogram import LatencyHistogram
+from repro.stats.machine import positive
 from repro.stats.significance import (
     Comparison,
     compare_accuracy,
@@ -91,7 +90,7 @@ def _values(side: Side, tests: list[TestRecord], key: str) -> list[tuple[TestRec
         v = t.metrics.get(key)
         if v is None or (v == 0 and key.startswith("early_stopping_")):
             continue  # LoadGen has no early-stopping estimate for a run with too few queries
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
+        if not positive(v):
             where = (
                 side.test_path(t.dir, layout.SUMMARY)
                 if side.kind == "mlperf"

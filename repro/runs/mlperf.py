@@ -21,6 +21,7 @@ from repro.runs.loadgen_logs import Metrics, merge_logs, parse_summary_text, rea
 from repro.runs.mlperf_accuracy import parse_accuracy_text
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
+from repro.stats.machine import positive
 
 #: the metric MLPerf reports for each scenario, and its unit
 HEADLINE: dict[str, tuple[str, str]] = {
@@ -315,12 +316,7 @@ def _check_logs(run: Path, scenario: str, summary: Metrics, detail: Metrics | No
         value = metrics.get(key)
         if where.name == DETAIL and value is None:
             continue  # a detail log may leave the figure to the summary
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value <= 0
-        ):
+        if not positive(value):
             raise SpecError(
                 f"{where}: {key} is {value!r}, not a positive number: the log is damaged",
                 hint="restore the file from the published tree",

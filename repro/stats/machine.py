@@ -52,8 +52,14 @@ def speed_key(probes: Iterable[dict[str, Any] | None]) -> SpeedKey:
 
 
 def positive(value: Any) -> bool:
-    """A probe figure that can be used: a number (not a bool) above zero."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    """A figure that can be used: a finite number (not a bool, not an integer too large for a
+    float: a damaged file) above zero."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value) and value > 0
+    except OverflowError:
+        return False
 
 
 @dataclass(frozen=True)

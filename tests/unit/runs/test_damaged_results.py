@@ -37,7 +37,7 @@ def runs(tmp_path: Path) -> Path:
     return tmp_path / "r" / "replay"
 
 
-@pytest.mark.parametrize("value", [0, -5.0, "NaN", True, float("inf")])
+@pytest.mark.parametrize("value", [0, -5.0, "NaN", True, float("inf"), 10**400])
 def test_a_bad_metric_value_names_the_run_file(tmp_path: Path, runs: Path, value: object) -> None:
     path = layout.record_file(runs)
     record = json.loads(path.read_text())

@@ -444,3 +444,11 @@ def test_compliance_is_found_whatever_the_scenario_folder_case(tmp_path: Path) -
     (test / "verify_performance.txt").write_text("TEST PASS\n")
     checks = read_mlperf_result(sdir.parent).environment["compliance"]["Offline"]
     assert checks == {"TEST01": {"performance": "PASS"}}
+
+
+def test_a_number_too_large_for_a_float_is_a_damaged_log(tmp_path: Path) -> None:
+    sdir = published_result(tmp_path)
+    summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
+    summary.write_text(summary.read_text().replace(": 100.0", ": 1" + "0" * 400))
+    with pytest.raises(SpecError, match="not a positive number"):
+        read_mlperf_result(sdir)
