@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ValidationError
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetch import download, resolve_path
@@ -39,7 +40,7 @@ from repro.runs.layout import component
 from repro.runs.record import RunRecord, TestRecord
 from repro.spack.pins import MANIFEST_NAME as SPACK_MANIFEST
 from repro.spack.pins import pins_from_files as spack_pins
-from repro.spec.io import dump_spec, parse_spec, write_spec
+from repro.spec.io import dump_spec, format_validation_error, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware, Original
 from repro.validate import check
 
@@ -326,6 +327,17 @@ def _say_what_changed(
         report(f"  ... and {len(changed) - 25} more")
 
 
+def _check_part(model: type[BaseModel], raw: Any, source: str, root: str) -> None:
+    """A part of the spec kept as it is, validated alone: a bad one is a SpecError naming it."""
+    try:
+        model.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(
+            format_validation_error(source, exc, raw, root=root),
+            hint="fix the spec (`repro validate` names each problem), or drop the part",
+        ) from None
+
+
 def capture(
     raw: dict[str, Any],
     *,
@@ -340,6 +352,9 @@ def capture(
     raw.setdefault("schema", "repro.experiment/v1")
     raw.pop("id", None)
     kept_original, kept_hardware = raw.pop("original", None), raw.get("hardware")
+    if kept_original is not None:  # checked now, not after minutes of locking
+        _check_part(Original, kept_original, source, "$.original")
+        _check_part(Hardware, kept_hardware or {}, source, "$.hardware")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise SpecError(f"{source}: $.name: required to capture (it names the spec file)")

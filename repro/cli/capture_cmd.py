@@ -43,6 +43,11 @@ def _set_setting(scenarios: dict[str, dict[str, Any]], text: str) -> None:
     scenarios.setdefault(scenario, {})[key] = value
 
 
+#: the parts of a spec that define what is measured: a flag that changes one of them makes the
+#: --from spec's original results another experiment's
+EXPERIMENT_PARTS = ("artifacts", "backend", "workload")
+
+
 def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
     """A partial spec: `base` (from --from) overridden by the command-line flags."""
     from repro.capture import DEFAULT_SEEDS
@@ -229,6 +234,12 @@ def capture(
             raise SpecError(f"{from_spec}: $: expected a JSON object")
         base, source = loaded, str(from_spec)
     raw = build_partial(base, **flags)
+    changed = [k for k in EXPERIMENT_PARTS if raw.get(k) != base.get(k)]
+    if base.get("original") is not None and changed:
+        # the original was measured on the --from experiment, not on this one
+        raw.pop("original", None)
+        raw.pop("hardware", None)
+        note(f"the original of {from_spec} is not kept: the flags change its {', '.join(changed)}")
     opts = CaptureOptions(
         specs_dir=specs_dir,
         lockfiles_dir=lockfiles_dir,

@@ -12,7 +12,7 @@ import pytest
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.capture import CaptureOptions, capture
-from repro.errors import UsageError
+from repro.errors import SpecError, UsageError
 from repro.pylock import PythonLock
 from tests.helpers import portable_spec
 
@@ -87,3 +87,31 @@ def test_no_run_keeps_the_original_and_the_manager_and_says_what_changed(
 def test_an_explicit_manager_change_is_listed(workdir: Path, root: Path) -> None:
     said, _ = _capture(workdir, root, run=False, force=True, env_manager="venv")
     assert any("$.environment.manager: 'nix' -> 'venv'" in line for line in said)
+
+
+def test_a_bad_original_is_refused_before_anything_is_locked(workdir: Path, root: Path) -> None:
+    spec_path = workdir / "specs" / "ort-digits.json"
+    raw = json.loads(spec_path.read_text())
+    raw["original"]["path"] = 5
+    spec_path.write_text(json.dumps(raw))
+    with pytest.raises(SpecError, match=r"\$\.original\.path"):
+        _capture(workdir, root, run=False, force=True)
+    assert not (workdir / "lockfiles").exists()
+
+
+def test_flags_that_change_the_experiment_drop_the_from_specs_original(
+    workdir: Path, root: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    args = ["capture", "--from", "specs/ort-digits.json", "--no-run", "--force"]
+    args += ["--flake-dir", str(root / "nix")]
+    result = CliRunner().invoke(cli, [*args, "--name", "z", "--batch-size", "4"])
+    assert result.exit_code == 0, result.output
+    assert "is not kept: the flags change its workload" in result.output
+    assert "original" not in json.loads((workdir / "specs" / "z.json").read_text())
+    result = CliRunner().invoke(cli, [*args, "--name", "same"])
+    assert result.exit_code == 0, result.output
+    assert "original" in json.loads((workdir / "specs" / "same.json").read_text())
