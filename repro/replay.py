@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import io
 import json
+import re
 import secrets
 import shutil
 import signal
@@ -149,6 +150,19 @@ def stopped_by_signals() -> Iterator[None]:
             raise KeyboardInterrupt from None
 
 
+def worker_failure(log: str) -> str:
+    """What a worker's log says went wrong, in a line: the exception a traceback ends with
+    (never the traceback itself), else its last lines."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    if not lines:
+        return "its log is empty"
+    if any(line.startswith("Traceback (most recent call last)") for line in lines):
+        raised = [line for line in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception)\b", line)]
+        if raised:
+            return raised[-1][:300]
+    return " / ".join(lines[-3:])[:300]
+
+
 def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) -> dict[str, Any]:
     """The LoadGen TestSettings fields for one scenario, with the command line's overrides."""
     sc = next(s for s in spec.workload.scenarios if s.scenario == scenario)
@@ -161,8 +175,32 @@ def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) 
         settings.get("max_duration_ms")
         and settings["max_duration_ms"] < settings["min_duration_ms"]
     ):
-        settings["max_duration_ms"] = 0
+        if opts.max_duration_ms is not None:
+            raise UsageError(
+                f"--max-duration-ms {opts.max_duration_ms} is below the {scenario} test's "
+                f"minimum duration ({settings['min_duration_ms']} ms): LoadGen would stop it "
+                "before it could be valid",
+                hint="raise --max-duration-ms, or lower the minimum with --min-duration-ms",
+            )
+        settings["max_duration_ms"] = 0  # the spec's cap, below a longer minimum asked for
+    _check_planned(scenario, settings)
     return settings
+
+
+def _check_planned(scenario: str, settings: dict[str, Any]) -> None:
+    """The overrides must not make LoadGen generate more samples than a machine holds (it
+    builds the whole schedule before the first query: 2**64 queries is a crash, not a run)."""
+    from repro.spec.models import LoadGenSettings
+    from repro.validate import MAX_PLANNED_SAMPLES, planned_samples
+
+    planned = planned_samples(scenario, LoadGenSettings.model_validate(settings))  # type: ignore[arg-type]
+    if planned > MAX_PLANNED_SAMPLES:
+        raise UsageError(
+            f"{scenario}: with these settings LoadGen would generate about {planned:.3g} "
+            f"samples before the run and hold them in memory; at most "
+            f"{MAX_PLANNED_SAMPLES:,} are accepted",
+            hint="lower --min-query-count or --min-duration-ms",
+        )
 
 
 def selected(spec: ExperimentSpec, opts: ReplayOptions) -> list[tuple[ScenarioName, ModeName]]:
@@ -487,11 +525,13 @@ class Replayer:
         result_path = out_dir / layout.WORKER_RESULT
         if not result_path.is_file():
             log = out_dir / layout.WORKER_LOG
-            log_tail = log.read_text(errors="replace")[-1500:] if log.is_file() else ""
+            said = worker_failure(log.read_text(errors="replace") if log.is_file() else "")
+            how = f"was killed by signal {-rc}" if rc < 0 else f"exited with {rc}"
             return TestRecord(
                 **base,
                 status="failed",
-                error=f"worker exited with {rc} and wrote no result: {log_tail}",
+                error=f"the worker {how} and wrote no result: {said} (its log: "
+                f"{rel}/{layout.WORKER_LOG})",
             )
         try:
             result = WorkerResult.model_validate_json(result_path.read_text(errors="replace"))

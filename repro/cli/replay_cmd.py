@@ -598,7 +598,8 @@ def _raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
     )
     raise RunError(
         f"run {record.status}: {details}",
-        hint=f"LoadGen's logs are in {run_dir}; mlperf_log_summary.txt says why",
+        hint=f"the tests' folders are in {run_dir}: LoadGen's mlperf_log_summary.txt says why "
+        "a test was INVALID, the worker's log why one failed",
     )
 
 

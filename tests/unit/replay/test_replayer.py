@@ -116,7 +116,7 @@ def test_run_records_spec_and_effective_tolerances(spec: Any, tmp_path: Path) ->
     [
         ("invalid", "invalid", "invalid", None),
         ("fail", "failed", "failed", "scripted failure"),
-        ("crash", "failed", "failed", "exited with -11"),
+        ("crash", "failed", "failed", "killed by signal 11"),
     ],
 )
 def test_worker_outcomes_are_collected(
@@ -204,3 +204,31 @@ def test_repeats_are_rounds_with_a_probe_between_every_two_tests(spec: Any, tmp_
         assert before.probe_after == after.probe_before
     assert record.tests[0].probe_before["compute_gflops"] == 100.0
     assert record.probes_version == "repro.probes/v2"
+
+
+def test_overrides_that_cannot_run_are_refused_before_a_worker_starts(root: Path) -> None:
+    from repro.errors import UsageError
+    from repro.replay import ReplayOptions, scenario_settings
+    from repro.spec.io import load_spec
+
+    spec = load_spec(root / "specs" / "ort-digits.json")
+    with pytest.raises(UsageError, match=r"would generate about 1\.84e"):
+        scenario_settings(spec, "SingleStream", ReplayOptions(min_query_count=2**64 - 1))
+    with pytest.raises(UsageError, match="--max-duration-ms 1 is below"):
+        scenario_settings(
+            spec, "SingleStream", ReplayOptions(min_duration_ms=100, max_duration_ms=1)
+        )
+    settings = scenario_settings(spec, "SingleStream", ReplayOptions(min_duration_ms=100))
+    assert settings["min_duration_ms"] == 100
+
+
+def test_a_workers_failure_is_its_exception_not_its_traceback() -> None:
+    from repro.replay import worker_failure
+
+    log = (
+        'loading\nTraceback (most recent call last):\n  File "x.py", line 1, in run_test\n'
+        "    lg.StartTestWithLogSettings(sut)\nMemoryError: std::bad_alloc\n"
+    )
+    assert worker_failure(log) == "MemoryError: std::bad_alloc"
+    assert worker_failure("") == "its log is empty"
+    assert worker_failure("a\nb\nc\nd\n") == "b / c / d"
