@@ -103,6 +103,8 @@ class WorkerResult(BaseModel):
 
     status: Literal["complete", "failed"]
     error: str | None = None
+    #: the failure is the spec's (a name the model does not have): the run stops, exit 2
+    spec_error: bool = False
     backend: dict[str, Any] = {}
     timings_s: dict[str, float] = {}
     peak_rss_bytes: int | None = None

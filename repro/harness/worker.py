@@ -19,7 +19,7 @@ import numpy as np
 from repro.artifacts.cache import read_verified
 from repro.atomic import atomic_write_text
 from repro.backends.base import Engine, Profiler
-from repro.errors import ReproError
+from repro.errors import ReproError, SpecError
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.runs.layout import (
     DETAIL,
@@ -224,7 +224,8 @@ def main(argv: list[str]) -> int:
         error = f"{type(exc).__name__}: {exc}"
         if isinstance(exc, ReproError) and exc.hint:
             error += f" (hint: {exc.hint})"
-        _write(out_dir, WorkerResult(status="failed", error=error))
+        spec_error = isinstance(exc, SpecError)
+        _write(out_dir, WorkerResult(status="failed", error=error, spec_error=spec_error))
         return 3
     _write(out_dir, result)
     return 0

@@ -211,3 +211,45 @@ def test_a_lifeline_ends_its_watcher_when_the_writer_goes(tmp_path: Path) -> Non
     assert child.poll() is None
     os.close(w)
     assert child.wait(timeout=15) == 137
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "named", "before_running"),
+    [
+        (("inputs_key",), "nope", "$.workload.inputs_key", True),
+        (("total_sample_count",), 100_000, "$.workload.total_sample_count", True),
+        (("accuracy", "labels_key"), "nope", "$.workload.accuracy.labels_key", True),
+        (("input_name",), "nope", "$.workload.input_name", False),
+        (("output_name",), "nope", "$.workload.output_name", False),
+    ],
+)
+def test_a_spec_naming_what_the_model_or_data_lack_exits_2(
+    root: Path,
+    tmp_path: Path,
+    field: tuple[str, ...],
+    value: object,
+    named: str,
+    before_running: bool,
+) -> None:
+    spec = json.loads(_digits_spec(root, tmp_path).read_text())
+    spec["workload"]["accuracy"]["metric"] = "top1"  # labels are read for top1 only
+    place = spec["workload"]
+    for key in field[:-1]:
+        place = place[key]
+    place[field[-1]] = value
+    (tmp_path / "s.json").write_text(json.dumps(spec))
+    result = CliRunner().invoke(
+        cli,
+        ["replay", str(tmp_path / "s.json"), "--env", "native", "-s", "SingleStream",
+         "--min-duration-ms", "100", "--results-dir", str(tmp_path / "results"),
+         "--cache-dir", str(tmp_path / "cache")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert named in result.stderr
+    assert "Traceback" not in result.output
+    runs = list((tmp_path / "results").glob("*/*")) if (tmp_path / "results").exists() else []
+    if before_running:
+        assert runs == []
+    else:  # the worker found it: the run is kept, marked as stopped by that error
+        (run,) = runs
+        assert load_run(run).status == "interrupted"
