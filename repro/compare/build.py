@@ -232,7 +232,9 @@ def build_report(
             f"none of what the original ({orig.path}) ran ({what})",
             hint="replay the scenarios and modes the original ran (see `repro replay --help`)",
         )
-    if orig.kind == "repro" and any(r.record.spec_id != orig.record.spec_id for r in reps):
+    if orig.kind == "repro" and any(
+        r.kind == "repro" and r.record.spec_id != orig.record.spec_id for r in reps
+    ):
         notes.append(
             "the replay ran a different spec id than the original (--allow-different-specs): "
             "the experiment itself was changed (see the settings and the drift)"

@@ -67,6 +67,15 @@ def resolve_pairs(
         return Pairing([resolve_inputs(original, [], allow_different_specs=allow_different_specs)])
     left = open_sides(original)
     right = [side for path in replays for side in replay_sides(path)]
+    seen: set[Path] = set()
+    for side in right:
+        if side.path.resolve() in seen:
+            raise SpecError(
+                f"{side.path} is given twice as a replay: each run counts once (twice, its "
+                "runs would look like more evidence than there is)",
+                hint="name each replay once (overlapping shell patterns repeat a run)",
+            )
+        seen.add(side.path.resolve())
     same = {s.path.resolve() for s in left} & {s.path.resolve() for s in right}
     if same:
         raise SpecError(

@@ -135,3 +135,14 @@ def test_every_differing_setting_is_listed(tmp_path: Path) -> None:
     got = {(d["scope"], d["key"], d["original"], d["replay"]) for d in data["settings"]}
     assert got == {("Offline", "min_duration_ms", 10000, 1000), ("run", "repeat", 3, 2)}
     assert "setting differs: Offline min_duration_ms: 10000 -> 1000" in out
+
+
+def test_a_replay_given_twice_is_refused(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100.0, 101.0])
+    make_run(tmp_path / "r" / "a", throughput=[100.0, 99.0], seed=2)
+    run = str(tmp_path / "r" / "a")
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", str(tmp_path / "r" / "original"), run, run + "/"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "is given twice as a replay" in result.output
