@@ -6,7 +6,7 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -49,19 +49,55 @@ def load_run(run: Path) -> RunRecord:
     key = (path.resolve(), st.st_mtime_ns, st.st_size)
     if key not in _cache:
         try:
-            raw = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raw = json.loads(path.read_text(), object_pairs_hook=_unique)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
             raise SpecError(f"{path}: not a valid run record: {exc}", hint=_DAMAGED) from None
         try:
-            _cache[key] = RunRecord.model_validate(raw)
+            record = RunRecord.model_validate(raw)
         except ValidationError as exc:
             raise SpecError(
                 format_validation_error(str(path), exc, raw, what="run record"), hint=_DAMAGED
             ) from None
+        _check_record(path, record)
+        _cache[key] = record
     return _cache[key]
 
 
 _DAMAGED = "the run record is damaged or not repro's: re-run the replay, or delete the run"
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys appear once (repro never writes a key twice: a second one is an
+    edit, and which of the two counts would be a guess)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _check_record(path: Path, record: RunRecord) -> None:
+    """What a run repro wrote always holds: a finished performance test states LoadGen's
+    validity, VALID or INVALID; an accuracy is a fraction. A record that does not is damaged."""
+    for i, t in enumerate(record.tests):
+        where = f"{path}: $.tests[{i}] ({t.scenario} {t.mode})"
+        validity = t.metrics.get("validity")
+        finished = t.mode == "performance" and t.status in ("valid", "invalid")
+        if finished and validity not in ("VALID", "INVALID"):
+            raise SpecError(
+                f"{where}: metrics.validity is {validity!r}: a finished performance test "
+                "states LoadGen's VALID or INVALID",
+                hint=_DAMAGED,
+            )
+        value = (t.accuracy or {}).get("value")
+        if value is not None and not (
+            isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+        ):
+            raise SpecError(
+                f"{where}: accuracy.value is {value!r}, not a fraction from 0 to 1",
+                hint=_DAMAGED,
+            )
 
 
 def list_runs(spec_results: Path) -> list[Path]:

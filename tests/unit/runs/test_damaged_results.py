@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -94,3 +95,38 @@ def test_a_run_record_of_the_wrong_shape_names_each_field(tmp_path: Path, runs: 
     assert "$.run_id: required field is missing" in out
     assert "$.status:" in out
     assert "errors.pydantic.dev" not in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda t: t["metrics"].update(validity="MAYBE"), "metrics.validity is 'MAYBE'"),
+        (lambda t: t.update(metrics={}), "metrics.validity is None"),
+    ],
+)
+def test_a_finished_test_without_loadgens_validity_is_damaged(
+    tmp_path: Path, runs: Path, edit: Any, named: str
+) -> None:
+    path = layout.record_file(runs)
+    record = json.loads(path.read_text())
+    edit(next(t for t in record["tests"] if t["mode"] == "performance"))
+    path.write_text(json.dumps(record))
+    code, out = _report(tmp_path)
+    assert code == 2, out
+    assert named in out
+
+
+def test_an_accuracy_above_one_or_a_repeated_key_is_damaged(tmp_path: Path, runs: Path) -> None:
+    path = layout.record_file(runs)
+    text = path.read_text()
+    record = json.loads(text)
+    acc = next(t for t in record["tests"] if t["mode"] == "accuracy")
+    acc["accuracy"]["value"] = 5.0
+    path.write_text(json.dumps(record))
+    code, out = _report(tmp_path)
+    assert code == 2, out
+    assert "accuracy.value is 5.0, not a fraction" in out
+    path.write_text(text.replace('"status": ', '"status": "interrupted", "status": ', 1))
+    code, out = _report(tmp_path)
+    assert code == 2, out
+    assert "appears twice" in out
