@@ -63,9 +63,8 @@ class Problem:
 def _check_lock(lock: LockFile, where: str, base: Path) -> list[Problem]:
     path = resolve_path(lock.path, base)
     if not path.is_file():
-        return [
-            Problem(f"{where}.path", f"lock file {lock.path} does not exist (looked at {path})")
-        ]
+        what = "is not a regular file" if path.exists() else "does not exist"
+        return [Problem(f"{where}.path", f"lock file {lock.path} {what} (looked at {path})")]
     got = sha256_file(path)
     if got != lock.sha256:
         return [
@@ -211,8 +210,10 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                 )
             else:
                 problems += [Problem(*found) for found in recipe.check(art.params, where=where)]
-        if art.path is not None and not resolve_path(art.path, base).is_file():
-            problems.append(Problem(f"{where}.path", f"{art.path} does not exist"))
+        found = resolve_path(art.path, base) if art.path is not None else None
+        if found is not None and not found.is_file():
+            what = "is not a regular file" if found.exists() else "does not exist"
+            problems.append(Problem(f"{where}.path", f"{art.path} {what}"))
     wl = spec.workload
     for field, name in (("model", wl.model), ("dataset", wl.dataset)):
         if name not in spec.artifacts:

@@ -105,8 +105,9 @@ def materialize(
             origin = "path"
             src = resolve_path(artifact.path, base_dir)
             if not src.is_file():
+                what = "is not a regular file" if src.exists() else "does not exist"
                 raise SpecError(
-                    f"artifact {name!r}: path {artifact.path} does not exist (looked at {src})",
+                    f"artifact {name!r}: path {artifact.path} {what} (looked at {src})",
                     hint="paths are relative to the spec's folder",
                 )
             _copy_file(src, staged)

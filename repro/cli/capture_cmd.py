@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,11 @@ def parse_source(text: str, option: str) -> dict[str, Any]:
         return {"recipe": name, "params": values}
     if text.startswith(("http://", "https://", "file://")):
         return {"url": text}
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
+        raise UsageError(
+            f"{option} {text}: the URL scheme {text.split(':', 1)[0]!r} is not supported",
+            hint="give an http(s):// or file:// URL, a local path, or recipe:NAME",
+        )
     return {"path": str(Path(text).resolve())}
 
 

@@ -119,7 +119,10 @@ def latest_finished(spec_results: Path, *, spec_id: str, exclude: Path) -> Path 
     for p in list_runs(spec_results):
         if p.resolve() == exclude.resolve():
             continue
-        record = load_run(p)
+        try:
+            record = load_run(p)
+        except SpecError:
+            continue  # a damaged run is never the latest finished one (named when given)
         if record.status not in ("complete", "invalid") or record.spec_id != spec_id:
             continue
         if not record.tests:

@@ -115,3 +115,13 @@ def test_flags_that_change_the_experiment_drop_the_from_specs_original(
     result = CliRunner().invoke(cli, [*args, "--name", "same"])
     assert result.exit_code == 0, result.output
     assert "original" in json.loads((workdir / "specs" / "same.json").read_text())
+
+
+def test_an_unsupported_url_scheme_is_named() -> None:
+    from repro.cli.capture_cmd import parse_source
+
+    with pytest.raises(UsageError, match="the URL scheme 'ftp' is not supported"):
+        parse_source("ftp://example.org/model.onnx", "--model")
+    assert parse_source("https://example.org/m.onnx", "--model") == {
+        "url": "https://example.org/m.onnx"
+    }

@@ -146,3 +146,16 @@ def test_a_replay_given_twice_is_refused(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2, result.output
     assert "is given twice as a replay" in result.output
+
+
+def test_a_damaged_run_does_not_hide_the_latest_good_one(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100.0, 101.0])
+    make_run(tmp_path / "r" / "20260101-good", throughput=[100.0, 99.0], seed=2)
+    make_run(tmp_path / "r" / "20260102-bad", throughput=[100.0, 99.0], seed=3)
+    (tmp_path / "r" / "20260102-bad" / "run.json").write_text("{damaged")
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", str(tmp_path / "r"), "-o", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["replays"][0]["path"].endswith("20260101-good")
