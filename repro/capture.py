@@ -327,6 +327,19 @@ def _say_what_changed(
         report(f"  ... and {len(changed) - 25} more")
 
 
+def _check_shape(raw: dict[str, Any], source: str) -> None:
+    """The partial spec, checked as a spec before minutes of hashing and locking: what capture
+    fills in (hashes, the environment, the hardware) stands in as placeholders, so that only
+    what the user gave can be wrong."""
+    trial = json.loads(json.dumps(raw))
+    for art in (trial.get("artifacts") or {}).values():
+        if isinstance(art, dict):
+            art.setdefault("sha256", "0" * 64)
+    trial["environment"] = {"manager": "venv", "python": "3"}
+    trial.pop("hardware", None)
+    parse_spec(trial, source=source)
+
+
 def _check_part(model: type[BaseModel], raw: Any, source: str, root: str) -> None:
     """A part of the spec kept as it is, validated alone: a bad one is a SpecError naming it."""
     try:
@@ -368,6 +381,7 @@ def capture(
                     hint="pass --force to overwrite it (capture then says what changed), or "
                     "--name to capture under another name",
                 )
+    _check_shape(raw, source)
     previous = _previous(spec_path)
     spec_dir = opts.specs_dir
     spec_dir.mkdir(parents=True, exist_ok=True)

@@ -240,6 +240,8 @@ def capture(
             raise SpecError(f"{from_spec}: $: expected a JSON object")
         base, source = loaded, str(from_spec)
     raw = build_partial(base, **flags)
+    if raw != base:
+        source = f"{source} with the command line's flags" if from_spec else source
     changed = [k for k in EXPERIMENT_PARTS if raw.get(k) != base.get(k)]
     if base.get("original") is not None and changed:
         # the original was measured on the --from experiment, not on this one

@@ -125,3 +125,19 @@ def test_an_unsupported_url_scheme_is_named() -> None:
     assert parse_source("https://example.org/m.onnx", "--model") == {
         "url": "https://example.org/m.onnx"
     }
+
+
+def test_a_bad_flag_is_named_before_anything_is_locked(workdir: Path, root: Path) -> None:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    result = CliRunner().invoke(
+        cli,
+        ["capture", "--from", "specs/ort-digits.json", "--no-run", "--force", "--name", "b",
+         "--setting", "Offline.bogus=1", "--flake-dir", str(root / "nix")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "with the command line's flags" in result.output
+    assert "bogus" in result.output
+    assert not (workdir / "lockfiles" / "b").exists()
