@@ -181,6 +181,8 @@ def _target(path: Path, where: str, arch: Any) -> tuple[str | None, str | None, 
         raise _bad(path, where, "must be an object {platform, platform_os, target}")
     target = arch.get("target")
     if isinstance(target, dict):
+        if "name" not in target:
+            raise _bad(path, f"{where}.target", "an object without the target's name")
         target = target.get("name")
     return (
         _text(path, f"{where}.platform", arch.get("platform")),
@@ -294,6 +296,16 @@ def read_spack_lock(path: Path) -> SpackLock:
             at = f"{where}.concrete_specs.{k}"
             raw_nodes.setdefault(k, (at, _unwrap(path, at, v)))
     nodes = {key: _node(path, where, key, raw, version) for key, (where, raw) in raw_nodes.items()}
+    if version >= 4:  # keyed by DAG hash: a dependency names a node of the lock
+        for key, node in nodes.items():
+            for name, dep_hash, _ in node.dependencies:
+                if dep_hash not in nodes:
+                    raise _bad(
+                        path,
+                        f"{raw_nodes[key][0]}.dependencies",
+                        f"{name} /{dep_hash[:7]} is not in $.concrete_specs: the lock is "
+                        "incomplete",
+                    )
     # v6 on: the compiler is the build dependency that provides c/cxx/fortran
     for key, node in list(nodes.items()):
         if node.compiler is None:

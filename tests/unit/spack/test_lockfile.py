@@ -347,3 +347,14 @@ def test_a_package_turned_external_is_drift(tmp_path: Path) -> None:
     b = _v7(tmp_path / "b", _node("python", "3.11.4", "p" * 32, external={"path": "/usr"}))
     changes = diff_paths(a, b)
     assert [(c.key, c.a, c.b) for c in changes] == [("python.external", False, True)]
+
+
+def test_a_dependency_outside_the_lock_or_a_nameless_target_is_refused(tmp_path: Path) -> None:
+    gone = {"name": "zlib", "hash": "z" * 32, "parameters": {"deptypes": ["link"]}}
+    numpy = _node("py-numpy", "2.1.0", "n" * 32, dependencies=[gone])
+    with pytest.raises(SpecError, match=r"zlib /zzzzzzz is not in \$\.concrete_specs"):
+        read_spack_lock(_v7(tmp_path / "a", numpy))
+    odd = _node("py-numpy", "2.1.0", "n" * 32)
+    odd["arch"]["target"] = {"vendor": "GenuineIntel"}
+    with pytest.raises(SpecError, match="without the target's name"):
+        read_spack_lock(_v7(tmp_path / "b", odd))
