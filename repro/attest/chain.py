@@ -205,11 +205,25 @@ def _open_envelope(
     if not path.is_file():
         link.problems.append(f"no attestation ({path.name}): run `repro attest {link.where}`")
         return None
+    shape = "an object of a payloadType and a payload (strings) and a list of signatures"
     try:
         doc = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        link.problems.append(f"{path}: not a DSSE envelope (not JSON)")
+        return None
+    if not (
+        isinstance(doc, dict)
+        and isinstance(doc.get("payload"), str)
+        and isinstance(doc.get("payloadType"), str)
+        and isinstance(doc.get("signatures"), list)
+        and all(isinstance(s, dict) for s in doc["signatures"])
+    ):
+        link.problems.append(f"{path}: not a DSSE envelope (expected {shape})")
+        return None
+    try:
         envelope = Envelope.from_dict(doc)
-    except (ValueError, KeyError, TypeError) as exc:
-        link.problems.append(f"{path}: not a DSSE envelope ({exc})")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        link.problems.append(f"{path}: not a DSSE envelope (expected {shape})")
         return None
     if envelope.payload_type != PAYLOAD_TYPE:
         link.problems.append(f"{path}: payloadType {envelope.payload_type!r}, not in-toto's")
@@ -518,3 +532,29 @@ def verify_unpacked(root: Path, spec_rel: str, key: Any | None) -> list[Link]:
         if folder not in checked and (folder / "run.json").is_file():
             links += verify_run(folder, key, follow_spec=False)
     return links
+
+
+def unpinned_members(root: Path, members: list[Any], spec_rel: str) -> list[str]:
+    """Members of a package that nothing signed pins: a second spec, or an artifact or lock
+    whose sha256 the (signed) spec does not name. The manifest is not signed: such a member
+    is what an altered package adds."""
+    from repro.environments.registry import get_manager
+    from repro.spec.io import load_spec
+
+    spec = load_spec(root / spec_rel, check_id=False)
+    artifacts = {a.sha256 for a in spec.artifacts.values()}
+    env = spec.environment
+    locks = {lock.sha256 for lock in get_manager(env.manager).locks(env).values()}
+    if env.spack is not None:
+        locks |= {
+            lock.sha256 for lock in (env.spack.spack_yaml, env.spack.spack_lock) if lock is not None
+        }
+    out = []
+    for m in members:
+        if m.role == "spec" and m.path != spec_rel:
+            out.append(f"{m.path}: a second spec, which no attestation covers")
+        elif m.role in ("cached-artifact", "artifact") and m.sha256 not in artifacts:
+            out.append(f"{m.path}: an artifact the spec does not pin (sha256 {m.sha256[:12]})")
+        elif m.role == "lock" and m.sha256 not in locks:
+            out.append(f"{m.path}: a lock file the spec does not pin (sha256 {m.sha256[:12]})")
+    return out

@@ -92,7 +92,7 @@ def verify(target: Path, key_path: Path | None, as_json: bool) -> None:
       repro verify reports/ort-digits --key repro-signing.pub
       repro verify ort-digits.repro.tar.zst --key repro-signing.pub
     """
-    from repro.attest.chain import Link, verify_target, verify_unpacked
+    from repro.attest.chain import Link, unpinned_members, verify_target, verify_unpacked
     from repro.attest.keys import load_public
     from repro.packaging.pack import is_package
     from repro.packaging.pack import unpack as extract
@@ -108,7 +108,8 @@ def verify(target: Path, key_path: Path | None, as_json: bool) -> None:
             except ArtifactError as exc:
                 links = [Link("package", str(target), [exc.message])]
             else:
-                links = [Link("package", str(target))]
+                unpinned = unpinned_members(root, manifest.members, manifest.spec)
+                links = [Link("package", str(target), unpinned)]
                 links += verify_unpacked(root, manifest.spec, key)
                 for link in links:  # name the packaged files, not a folder about to be deleted
                     link.where = link.where.replace(str(root), f"{target}:")

@@ -396,3 +396,11 @@ def _verify_files(path: Path, root: Path, manifest: PackageManifest) -> None:
                 "the package was altered",
                 hint="get the package again from its source",
             )
+        named = m.path.rsplit("/", 1)[-1]
+        if m.role == "cached-artifact" and named != got:
+            # the cache is content-addressed: the (signed) spec pins an artifact by the name
+            raise ArtifactError(
+                f"{path}: {m.path}: named for sha256 {named[:16]}... but its bytes are "
+                f"{got[:16]}...: the package was altered",
+                hint="get the package again from its source",
+            )

