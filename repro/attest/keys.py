@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -80,11 +81,41 @@ def load_public(path: Path) -> Any:
     """The public key of a repro-signing.pub file."""
     from securesystemslib.signer import SSlibKey  # type: ignore[attr-defined]
 
+    hint = "give the repro-signing.pub that `repro keygen` wrote"
     try:
         doc = json.loads(path.read_text())
-        return SSlibKey.from_dict(doc["keyid"], dict(doc["key"]))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise SpecError(f"{path}: not a repro public key (not JSON)", hint=hint) from None
+    key = doc.get("key") if isinstance(doc, dict) else None
+    keyval = key.get("keyval") if isinstance(key, dict) else None
+    public = keyval.get("public") if isinstance(keyval, dict) else None
+    if not isinstance(key, dict) or not isinstance(doc.get("keyid"), str):
+        raise SpecError(f"{path}: not a repro public key (expected keyid and key)", hint=hint)
+    if key.get("keytype") != "ed25519" or key.get("scheme") != "ed25519":
         raise SpecError(
-            f"{path}: not a repro public key ({exc})",
-            hint="give the repro-signing.pub that `repro keygen` wrote",
-        ) from None
+            f"{path}: a {key.get('keytype')!r} key with scheme {key.get('scheme')!r}, not an "
+            "ed25519 one",
+            hint=hint,
+        )
+    if not (isinstance(public, str) and re.fullmatch(r"[0-9a-f]{64}", public)):
+        raise SpecError(f"{path}: $.key.keyval.public is not 32 bytes of hex", hint=hint)
+    if doc["keyid"] != _keyid(key):
+        raise SpecError(
+            f"{path}: $.keyid {doc['keyid'][:16]}... is not the id of its key "
+            f"({_keyid(key)[:16]}...): the file was edited",
+            hint=hint,
+        )
+    try:
+        return SSlibKey.from_dict(doc["keyid"], dict(key))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SpecError(f"{path}: not a repro public key ({exc})", hint=hint) from None
+
+
+def _keyid(key: dict[str, Any]) -> str:
+    """A key's id as securesystemslib computes it: the sha256 of its canonical JSON."""
+    import hashlib
+
+    from securesystemslib.formats import encode_canonical
+
+    fields = {k: key[k] for k in ("keytype", "scheme", "keyval")}
+    return hashlib.sha256(str(encode_canonical(fields)).encode()).hexdigest()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -310,3 +311,23 @@ def test_an_envelope_with_a_null_payload_is_not_a_crash(chain: dict[str, Path]) 
         assert "internal error" not in err
     finally:
         envelope.write_bytes(saved)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda d: d.update(keyid="0" * 64), "is not the id of its key"),
+        (lambda d: d["key"].update(keytype="rsa"), "not an ed25519 one"),
+        (lambda d: d["key"]["keyval"].update(public="zz"), "not 32 bytes of hex"),
+    ],
+)
+def test_a_bad_public_key_is_bad_input_not_a_bad_signature(
+    chain: dict[str, Path], tmp_path: Path, edit: Any, said: str
+) -> None:
+    doc = json.loads(chain["pub"].read_text())
+    edit(doc)
+    bad = tmp_path / "bad.pub"
+    bad.write_text(json.dumps(doc))
+    code, out, err = _verify(chain["replay"], bad)
+    assert code == 2, out + err
+    assert said in err
