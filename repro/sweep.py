@@ -20,7 +20,7 @@ import random
 import re
 import secrets
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,6 +127,8 @@ def parse_param(text: str) -> tuple[str, list[Any]]:
         raise UsageError(f"--param {text!r}: expected path=v1,v2 (e.g. workload.batch_size=1,8)")
     out: list[Any] = []
     for v in values.split(","):
+        if not v.strip():
+            raise UsageError(f"--param {text!r}: an empty value (two commas, or one at an end)")
         try:
             parsed = json.loads(v)
         except json.JSONDecodeError:
@@ -137,6 +139,19 @@ def parse_param(text: str) -> tuple[str, list[Any]]:
     if len(set(map(repr, out))) != len(out):
         raise UsageError(f"--param {text!r}: a value is given twice")
     return path, out
+
+
+def parse_params(texts: Iterable[str]) -> list[tuple[str, list[Any]]]:
+    """Every --param, each path once (a path given twice would be two columns of one field,
+    the second one's values never run)."""
+    params = [parse_param(t) for t in texts]
+    paths = [path for path, _ in params]
+    for path in paths:
+        if paths.count(path) > 1:
+            raise UsageError(
+                f"--param {path}: given twice; give its values once ({path}=v1,v2,...)"
+            )
+    return params
 
 
 def _set(raw: dict[str, Any], path: str, value: Any, *, source: str) -> None:

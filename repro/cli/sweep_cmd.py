@@ -133,7 +133,7 @@ def sweep(
         Objective,
         SweepOptions,
         parse_budget,
-        parse_param,
+        parse_params,
         pick,
         run_sweep,
         sweep_dir,
@@ -147,7 +147,7 @@ def sweep(
         click.echo(f"wrote {target}: capture it with `repro capture --from {target}`")
         return
     opts = SweepOptions(
-        params=[parse_param(p) for p in params],
+        params=parse_params(params),
         objectives=[Objective.parse(o) for o in objectives],
         repeat=repeat,
         min_duration_ms=min_duration_ms,

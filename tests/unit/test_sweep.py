@@ -333,3 +333,14 @@ def test_until_decided_adds_rounds_only_while_an_objective_is_too_noisy(
     assert "round cap (4)" in by_batch[8]["stopped"]
     assert by_batch[8]["scenario_metrics"]["Offline.throughput"]["n"] == 4
     assert "SingleStream.latency_p99" in by_batch[1]["scenario_metrics"]
+
+
+def test_a_path_given_twice_or_an_empty_value_is_refused() -> None:
+    from repro.errors import UsageError
+    from repro.sweep import parse_params
+
+    with pytest.raises(UsageError, match=r"workload\.batch_size: given twice"):
+        parse_params(["workload.batch_size=1,8", "workload.batch_size=2,4"])
+    with pytest.raises(UsageError, match="an empty value"):
+        parse_params(["workload.batch_size=,"])
+    assert parse_params(["workload.batch_size=1,8"]) == [("workload.batch_size", [1, 8])]
