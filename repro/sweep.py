@@ -32,6 +32,7 @@ from repro.privacy import redact
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.reports import sweep as render
 from repro.runner import WorkerRunner
+from repro.runs import layout
 from repro.spec.io import parse_spec, spec_id
 from repro.stats.dominance import Estimate, interval_front
 
@@ -546,12 +547,22 @@ class Sweep:
             )  # fmt: skip
         return self._realized
 
+    def _next_run_id(self, point: dict[str, Any], name: str) -> str:
+        """The run id of the point's next attempt. An attempt stopped before the sweep could
+        record it (a broken pipe, kill -9) left its run folder: the next attempt gets the next
+        number, and the leftover stays as it is."""
+        while True:
+            point["attempts"] += 1
+            run_id = f"point-{point['index']:02d}-{point['attempts']}"
+            final = layout.run_dir(self.folder / "runs", name, run_id)
+            if not final.exists() and not layout.partial_of(final).exists():
+                return run_id
+
     def _run_point(self, point: dict[str, Any]) -> None:
-        opts, state, index = self.opts, self.state, point["index"]
+        opts, state = self.opts, self.state
         derived = derive(self.raw, point["values"], source=str(self.spec_path))
         spec = parse_spec(derived, source=str(self.spec_path))
-        point["attempts"] += 1
-        run_id = f"point-{index:02d}-{point['attempts']}"
+        run_id = self._next_run_id(point, spec.name)
         replay_opts = ReplayOptions(
             scenarios=self.scenarios,  # type: ignore[arg-type]
             modes=self.modes,  # type: ignore[arg-type]

@@ -344,3 +344,23 @@ def test_a_path_given_twice_or_an_empty_value_is_refused() -> None:
     with pytest.raises(UsageError, match="an empty value"):
         parse_params(["workload.batch_size=,"])
     assert parse_params(["workload.batch_size=1,8"]) == [("workload.batch_size", [1, 8])]
+
+
+def test_a_point_stopped_before_the_sweep_recorded_it_runs_again_on_resume(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    """A broken pipe (not an interruption the sweep sees) leaves the point pending and its
+    run folder behind: the resumed sweep runs the point as a new attempt."""
+
+    class PipeBreaksAtThird(InProcessRunner):
+        def run(self, env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
+            if len(self.requests) == 2 * 2 * 2:
+                raise BrokenPipeError
+            return super().run(env, request, out_dir, timeout_s=timeout_s)
+
+    with pytest.raises(BrokenPipeError):
+        _run(spec_path, tmp_path, PipeBreaksAtThird(speed=_speed), seed=1, sweep_id="p")
+    runner = InProcessRunner(speed=_speed)
+    _, state = _run(spec_path, tmp_path, runner, sweep_id="p", resume=True, params=[],
+                    objectives=[])  # fmt: skip
+    assert all(p["status"] == "complete" for p in state["points"])
