@@ -61,6 +61,7 @@ def recommend(
         load_table,
         parse_objective,
         parse_where,
+        unmatched_prices,
     )
     from repro.stats.pareto import recommend as run
 
@@ -71,12 +72,19 @@ def recommend(
     else:
         frame = load_table(table)
     goals = [parse_objective(o) for o in objectives]
+    price_table = load_prices(prices) if prices else None
+    if price_table is not None and (unused := unmatched_prices(frame, price_table)):
+        note(
+            f"warning: {prices}: {len(unused)} price name(s) match no processor or accelerator "
+            f"of the table ({', '.join(repr(n) for n in unused[:5])}): spell them as the "
+            "table does"
+        )
     result = run(
         frame,
         goals,
         where=parse_where(where),
         constraints=constraints,
-        prices=load_prices(prices) if prices else None,
+        prices=price_table,
         per_accelerator=per_accelerator,
     )
     objs = [(o.column, o.maximize) for o in goals]

@@ -86,15 +86,44 @@ def load_table(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise SpecError(f"{path}: no such file or directory")
     try:
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(path, encoding="utf-8-sig")
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: not a CSV table: {exc}") from None
+    hint = "write one with `repro results TREE --csv FILE`"
     if "value" not in frame or "unit" not in frame:
-        raise SpecError(
-            f"{path}: not a results table (no value and unit columns)",
-            hint="write one with `repro results TREE --csv FILE`",
-        )
+        raise SpecError(f"{path}: not a results table (no value and unit columns)", hint=hint)
+    missing = [c for c in TABLE_COLUMNS if c not in frame]
+    if missing:
+        raise SpecError(f"{path}: the results table has no {', '.join(missing)} column", hint=hint)
+    for i, value in enumerate(frame["value"], start=2):
+        number = pd.to_numeric(pd.Series([value]), errors="coerce")[0]
+        empty = value is None or (isinstance(value, float) and math.isnan(value))
+        if not empty and not (math.isfinite(number) and number > 0):
+            raise SpecError(
+                f"{path}:{i}: value is {value!r}: a result is a positive number (an empty cell "
+                "is a result without a figure)",
+                hint="the table is damaged: write it again with `repro results`",
+            )
+    key = [c for c in ("path", "scenario") if c in frame]
+    if "path" in key:
+        named = frame[frame["path"].notna()]  # a hand-made table may leave paths out
+        repeated = named[named.duplicated(subset=key, keep=False)]
+        if len(repeated):
+            rows = [str(i + 2) for i in repeated.index[:4]]
+            raise SpecError(
+                f"{path}: rows {', '.join(rows)} are the same result ({key[0]} "
+                f"{repeated.iloc[0][key[0]]}): it would count twice",
+                hint="keep one row per result (tables joined twice repeat them)",
+            )
     return frame
+
+
+#: the columns `recommend` reads of a results table (`repro.reports.table.COLUMNS`); the
+#: counts of processors and nodes may be missing (a table written before they existed)
+TABLE_COLUMNS = (
+    "submitter", "system", "processor", "accelerator", "accelerator_count", "benchmark",
+    "scenario", "value", "unit",
+)  # fmt: skip
 
 
 def load_prices(path: Path) -> dict[str, float]:
@@ -103,10 +132,19 @@ def load_prices(path: Path) -> dict[str, float]:
 
     prices: dict[str, float] = {}
     try:
-        with path.open(newline="") as fh:
-            for i, row in enumerate(csv.DictReader(fh), start=2):
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames or []
+            if "name" not in header or "price" not in header:
+                sep = next((c for c in ";\t|" if c in ",".join(header)), None)
+                raise SpecError(
+                    f"{path}:1: the header is {','.join(header)!r}, not name,price"
+                    + (f" (the columns are separated by {sep!r}: use commas)" if sep else ""),
+                    hint="e.g.\nname,price\nNVIDIA H100-SXM-80GB,25000",
+                )
+            for i, row in enumerate(reader, start=2):
                 try:
-                    name, price = row["name"].strip(), float(row["price"])
+                    name, price = _name(row["name"]), float(row["price"])
                     if not math.isfinite(price) or price <= 0:
                         raise ValueError(price)
                     if name in prices and prices[name] != price:
@@ -149,14 +187,30 @@ def with_derived(
     if per_accelerator:
         t["throughput"] = t["throughput"] / (count * nodes).where(count > 0)
     if prices is not None:
-        cpu = t["processor"].map(prices) * _count(t, "processor_count")
-        acc = t["accelerator"].map(prices) * count.where(count > 0, 1)
+        processor, accelerator = t["processor"].map(_name), t["accelerator"].map(_name)
+        cpu = processor.map(prices) * _count(t, "processor_count")
+        acc = accelerator.map(prices) * count.where(count > 0, 1)
         no_acc = t["accelerator"].isin(["N/A", "", None]) | t["accelerator"].isna()
         t["cost"] = np.where(no_acc, cpu, cpu + acc) * nodes
     for column in ("accuracy_value", "energy_j", "power_w"):
         if column in t:
             t[column] = pd_numeric(t[column])
     return t
+
+
+def _name(value: Any) -> Any:
+    """A processor or accelerator name as prices and tables are matched: Unicode NFC (a name
+    typed on a Mac may come decomposed), without surrounding spaces."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", value).strip() if isinstance(value, str) else value
+
+
+def unmatched_prices(table: pd.DataFrame, prices: dict[str, float]) -> list[str]:
+    """Price names that match no processor or accelerator of the table (a misspelling would
+    otherwise leave systems without a cost, silently)."""
+    names = {_name(v) for c in ("processor", "accelerator") if c in table for v in table[c]}
+    return sorted(n for n in prices if n not in names)
 
 
 def _count(table: pd.DataFrame, column: str) -> pd.Series:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -185,3 +186,54 @@ def test_cost_counts_every_processor_accelerator_and_node(tmp_path: Path) -> Non
     )
     assert list(result.front["cost"]) == [4 * (2 * 10_000.0 + 8 * 30_000.0)]
     assert list(result.front["throughput"]) == [80_000.0 / 32]  # 8 accelerators x 4 nodes
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda f: f.drop(columns=["processor"]), "has no processor column"),
+        (lambda f: f.assign(value=["abc", *f["value"][1:]]), "value is 'abc'"),
+        (lambda f: f.assign(value=[-5.0, *f["value"][1:]]), "value is -5.0"),
+        (
+            lambda f: pd.concat([f.assign(path="p"), f.assign(path="p")]).reset_index(drop=True),
+            "are the same result",
+        ),
+    ],
+)
+def test_a_damaged_results_table_is_refused(tmp_path: Path, change: Any, said: str) -> None:
+    table = _table(tmp_path)
+    frame = pd.read_csv(table)
+    frame["path"] = [f"r{i}" for i in range(len(frame))]
+    change(frame).to_csv(table, index=False)
+    code, out = _run(str(table), "--objective", "max:throughput")
+    assert code == 2, out
+    assert said in out
+
+
+def test_a_price_table_with_a_bom_reads_and_one_with_semicolons_is_named(tmp_path: Path) -> None:
+    table = _table(tmp_path)
+    (tmp_path / "bom.csv").write_bytes(
+        "name,price\nXeon,10000\nH100,30000\nL4,2500\n".encode("utf-8-sig")
+    )
+    args = [str(table), "--objective", "max:throughput", "--objective", "min:cost"]
+    args += ["--where", "benchmark=resnet50"]
+    code, out = _run(*args, "--prices", str(tmp_path / "bom.csv"))
+    assert code == 0, out
+    (tmp_path / "semi.csv").write_text("name;price\nXeon;10000\n")
+    code, out = _run(*args, "--prices", str(tmp_path / "semi.csv"))
+    assert code == 2, out
+    assert "separated by ';'" in out
+
+
+def test_a_price_that_matches_nothing_is_said(tmp_path: Path) -> None:
+    table = _table(tmp_path)
+    (tmp_path / "p.csv").write_text("name,price\nXeon,10000\nH-100,30000\n")
+    result = CliRunner().invoke(
+        cli,
+        ["recommend", str(table), "--objective", "max:throughput", "--objective", "min:cost",
+         "--where", "benchmark=resnet50", "--prices", str(tmp_path / "p.csv"),
+         "-o", str(tmp_path / "out")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "1 price name(s) match no processor or accelerator" in result.stderr
+    assert "'H-100'" in result.stderr
