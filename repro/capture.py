@@ -86,6 +86,8 @@ class CaptureOptions:
     run: bool = True
     force: bool = False
     replay: ReplayOptions = field(default_factory=ReplayOptions)
+    #: command-line flags changed the --from spec (errors then say so)
+    flags_over_from: bool = False
 
 
 def _rel(target: Path, start: Path) -> str:
@@ -381,7 +383,7 @@ def capture(
                     hint="pass --force to overwrite it (capture then says what changed), or "
                     "--name to capture under another name",
                 )
-    _check_shape(raw, source)
+    _check_shape(raw, f"{source} with the command line's flags" if opts.flags_over_from else source)
     previous = _previous(spec_path)
     spec_dir = opts.specs_dir
     spec_dir.mkdir(parents=True, exist_ok=True)

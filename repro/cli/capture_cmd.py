@@ -240,8 +240,6 @@ def capture(
             raise SpecError(f"{from_spec}: $: expected a JSON object")
         base, source = loaded, str(from_spec)
     raw = build_partial(base, **flags)
-    if raw != base:
-        source = f"{source} with the command line's flags" if from_spec else source
     changed = [k for k in EXPERIMENT_PARTS if raw.get(k) != base.get(k)]
     if base.get("original") is not None and changed:
         # the original was measured on the --from experiment, not on this one
@@ -258,6 +256,7 @@ def capture(
         docker_bake=docker_bake_artifacts,
         run=not no_run,
         force=force,
+        flags_over_from=from_spec is not None and raw != base,
         replay=ReplayOptions(repeat=repeat, min_duration_ms=min_duration_ms),
     )
     captured = run_capture(

@@ -141,3 +141,43 @@ def test_a_bad_flag_is_named_before_anything_is_locked(workdir: Path, root: Path
     assert "with the command line's flags" in result.output
     assert "bogus" in result.output
     assert not (workdir / "lockfiles" / "b").exists()
+
+
+def test_flags_over_a_from_spec_keep_its_paths_relative_to_its_folder(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The --from spec's artifact paths are relative to its own folder, whatever the working
+    folder and whatever flags are given."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    project = tmp_path / "project"
+    for rel in ("specs/ort-digits.json", "artifacts/digits-mlp.onnx"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / rel, project / rel)
+    lock_src = root / "lockfiles" / "ort-digits" / "requirements.lock"
+
+    def fake_lock(backend: Any, out: Path, **_: Any) -> PythonLock:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(lock_src.read_bytes())
+        return PythonLock(out, sha256_file(out), True, {})
+
+    monkeypatch.setattr("repro.capture.write_python_lock", fake_lock)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        cli,
+        ["capture", "--from", str(project / "specs" / "ort-digits.json"), "--name", "x",
+         "--no-run", "--env-manager", "venv", "--batch-size", "4",
+         "--specs-dir", str(out / "specs"), "--lockfiles-dir", str(out / "lockfiles"),
+         "--results-dir", str(out / "results")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    spec = json.loads((out / "specs" / "x.json").read_text())
+    model = (out / "specs" / spec["artifacts"]["model"]["path"]).resolve()
+    assert model == (project / "artifacts" / "digits-mlp.onnx").resolve()
