@@ -9,12 +9,15 @@ reference predictions in the spec.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import statistics
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -385,6 +388,63 @@ def capture(
                 )
     _check_shape(raw, f"{source} with the command line's flags" if opts.flags_over_from else source)
     previous = _previous(spec_path)
+    # --force over an earlier capture: its spec, locks and original stay as they were until
+    # the new capture has finished (an interruption or an error gives them back)
+    with _kept_until_done([spec_path, opts.lockfiles_dir / name], keep=spec_path.exists()):
+        return _capture(
+            raw, name, spec_path, original_dir, previous, kept_original, kept_hardware,
+            source=source, cache=cache, opts=opts, report=report, progress=progress,
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _kept_until_done(paths: list[Path], *, keep: bool) -> Iterator[None]:
+    """Copies of `paths` (files or folders) put back when the block fails; dropped when it
+    succeeds. Nothing is copied unless `keep`."""
+    if not keep:
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="repro-capture-kept-") as tmp:
+        saved: list[tuple[Path, Path | None]] = []
+        for i, path in enumerate(paths):
+            copy = Path(tmp) / str(i)
+            if path.is_dir():
+                shutil.copytree(path, copy, symlinks=True)
+            elif path.is_file():
+                shutil.copy2(path, copy)
+            else:
+                saved.append((path, None))
+                continue
+            saved.append((path, copy))
+        try:
+            yield
+        except BaseException:
+            for path, kept in saved:
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+                if kept is not None:
+                    kept.replace(path)
+            raise
+
+
+def _capture(
+    raw: dict[str, Any],
+    name: str,
+    spec_path: Path,
+    original_dir: Path,
+    previous: dict[str, Any] | None,
+    kept_original: Any,
+    kept_hardware: Any,
+    *,
+    source: str,
+    cache: ArtifactCache,
+    opts: CaptureOptions,
+    report: Reporter,
+    progress: ProgressFactory,
+) -> Captured:
+    had_spec = previous is not None or spec_path.exists()
     spec_dir = opts.specs_dir
     spec_dir.mkdir(parents=True, exist_ok=True)
     base_dir = Path(source).parent if Path(source).is_file() else Path.cwd()
@@ -414,24 +474,31 @@ def capture(
         _say_what_changed(previous, spec, report)
         report(f"wrote {spec_path} (id {spec.id})")
         return Captured(spec_path, spec)
-    if original_dir.exists():
-        shutil.rmtree(original_dir)
     env = NativeManager().realize(spec, spec_path, cache.root / "envs")
     env.reason = "capture runs the original in the interpreter whose packages were locked"
+    # the new original is measured beside the old one, which it replaces once it is whole
+    staged = original_dir.with_name(f"{layout.ORIGINAL_RUN_ID}.new")
+    for leftover in (staged, layout.partial_of(staged)):  # a capture killed before the swap
+        shutil.rmtree(leftover, ignore_errors=True)
     replay_opts = ReplayOptions(
         **{
             **opts.replay.__dict__,
             "results_dir": opts.results_dir,
             "run_id": layout.ORIGINAL_RUN_ID,
+            "run_path": staged,
         }
     )
     try:
-        run_dir, record = Replayer(
+        _, record = Replayer(
             spec, spec_path, env, cache=cache, opts=replay_opts, report=report, progress=progress
         ).run()
     except BaseException:
-        write_spec(spec, spec_path)  # the pins stand even when the original did not finish
+        shutil.rmtree(staged, ignore_errors=True)
+        if not had_spec:
+            write_spec(spec, spec_path)  # a first capture: the pins stand without an original
         raise
+    _replace_dir(staged, original_dir)
+    run_dir = original_dir
     original: dict[str, Any] = {
         "path": _rel(run_dir, spec_dir),
         "metrics": original_summary(record),
@@ -445,3 +512,14 @@ def capture(
     _say_what_changed(previous, final, report)
     report(f"wrote {spec_path} (id {final.id})")
     return Captured(spec_path, final, run_dir, record)
+
+
+def _replace_dir(new: Path, old: Path) -> None:
+    """`new` takes the place of `old`: old is renamed aside first, then removed, so a reader
+    finds the one or the other, whole."""
+    aside = old.with_name(f".{old.name}.replaced")
+    shutil.rmtree(aside, ignore_errors=True)
+    if old.exists():
+        old.replace(aside)
+    new.replace(old)
+    shutil.rmtree(aside, ignore_errors=True)

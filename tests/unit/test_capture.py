@@ -181,3 +181,37 @@ def test_flags_over_a_from_spec_keep_its_paths_relative_to_its_folder(
     spec = json.loads((out / "specs" / "x.json").read_text())
     model = (out / "specs" / spec["artifacts"]["model"]["path"]).resolve()
     assert model == (project / "artifacts" / "digits-mlp.onnx").resolve()
+
+
+def test_an_interrupted_recapture_leaves_the_earlier_one_whole(
+    workdir: Path, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--force over a capture: until the new original is whole, the old spec, locks and
+    original stay as they were."""
+    spec_path = workdir / "specs" / "ort-digits.json"
+    lock = workdir / "lockfiles" / "ort-digits" / "requirements.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("the old lock\n")
+    original = workdir / "results" / "ort-digits" / "original"
+    original.mkdir(parents=True)
+    (original / "run.json").write_text("the old original\n")
+    before = spec_path.read_bytes()
+
+    class Stopped:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def run(self) -> Any:
+            raise KeyboardInterrupt
+
+    class Realized:
+        reason = ""
+
+    monkeypatch.setattr("repro.capture.Replayer", Stopped)
+    monkeypatch.setattr("repro.capture.NativeManager.realize", lambda self, *a, **k: Realized())
+    with pytest.raises(KeyboardInterrupt):
+        _capture(workdir, root, run=True, force=True)
+    assert spec_path.read_bytes() == before
+    assert lock.read_text() == "the old lock\n"
+    assert (original / "run.json").read_text() == "the old original\n"
+    assert not (original.parent / "original.new").exists()
