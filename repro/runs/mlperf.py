@@ -120,6 +120,8 @@ def find_results(path: Path) -> list[Path]:
         rel = bench.relative_to(path).parts
         if "compliance" in rel or any(_COMPLIANCE_TEST.fullmatch(p) for p in rel):
             continue
+        if any(p.startswith(".") for p in run.relative_to(path).parts):
+            continue  # a hidden folder: an unfinished repro run (.<id>.partial), never a result
         if _COMPLIANCE_TEST.fullmatch(scenario.name) or _is_repro_run(bench):
             continue
         found.add(bench)

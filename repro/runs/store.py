@@ -164,6 +164,7 @@ def open_sides(path: Path) -> list[LoadedRun]:
 
     if not path.exists():
         raise SpecError(f"{path}: no such directory")
+    _refuse_unfinished(path)
     if layout.record_file(path).is_file():
         return [LoadedRun(path, "repro", load_run(path))]
     original = layout.original_of(path)
@@ -191,9 +192,22 @@ def replay_sides(path: Path) -> list[LoadedRun]:
     any level of a tree (never `results/<name>/`'s original: that is not a replay)."""
     from repro.runs.mlperf import find_results
 
+    _refuse_unfinished(path)
     if not layout.record_file(path).is_file() and path.is_dir() and find_results(path):
         return open_sides(path)
     return [LoadedRun(path, "repro", load_run(path))]
+
+
+def _refuse_unfinished(path: Path) -> None:
+    """A hidden `.<run-id>.partial` folder is a run that never finished (it is renamed when
+    it does): a hard kill left it, and it is never read as a result."""
+    if layout.is_partial(path.resolve()) and path.resolve().name.endswith(".partial"):
+        raise SpecError(
+            f"{path}: a run that never finished (a replay stopped by a hard kill leaves it "
+            "under this hidden name): never compared",
+            hint="delete it, or run the replay again (`repro replay --on local --resume` "
+            "takes a dispatched one over)",
+        )
 
 
 def digest_files(run: Path) -> dict[str, str]:

@@ -159,3 +159,20 @@ def test_a_damaged_run_does_not_hide_the_latest_good_one(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["replays"][0]["path"].endswith("20260101-good")
+
+
+def test_a_run_a_hard_kill_left_unfinished_is_never_a_result(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100.0, 101.0])
+    make_run(tmp_path / "r" / "killed", throughput=[50.0, 51.0], seed=2)
+    partial = tmp_path / "r" / ".killed.partial"
+    (tmp_path / "r" / "killed").replace(partial)
+    (partial / "run.json").unlink()  # killed before its record was written
+    for test in ("SingleStream", "Offline"):
+        run = partial / test / "performance" / "run_1"
+        run.mkdir(parents=True, exist_ok=True)
+        (run / "mlperf_log_summary.txt").write_text("Result is : VALID\nSamples per second: 1\n")
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", str(tmp_path / "r" / "original"), str(partial)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "a run that never finished" in result.output
