@@ -67,15 +67,18 @@ def resolve_pairs(
         return Pairing([resolve_inputs(original, [], allow_different_specs=allow_different_specs)])
     left = open_sides(original)
     right = [side for path in replays for side in replay_sides(path)]
-    seen: set[Path] = set()
+    seen: dict[object, Path] = {}
     for side in right:
-        if side.path.resolve() in seen:
+        key = _identity(side)
+        if key in seen:
+            again = "twice" if seen[key] == side.path.resolve() else f"again (as {seen[key]})"
             raise SpecError(
-                f"{side.path} is given twice as a replay: each run counts once (twice, its "
+                f"{side.path} is given {again} as a replay: each run counts once (twice, its "
                 "runs would look like more evidence than there is)",
-                hint="name each replay once (overlapping shell patterns repeat a run)",
+                hint="name each replay once (overlapping shell patterns, or a copied run "
+                "folder, repeat a run)",
             )
-        seen.add(side.path.resolve())
+        seen[key] = side.path.resolve()
     same = {s.path.resolve() for s in left} & {s.path.resolve() for s in right}
     if same:
         raise SpecError(
@@ -95,6 +98,15 @@ def resolve_pairs(
             "if they are different benchmarks",
         )
     return Pairing(pairs, unmatched)
+
+
+def _identity(side: Side) -> object:
+    """What makes two replays the same run: a repro run's id, start and files (a copied run
+    folder is the same run), a published result's folder."""
+    if side.kind != "repro":
+        return side.path.resolve()
+    record = side.record
+    return (record.run_id, record.started_utc, tuple(sorted(record.files_sha256.items())))
 
 
 def _key(side: Side, level: int) -> tuple[object, ...]:

@@ -176,3 +176,18 @@ def test_a_run_a_hard_kill_left_unfinished_is_never_a_result(tmp_path: Path) -> 
     )
     assert result.exit_code == 2, result.output
     assert "a run that never finished" in result.output
+
+
+def test_a_copied_run_folder_is_the_same_run(tmp_path: Path) -> None:
+    import shutil
+
+    make_run(tmp_path / "r" / "original", throughput=[100.0, 101.0])
+    make_run(tmp_path / "r" / "a", throughput=[100.0, 99.0], seed=2)
+    shutil.copytree(tmp_path / "r" / "a", tmp_path / "copy")
+    result = CliRunner().invoke(
+        cli,
+        ["report", "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "a"),
+         str(tmp_path / "copy")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "is given again (as" in result.output
