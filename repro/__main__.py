@@ -1,5 +1,5 @@
 """`python -m repro` runs the command-line interface."""
 
-from repro.cli import main
+from repro._entry import main
 
 main()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import sys
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -20,7 +22,8 @@ class ReproGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with _signals_interrupt():
+                return super().invoke(ctx)
         except ReproError as exc:
             click.secho(f"error: {exc.message}", err=True, fg="red")
             if exc.hint:
@@ -51,6 +54,28 @@ class ReproGroup(click.Group):
                     "hint: this is a bug in repro; rerun with --debug for the traceback", err=True
                 )
             ctx.exit(EXIT_INTERNAL)
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a closed terminal) stop any command as Ctrl-C does: its cleanup
+    runs (temporary files, child processes such as pip-compile, a run marked interrupted) and
+    it exits 130, never killed mid-write."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise Interrupted()
+
+    previous: dict[signal.Signals, Any] = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread (a test runner's worker)
+        pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _os_hint(exc: OSError) -> str:
