@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.artifacts.cache import ArtifactCache
-from repro.atomic import atomic_write_text
+from repro.atomic import atomic_write_text, folder_lock
 from repro.errors import ReproError, RunError, SpecError, UsageError
 from repro.privacy import redact
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
@@ -439,6 +439,17 @@ class Sweep:
     # --- running --------------------------------------------------------------------------
 
     def run(self) -> None:
+        """Every point not finished yet, holding the sweep's folder: a second process on the
+        same sweep (a --resume while it runs) is refused, never interleaved with it."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with folder_lock(
+            self.folder,
+            busy=f"{self.folder}: the sweep {self.state['id']} is running in another process",
+            hint="wait for it to finish, or stop it (Ctrl-C) and --resume it",
+        ):
+            self._run()
+
+    def _run(self) -> None:
         import time
 
         deadline = time.monotonic() + self.opts.budget_s if self.opts.budget_s else None

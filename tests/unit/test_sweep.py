@@ -364,3 +364,26 @@ def test_a_point_stopped_before_the_sweep_recorded_it_runs_again_on_resume(
     _, state = _run(spec_path, tmp_path, runner, sweep_id="p", resume=True, params=[],
                     objectives=[])  # fmt: skip
     assert all(p["status"] == "complete" for p in state["points"])
+
+
+def test_a_sweep_running_elsewhere_is_not_resumed_beside_it(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    from repro.atomic import folder_lock
+    from repro.errors import UsageError
+
+    class StopAtSecond(InProcessRunner):
+        def run(self, env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
+            if len(self.requests) == 2 * 2:
+                raise KeyboardInterrupt
+            return super().run(env, request, out_dir, timeout_s=timeout_s)
+
+    with pytest.raises(KeyboardInterrupt):
+        _run(spec_path, tmp_path, StopAtSecond(speed=_speed), seed=1, sweep_id="busy")
+    folder = tmp_path / "results" / "ort-digits" / "sweeps" / "busy"
+    with (
+        folder_lock(folder, busy="held", hint=""),
+        pytest.raises(UsageError, match="is running in another process"),
+    ):
+        _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="busy", resume=True,
+             params=[], objectives=[])  # fmt: skip
