@@ -513,6 +513,7 @@ class Replayer:
         work.replace(final)
         shutil.rmtree(self._scratch, ignore_errors=True)
         if interrupted and reraise:
+            self.report(f"the run is kept, marked interrupted: {final}")
             raise KeyboardInterrupt
         return final, record
 
