@@ -303,6 +303,22 @@ def load_view(arg: Path) -> View:
     )
 
 
+def _align_versions(side: dict[str, Any], *, like: dict[str, Any]) -> dict[str, Any]:
+    """A package concretized more than once is keyed `name@version` (`SpackLock.package_pins`);
+    where the other side (`like`) keys a name so and this side has it once, this side's keys
+    of that name get its version too: a second concretization added is one package more, not
+    the first one gone."""
+    versioned = {k.split(".", 1)[0].split("@", 1)[0] for k in like if "@" in k.split(".", 1)[0]}
+    out: dict[str, Any] = {}
+    for key, value in side.items():
+        name, dot, rest = key.partition(".")
+        version = side.get(f"{name}.version")
+        if dot and "@" not in name and name in versioned and version is not None:
+            key = f"{name}@{version}.{rest}"
+        out[key] = value
+    return out
+
+
 def _nix_inputs(pins: dict[str, Any]) -> set[str]:
     return {k for k in pins if k.startswith("nix.")}
 
@@ -338,6 +354,9 @@ def diff_views(a: View, b: View, *, compare_missing: bool = False) -> list[Chang
             # dropped (both sides list every input of their lock)
             keys |= _nix_inputs(ga) ^ _nix_inputs(gb)
         if group == "spack" and ga and gb:
+            gb = _align_versions(gb, like=ga)
+            ga = _align_versions(ga, like=gb)
+            keys = (set(ga) | set(gb)) if compare_missing else set(ga) & set(gb)
             keys |= _spack_presence(ga, gb)
             keys.discard("spack.packages")  # how much each side lists, not a difference
         for key in sorted(keys):

@@ -358,3 +358,24 @@ def test_a_dependency_outside_the_lock_or_a_nameless_target_is_refused(tmp_path:
     odd["arch"]["target"] = {"vendor": "GenuineIntel"}
     with pytest.raises(SpecError, match="without the target's name"):
         read_spack_lock(_v7(tmp_path / "b", odd))
+
+
+def test_a_second_concretization_is_one_package_more_not_the_first_gone(tmp_path: Path) -> None:
+    from repro.envdiff import diff_paths
+
+    one = _node("python", "3.10.8", "p" * 32)
+    two = _node("python", "3.11.4", "q" * 32)
+    a = _v7(tmp_path / "a", one)
+    b = _write(
+        tmp_path / "b",
+        {
+            "_meta": {"file-type": "spack-lockfile", "lockfile-version": 7},
+            "roots": [
+                {"hash": "p" * 32, "spec": "python@3.10"},
+                {"hash": "q" * 32, "spec": "python@3.11"},
+            ],
+            "concrete_specs": {"p" * 32: one, "q" * 32: two},
+        },
+    )
+    changes = diff_paths(a, b)
+    assert [(c.key, c.a, c.b) for c in changes] == [("python@3.11.4.present", False, True)]
