@@ -101,7 +101,7 @@ def decide_validity(original: list[str], replay: list[str]) -> tuple[Verdict, st
     if a_bad == na:
         return "reproduced", "the original was not VALID either"
     said = f"LoadGen judged {b_bad} of {nb} replay run(s) INVALID, {a_bad} of {na} original run(s)"
-    if 2 * b_bad > nb and 2 * a_bad <= na:
+    if 2 * b_bad > nb and 2 * a_bad < na:  # most replay runs INVALID, most original VALID
         return "not reproduced", f"{said}: most replay runs are INVALID"
     if b_bad * na <= a_bad * nb:
         return "reproduced", f"{said}: no more often than the original"
