@@ -200,12 +200,20 @@ def validity_metric(orig: list[TestRecord], rep: list[TestRecord]) -> MetricResu
         unit="",
         original=list(a),
         replay=list(b),
-        original_value="VALID" if all(v == "VALID" for v in a) else "INVALID",
-        replay_value="VALID" if all(v == "VALID" for v in b) else "INVALID",
+        original_value=_validities(a),
+        replay_value=_validities(b),
         method="exact",
         verdict=verdict,
         reason=reason,
     )
+
+
+def _validities(values: list[str]) -> str:
+    """VALID, INVALID, or how many of the runs were VALID when they differ."""
+    valid = sum(v == "VALID" for v in values)
+    if valid in (0, len(values)):
+        return "VALID" if valid else "INVALID"
+    return f"{valid} of {len(values)} VALID"
 
 
 def accuracy_metric(
