@@ -899,7 +899,9 @@ def _rows(state: dict[str, Any], objectives: list[Objective]) -> list[dict[str, 
 def _csv(state: dict[str, Any], objectives: list[Objective]) -> str:
     import pandas as pd
 
-    return str(pd.DataFrame(_rows(state, objectives)).to_csv(index=False))
+    from repro.reports.table import spreadsheet_safe
+
+    return str(spreadsheet_safe(pd.DataFrame(_rows(state, objectives))).to_csv(index=False))
 
 
 def pick(folder: Path, index: int, new_name: str, specs_dir: Path, spec_path: Path) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import signal
 import sys
 import traceback
@@ -22,7 +23,7 @@ class ReproGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            with _signals_interrupt():
+            with _signals_interrupt(), _terminal_safe():
                 return super().invoke(ctx)
         except ReproError as exc:
             click.secho(f"error: {exc.message}", err=True, fg="red")
@@ -76,6 +77,47 @@ def _signals_interrupt() -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+#: what a published tree's text must not send to a terminal: control characters (an escape
+#: sequence clears the screen or sets the title; a carriage return overwrites a line), and
+#: the bidirectional overrides that reorder what is shown. Colours (SGR: ESC [ ... m) pass:
+#: repro's own are made that way.
+_UNSAFE = re.compile(
+    r"\x1b\[[0-9;]*m|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def _visible(text: str) -> str:
+    return _UNSAFE.sub(
+        lambda m: m.group(0) if len(m.group(0)) > 1 else ascii(m.group(0))[1:-1], text
+    )
+
+
+class _SafeStream:
+    """A text stream that writes control characters as visible escapes (`\x1b`)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(_visible(text) if isinstance(text, str) else text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _terminal_safe() -> Iterator[None]:
+    """stdout and stderr of a command pass `_visible`: names from outside repro are shown,
+    never obeyed."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _SafeStream(out), _SafeStream(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def _os_hint(exc: OSError) -> str:

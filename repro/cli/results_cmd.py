@@ -41,7 +41,7 @@ def results(
     """
     from repro.atomic import atomic_path, atomic_write_text
     from repro.published import results_table
-    from repro.reports.table import COLUMNS
+    from repro.reports.table import COLUMNS, spreadsheet_safe
     from repro.runs.mlperf import find_results
 
     for tree in trees:
@@ -64,7 +64,7 @@ def results(
     table = results_table(trees, progress=note)
     note(f"{len(table)} row(s): {table['path'].nunique()} result(s) of {len(trees)} tree(s)")
     if csv_path is not None:
-        atomic_write_text(csv_path, table.to_csv(index=False))
+        atomic_write_text(csv_path, spreadsheet_safe(table).to_csv(index=False))
         note(f"table written to {csv_path} ({len(COLUMNS)} columns)")
     if parquet_path is not None:
         with atomic_path(parquet_path, suffix=".parquet") as tmp:

@@ -18,22 +18,23 @@ from repro.reports.model import Report
 def render(report: Report) -> str:
     t = report.tolerances
     lines = [
-        f"# Reproducibility report: {report.spec_name}",
+        f"# Reproducibility report: {text(report.spec_name)}",
         "",
-        f"**{VERDICT_MARK[report.verdict]}** — {report.summary}",
+        f"**{VERDICT_MARK[report.verdict]}** — {text(report.summary)}",
         "",
-        f"- original: `{report.original.path}` ({report.original.kind}, run "
-        f"`{report.original.run_id}`)",
+        f"- original: {code(report.original.path)} ({report.original.kind}, run "
+        f"{code(report.original.run_id)})",
         *[
-            f"- replay: `{r.path}` (run `{r.run_id}`, environment {r.environment.get('manager')})"
+            f"- replay: {code(r.path)} (run {code(r.run_id)}, environment "
+            f"{text(str(r.environment.get('manager')))})"
             for r in report.replays
         ],
         f"- tolerances: throughput ±{t['throughput_rel']:.0%}, latency ±{t['latency_rel']:.0%}, "
         f"accuracy ≥ {t['accuracy_ratio']:.0%} of the original; "
         f"{report.confidence:.0%} confidence intervals",
-        *[f"- note: {n}" for n in report.notes],
+        *[f"- note: {text(n)}" for n in report.notes],
         *(
-            [f"- **different hardware**: {'; '.join(report.different_hardware)}"]
+            [f"- **different hardware**: {text('; '.join(report.different_hardware))}"]
             if report.different_hardware
             else []
         ),
@@ -48,9 +49,10 @@ def render(report: Report) -> str:
         ]
         for m in s.metrics:
             lines.append(
-                f"| {m.label} | {value(m.original_value, m.unit)}{runs(m.original)} "
-                f"| {value(m.replay_value, m.unit)}{runs(m.replay)} | {delta(m.delta_rel)} "
-                f"| {interval(m.ci)} | {_mark(m.verdict, m.judged)} | {m.reason} ({m.method}) |"
+                f"| {cell(m.label)} | {cell(value(m.original_value, m.unit))}{runs(m.original)} "
+                f"| {cell(value(m.replay_value, m.unit))}{runs(m.replay)} | {delta(m.delta_rel)} "
+                f"| {interval(m.ci)} | {_mark(m.verdict, m.judged)} | {cell(m.reason)} "
+                f"({m.method}) |"
             )
             if m.adjusted is not None:
                 a = m.adjusted
@@ -76,12 +78,12 @@ def render(report: Report) -> str:
             "|---|---|---|---|",
         ]
         lines += [
-            f"| {n.scenario} | {n.mode} | {n.metric or 'all'} | {n.reason} |"
+            f"| {n.scenario} | {n.mode} | {cell(n.metric or 'all')} | {cell(n.reason)} |"
             for n in report.not_compared
         ]
     if report.integrity:
         lines += ["", "## Integrity: files changed since their run", ""]
-        lines += [f"- {problem}" for problem in report.integrity]
+        lines += [f"- {text(problem)}" for problem in report.integrity]
     if report.nodes:
         lines += node_lines(report)
     if report.profile is not None:
@@ -89,14 +91,20 @@ def render(report: Report) -> str:
     lines += ["", "## Settings that differ", ""]
     if report.settings:
         lines += ["| where | setting | original | replay |", "|---|---|---|---|"]
-        lines += [f"| {d.scope} | `{d.key}` | {d.original} | {d.replay} |" for d in report.settings]
+        lines += [
+            f"| {cell(d.scope)} | {code(d.key)} | {cell(str(d.original))} | {cell(str(d.replay))} |"
+            for d in report.settings
+        ]
     else:
         lines.append("The replay ran with the original's settings.")
     lines += ["", "## Environment drift (likeliest causes first)", ""]
     if report.drift:
         lines += ["| impact | what | original | replay |", "|---|---|---|---|"]
         for d in report.drift[:40]:
-            lines.append(f"| {d.level} | {d.group}: `{d.key}` | {d.original} | {d.replay} |")
+            lines.append(
+                f"| {d.level} | {d.group}: {code(d.key)} | {cell(str(d.original))} "
+                f"| {cell(str(d.replay))} |"
+            )
         if len(report.drift) > 40:
             lines.append(f"| | … {len(report.drift) - 40} more in report.json | | |")
     else:
@@ -115,11 +123,11 @@ def profile_lines(report: Report) -> list[str]:
     p = report.profile
     assert p is not None
     lines = ["", f"## Where the time went: layer profiles ({p.scenario})", ""]
-    lines += [f"- note: {n}" for n in p.notes]
+    lines += [f"- note: {text(n)}" for n in p.notes]
     for name, side in (("original", p.original), ("replay", p.replay)):
         if side is None:
             continue
-        lines.append(f"- {profile_side(name, side)}; `{side.path}`")
+        lines.append(f"- {text(profile_side(name, side))}; {code(side.path)}")
     for name, side in (("original", p.original), ("replay", p.replay)):
         if side is None:
             continue
@@ -185,17 +193,26 @@ def node_lines(report: Report) -> list[str]:
     for n in report.nodes:
         cells = [value(n.metrics[k], n.units.get(k, "")) if k in n.metrics else "-" for k in keys]
         lines.append(
-            f"| {n.node} | {', '.join(map(str, n.parts))} | {', '.join(n.statuses)} "
-            f"| {n.cpu_model or '?'} x{n.logical_cpus or '?'} | "
+            f"| {cell(n.node)} | {', '.join(map(str, n.parts))} | {', '.join(n.statuses)} "
+            f"| {cell(n.cpu_model or '?')} x{n.logical_cpus or '?'} | "
             + " | ".join(cells)
-            + f" | {'; '.join(n.hardware_vs_original) or 'same'} |"
+            + f" | {cell('; '.join(n.hardware_vs_original) or 'same')} |"
         )
     return lines
 
 
-def cell(text: str) -> str:
-    """Text that stays inside one Markdown table cell and renders no HTML."""
-    return _one_line(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+def text(value: str) -> str:
+    """Text from outside repro (a published tree's names, paths, a system description) as one
+    line of Markdown that renders as that text: no HTML, no link, no heading, no code span."""
+    out = _one_line(value).replace("\\", "\\\\").replace("<", "&lt;")
+    for ch in "[]`|":
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def cell(value: str) -> str:
+    """Text that stays inside one Markdown table cell and renders no HTML nor a link."""
+    return text(value)
 
 
 def code(text: str) -> str:

@@ -12,6 +12,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from repro.reports import markdown as md
+from repro.reports.table import spreadsheet_safe
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -40,9 +43,12 @@ def markdown(
         "| " + " | ".join(cols) + " |",
         "|" + "---|" * len(cols),
     ]
-    lines += ["| " + " | ".join(_cell(row[c]) for c in cols) + " |" for _, row in front.iterrows()]
+    lines += [
+        "| " + " | ".join(md.cell(_cell(row[c])) for c in cols) + " |"
+        for _, row in front.iterrows()
+    ]
     for title, items in _lists(missing, excluded):
-        lines += ["", f"## {title}", ""] + [f"- {m}" for m in items]
+        lines += ["", f"## {title}", ""] + [f"- {md.text(m)}" for m in items]
     return "\n".join(lines) + "\n"
 
 
@@ -71,7 +77,7 @@ def csv(objectives: Sequence[Objective], front: pd.DataFrame, dominated: pd.Data
 
     both = pd.concat([front.assign(pareto=True), dominated.assign(pareto=False)])
     cols = [*_columns(objectives, both), "pareto"]
-    text: str = both[cols].to_csv(index=False)
+    text: str = spreadsheet_safe(both[cols]).to_csv(index=False)
     return text
 
 

@@ -21,3 +21,21 @@ def frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame(list(rows), columns=list(COLUMNS))
+
+
+#: what a spreadsheet reads as a formula at the start of a cell (CSV injection)
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with every text cell that a spreadsheet would run as a formula (a published
+    tree's names are anyone's text) prefixed with a quote; numbers are left as they are."""
+    from pandas.api.types import is_numeric_dtype
+
+    out = frame.copy()
+    for column in out.columns:
+        if not is_numeric_dtype(out[column]):
+            out[column] = out[column].map(
+                lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA) else v
+            )
+    return out

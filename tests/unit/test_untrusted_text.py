@@ -1,0 +1,71 @@
+"""A published tree's names are anyone's text: they never become markup, links, formulas or
+terminal control sequences in what repro writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repro.cli import cli
+from tests.helpers import published_result
+
+HOSTILE = "x<img src=x onerror=alert(1)>[a](javascript:alert(2))|`\x1b]0;pwn\x07"
+
+
+def _trees(tmp_path: Path) -> tuple[Path, Path]:
+    a = published_result(tmp_path / "a", submitter="=HYPERLINK(1)", system="box")
+    (a.parents[3] / "systems" / "box.json").write_text(
+        json.dumps({"host_processor_model_name": HOSTILE, "framework": "+cmd|' /C calc'!A0"})
+    )
+    b = tmp_path / "b"
+    shutil.copytree(tmp_path / "a", b)
+    summary = next(b.rglob("mlperf_log_summary.txt"))
+    summary.write_text(summary.read_text().replace(": 100.0", ": 101.0"))
+    return a, next(p.parent.parent.parent for p in b.rglob("mlperf_log_summary.txt"))
+
+
+def test_report_markdown_renders_names_as_text(tmp_path: Path) -> None:
+    a, b = _trees(tmp_path)
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", str(a), str(b), "-o", str(tmp_path / "r")]
+    )
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "<img" not in md
+    assert "](javascript:" not in md
+    assert "\x1b" not in result.output  # nor raw control characters on the terminal
+
+
+def test_csv_cells_never_start_a_formula(tmp_path: Path) -> None:
+    a, _ = _trees(tmp_path)
+    out = tmp_path / "t.csv"
+    result = CliRunner().invoke(cli, ["results", str(a), "--csv", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert ",'=HYPERLINK(1)," in text
+    assert "'+cmd|' /C calc'!A0" in text
+    assert ",=HYPERLINK" not in text
+
+
+def test_the_terminal_is_shown_control_characters_never_sent_them() -> None:
+    import click
+
+    from repro.cli import ReproGroup
+
+    @click.group(cls=ReproGroup)
+    def group() -> None:
+        pass
+
+    @group.command()
+    def show() -> None:
+        click.echo(HOSTILE + "\u202eevil")
+        click.secho("error: in red", err=True, fg="red")
+
+    result = CliRunner().invoke(group, ["show"], color=True)
+    assert "\x1b]0;pwn" not in result.output
+    assert "\\x1b]0;pwn\\x07" in result.output  # shown as escapes
+    assert "\\u202eevil" in result.output
+    assert "\x1b[31m" in result.output  # repro's own colours pass
