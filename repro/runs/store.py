@@ -123,6 +123,8 @@ def latest_finished(spec_results: Path, *, spec_id: str, exclude: Path) -> Path 
             record = load_run(p)
         except SpecError:
             continue  # a damaged run is never the latest finished one (named when given)
+        if record.interleave:
+            continue  # one side of an interleaved pair (--against): judged with its pair only
         if record.status not in ("complete", "invalid") or record.spec_id != spec_id:
             continue
         if not record.tests:

@@ -191,3 +191,20 @@ def test_a_copied_run_folder_is_the_same_run(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "is given again (as" in result.output
+
+
+def test_a_side_of_an_interleaved_pair_is_never_the_latest_replay(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=[100.0, 101.0])
+    make_run(tmp_path / "r" / "20260101-plain", throughput=[100.0, 99.0], seed=2)
+    make_run(tmp_path / "r" / "20260102-aa-baseline", throughput=[100.0, 99.0], seed=3)
+    record_path = tmp_path / "r" / "20260102-aa-baseline" / "run.json"
+    record = json.loads(record_path.read_text())
+    record["interleave"] = {"pair": "x", "side": "baseline", "seed": 1, "rounds": 2}
+    record["finished_utc"] = "2099-01-01T00:00:00+00:00"
+    record_path.write_text(json.dumps(record))
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", str(tmp_path / "r"), "-o", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["replays"][0]["path"].endswith("20260101-plain")
