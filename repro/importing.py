@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from repro import __version__
 from repro.errors import SpecError, UsageError
+from repro.privacy import redact_text
 from repro.runs import layout
 from repro.runs.mlperf import SEED_KEYS, find_results, read_mlperf_result
 from repro.runs.record import RunRecord
@@ -164,7 +165,8 @@ def _spec(
     data["name"] = name
     data["description"] = (
         f"LoadGen settings and seeds of the published MLPerf result {env.get('submitter')}/"
-        f"{env.get('system')}/{record.spec_name} ({source}); model, data and backend from "
+        f"{env.get('system')}/{record.spec_name} ({redact_text(str(source))}); model, data and "
+        "backend from "
         f"{base.name}"
     )
     cpu = record.fingerprint.get("hardware", {}).get("cpu", {})

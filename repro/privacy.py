@@ -114,13 +114,24 @@ _URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^/\s@\"']+)@")
 _PUBLIC_USERS = frozenset({"git", "hg", "anonymous"})
 
 
+#: another user's home directory (`/home/alice`, `/Users/bob`, `/root`): its name is private
+_OTHER_HOME = re.compile(
+    r"(?:(?<=://)|(?<![\w./~-]))(?:/home/[^/\s\"':;,]+|/Users/[^/\s\"':;,]+|/root)"
+    r"(?=/|$|[\"':;,\s])"
+)
+
+
 def redact_text(text: str) -> str:
-    """The text with the home directory written as `~` (as a prefix or inside it) and the
-    credentials of a URL (`https://user:token@host`) written as `<redacted>`."""
+    """The text with the home directory written as `~` (as a prefix or inside it), any other
+    home directory as `<home>`, and the credentials of a URL (`https://user:token@host`) as
+    `<redacted>`."""
     for home in _homes():
         if home == "/":
             continue
-        text = re.sub(re.escape(home) + r"(?=/|$|[\"':;,\s])", "~", text)
+        text = re.sub(
+            r"(?:(?<=://)|(?<![\w./~-]))" + re.escape(home) + r"(?=/|$|[\"':;,\s])", "~", text
+        )
+    text = _OTHER_HOME.sub("<home>", text)
     return _URL_USERINFO.sub(
         lambda m: m.group(0) if m.group(2) in _PUBLIC_USERS else f"{m.group(1)}<redacted>@",
         text,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repro.privacy import redact_text
 from repro.reports.table import frame
 from repro.runs.mlperf import (
     HEADLINE,
@@ -79,8 +80,9 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                     for test, kinds in sorted(checks.items())
                 )
                 or None,
-                "notes": "; ".join(record.notes) or None,
-                "path": str(bench),
+                # a table is shared: no home directory in it (`repro.privacy`)
+                "notes": redact_text("; ".join(record.notes)) or None,
+                "path": redact_text(str(bench)),
             }
         )
     return rows

@@ -56,3 +56,27 @@ def test_home_is_redacted_as_a_path_only(planted: Path) -> None:
         "k": ["a ~/b", 3],
         "~/key": None,
     }
+
+
+def test_other_users_homes_and_root_are_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    from repro.privacy import redact_text
+
+    monkeypatch.setenv("HOME", "/home/me")
+    assert redact_text("XLA_FLAGS=/home/alice/dump") == "XLA_FLAGS=<home>/dump"
+    assert redact_text("PATH=/home/me/bin:/root/bin") == "PATH=~/bin:<home>/bin"
+    assert redact_text("/srv/root/data /home") == "/srv/root/data /home"  # not a home
+
+
+def test_a_results_table_names_no_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+    from tests.helpers import published_result
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    published_result(tmp_path / "tree")
+    out = tmp_path / "t.csv"
+    result = CliRunner().invoke(cli, ["results", str(tmp_path / "tree"), "--csv", str(out)])
+    assert result.exit_code == 0, result.output
+    assert str(tmp_path) not in out.read_text()
+    assert "~/tree/closed/Acme" in out.read_text()
