@@ -47,9 +47,10 @@ def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write text to `path` atomically (UTF-8)."""
+    """Write text to `path` atomically (UTF-8; a lone surrogate, from a file name that is not
+    UTF-8, is written as its escape `\\udcff`, never an error)."""
     with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
 
 
 def _umask() -> int:

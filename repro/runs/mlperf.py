@@ -191,9 +191,10 @@ def fingerprint_from_system(desc: dict[str, Any]) -> dict[str, Any]:
 
     def num(v: Any) -> int | None:
         try:
-            return int(str(v).split()[0])
+            n = int(str(v).split()[0])
         except (ValueError, IndexError):
             return None
+        return n if n > 0 else None  # a count of sockets, cores or nodes is at least one
 
     def text(key: str) -> str | None:
         return _text(desc.get(key))

@@ -51,3 +51,9 @@ def test_a_full_disk_names_the_file_being_written(
         atomic_write_text(target, "{}")
     assert caught.value.filename == str(target)
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+
+
+def test_a_lone_surrogate_is_written_as_its_escape(tmp_path: Path) -> None:
+    name = b"sys\xfe1".decode("utf-8", "surrogateescape")  # a folder name that is not UTF-8
+    atomic_write_text(tmp_path / "t.csv", f"system\n{name}\n")
+    assert (tmp_path / "t.csv").read_text() == "system\nsys\\udcfe1\n"
