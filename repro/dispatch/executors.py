@@ -232,9 +232,16 @@ class SlurmExecutor:
             )
         if self.job is None:
             said = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+            said = said.removeprefix("sbatch: error: ")
+            if re.search(r"contact|connect|controller|communication|timed out", said, re.I):
+                raise EnvironmentSetupError(
+                    f"sbatch cannot reach Slurm: {said}",
+                    hint="is slurmctld running (`scontrol ping`)? Replay here without --on, "
+                    "or where Slurm answers",
+                )
             raise UsageError(
-                f"sbatch refused the job: {said.removeprefix('sbatch: error: ')}",
-                hint=f"check --partition and --time against `sinfo`; the script is {script}",
+                f"sbatch refused the job: {said}",
+                hint="check --partition and --time against `sinfo`",
             )
         self._indices = list(indices)
         self._last = {i: PartState("PENDING", None, f"{self.job}_{i}") for i in indices}

@@ -117,7 +117,7 @@ def test_sbatch_refusing_the_job_is_a_usage_error_with_its_reason(
     ex = SlurmExecutor(SlurmOptions(partition="gpu"))
     with pytest.raises(UsageError, match="sbatch refused the job: invalid partition") as exc:
         ex.submit(plan, Path("plan.json"), [0])
-    assert "job.sbatch" in (exc.value.hint or "")
+    assert "sinfo" in (exc.value.hint or "")
     assert ex.job is None
     assert ex.poll() == {}  # nothing submitted: nothing to poll or cancel
     ex.cancel()
@@ -166,3 +166,16 @@ def test_array_task_ids_as_slurm_writes_them() -> None:
     assert _task_ids("0,2,5-7%2") == [0, 2, 5, 6, 7]
     assert _task_ids("") == []
     assert _task_ids("(null)") == []
+
+
+def test_sbatch_that_cannot_reach_slurm_is_an_environment_failure(
+    plan: DispatchPlan, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from repro.errors import EnvironmentSetupError
+
+    said = "sbatch: error: Batch job submission failed: Unable to contact slurm controller"
+    fake = FakeSlurm({"sbatch": [(1, "", said + " (connect failure)")]})
+    _install(monkeypatch, fake, ("sbatch",))
+    with pytest.raises(EnvironmentSetupError, match="cannot reach Slurm") as exc:
+        SlurmExecutor(SlurmOptions()).submit(plan, Path("plan.json"), [0])
+    assert exc.value.exit_code == 3
