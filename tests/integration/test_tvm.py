@@ -121,3 +121,41 @@ def test_replay_with_tvm_records_compile_and_output_digest(
         digests.append((acc["predictions_sha256"], acc["responses_sha256"]))
     assert backend["module_cache_hit"]["1"] is True  # the second replay did not recompile
     assert digests[0] == digests[1]
+
+
+def test_an_interrupted_tune_leaves_no_database_and_the_spec_as_it_was(tmp_path: Path) -> None:
+    """MetaSchedule runs in a child process: Ctrl-C stops it from the parent (exit 130),
+    never inside TVM's thread pools."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    spec = portable_spec(root, "ort-digits")
+    spec["name"] = "tvm-digits"
+    spec["backend"] = {"name": "tvm", "options": {"target": "llvm", "threads": 1}}
+    spec.pop("original", None)
+    path = tmp_path / "tvm-digits.json"
+    path.write_text(json.dumps(spec))
+    before = path.read_bytes()
+    out = tmp_path / "db.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repro", "tune", str(path), "--trials", "64", "-o", str(out),
+         "--cache-dir", str(tmp_path / "cache")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 240
+    for line in proc.stdout:  # MetaSchedule has started once the tasks are listed
+        if "tasks x 64 trials" in line or time.monotonic() > deadline:
+            break
+    time.sleep(2)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's process group
+    rest, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, rest
+    assert "Traceback" not in rest
+    assert "Segfault" not in rest
+    assert not out.exists()
+    assert path.read_bytes() == before

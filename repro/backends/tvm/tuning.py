@@ -35,13 +35,71 @@ def tune(
     cache: ArtifactCache,
     report: Reporter,
 ) -> ExperimentSpec:
-    """Tune every task of the spec's model for its target and batch sizes; update the spec."""
+    """Tune every task of the spec's model for its target and batch sizes; update the spec.
+
+    MetaSchedule runs in a child process in a session of its own: an interruption (Ctrl-C,
+    SIGTERM) stops it from here, never inside TVM's thread pools (which crash when a signal
+    lands in one), and leaves no database and an unchanged spec."""
+    import importlib.util
+    import json
+    import sys
+
+    from repro import _subprocess
+    from repro.errors import RunError
+
     opts = spec.backend.options
     if not isinstance(opts, TvmOptions):
         raise SpecError(
             f"{spec_path}: $.backend.name: tuning needs the tvm backend, "
             f"the spec uses {spec.backend.name!r}"
         )
+    if importlib.util.find_spec("tvm") is None:
+        raise BackendUnavailableError("TVM is not installed", hint="pip install 'repro[tvm]'")
+    cmd = [sys.executable, "-m", "repro.backends.tvm.tuning", str(spec_path)]
+    cmd += [str(trials_per_task), str(out_path), str(cache.root)]
+    found: list[dict[str, Any]] = []
+
+    def echo(line: str) -> None:
+        if line.startswith(_RESULT):
+            found.append(json.loads(line[len(_RESULT) :]))
+        elif line.strip():
+            report(line)
+
+    status, tail = _subprocess.run_streaming(cmd, echo=echo)
+    if status != 0 or not found:
+        said = next((t for t in reversed(tail) if t.strip()), "no output")
+        raise RunError(f"tuning failed (exit {status}): {said[:400]}")
+    meta = found[-1]
+    data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data.pop("id", None)
+    data["artifacts"][DB_ARTIFACT] = {
+        "path": os.path.relpath(out_path.resolve(), spec_path.parent.resolve()),
+        "sha256": sha256_file(out_path),
+        "media_type": "application/json",
+        "description": f"MetaSchedule database: {trials_per_task} trials x {meta['tasks']} tasks, "
+        f"target {opts.target}, TVM {meta['tvm']}; produced by `repro tune`",
+    }
+    data["backend"]["options"]["tuning_database"] = DB_ARTIFACT
+    return write_spec(parse_spec(data, source=str(spec_path)), spec_path)
+
+
+#: the child's last line: the database's metadata, as JSON
+_RESULT = "repro-tune-result "
+
+
+def tune_database(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    *,
+    trials_per_task: int,
+    out_path: Path,
+    cache: ArtifactCache,
+    report: Reporter,
+) -> dict[str, Any]:
+    """MetaSchedule over every task of the spec's model (in the child process); writes the
+    database to `out_path` (atomically) and returns its metadata."""
+    opts = spec.backend.options
+    assert isinstance(opts, TvmOptions)
     try:
         import tvm
         from tvm.s_tir.meta_schedule.relax_integration import extract_tasks, tune_relax
@@ -109,14 +167,30 @@ def tune(
         with atomic_path(out_path) as tmp:
             pack_database(Path(work), tmp, meta)
     report(f"tuned {tasks_total} tasks in {meta['tuning_s']} s -> {out_path}")
-    data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-    data.pop("id", None)
-    data["artifacts"][DB_ARTIFACT] = {
-        "path": os.path.relpath(out_path.resolve(), spec_path.parent.resolve()),
-        "sha256": sha256_file(out_path),
-        "media_type": "application/json",
-        "description": f"MetaSchedule database: {trials_per_task} trials x {tasks_total} tasks, "
-        f"target {opts.target}, TVM {tvm.__version__}; produced by `repro tune`",
-    }
-    data["backend"]["options"]["tuning_database"] = DB_ARTIFACT
-    return write_spec(parse_spec(data, source=str(spec_path)), spec_path)
+    return meta
+
+
+def main(argv: list[str]) -> int:
+    """`python -m repro.backends.tvm.tuning SPEC TRIALS OUT CACHE_DIR` (run by `tune`)."""
+    import json
+
+    from repro.spec.io import load_spec
+
+    spec_path, trials, out_path, cache_dir = argv
+    spec = load_spec(Path(spec_path))
+    meta = tune_database(
+        spec,
+        Path(spec_path),
+        trials_per_task=int(trials),
+        out_path=Path(out_path),
+        cache=ArtifactCache(Path(cache_dir)),
+        report=lambda line: print(line, flush=True),
+    )
+    print(_RESULT + json.dumps(meta), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
