@@ -79,10 +79,13 @@ def resolve_pairs(
                 "folder, repeat a run)",
             )
         seen[key] = side.path.resolve()
-    same = {s.path.resolve() for s in left} & {s.path.resolve() for s in right}
+    mine = {_identity(s): s.path for s in left}
+    same = [(mine[_identity(s)], s.path) for s in right if _identity(s) in mine]
     if same:
+        a, b = same[0]
+        said = f"{a} is on both sides" if a.resolve() == b.resolve() else f"{a} and {b} are one run"
         raise SpecError(
-            f"{sorted(same)[0]} is on both sides: a result compared with itself says nothing",
+            f"{said}: a result compared with itself says nothing",
             hint="give the original with --compare and other runs or results as replays",
         )
     if len(left) == 1 and (len(right) == 1 or all(s.kind == "repro" for s in right)):

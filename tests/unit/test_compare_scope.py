@@ -208,3 +208,15 @@ def test_a_side_of_an_interleaved_pair_is_never_the_latest_replay(tmp_path: Path
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["replays"][0]["path"].endswith("20260101-plain")
+
+
+def test_a_run_compared_with_its_own_copy_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    make_run(tmp_path / "r" / "original", throughput=[100.0, 101.0])
+    shutil.copytree(tmp_path / "r" / "original", tmp_path / "copy")
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "copy")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "are one run" in result.output
