@@ -16,7 +16,6 @@ import os
 import shutil
 import statistics
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -404,11 +403,13 @@ def _kept_until_done(paths: list[Path], *, keep: bool) -> Iterator[None]:
     if not keep:
         yield
         return
-    with tempfile.TemporaryDirectory(prefix="repro-capture-kept-") as tmp:
-        saved: list[tuple[Path, Path | None]] = []
-        for i, path in enumerate(paths):
-            copy = Path(tmp) / str(i)
+    # the copies sit beside what they keep (one file system: putting them back is a rename)
+    saved: list[tuple[Path, Path | None]] = []
+    try:
+        for path in paths:
+            copy = path.with_name(f".{path.name}.kept-{os.getpid()}")
             if path.is_dir():
+                shutil.rmtree(copy, ignore_errors=True)
                 shutil.copytree(path, copy, symlinks=True)
             elif path.is_file():
                 shutil.copy2(path, copy)
@@ -416,17 +417,23 @@ def _kept_until_done(paths: list[Path], *, keep: bool) -> Iterator[None]:
                 saved.append((path, None))
                 continue
             saved.append((path, copy))
-        try:
-            yield
-        except BaseException:
-            for path, kept in saved:
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path, ignore_errors=True)
+        yield
+    except BaseException:
+        for path, kept in saved:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            if kept is not None:
+                kept.replace(path)
+        raise
+    finally:
+        for _, kept in saved:
+            if kept is not None and kept.exists():
+                if kept.is_dir():
+                    shutil.rmtree(kept, ignore_errors=True)
                 else:
-                    path.unlink(missing_ok=True)
-                if kept is not None:
-                    kept.replace(path)
-            raise
+                    kept.unlink(missing_ok=True)
 
 
 def _capture(
@@ -494,6 +501,10 @@ def _capture(
         ).run()
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
+        report(
+            "the new original did not finish and is discarded"
+            + ("; the earlier capture is kept as it was" if had_spec else "")
+        )
         if not had_spec:
             write_spec(spec, spec_path)  # a first capture: the pins stand without an original
         raise

@@ -215,3 +215,4 @@ def test_an_interrupted_recapture_leaves_the_earlier_one_whole(
     assert lock.read_text() == "the old lock\n"
     assert (original / "run.json").read_text() == "the old original\n"
     assert not (original.parent / "original.new").exists()
+    assert not list(workdir.rglob(".*.kept-*"))  # the copies are gone
