@@ -469,7 +469,10 @@ def _capture(
         raise SpecError(f"{source}: the captured spec is not runnable:\n{lines}")
     if not opts.run:
         if kept_original is not None:
-            # No new original was produced: the measured one (and where it ran) stays.
+            # No new original was produced: the measured one (and where it ran) stays, its
+            # folder named from the new spec's folder as the artifacts are
+            kept_original = dict(kept_original)
+            kept_original["path"] = _rel(resolve_path(kept_original["path"], base_dir), spec_dir)
             spec = spec.model_copy(
                 update={
                     "original": Original.model_validate(kept_original),

@@ -181,6 +181,18 @@ def test_flags_over_a_from_spec_keep_its_paths_relative_to_its_folder(
     spec = json.loads((out / "specs" / "x.json").read_text())
     model = (out / "specs" / spec["artifacts"]["model"]["path"]).resolve()
     assert model == (project / "artifacts" / "digits-mlp.onnx").resolve()
+    # without flags that change the experiment the original is kept, its folder found from
+    # the new spec's folder too
+    result = CliRunner().invoke(
+        cli,
+        ["capture", "--from", str(project / "specs" / "ort-digits.json"), "--name", "y",
+         "--no-run", "--env-manager", "venv",
+         "--specs-dir", str(out / "specs"), "--lockfiles-dir", str(out / "lockfiles"),
+         "--results-dir", str(out / "results")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    kept = json.loads((out / "specs" / "y.json").read_text())["original"]["path"]
+    assert (out / "specs" / kept).resolve() == (project / "results/ort-digits/original").resolve()
 
 
 def test_an_interrupted_recapture_leaves_the_earlier_one_whole(
