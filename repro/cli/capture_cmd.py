@@ -49,6 +49,14 @@ def _set_setting(scenarios: dict[str, dict[str, Any]], text: str) -> None:
     scenarios.setdefault(scenario, {})[key] = value
 
 
+def _flake_of(base: dict[str, Any], from_spec: Path | None) -> Path:
+    """The --from spec's flake folder (`path:` relative to its own folder), else nix/."""
+    flake = (base.get("environment") or {}).get("flake") if isinstance(base, dict) else None
+    if from_spec is not None and isinstance(flake, str) and flake.startswith("path:"):
+        return from_spec.parent / flake.removeprefix("path:")
+    return Path("nix")
+
+
 #: the parts of a spec that define what is measured: a flag that changes one of them makes the
 #: --from spec's original results another experiment's
 EXPERIMENT_PARTS = ("artifacts", "backend", "workload")
@@ -144,9 +152,9 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 @click.option(
     "--flake-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("nix"),
-    show_default=True,
-    help="Flake whose lock pins the environment (with --env-manager nix).",
+    default=None,
+    help="Flake whose lock pins the environment (with --env-manager nix) [default: the --from "
+    "spec's flake, else nix/].",
 )
 @click.option(
     "--docker-base",
@@ -198,7 +206,7 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 def capture(
     from_spec: Path | None,
     env_manager: str | None,
-    flake_dir: Path,
+    flake_dir: Path | None,
     docker_base: str | None,
     docker_bake_artifacts: bool,
     no_run: bool,
@@ -251,7 +259,7 @@ def capture(
         lockfiles_dir=lockfiles_dir,
         results_dir=results_dir,
         env_manager=env_manager,
-        flake_dir=flake_dir,
+        flake_dir=flake_dir or _flake_of(base, from_spec),
         docker_base=docker_base,
         docker_bake=docker_bake_artifacts,
         run=not no_run,

@@ -94,8 +94,10 @@ class NixManager(EnvironmentManager):
         lock_path = ctx.flake_dir / "flake.lock"
         if not (ctx.flake_dir / "flake.nix").is_file() or not lock_path.is_file():
             raise SpecError(
-                f"{ctx.flake_dir}: needs flake.nix and flake.lock",
-                hint="nix flake lock (on a networked machine) writes flake.lock",
+                f"{ctx.flake_dir.resolve()}: needs flake.nix and flake.lock (the flake whose lock "
+                "pins the environment)",
+                hint="name the flake's folder with --flake-dir; `nix flake lock` (on a networked "
+                "machine) writes flake.lock",
             )
         env: dict[str, Any] = {
             "manager": self.name,

@@ -193,6 +193,17 @@ def test_flags_over_a_from_spec_keep_its_paths_relative_to_its_folder(
     assert result.exit_code == 0, result.output
     kept = json.loads((out / "specs" / "y.json").read_text())["original"]["path"]
     assert (out / "specs" / kept).resolve() == (project / "results/ort-digits/original").resolve()
+    # the --from spec's flake is found from its folder as well (a nix spec, no --flake-dir)
+    shutil.copytree(root / "nix", project / "nix")
+    result = CliRunner().invoke(
+        cli,
+        ["capture", "--from", str(project / "specs" / "ort-digits.json"), "--name", "z",
+         "--no-run", "--specs-dir", str(out / "specs"), "--lockfiles-dir",
+         str(out / "lockfiles"), "--results-dir", str(out / "results")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    flake = json.loads((out / "specs" / "z.json").read_text())["environment"]["flake"]
+    assert (out / "specs" / flake.removeprefix("path:")).resolve() == (project / "nix").resolve()
 
 
 def test_an_interrupted_recapture_leaves_the_earlier_one_whole(
