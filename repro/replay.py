@@ -405,6 +405,8 @@ class Replayer:
         else:
             final = layout.run_dir(opts.results_dir, spec.name, run_id)
             work = layout.partial_dir(opts.results_dir, spec.name, run_id)
+        for scenario in {sc for sc, _ in self.pairs}:  # the overrides, before a folder exists
+            scenario_settings(spec, scenario, opts)
         if final.exists():
             raise UsageError(f"{final} already exists; choose another run id")
         if work.exists():

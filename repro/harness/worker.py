@@ -221,7 +221,8 @@ def main(argv: list[str]) -> int:
         result = execute(req)
     except Exception as exc:
         traceback.print_exc()
-        error = f"{type(exc).__name__}: {exc}"
+        # a spec's error is the user's to fix and says so itself; others say what they are
+        error = exc.message if isinstance(exc, SpecError) else f"{type(exc).__name__}: {exc}"
         if isinstance(exc, ReproError) and exc.hint:
             error += f" (hint: {exc.hint})"
         spec_error = isinstance(exc, SpecError)

@@ -232,3 +232,17 @@ def test_a_workers_failure_is_its_exception_not_its_traceback() -> None:
     assert worker_failure(log) == "MemoryError: std::bad_alloc"
     assert worker_failure("") == "its log is empty"
     assert worker_failure("a\nb\nc\nd\n") == "b / c / d"
+
+
+def test_a_refused_override_leaves_no_run_folder(root: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    result = CliRunner().invoke(
+        cli,
+        ["replay", str(root / "specs" / "ort-digits.json"), "--env", "native",
+         "--min-query-count", str(2**64 - 1), "--results-dir", str(tmp_path / "results")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*"))
