@@ -80,18 +80,26 @@ def _signals_interrupt() -> Iterator[None]:
 
 
 #: what a published tree's text must not send to a terminal: control characters (an escape
-#: sequence clears the screen or sets the title; a carriage return overwrites a line), and
-#: the bidirectional overrides that reorder what is shown. Colours (SGR: ESC [ ... m) pass:
-#: repro's own are made that way.
+#: sequence clears the screen or sets the title), a carriage return inside a line (it would
+#: overwrite what came before; a progress bar's, at either end of a write, passes), and the
+#: bidirectional overrides that reorder what is shown. Colours (SGR: ESC [ ... m) pass, but not
+#: the one that conceals text: repro's own are made that way.
 _UNSAFE = re.compile(
-    r"\x1b\[[0-9;]*m|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+    r"\x1b\[[0-9;]*m|\r|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
 
 
+def _escape(match: re.Match[str]) -> str:
+    found = match.group(0)
+    if found.startswith("\x1b[") and "8" not in found[2:-1].split(";"):
+        return found  # a colour
+    if found == "\r" and match.start() in (0, len(match.string) - 1):
+        return found  # a progress line's own, at either end of what it writes
+    return ascii(found)[1:-1]
+
+
 def _visible(text: str) -> str:
-    return _UNSAFE.sub(
-        lambda m: m.group(0) if len(m.group(0)) > 1 else ascii(m.group(0))[1:-1], text
-    )
+    return _UNSAFE.sub(_escape, text)
 
 
 class _SafeStream:

@@ -61,11 +61,11 @@ def test_the_terminal_is_shown_control_characters_never_sent_them() -> None:
 
     @group.command()
     def show() -> None:
-        click.echo(HOSTILE + "\u202eevil")
+        click.echo(HOSTILE + "\u202eevil\rover\x1b[8mhidden")
         click.secho("error: in red", err=True, fg="red")
 
     result = CliRunner().invoke(group, ["show"], color=True)
     assert "\x1b]0;pwn" not in result.output
     assert "\\x1b]0;pwn\\x07" in result.output  # shown as escapes
-    assert "\\u202eevil" in result.output
+    assert "\\u202eevil\\rover\\x1b[8mhidden" in result.output
     assert "\x1b[31m" in result.output  # repro's own colours pass
