@@ -282,6 +282,13 @@ def load_view(arg: Path) -> View:
     try:
         data = json.loads(arg.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        python_lock = arg.suffix in (".lock", ".txt") and isinstance(exc, json.JSONDecodeError)
+        if python_lock and not arg.name.endswith(("flake.lock", "spack.lock")):
+            raise SpecError(
+                f"{arg}: a Python lock is compared through what pins it",
+                hint="diff the specs (or runs) that pin the two locks: `repro env diff "
+                "specs/a.json specs/b.json` lists every package that differs",
+            ) from None
         raise SpecError(f"{arg}: not JSON: {str(exc)[:200]}") from None
     except RecursionError:
         raise SpecError(f"{arg}: not JSON this tool reads: nested too deeply") from None
