@@ -49,6 +49,18 @@ def _set_setting(scenarios: dict[str, dict[str, Any]], text: str) -> None:
     scenarios.setdefault(scenario, {})[key] = value
 
 
+def _rounds_of(base: dict[str, Any]) -> int:
+    """How many performance runs the --from spec's original had (a re-capture measures as
+    many, not fewer), else 1."""
+    metrics = ((base.get("original") or {}).get("metrics") or {}) if isinstance(base, dict) else {}
+    runs = [
+        int(m["runs"])
+        for m in metrics.values()
+        if isinstance(m, dict) and isinstance(m.get("runs"), int | float) and m["runs"] >= 1
+    ]
+    return max(runs, default=1)
+
+
 def _flake_of(base: dict[str, Any], from_spec: Path | None) -> Path:
     """The --from spec's flake folder (`path:` relative to its own folder), else nix/."""
     flake = (base.get("environment") or {}).get("flake") if isinstance(base, dict) else None
@@ -172,9 +184,9 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 @click.option(
     "--repeat",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Performance runs of the original, for the report's statistics.",
+    default=None,
+    help="Performance runs of the original, for the report's statistics [default: as many as "
+    "the --from spec's original had, else 1].",
 )
 @click.option(
     "--min-duration-ms",
@@ -210,7 +222,7 @@ def capture(
     docker_base: str | None,
     docker_bake_artifacts: bool,
     no_run: bool,
-    repeat: int,
+    repeat: int | None,
     min_duration_ms: int | None,
     force: bool,
     specs_dir: Path,
@@ -265,7 +277,7 @@ def capture(
         run=not no_run,
         force=force,
         flags_over_from=from_spec is not None and raw != base,
-        replay=ReplayOptions(repeat=repeat, min_duration_ms=min_duration_ms),
+        replay=ReplayOptions(repeat=repeat or _rounds_of(base), min_duration_ms=min_duration_ms),
     )
     captured = run_capture(
         raw,

@@ -239,3 +239,11 @@ def test_an_interrupted_recapture_leaves_the_earlier_one_whole(
     assert (original / "run.json").read_text() == "the old original\n"
     assert not (original.parent / "original.new").exists()
     assert not list(workdir.rglob(".*.kept-*"))  # the copies are gone
+
+
+def test_a_recapture_measures_as_many_rounds_as_the_original_had(root: Path) -> None:
+    from repro.cli.capture_cmd import _rounds_of
+
+    spec = json.loads((root / "specs" / "ort-digits.json").read_text())
+    assert _rounds_of(spec) == max(m["runs"] for m in spec["original"]["metrics"].values())
+    assert _rounds_of({"name": "new"}) == 1
