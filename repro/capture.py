@@ -389,11 +389,18 @@ def capture(
     previous = _previous(spec_path)
     # --force over an earlier capture: its spec, locks and original stay as they were until
     # the new capture has finished (an interruption or an error gives them back)
-    with _kept_until_done([spec_path, opts.lockfiles_dir / name], keep=spec_path.exists()):
-        return _capture(
-            raw, name, spec_path, original_dir, previous, kept_original, kept_hardware,
-            source=source, cache=cache, opts=opts, report=report, progress=progress,
-        )  # fmt: skip
+    lock_dir = opts.lockfiles_dir / name
+    new_locks = not lock_dir.exists()
+    try:
+        with _kept_until_done([spec_path, lock_dir], keep=spec_path.exists()):
+            return _capture(
+                raw, name, spec_path, original_dir, previous, kept_original, kept_hardware,
+                source=source, cache=cache, opts=opts, report=report, progress=progress,
+            )  # fmt: skip
+    except BaseException:
+        if new_locks and not spec_path.exists():  # no spec names what was locked: none left
+            shutil.rmtree(lock_dir, ignore_errors=True)
+        raise
 
 
 @contextlib.contextmanager
@@ -405,6 +412,7 @@ def _kept_until_done(paths: list[Path], *, keep: bool) -> Iterator[None]:
         return
     # the copies sit beside what they keep (one file system: putting them back is a rename)
     saved: list[tuple[Path, Path | None]] = []
+    done = False  # the block succeeded, or what it changed was put back: the copies can go
     try:
         for path in paths:
             copy = path.with_name(f".{path.name}.kept-{os.getpid()}")
@@ -418,6 +426,7 @@ def _kept_until_done(paths: list[Path], *, keep: bool) -> Iterator[None]:
                 continue
             saved.append((path, copy))
         yield
+        done = True
     except BaseException:
         for path, kept in saved:
             if path.is_dir() and not path.is_symlink():
@@ -426,9 +435,10 @@ def _kept_until_done(paths: list[Path], *, keep: bool) -> Iterator[None]:
                 path.unlink(missing_ok=True)
             if kept is not None:
                 kept.replace(path)
+        done = True  # a second interruption before this leaves the copies on disk
         raise
     finally:
-        for _, kept in saved:
+        for _, kept in saved if done else ():
             if kept is not None and kept.exists():
                 if kept.is_dir():
                     shutil.rmtree(kept, ignore_errors=True)
@@ -511,18 +521,18 @@ def _capture(
         if not had_spec:
             write_spec(spec, spec_path)  # a first capture: the pins stand without an original
         raise
-    _replace_dir(staged, original_dir)
-    run_dir = original_dir
     original: dict[str, Any] = {
-        "path": _rel(run_dir, spec_dir),
+        "path": _rel(original_dir, spec_dir),
         "metrics": original_summary(record),
     }
-    refs = reference_predictions(run_dir, record)
+    refs = reference_predictions(staged, record)
     if refs is not None:
         original["reference_predictions"] = refs
     final = write_spec(
         spec.model_copy(update={"original": Original.model_validate(original)}), spec_path
     )
+    _replace_dir(staged, original_dir)  # last: until here the earlier original stands
+    run_dir = original_dir
     _say_what_changed(previous, final, report)
     report(f"wrote {spec_path} (id {final.id})")
     return Captured(spec_path, final, run_dir, record)

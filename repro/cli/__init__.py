@@ -22,8 +22,13 @@ class ReproGroup(click.Group):
     """Reports ReproError as `error: ...` + `hint: ...` with its exit code; bugs exit 4."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        # the errors below quote paths and names from outside repro: filtered as well
+        with _terminal_safe():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
-            with _signals_interrupt(), _terminal_safe():
+            with _signals_interrupt():
                 return super().invoke(ctx)
         except ReproError as exc:
             click.secho(f"error: {exc.message}", err=True, fg="red")
@@ -91,11 +96,19 @@ _UNSAFE = re.compile(
 
 def _escape(match: re.Match[str]) -> str:
     found = match.group(0)
-    if found.startswith("\x1b[") and "8" not in found[2:-1].split(";"):
-        return found  # a colour
+    if found.startswith("\x1b[") and _plain_colour(found[2:-1]):
+        return found
     if found == "\r" and match.start() in (0, len(match.string) - 1):
         return found  # a progress line's own, at either end of what it writes
     return ascii(found)[1:-1]
+
+
+def _plain_colour(params: str) -> bool:
+    """An SGR sequence of the kinds click.style writes (reset, bold, dim, underline, the 16
+    colours), none that conceals or blinks or sets a colour by number."""
+    codes = [int(p) for p in params.split(";") if p] or [0]
+    allowed = {0, 1, 2, 3, 4, 22, 23, 24, 39, 49, *range(30, 38), *range(90, 98)}
+    return all(c in allowed for c in codes)
 
 
 def _visible(text: str) -> str:
@@ -171,5 +184,6 @@ _register()
 
 
 def main() -> None:
-    """Entry point of the `repro` script."""
-    sys.exit(cli.main(prog_name="repro", standalone_mode=True))
+    """Entry point of the `repro` script (click's own usage errors pass the filter too)."""
+    with _terminal_safe():
+        cli.main(prog_name="repro", standalone_mode=True)  # exits
