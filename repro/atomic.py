@@ -7,6 +7,7 @@ and is removed when the writer fails or is interrupted.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
@@ -39,7 +40,8 @@ def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
         yield tmp
         tmp.replace(target)
     except OSError as exc:
-        if exc.filename in (None, name):  # a full disk names no file: name the one we write
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        if full and exc.filename in (None, name):  # a full disk names no file: name ours
             raise OSError(exc.errno, exc.strerror, str(target)) from exc
         raise
     finally:

@@ -190,10 +190,20 @@ def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) 
 def _check_planned(scenario: str, settings: dict[str, Any]) -> None:
     """The overrides must not make LoadGen generate more samples than a machine holds (it
     builds the whole schedule before the first query: 2**64 queries is a crash, not a run)."""
+    from pydantic import ValidationError
+
     from repro.spec.models import LoadGenSettings
     from repro.validate import MAX_PLANNED_SAMPLES, planned_samples
 
-    planned = planned_samples(scenario, LoadGenSettings.model_validate(settings))  # type: ignore[arg-type]
+    try:
+        effective = LoadGenSettings.model_validate(settings)
+    except ValidationError as exc:  # overrides that contradict the spec's own settings
+        first = exc.errors()[0].get("msg", "invalid") if exc.errors() else "invalid"
+        raise UsageError(
+            f"{scenario}: the overrides contradict the spec's settings: {first[:200]}",
+            hint="check --min-query-count / --min-duration-ms against the spec's max_* settings",
+        ) from None
+    planned = planned_samples(scenario, effective)  # type: ignore[arg-type]
     if planned > MAX_PLANNED_SAMPLES:
         raise UsageError(
             f"{scenario}: with these settings LoadGen would generate about {planned:.3g} "

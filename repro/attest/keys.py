@@ -99,6 +99,8 @@ def load_public(path: Path) -> Any:
         )
     if not (isinstance(public, str) and re.fullmatch(r"[0-9a-f]{64}", public)):
         raise SpecError(f"{path}: $.key.keyval.public is not 32 bytes of hex", hint=hint)
+    if set(keyval or {}) != {"public"}:
+        raise SpecError(f"{path}: $.key.keyval holds more than the public key", hint=hint)
     if doc["keyid"] != _keyid(key):
         raise SpecError(
             f"{path}: $.keyid {doc['keyid'][:16]}... is not the id of its key "

@@ -160,7 +160,8 @@ def _system(path: Path) -> tuple[str, str, dict[str, Any], str | None]:
 #: (`inference_results_v4.1`, `mlperf_inference_submissions_v5.0`); never a version inside
 #: another name (`venv3.11`, `python-v3.10`)
 _ROUND = re.compile(
-    r"(?:.*(?:inference|results|submissions?)[\w.-]*[_-])?v(\d+\.\d+)", re.IGNORECASE
+    r"(?:.*(?:inference|results|submissions?)[\w.-]*[_-])?v(\d+\.\d+)(?:-(?:main|master))?",
+    re.IGNORECASE,
 )
 
 

@@ -91,8 +91,13 @@ def _check_record(path: Path, record: RunRecord) -> None:
                 hint=_DAMAGED,
             )
         value = (t.accuracy or {}).get("value")
-        if value is not None and not (
-            isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+        fraction = (t.accuracy or {}).get("unit", "fraction") == "fraction"  # not a F1 or FID
+        if (
+            fraction
+            and value is not None
+            and not (
+                isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+            )
         ):
             raise SpecError(
                 f"{where}: accuracy.value is {value!r}, not a fraction from 0 to 1",

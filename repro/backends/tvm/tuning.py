@@ -59,13 +59,24 @@ def tune(
     cmd += [str(trials_per_task), str(out_path), str(cache.root)]
     found: list[dict[str, Any]] = []
 
+    failed: list[dict[str, Any]] = []
+
     def echo(line: str) -> None:
         if line.startswith(_RESULT):
             found.append(json.loads(line[len(_RESULT) :]))
+        elif line.startswith(_ERROR):
+            failed.append(json.loads(line[len(_ERROR) :]))
         elif line.strip():
             report(line)
 
     status, tail = _subprocess.run_streaming(cmd, echo=echo)
+    if failed:  # repro's own error in the child: the same error here (its exit code, its hint)
+        import repro.errors
+
+        kind = getattr(repro.errors, str(failed[-1].get("kind")), None)
+        if not (isinstance(kind, type) and issubclass(kind, repro.errors.ReproError)):
+            kind = RunError
+        raise kind(str(failed[-1].get("message")), hint=failed[-1].get("hint"))
     if status != 0 or not found:
         said = next((t for t in reversed(tail) if t.strip()), "no output")
         raise RunError(f"tuning failed (exit {status}): {said[:400]}")
@@ -83,8 +94,9 @@ def tune(
     return write_spec(parse_spec(data, source=str(spec_path)), spec_path)
 
 
-#: the child's last line: the database's metadata, as JSON
+#: the child's last line: the database's metadata, or repro's error, as JSON
 _RESULT = "repro-tune-result "
+_ERROR = "repro-tune-error "
 
 
 def tune_database(
@@ -174,18 +186,24 @@ def main(argv: list[str]) -> int:
     """`python -m repro.backends.tvm.tuning SPEC TRIALS OUT CACHE_DIR` (run by `tune`)."""
     import json
 
+    from repro.errors import ReproError
     from repro.spec.io import load_spec
 
     spec_path, trials, out_path, cache_dir = argv
-    spec = load_spec(Path(spec_path))
-    meta = tune_database(
-        spec,
-        Path(spec_path),
-        trials_per_task=int(trials),
-        out_path=Path(out_path),
-        cache=ArtifactCache(Path(cache_dir)),
-        report=lambda line: print(line, flush=True),
-    )
+    try:
+        spec = load_spec(Path(spec_path))
+        meta = tune_database(
+            spec,
+            Path(spec_path),
+            trials_per_task=int(trials),
+            out_path=Path(out_path),
+            cache=ArtifactCache(Path(cache_dir)),
+            report=lambda line: print(line, flush=True),
+        )
+    except ReproError as exc:
+        said = {"kind": type(exc).__name__, "message": exc.message, "hint": exc.hint}
+        print(_ERROR + json.dumps(said), flush=True)
+        return 3
     print(_RESULT + json.dumps(meta), flush=True)
     return 0
 
