@@ -130,3 +130,15 @@ def test_an_accuracy_above_one_or_a_repeated_key_is_damaged(tmp_path: Path, runs
     code, out = _report(tmp_path)
     assert code == 2, out
     assert "appears twice" in out
+
+
+def test_a_score_accuracy_is_not_held_to_a_fraction(tmp_path: Path, runs: Path) -> None:
+    """An imported original keeps the published figure: an F1 of 90.87 is no damage."""
+    from repro.runs.store import load_run
+
+    path = layout.record_file(runs)
+    record = json.loads(path.read_text())
+    acc = next(t for t in record["tests"] if t["mode"] == "accuracy")
+    acc["accuracy"].update(value=90.87, unit="score", metric="f1")
+    path.write_text(json.dumps(record))
+    assert load_run(runs).accuracy_test(acc["scenario"]).accuracy["value"] == 90.87
