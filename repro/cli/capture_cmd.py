@@ -49,6 +49,11 @@ def _set_setting(scenarios: dict[str, dict[str, Any]], text: str) -> None:
     scenarios.setdefault(scenario, {})[key] = value
 
 
+def _no_flags(flags: dict[str, Any]) -> dict[str, Any]:
+    """The flags build_partial takes, none of them given."""
+    return {k: (() if isinstance(v, tuple) else None) for k, v in flags.items()}
+
+
 def _rounds_of(base: dict[str, Any]) -> int:
     """How many performance runs the --from spec's original had (a re-capture measures as
     many, not fewer), else 1."""
@@ -260,7 +265,9 @@ def capture(
             raise SpecError(f"{from_spec}: $: expected a JSON object")
         base, source = loaded, str(from_spec)
     raw = build_partial(base, **flags)
-    changed = [k for k in EXPERIMENT_PARTS if raw.get(k) != base.get(k)]
+    # against the --from spec with no flag given (build_partial fills in its own defaults)
+    unflagged = build_partial(base, **_no_flags(flags))
+    changed = [k for k in EXPERIMENT_PARTS if raw.get(k) != unflagged.get(k)]
     if base.get("original") is not None and changed:
         # the original was measured on the --from experiment, not on this one
         raw.pop("original", None)
@@ -276,7 +283,7 @@ def capture(
         docker_bake=docker_bake_artifacts,
         run=not no_run,
         force=force,
-        flags_over_from=from_spec is not None and raw != base,
+        flags_over_from=from_spec is not None and raw != unflagged,
         replay=ReplayOptions(repeat=repeat or _rounds_of(base), min_duration_ms=min_duration_ms),
     )
     captured = run_capture(

@@ -12,6 +12,7 @@ from repro.reports.model import (
 )
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
+from repro.runs.mlperf import LEGACY_HEADLINE
 from repro.runs.record import TestRecord
 from repro.runs.store import (
     LoadedRun,
@@ -67,16 +68,12 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
 }
 
 
-#: the rows of a legacy MLPerf metric (`repro.runs.mlperf.LEGACY_HEADLINE`), compared where an
-#: original states it as its headline: a v4.0 Server result, a v1.x MultiStream one
+#: the rows of a legacy MLPerf metric (`repro.runs.mlperf.LEGACY_HEADLINE`, with its unit),
+#: compared where an original states it as its headline: a v4.0 Server result, a v1.x
+#: MultiStream one
 LEGACY_ROWS: dict[str, tuple[str, str, str, str]] = {
-    "scheduled_samples_per_second": (
-        "scheduled_samples_per_second",
-        "scheduled samples/s",
-        "samples/s",
-        "throughput",
-    ),
-    "samples_per_query": ("samples_per_query", "samples per query", "samples", "throughput"),
+    key: (key, key.replace("_", " ").replace(" per second", "/s"), unit, "throughput")
+    for key, unit in LEGACY_HEADLINE.values()
 }
 
 PERCENTILE_OF = {"latency_p50_ns": 50.0, "latency_p90_ns": 90.0, "latency_p99_ns": 99.0}
