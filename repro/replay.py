@@ -9,7 +9,6 @@ import json
 import re
 import secrets
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -36,6 +35,7 @@ from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
 from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import ProfileRecord, RunRecord, TestRecord
 from repro.runs.store import digest_files
+from repro.signals import interruptible
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
 from repro.verdicts import run_status, test_status
@@ -115,28 +115,6 @@ class WorkerKilled(Interrupted):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-@contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """SIGTERM and SIGHUP (a closed terminal) end the replay like Ctrl-C: the worker is stopped
-    and the run is marked interrupted, not left half-done."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise Interrupted()
-
-    previous: dict[signal.Signals, Any] = {}
-    try:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        for signum, old in previous.items():
-            signal.signal(signum, old)
 
 
 @contextlib.contextmanager

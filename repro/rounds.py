@@ -22,10 +22,11 @@ import numpy as np
 
 from repro.compare import build_report, decided, undecided_scenarios
 from repro.errors import Interrupted, SpecError
-from repro.replay import Replayer, interruptible
+from repro.replay import Replayer
 from repro.reports.model import Report
 from repro.runs.record import RunRecord
 from repro.runs.store import LoadedRun
+from repro.signals import interruptible
 from repro.spec.models import Tolerances
 
 

@@ -638,7 +638,8 @@ class Sweep:
         interval's half-width within the spec's tolerance), at least `repeat`, at most
         `max_rounds`; the point records how many ran and why it stopped."""
         from repro.errors import Interrupted
-        from repro.replay import WorkerKilled, interruptible
+        from repro.replay import WorkerKilled
+        from repro.signals import interruptible
 
         cap = max(self.opts.max_rounds, self.state["repeat"])
         stopped = f"the round cap ({cap}) was reached"

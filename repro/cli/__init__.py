@@ -6,7 +6,6 @@ import contextlib
 import errno
 import os
 import re
-import signal
 import sys
 import traceback
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ import click
 
 from repro import __version__
 from repro.errors import EXIT_FAILURE, EXIT_INTERNAL, Interrupted, ReproError
+from repro.signals import interruptible
 
 
 class ReproGroup(click.Group):
@@ -28,7 +28,7 @@ class ReproGroup(click.Group):
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:
-            with _signals_interrupt():
+            with interruptible():
                 return super().invoke(ctx)
         except ReproError as exc:
             click.secho(f"error: {exc.message}", err=True, fg="red")
@@ -60,28 +60,6 @@ class ReproGroup(click.Group):
                     "hint: this is a bug in repro; rerun with --debug for the traceback", err=True
                 )
             ctx.exit(EXIT_INTERNAL)
-
-
-@contextlib.contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP (a closed terminal) stop any command as Ctrl-C does: its cleanup
-    runs (temporary files, child processes such as pip-compile, a run marked interrupted) and
-    it exits 130, never killed mid-write."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise Interrupted()
-
-    previous: dict[signal.Signals, Any] = {}
-    try:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:  # not the main thread (a test runner's worker)
-        pass
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 #: what a published tree's text must not send to a terminal: control characters (an escape

@@ -30,10 +30,11 @@ from repro.dispatch.plan import DispatchPlan, SlurmOptions, read_plan
 from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.fetching import fetch_all
 from repro.privacy import redact, redact_text
-from repro.replay import ReplayOptions, interruptible, new_run_id, utc_now
+from repro.replay import ReplayOptions, new_run_id, utc_now
 from repro.runs import layout
 from repro.runs.record import DispatchRecord, RunRecord
 from repro.runs.store import digest_files, load_run
+from repro.signals import interruptible
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec
 
