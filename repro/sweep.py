@@ -286,6 +286,8 @@ class Sweep:
         self.report, self.progress = report, progress
         self.runner, self.probes, self.realize = runner, probes, realize
         self._realized: Any = None
+        #: sweep.json as a --resume read it: the sweep must not have moved on before the lock
+        self._loaded: tuple[int, int] | None = None
         self.raw = read_json(spec_path)
         self.base = parse_spec(self.raw, source=str(spec_path))
         if opts.resume:
@@ -321,6 +323,7 @@ class Sweep:
                 "and --constraint (its sweep.json has them)"
             )
         self.folder = sweep_dir(self.opts.results_dir, self.base.name, self.opts.sweep_id)
+        self._loaded = _stamp(self.folder / "sweep.json")
         self.state = _load(self.folder / "sweep.json")
         if self.state["spec_id"] != spec_id(self.base):
             raise SpecError(
@@ -447,6 +450,12 @@ class Sweep:
             busy=f"{self.folder}: the sweep {self.state['id']} is running in another process",
             hint="wait for it to finish, or stop it (Ctrl-C) and --resume it",
         ):
+            if self._loaded is not None and _stamp(self.folder / "sweep.json") != self._loaded:
+                raise UsageError(
+                    f"{self.folder}: the sweep was still running when this command read it, "
+                    "and has changed since",
+                    hint="--resume it again",
+                )
             self._run()
 
     def _run(self) -> None:
@@ -854,6 +863,15 @@ def _metrics(
             e = Estimate.of(values)
             out[o.label] = {"mean": e.mean, "lo": e.lo, "hi": e.hi, "n": e.n}
     return out
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """When and how big sweep.json was (each save replaces it)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _load(path: Path) -> dict[str, Any]:

@@ -387,3 +387,26 @@ def test_a_sweep_running_elsewhere_is_not_resumed_beside_it(
     ):
         _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="busy", resume=True,
              params=[], objectives=[])  # fmt: skip
+
+
+def test_a_resume_that_read_a_sweep_still_running_is_refused(
+    spec_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The running sweep saved a point between this --resume reading sweep.json and taking
+    the sweep's lock: the resume would run on a stale state."""
+    from repro import sweep as sweep_module
+    from repro.errors import UsageError
+
+    class StopAtSecond(InProcessRunner):
+        def run(self, env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
+            if len(self.requests) == 2 * 2:
+                raise KeyboardInterrupt
+            return super().run(env, request, out_dir, timeout_s=timeout_s)
+
+    with pytest.raises(KeyboardInterrupt):
+        _run(spec_path, tmp_path, StopAtSecond(speed=_speed), seed=1, sweep_id="moved")
+    stamps = iter([(1, 1), (2, 2)])  # as read, then as found under the lock
+    monkeypatch.setattr(sweep_module, "_stamp", lambda path: next(stamps))
+    with pytest.raises(UsageError, match="has changed since"):
+        _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="moved", resume=True,
+             params=[], objectives=[])  # fmt: skip
