@@ -241,6 +241,24 @@ def replay(
     if resume_run is not None:
         if spec_path is not None:
             raise UsageError("--resume RUN takes no SPEC: the run's plan holds the spec it ran")
+        changed = [
+            flag
+            for flag, value in (
+                ("--min-duration-ms", min_duration_ms),
+                ("--min-query-count", min_query_count),
+                ("--max-duration-ms", max_duration_ms),
+                ("--scenario", scenarios or None),
+                ("--mode", modes or None),
+                ("--repeat", repeat if repeat != 1 else None),
+            )
+            if value is not None
+        ]
+        if changed:
+            raise UsageError(
+                f"--resume continues the run with the settings it started with: "
+                f"{', '.join(changed)} would make its parts two experiments",
+                hint="drop them, or start a new replay with them",
+            )
         _resume(
             resume_run, on=on, partition=partition, nodes=nodes, exclusive=exclusive,
             time_limit=time_limit, as_json=as_json,

@@ -195,3 +195,17 @@ def test_a_controller_error_after_submission_still_cancels(tmp_path: Path) -> No
         _run_parts(plan, record, [0, 1], ex, work=work, final=final, report=print, fresh=True)
     assert ex.cancelled
     assert load_run(final).status == "interrupted"
+
+
+def test_resume_refuses_settings_of_its_own(tmp_path: Path) -> None:
+    """A resumed run keeps the settings it started with: a new one would make its parts two
+    experiments, and ignoring it silently would be worse."""
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["replay", "--resume", str(tmp_path / "run"), "--min-duration-ms", "300"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "--min-duration-ms would make its parts two experiments" in result.output
