@@ -372,14 +372,7 @@ def test_a_sweep_running_elsewhere_is_not_resumed_beside_it(
     from repro.atomic import folder_lock
     from repro.errors import UsageError
 
-    class StopAtSecond(InProcessRunner):
-        def run(self, env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
-            if len(self.requests) == 2 * 2:
-                raise KeyboardInterrupt
-            return super().run(env, request, out_dir, timeout_s=timeout_s)
-
-    with pytest.raises(KeyboardInterrupt):
-        _run(spec_path, tmp_path, StopAtSecond(speed=_speed), seed=1, sweep_id="busy")
+    _interrupted_sweep(spec_path, tmp_path, "busy")
     folder = tmp_path / "results" / "ort-digits" / "sweeps" / "busy"
     with (
         folder_lock(folder, busy="held", hint=""),
@@ -397,6 +390,17 @@ def test_a_resume_that_read_a_sweep_still_running_is_refused(
     from repro import sweep as sweep_module
     from repro.errors import UsageError
 
+    _interrupted_sweep(spec_path, tmp_path, "moved")
+    stamps = iter([(1, 1), (2, 2)])  # as read, then as found under the lock
+    monkeypatch.setattr(sweep_module, "_stamp", lambda path: next(stamps))
+    with pytest.raises(UsageError, match="has changed since"):
+        _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="moved", resume=True,
+             params=[], objectives=[])  # fmt: skip
+
+
+def _interrupted_sweep(spec_path: Path, tmp_path: Path, sweep_id: str) -> None:
+    """A sweep stopped by Ctrl-C at its second point (two tests a point)."""
+
     class StopAtSecond(InProcessRunner):
         def run(self, env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
             if len(self.requests) == 2 * 2:
@@ -404,9 +408,4 @@ def test_a_resume_that_read_a_sweep_still_running_is_refused(
             return super().run(env, request, out_dir, timeout_s=timeout_s)
 
     with pytest.raises(KeyboardInterrupt):
-        _run(spec_path, tmp_path, StopAtSecond(speed=_speed), seed=1, sweep_id="moved")
-    stamps = iter([(1, 1), (2, 2)])  # as read, then as found under the lock
-    monkeypatch.setattr(sweep_module, "_stamp", lambda path: next(stamps))
-    with pytest.raises(UsageError, match="has changed since"):
-        _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="moved", resume=True,
-             params=[], objectives=[])  # fmt: skip
+        _run(spec_path, tmp_path, StopAtSecond(speed=_speed), seed=1, sweep_id=sweep_id)
