@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
-from repro.errors import BackendUnavailableError
+from repro.errors import BackendUnavailableError, SpecError
 from repro.profiles.model import LayerCall
 from repro.spec.types import SpecModel
 
@@ -120,3 +120,20 @@ class BackendPlugin:
             ) from exc
         cls: type[Engine] = getattr(module, cls_name)
         return cls
+
+
+def check_io_names(
+    inputs: list[str], outputs: list[str], input_name: str | None, output_name: str | None
+) -> None:
+    """The workload's input and output names are the model's: a name it lacks is the spec's
+    error (exit 2, naming the field), not a failure deep in the backend."""
+    for field, name, names in (
+        ("input_name", input_name, inputs),
+        ("output_name", output_name, outputs),
+    ):
+        kind = field.split("_")[0]
+        if name is not None and name not in names:
+            raise SpecError(
+                f"$.workload.{field}: {name!r} is not an {kind} of the model (it has {names})",
+                hint=f"name one of the model's {kind}s, or leave it out",
+            )

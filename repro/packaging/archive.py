@@ -396,11 +396,17 @@ def _verify_files(path: Path, root: Path, manifest: PackageManifest) -> None:
                 "the package was altered",
                 hint="get the package again from its source",
             )
-        named = m.path.rsplit("/", 1)[-1]
-        if m.role == "cached-artifact" and named != got:
-            # the cache is content-addressed: the (signed) spec pins an artifact by the name
-            raise ArtifactError(
-                f"{path}: {m.path}: named for sha256 {named[:16]}... but its bytes are "
-                f"{got[:16]}...: the package was altered",
-                hint="get the package again from its source",
-            )
+        if m.role == "cached-artifact":
+            check_cached_name(path, m.path, got)
+
+
+def check_cached_name(package: Path, member: str, sha256: str) -> None:
+    """A cached artifact is named for its bytes' sha256 (the cache is content-addressed, and
+    the signed spec pins an artifact by that name); one that is not was altered."""
+    named = member.rsplit("/", 1)[-1]
+    if named != sha256:
+        raise ArtifactError(
+            f"{package}: {member}: named for sha256 {named[:16]}... but its bytes are "
+            f"{sha256[:16]}...: the package was altered",
+            hint="get the package again from its source",
+        )

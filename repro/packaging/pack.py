@@ -28,6 +28,7 @@ from repro.packaging.archive import (
     PackageManifest,
     Role,
     Source,
+    check_cached_name,
     extract,
     write_package,
 )
@@ -362,13 +363,8 @@ def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageMani
                 shutil.rmtree(folder)
             manifest = extract(package, folder)
         for m in manifest.of_role("cached-artifact"):
-            sha = m.path.rsplit("/", 1)[-1]
-            if sha != m.sha256:
-                raise ArtifactError(
-                    f"{package}: {m.path}: named for sha256 {sha[:16]}... but its bytes are "
-                    f"{m.sha256[:16]}...: the package was altered",
-                    hint="get the package again from its source",
-                )
+            check_cached_name(package, m.path, m.sha256)  # its bytes are m.sha256 (checked)
+            sha = m.sha256
             if not cache.path_for(sha).is_file():
                 with cache.staging(sha) as staged:
                     shutil.copyfile(folder / m.path, staged)

@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 import onnxruntime as ort
 
+from repro.backends.base import check_io_names
 from repro.backends.onnxruntime import OnnxRuntimeOptions
-from repro.errors import SpecError
 from repro.profiles.model import LayerCall
 
 _OPT_LEVELS = {
@@ -85,16 +85,7 @@ class OnnxRuntimeEngine:
         self.options = options
         inputs = [i.name for i in self.session.get_inputs()]
         outputs = [o.name for o in self.session.get_outputs()]
-        for field, name, names in (
-            ("input_name", input_name, inputs),
-            ("output_name", output_name, outputs),
-        ):
-            if name is not None and name not in names:
-                raise SpecError(
-                    f"$.workload.{field}: {name!r} is not an {field.split('_')[0]} of the model "
-                    f"(it has {names})",
-                    hint=f"name one of the model's {field.split('_')[0]}s, or leave it out",
-                )
+        check_io_names(inputs, outputs, input_name, output_name)
         self.input_name = input_name or inputs[0]
         self.output_name = output_name or outputs[0]
         run = self.session.run

@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from repro.atomic import atomic_path
+from repro.backends.base import check_io_names
 from repro.backends.tvm import TvmOptions, TvmRuntime
-from repro.errors import SpecError
 from repro.profiles.model import LayerCall
 
 CACHE_FORMAT = 1
@@ -196,18 +196,7 @@ class TvmEngine:
             OnnxModel.from_bytes(model_bytes) if model_bytes is not None else OnnxModel.read(model)
         )
         inputs = [i.name for i in onnx_model.proto.graph.input]
-        if input_name is not None and input_name not in inputs:
-            raise SpecError(
-                f"$.workload.input_name: {input_name!r} is not an input of the model (it has "
-                f"{inputs})",
-                hint="name one of the model's inputs, or leave it out",
-            )
-        if output_name is not None and output_name not in onnx_model.outputs:
-            raise SpecError(
-                f"$.workload.output_name: {output_name!r} is not an output of the model (it "
-                f"has {onnx_model.outputs})",
-                hint="name one of the model's outputs, or leave it out",
-            )
+        check_io_names(inputs, onnx_model.outputs, input_name, output_name)
         self.input_name = input_name or onnx_model.input_name
         self.output_index = onnx_model.outputs.index(output_name) if output_name else 0
         target = target_dict(options.target, threads=threads)
