@@ -48,6 +48,18 @@ def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def writing(target: Path) -> Iterator[None]:
+    """A block that writes `target`: a full disk is said of `target` (Python's write calls
+    name no file, and a copy names its source)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and exc.filename != str(target):
+            raise OSError(exc.errno, exc.strerror, str(target)) from exc
+        raise
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write text to `path` atomically (UTF-8; a lone surrogate, from a file name that is not
     UTF-8, is written as its escape `\\udcff`, never an error)."""

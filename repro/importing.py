@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from repro import __version__
+from repro.atomic import writing
 from repro.errors import SpecError, UsageError
 from repro.privacy import redact_text
 from repro.runs import layout
@@ -229,7 +230,8 @@ def _write_original(
         (partial / rel).mkdir(parents=True, exist_ok=True)
         for f in sorted(src.iterdir()):
             if f.is_file() and f.suffix in (".txt", ".json") and f.stat().st_size < 64 * 2**20:
-                shutil.copyfile(f, partial / rel / f.name)
+                with writing(partial / rel / f.name):
+                    shutil.copyfile(f, partial / rel / f.name)
         tests.append(test.model_copy(update={"dir": rel}))
     env = record.environment
     run = RunRecord(

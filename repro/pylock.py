@@ -102,6 +102,25 @@ def unhashed_requirements(lock_text: str) -> list[str]:
     return bad
 
 
+def lock_hashes(lock_text: str) -> dict[str, set[str]]:
+    """name -> every sha256 a requirements-style lock lists for it (`--hash=sha256:...`), over
+    all its lines whatever their markers: the files pip would accept for that project."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out: dict[str, set[str]] = {}
+    for line in _logical_lines(lock_text):
+        text = re.split(r"\s+--hash[=\s]", line, maxsplit=1)[0].strip()
+        if not text or text.startswith("-"):
+            continue
+        try:
+            name = normalize(Requirement(text).name)
+        except InvalidRequirement:
+            continue
+        found = re.findall(r"--hash[=\s]+sha256:([0-9a-fA-F]{64})", line)
+        out.setdefault(name, set()).update(h.lower() for h in found)
+    return out
+
+
 def _logical_lines(text: str) -> list[str]:
     """The lines of a requirements file with `\\` continuations joined and comments cut."""
     joined = re.sub(r"\\\r?\n", " ", text)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro.atomic import atomic_write_text
+from repro.atomic import atomic_write_text, writing
 from repro.errors import SpecError, UsageError
 from repro.runs import layout
 from repro.runs.record import RunRecord, TestRecord
@@ -162,7 +162,8 @@ def _truncate(src: Path, dest: Path) -> str:
             head = fh.read(TRUNCATE_BYTES)
             fh.seek(size - TRUNCATE_BYTES)
             data = head + TRUNCATE_MARKER + fh.read(TRUNCATE_BYTES)
-    dest.write_bytes(data)
+    with writing(dest):
+        dest.write_bytes(data)
     return digest
 
 
@@ -170,7 +171,8 @@ def _copy_logs(src: Path, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for name in (layout.SUMMARY, layout.DETAIL):
         if (src / name).is_file():
-            shutil.copyfile(src / name, dest / name)
+            with writing(dest / name):
+                shutil.copyfile(src / name, dest / name)
 
 
 #: TestSettings fields -> user.conf keys (and a divisor: user.conf takes milliseconds)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from repro.atomic import writing
 from repro.errors import ArtifactError
 
 CACHE_ENV = "REPRO_CACHE_DIR"
@@ -69,7 +70,8 @@ class ArtifactCache:
         os.close(fd)
         tmp_path = Path(tmp)
         try:
-            yield tmp_path
+            with writing(final):
+                yield tmp_path
         finally:
             tmp_path.unlink(missing_ok=True)
 

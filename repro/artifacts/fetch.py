@@ -58,14 +58,14 @@ def _copy_file(src: Path, dest: Path) -> None:
 
 
 def resolve_path(artifact_path: str, base_dir: Path) -> Path:
-    """A path source is relative to the spec's folder unless absolute (`~` is the home)."""
-    try:
-        p = Path(artifact_path).expanduser()
-    except RuntimeError:  # `~someone` who does not exist here
+    """A path source is relative to the spec's folder unless absolute; `~` (a home folder,
+    another one on every machine) is refused."""
+    if artifact_path.startswith("~"):
         raise SpecError(
-            f"{artifact_path}: names the home folder of a user this machine does not have",
-            hint="write the path relative to the spec's folder, or absolute",
-        ) from None
+            f"{artifact_path}: starts with '~' (a home folder, another one on every machine)",
+            hint="write the path relative to the spec's folder",
+        )
+    p = Path(artifact_path)
     return p if p.is_absolute() else base_dir / p
 
 

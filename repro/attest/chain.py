@@ -31,7 +31,6 @@ BUILD_TYPE = "https://repro.dev/replay/v1"
 
 
 def _subjects(root: Path, files: list[Path]) -> list[dict[str, Any]]:
-    import os
 
     return [
         {"name": Path(os.path.relpath(f, root)).as_posix(), "digest": {"sha256": sha256_file(f)}}
@@ -54,23 +53,19 @@ def _statement(
 
 
 def spec_files(spec_path: Path, spec: Any) -> list[Path]:
-    """The spec file and what it names by path: lock files and path artifacts."""
+    """The spec file and what it names by path: lock files, path artifacts, a `path:` flake's
+    files (those a package carries)."""
     from repro.artifacts.fetch import resolve_path
+    from repro.nix.flake_files import flake_files
+    from repro.packaging.paths import references
 
     base = spec_path.parent
     files = [spec_path]
-    env = spec.environment
-    for section in (env, env.spack):
-        for key in ("python_lock", "flake_lock", "spack_yaml", "spack_lock"):
-            lock = getattr(section, key, None) if section is not None else None
-            if lock is not None:
-                files.append(resolve_path(lock.path, base))
-    files += [resolve_path(a.path, base) for a in spec.artifacts.values() if a.path is not None]
-    flake = getattr(env, "flake", None)
-    if isinstance(flake, str) and flake.startswith("path:"):
-        folder = resolve_path(flake[5:], base)
-        if folder.is_dir():
-            files += sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    for ref in references(spec):
+        if ref.kind in ("artifact", "lock"):
+            files.append(resolve_path(ref.path, base))
+        elif ref.kind == "flake" and resolve_path(ref.path, base).is_dir():
+            files += flake_files(resolve_path(ref.path, base)).files
     return [f for f in files if f.is_file()]
 
 
@@ -144,7 +139,6 @@ REPORT_FILES = ("report.json", "report.md", "report.html")
 
 
 def report_statement(folder: Path, report: Any) -> dict[str, Any]:
-    import os
 
     from repro.runs import layout
 
@@ -301,7 +295,6 @@ def verify_spec(spec_path: Path, key: Any | None) -> list[Link]:
 def _bound_to(spec_path: Path, statement: dict[str, Any], link: Link) -> None:
     """The statement is of this spec: it names this file among its subjects, this spec's id,
     and every file the spec names (an envelope copied beside another spec does not verify)."""
-    import os
 
     from repro.spec.io import load_spec, spec_id
 
@@ -496,65 +489,3 @@ def verify_target(target: Path, key: Any | None) -> list[Link]:
         f"{target}: not a spec file, a run folder or a report folder",
         hint="verify SPEC.json, results/<name>/<run-id>/, reports/<name>/ or a package",
     )
-
-
-def verify_unpacked(root: Path, spec_rel: str, key: Any | None) -> list[Link]:
-    """A package's attestations, whatever its (unsigned) manifest says of its members: the
-    spec's link, its original run's (which must have run this spec), every other run with an
-    attestation."""
-    from repro.spec.io import load_spec, spec_id
-
-    spec_path = root / spec_rel
-    links = verify_spec(spec_path, key)
-    spec = load_spec(spec_path, check_id=False)
-    checked: set[Path] = set()
-    if spec.original is not None:
-        original = Path(os.path.normpath(spec_path.parent / spec.original.path))
-        if original.is_relative_to(root) and (original / "run.json").is_file():
-            run_links = verify_run(original, key, follow_spec=False)
-            payload = _read_payload(original / ATTESTATION) or {}
-            ran = (
-                payload.get("predicate", {})
-                .get("buildDefinition", {})
-                .get("externalParameters", {})
-            ).get("spec_id")
-            if ran and ran != spec_id(spec):
-                run_links[-1].problems.append(
-                    f"the original ran spec {str(ran)[:12]}, the packaged spec is "
-                    f"{spec_id(spec)[:12]}"
-                )
-            links += run_links
-            checked.add(original)
-        else:
-            links.append(Link("run", str(original), ["the spec's original is not in the package"]))
-    for att in sorted(root.rglob(ATTESTATION)):
-        folder = att.parent
-        if folder not in checked and (folder / "run.json").is_file():
-            links += verify_run(folder, key, follow_spec=False)
-    return links
-
-
-def unpinned_members(root: Path, members: list[Any], spec_rel: str) -> list[str]:
-    """Members of a package that nothing signed pins: a second spec, or an artifact or lock
-    whose sha256 the (signed) spec does not name. The manifest is not signed: such a member
-    is what an altered package adds."""
-    from repro.environments.registry import get_manager
-    from repro.spec.io import load_spec
-
-    spec = load_spec(root / spec_rel, check_id=False)
-    artifacts = {a.sha256 for a in spec.artifacts.values()}
-    env = spec.environment
-    locks = {lock.sha256 for lock in get_manager(env.manager).locks(env).values()}
-    if env.spack is not None:
-        locks |= {
-            lock.sha256 for lock in (env.spack.spack_yaml, env.spack.spack_lock) if lock is not None
-        }
-    out = []
-    for m in members:
-        if m.role == "spec" and m.path != spec_rel:
-            out.append(f"{m.path}: a second spec, which no attestation covers")
-        elif m.role in ("cached-artifact", "artifact") and m.sha256 not in artifacts:
-            out.append(f"{m.path}: an artifact the spec does not pin (sha256 {m.sha256[:12]})")
-        elif m.role == "lock" and m.sha256 not in locks:
-            out.append(f"{m.path}: a lock file the spec does not pin (sha256 {m.sha256[:12]})")
-    return out

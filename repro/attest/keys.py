@@ -62,6 +62,15 @@ def load_signer(path: Path) -> Any:
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
     from securesystemslib.signer import CryptoSigner  # type: ignore[attr-defined]
 
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        # ssh's rule: a private key others can read (or write) is not one to sign with
+        raise UsageError(
+            f"{path}: permissions {mode:04o} are too open: others on this machine can read the "
+            "private key, so a signature made with it proves nothing; not used",
+            hint=f"chmod 600 {path} (and make a new key with `repro keygen --force` if others "
+            "may have copied it)",
+        )
     try:
         key = load_pem_private_key(path.read_bytes(), None)
     except (ValueError, TypeError) as exc:

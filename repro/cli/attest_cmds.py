@@ -92,8 +92,9 @@ def verify(target: Path, key_path: Path | None, as_json: bool) -> None:
       repro verify reports/ort-digits --key repro-signing.pub
       repro verify ort-digits.repro.tar.zst --key repro-signing.pub
     """
-    from repro.attest.chain import Link, unpinned_members, verify_target, verify_unpacked
+    from repro.attest.chain import Link, verify_target
     from repro.attest.keys import load_public
+    from repro.attest.package import verify_package
     from repro.packaging.pack import is_package
     from repro.packaging.pack import unpack as extract
     from repro.replay import stopped_by_signals
@@ -108,14 +109,18 @@ def verify(target: Path, key_path: Path | None, as_json: bool) -> None:
             except ArtifactError as exc:
                 links = [Link("package", str(target), [exc.message])]
             else:
-                unpinned = unpinned_members(root, manifest.members, manifest.spec)
-                links = [Link("package", str(target), unpinned)]
-                links += verify_unpacked(root, manifest.spec, key)
+                links = verify_package(root, manifest, key)
                 for link in links:  # name the packaged files, not a folder about to be deleted
-                    link.where = link.where.replace(str(root), f"{target}:")
+                    link.where = _in_package(link.where, root, target)
+                    link.problems = [_in_package(p, root, target) for p in link.problems]
     else:
         links = verify_target(target, key)
     _report(links, as_json)
+
+
+def _in_package(text: str, root: Path, package: Path) -> str:
+    """A text naming a file of the unpacked package, naming it inside the package instead."""
+    return text.replace(f"{root}/", f"{package}:").replace(str(root), f"{package}:")
 
 
 def _report(links: list[Any], as_json: bool) -> None:

@@ -37,6 +37,19 @@ from repro.replay import stopped_by_signals
     show_default=True,
     help="Where --with-results finds results/<name>/.",
 )
+@click.option(
+    "--sign",
+    is_flag=True,
+    help="Sign the package: a statement of every member's sha256, signed with --key.",
+)
+@click.option(
+    "--key",
+    "key_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The private key to sign with (implies --sign; default: "
+    "~/.config/repro/keys/repro-signing.key).",
+)
 @cache_dir_option
 @json_option
 def pack(
@@ -47,6 +60,8 @@ def pack(
     with_image: bool,
     with_results: bool,
     results_dir: Path,
+    sign: bool,
+    key_path: Path | None,
     cache_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -55,12 +70,17 @@ def pack(
     every member.
 
     The spec is kept byte for byte (its id and its original's stay valid): the files it names
-    must be relative to it. `repro replay PACKAGE` replays from the package, offline when it
-    carries what the replay needs.
+    must be relative to it. Of a `path:` flake, only the flake goes in (the files git tracks,
+    or flake.nix, flake.lock and what flake.nix names); files that look like credentials
+    (.netrc, .env, keys) never do, and what was left out is said. With --sign, the package
+    carries a signed statement of every member's sha256 (`repro verify PACKAGE --key PUB`
+    then fails on any member it does not cover). `repro replay PACKAGE` replays from the
+    package, offline when it carries what the replay needs.
 
     \b
     Example:
-      repro pack specs/ort-digits.json -o ort-digits.repro.tar.zst --with-artifacts --with-wheels
+      repro pack specs/ort-digits.json -o ort-digits.repro.tar.zst --with-artifacts \\
+        --with-wheels --sign
       repro replay ort-digits.repro.tar.zst --env venv
     """
     from repro.packaging.pack import PackOptions, is_package
@@ -73,6 +93,14 @@ def pack(
             hint=f"e.g. -o {out.name.split('.')[0] or 'experiment'}.repro.tar.zst",
         )
     spec = require_valid(spec_path)
+    signer = None
+    if sign or key_path is not None:
+        from repro.attest.keys import PRIVATE, default_key_dir, load_signer
+
+        key = key_path or default_key_dir() / PRIVATE
+        if not key.is_file():
+            raise UsageError(f"--key {key}: no such key file", hint="make one with `repro keygen`")
+        signer = load_signer(key)
     with stopped_by_signals():
         manifest = write(
             spec,
@@ -82,6 +110,7 @@ def pack(
             cache=ArtifactCache(cache_dir),
             results_dir=results_dir,
             report=note,
+            signer=signer,
         )
     size = out.stat().st_size
     if as_json:

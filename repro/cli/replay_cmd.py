@@ -429,11 +429,12 @@ def _from_package(
 ) -> tuple[Path, dict[str, Any]]:
     """A package unpacked (checked) under the cache: its spec, and the environment options
     its contents give (wheels to build the venv from, an image to load)."""
-    from repro.packaging.pack import offline_gaps, open_package
+    from repro.packaging.pack import check_inside, offline_gaps, open_package
     from repro.spec.io import load_spec
 
     root, manifest = open_package(package, cache)
     spec_path = root / manifest.spec
+    check_inside(load_spec(spec_path), spec_path, root, package)
     note(f"package {package}: {len(manifest.members)} files checked, unpacked in {root}")
     certain, maybe = offline_gaps(load_spec(spec_path), root, manifest, env_name, cache)
     if certain:

@@ -82,12 +82,18 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
     Example:
       repro validate specs/*.json
     """
+    from repro.attest.chain import SPEC_ATTESTATION_SUFFIX
     from repro.spec.io import load_spec, spec_id
     from repro.validate import check
 
-    report = []
+    report: list[dict[str, Any]] = []
     failed: list[SpecError] = []
     for path in specs:
+        if path.name.endswith(SPEC_ATTESTATION_SUFFIX) and path.is_file():
+            # `specs/*.json` also matches the attestations `repro attest` writes beside specs
+            note(f"{path}: skipped: an attestation of a spec (`repro verify` checks it)")
+            report.append({"spec": str(path), "skipped": "an attestation, not a spec"})
+            continue
         try:
             spec = load_spec(path, check_id=not fix_id)
         except SpecError as exc:

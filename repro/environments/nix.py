@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
@@ -59,6 +59,16 @@ class NixEnvironment(EnvironmentSpecBase):
     shell: str = Field("default", description="devShell attribute")
     flake_lock: LockFile
     inputs: list[NixInput] = Field(default_factory=list)
+
+    @field_validator("flake")
+    @classmethod
+    def _not_home(cls, flake: str) -> str:
+        if flake.startswith(("path:~", "~")):
+            raise ValueError(
+                f"{flake!r} names a home folder (another one on every machine): write the "
+                "flake's folder relative to the spec's, e.g. path:../nix"
+            )
+        return flake
 
 
 def nix_base_command() -> list[str]:

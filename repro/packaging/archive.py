@@ -26,6 +26,7 @@ from typing import IO, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repro.artifacts.cache import sha256_file
+from repro.atomic import writing
 from repro.errors import ArtifactError, ReproError, SpecError, UsageError
 
 MANIFEST = "manifest.json"
@@ -47,6 +48,7 @@ Role = Literal[
     "wheel",
     "image",
     "attestation",
+    "signature",
 ]
 
 
@@ -363,7 +365,7 @@ def _extract_members(path: Path, raw: IO[bytes], work: Path, max_bytes: int) -> 
             dest.parent.mkdir(parents=True, exist_ok=True)
             src = tar.extractfile(info)
             assert src is not None
-            with dest.open("xb") as out:
+            with writing(dest), dest.open("xb") as out:
                 shutil.copyfileobj(src, out, _CHUNK)
     return manifest
 

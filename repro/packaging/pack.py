@@ -18,10 +18,12 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from repro import __version__
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.errors import ArtifactError, EnvironmentSetupError, SpecError, UsageError
+from repro.nix.flake_files import flake_files
 from repro.packaging.archive import (
     MAX_TOTAL_BYTES,
     Member,
@@ -32,6 +34,7 @@ from repro.packaging.archive import (
     extract,
     write_package,
 )
+from repro.packaging.paths import paths_outside, references
 from repro.runs import layout
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec
@@ -85,38 +88,40 @@ def _referenced(spec: ExperimentSpec, spec_path: Path, report: Reporter) -> list
             raise SpecError(f"{spec_path}: {field}: {resolved} does not exist")
         return resolved
 
-    for name, art in spec.artifacts.items():
-        if art.path is not None:
-            file = named(art.path, f"$.artifacts.{name}.path")
+    for ref in references(spec):
+        if ref.kind == "artifact":
+            file = named(ref.path, ref.field)
+            name = ref.key
+            want = spec.artifacts[name].sha256
             got = sha256_file(file)
-            if got != art.sha256:  # what ships is the pin
+            if got != want:  # what ships is the pin
                 raise ArtifactError(
                     f"{spec_path}: $.artifacts.{name}: {file} has sha256 {got[:16]}..., the spec "
-                    f"pins {art.sha256[:16]}...",
+                    f"pins {want[:16]}...",
                     hint="restore the file the spec pins, or re-capture the spec",
                 )
             out.append((file, "artifact"))
-    env = spec.environment
-    for section, where in ((env, "$.environment"), (env.spack, "$.environment.spack")):
-        if section is None:
-            continue
-        for key in ("python_lock", "flake_lock", "spack_yaml", "spack_lock"):
-            lock = getattr(section, key, None)
-            if lock is not None:
-                out.append((named(lock.path, f"{where}.{key}.path"), "lock"))
-    flake = getattr(env, "flake", None)
-    if isinstance(flake, str) and flake.startswith("path:"):
-        folder = named(flake[5:], "$.environment.flake")
-        out += [(f, "flake") for f in _files_of(folder, limit=_FLAKE_MAX_FILES)]
-    if spec.original is not None:
-        if not resolve_path(spec.original.path, base).is_dir():
-            report(
-                f"note: the spec's original ({spec.original.path}) is not here: packed without it"
-            )
+        elif ref.kind == "lock":
+            out.append((named(ref.path, ref.field), "lock"))
+        elif ref.kind == "flake":
+            folder = named(ref.path, ref.field)
+            taken = flake_files(folder, limit=_FLAKE_MAX_FILES)
+            out += [(f, "flake") for f in taken.files]
+            _say_left_out(folder, taken.left_out, report)
+        elif not resolve_path(ref.path, base).is_dir():
+            report(f"note: the spec's original ({ref.path}) is not here: packed without it")
         else:
-            folder = named(spec.original.path, "$.original.path")
+            folder = named(ref.path, ref.field)
             out += [(f, "original") for f in _files_of(folder, limit=100_000)]
     return out
+
+
+def _say_left_out(folder: Path, left_out: list[tuple[str, str]], report: Reporter) -> None:
+    """One line per file of the flake folder that is not packed (at most 10, then a count)."""
+    for rel, why in left_out[:10]:
+        report(f"note: not packed: {folder / rel} ({why})")
+    if len(left_out) > 10:
+        report(f"note: not packed: {len(left_out) - 10} more files of {folder}")
 
 
 def _absolute(path: Path) -> Path:
@@ -143,8 +148,10 @@ def pack(
     cache: ArtifactCache,
     results_dir: Path,
     report: Reporter,
+    signer: Any | None = None,
 ) -> PackageManifest:
-    """Write the package; its manifest."""
+    """Write the package; its manifest. With `signer`, the package carries its signature: a
+    signed statement of every member's sha256 (`package.intoto.json`)."""
     if out.exists() and not _is_our_package(out):
         raise UsageError(
             f"{out}: exists and is not a repro package; not overwritten",
@@ -190,8 +197,11 @@ def pack(
             members.append(
                 Member(path=name, role=src.role, size=size, sha256=sha256_file(src.file))
             )
+        spec_member = PurePosixPath(*_absolute(spec_path).relative_to(root).parts).as_posix()
+        if signer is not None:
+            members.append(_signature(members, spec_member, spec, signer, scratch, sources))
         manifest = PackageManifest(
-            spec=PurePosixPath(*_absolute(spec_path).relative_to(root).parts).as_posix(),
+            spec=spec_member,
             spec_name=spec.name,
             spec_id=spec_id(spec),
             repro_version=__version__,
@@ -205,6 +215,32 @@ def pack(
         )
         write_package(out, [sources[m.path] for m in members], manifest)
     return manifest
+
+
+def _signature(
+    members: list[Member],
+    spec_member: str,
+    spec: ExperimentSpec,
+    signer: Any,
+    scratch: Path,
+    sources: dict[str, Source],
+) -> Member:
+    """The package's signature member, over every other member."""
+    from repro.attest.package import SIGNATURE, sign_members
+
+    if SIGNATURE in sources:
+        raise UsageError(
+            f"{sources[SIGNATURE].file}: a file named {SIGNATURE} at the package's root; the "
+            "package's signature has that name",
+            hint="rename or move the file",
+        )
+    out = scratch / SIGNATURE
+    fields = {"spec": spec_member, "spec_name": spec.name, "spec_id": spec_id(spec)}
+    sign_members(members, fields, signer, out)
+    sources[SIGNATURE] = Source(SIGNATURE, "signature", out)
+    return Member(
+        path=SIGNATURE, role="signature", size=out.stat().st_size, sha256=sha256_file(out)
+    )
 
 
 def _add_artifacts(
@@ -370,6 +406,19 @@ def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageMani
                     shutil.copyfile(folder / m.path, staged)
                     cache.commit(staged, sha)
     return folder, manifest
+
+
+def check_inside(spec: ExperimentSpec, spec_path: Path, root: Path, package: Path) -> None:
+    """Refuse a packaged spec that names a file outside its package (exit 2, the field named)."""
+    outside = paths_outside(spec, spec_path, root)
+    if outside:
+        ref = outside[0]
+        raise SpecError(
+            f"{package}: {ref.field}: {ref.path} resolves outside the package; a replay from a "
+            "package reads only the package's own files",
+            hint="this package was altered or not made by `repro pack`: get it again from its "
+            "source",
+        )
 
 
 def offline_gaps(

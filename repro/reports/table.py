@@ -25,6 +25,9 @@ def frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
 
 #: what a spreadsheet reads as a formula at the start of a cell (CSV injection)
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
+#: the quote that keeps a cell text; a cell that starts with one is quoted too, so that
+#: reading the table back (`spreadsheet_text`) gives every cell exactly as it was
+_QUOTE = "'"
 
 
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
@@ -33,9 +36,23 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     from pandas.api.types import is_numeric_dtype
 
     out = frame.copy()
+    quoted = (*_FORMULA, _QUOTE)
     for column in out.columns:
         if not is_numeric_dtype(out[column]):
             out[column] = out[column].map(
-                lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA) else v
+                lambda v: _QUOTE + v if isinstance(v, str) and v.startswith(quoted) else v
+            )
+    return out
+
+
+def spreadsheet_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table `spreadsheet_safe` wrote, read back: each quoted text cell as it was."""
+    from pandas.api.types import is_numeric_dtype
+
+    out = frame.copy()
+    for column in out.columns:
+        if not is_numeric_dtype(out[column]):
+            out[column] = out[column].map(
+                lambda v: v[1:] if isinstance(v, str) and v.startswith(_QUOTE) else v
             )
     return out

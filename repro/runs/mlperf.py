@@ -111,7 +111,7 @@ def find_results(path: Path) -> list[Path]:
     if _scenario_dirs(path):
         return [path]
     found: set[Path] = set()
-    for summary in path.rglob(SUMMARY):
+    for summary in _summaries(path):
         run = summary.parent
         if not _RUN.fullmatch(run.name) or run.parent.name != "performance":
             continue
@@ -126,6 +126,57 @@ def find_results(path: Path) -> list[Path]:
             continue
         found.add(bench)
     return sorted(found)
+
+
+#: how deep and how wide a search for published results goes: a round is 9 levels deep
+#: (round/division/submitter/results/system/benchmark/scenario/performance/run_1) and the
+#: largest (v2.1) about 60,000 folders; a bigger search is a mistaken path, not a tree
+MAX_SEARCH_DEPTH = 12
+MAX_SEARCH_FOLDERS = 400_000
+
+
+def _summaries(path: Path) -> list[Path]:
+    """Every LoadGen summary below `path`, found by a bounded walk: hidden folders and
+    compliance folders are not entered, links to folders are followed (a tree assembled from
+    links is a tree) but never in a loop; a search that would go past the bounds is refused,
+    saying how far it went (`repro report --compare /` must not walk the whole disk)."""
+    import os
+
+    if path == Path(path.anchor):
+        raise SpecError(
+            f"{path}: the root of the file system is not a published tree",
+            hint="name the tree's folder (a round, a division, a submitter or a result)",
+        )
+    out: list[Path] = []
+    seen = 0
+    top = len(path.parts)
+    visited: set[tuple[int, int]] = set()
+    for folder, dirs, files in os.walk(path, followlinks=True):
+        here = Path(folder)
+        st = here.stat()
+        if (st.st_dev, st.st_ino) in visited:
+            dirs.clear()
+            continue
+        visited.add((st.st_dev, st.st_ino))
+        seen += 1
+        if seen > MAX_SEARCH_FOLDERS:
+            raise SpecError(
+                f"{path}: searched {MAX_SEARCH_FOLDERS} folders for published results "
+                f"(found {len(out)} LoadGen summaries so far) without reaching the end: too "
+                "large to be one tree",
+                hint="name the tree's folder (a round, a division, a submitter or a result)",
+            )
+        if SUMMARY in files:
+            out.append(here / SUMMARY)
+        if len(here.parts) - top >= MAX_SEARCH_DEPTH:
+            dirs.clear()
+            continue
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".") and d != "compliance" and not _COMPLIANCE_TEST.fullmatch(d)
+        ]
+    return out
 
 
 def is_mlperf_result(path: Path) -> bool:

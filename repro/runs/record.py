@@ -11,22 +11,31 @@ Format history (the `schema` field):
 #                dispatched as parts, `--on`), and a test's `part`; `stopping.decided_after`
 #                and a probe's `others_cpu_frac` (probes are free-form dicts: older readers
 #                ignore them). A reader older than the typed fields refuses such a run (its
-#                models forbid unknown fields).
+#                models forbid unknown fields). Later still: `record_sha256`, the digest of
+#                the record as written (an edited record is refused when read).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from repro.privacy import redact
+from repro.spec.io import canonical_json
 from repro.spec.types import ModeName, ScenarioName, Tolerances
 from repro.verdicts import RunStatus, TestStatus
 
 RUN_SCHEMA: Final = "repro.run/v2"
 RUN_SCHEMAS: Final = ("repro.run/v1", RUN_SCHEMA)
+
+
+def record_digest(data: dict[str, Any]) -> str:
+    """The digest a record carries: sha256 of its canonical JSON without `record_sha256`."""
+    body = {k: v for k, v in data.items() if k != "record_sha256"}
+    return hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class TestRecord(BaseModel):
@@ -148,10 +157,18 @@ class RunRecord(BaseModel):
         description="what reading the run found worth saying: a published result's scenario "
         "folder that holds another scenario's run, a field that could not be read",
     )
+    record_sha256: str | None = Field(
+        None,
+        description="sha256 of the record's canonical JSON without this field, written with "
+        "it: an edit of the record shows (v2, later). Not a signature: `repro attest` signs",
+    )
 
     def dump(self) -> str:
-        """run.json as written: indented, with the home directory redacted everywhere."""
-        return json.dumps(redact(self.model_dump(mode="json", by_alias=True)), indent=2) + "\n"
+        """run.json as written: indented, with the home directory redacted everywhere, and
+        the digest of what is written."""
+        data = redact(self.model_dump(mode="json", by_alias=True))
+        data["record_sha256"] = record_digest(data)
+        return json.dumps(data, indent=2) + "\n"
 
     def performance(self, scenario: str) -> list[TestRecord]:
         return [t for t in self.tests if t.scenario == scenario and t.mode == "performance"]

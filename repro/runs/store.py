@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from repro.errors import SpecError
 from repro.runs import layout
-from repro.runs.record import RunRecord
+from repro.runs.record import RunRecord, record_digest
 from repro.spec.io import format_validation_error
 
 SideKind = Literal["repro", "mlperf"]
@@ -52,6 +52,7 @@ def load_run(run: Path) -> RunRecord:
             raw = json.loads(path.read_text(), object_pairs_hook=_unique)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
             raise SpecError(f"{path}: not a valid run record: {exc}", hint=_DAMAGED) from None
+        _check_digest(path, raw)
         try:
             record = RunRecord.model_validate(raw)
         except ValidationError as exc:
@@ -77,11 +78,63 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _check_digest(path: Path, raw: Any) -> None:
+    """A record that carries its digest is the record repro wrote, or it was edited."""
+    if not isinstance(raw, dict) or raw.get("record_sha256") is None:
+        return  # written before records carried one: the checks below still hold
+    if raw["record_sha256"] != record_digest(raw):
+        raise SpecError(
+            f"{path}: $.record_sha256: the record is not the one repro wrote (its digest does "
+            "not match its contents): it was edited",
+            hint=_DAMAGED,
+        )
+
+
+def _check_spec(path: Path, record: RunRecord) -> None:
+    """The spec a record embeds is a spec, and the one its `spec_id` names."""
+    from repro.spec.io import spec_id
+    from repro.spec.models import ExperimentSpec
+
+    if record.spec is None:
+        return
+    try:
+        spec = ExperimentSpec.model_validate(record.spec)
+    except ValidationError as exc:
+        raise SpecError(
+            format_validation_error(
+                str(path), exc, record.spec, root="$.spec", what="embedded spec"
+            ),
+            hint=_DAMAGED,
+        ) from None
+    if spec_id(spec) != record.spec_id:
+        raise SpecError(
+            f"{path}: $.spec: the embedded spec's id is {spec_id(spec)[:12]}, $.spec_id says "
+            f"{record.spec_id[:12]}: the record was edited",
+            hint=_DAMAGED,
+        )
+
+
+def _check_settings(where: str, settings: dict[str, Any]) -> None:
+    """LoadGen's TestSettings are numbers (a flag is a boolean): anything else was edited."""
+    flags = {"server_coalesce_queries"}
+    for key, value in settings.items():
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not (isinstance(value, bool) if key in flags else number):
+            kind = "a boolean" if key in flags else "a number"
+            raise SpecError(
+                f"{where}: settings.{key} is {value!r}, not {kind} (LoadGen's TestSettings)",
+                hint=_DAMAGED,
+            )
+
+
 def _check_record(path: Path, record: RunRecord) -> None:
-    """What a run repro wrote always holds: a finished performance test states LoadGen's
-    validity, VALID or INVALID; an accuracy is a fraction. A record that does not is damaged."""
+    """What a run repro wrote always holds: its embedded spec is the one it names; a test's
+    settings are LoadGen's numbers; a finished performance test states LoadGen's validity,
+    VALID or INVALID; an accuracy is a fraction. A record that does not is damaged."""
+    _check_spec(path, record)
     for i, t in enumerate(record.tests):
         where = f"{path}: $.tests[{i}] ({t.scenario} {t.mode})"
+        _check_settings(where, t.settings)
         validity = t.metrics.get("validity")
         finished = t.mode == "performance" and t.status in ("valid", "invalid")
         if finished and validity not in ("VALID", "INVALID"):

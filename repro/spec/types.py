@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -36,6 +37,20 @@ Name = Annotated[
     StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$"),
     Field(description="lowercase letters, digits, '.', '_' and '-'; starts with a letter or digit"),
 ]
+
+
+def _not_home_relative(path: str) -> str:
+    """A spec names its files relative to its folder (or absolute), never by `~`: a home
+    folder is another folder on every machine, and a package's paths must stay inside it."""
+    if path.startswith("~"):
+        raise ValueError(
+            f"{path!r} starts with '~' (a home folder, another one on every machine): write "
+            "the path relative to the spec's folder"
+        )
+    return path
+
+
+LocalPath = Annotated[str, AfterValidator(_not_home_relative)]
 
 
 @dataclass(frozen=True)
@@ -143,7 +158,7 @@ class Artifact(SpecModel):
     """
 
     url: str | None = Field(None, description="http(s):// or file:// URL to download")
-    path: str | None = Field(None, description="a local file, relative to the spec's folder")
+    path: LocalPath | None = Field(None, description="a local file, relative to the spec's folder")
     recipe: str | None = Field(None, description="a registered deterministic generator")
     params: dict[
         str,
@@ -293,7 +308,7 @@ class Workload(SpecModel):
 class LockFile(SpecModel):
     """A lock file under lockfiles/<name>/, pinned by the hash of its bytes."""
 
-    path: str = Field(description="relative to the spec's folder")
+    path: LocalPath = Field(description="relative to the spec's folder")
     sha256: Sha256
 
 
@@ -324,7 +339,9 @@ class ReferencePredictions(SpecModel):
 class Original(SpecModel):
     """Where the original results are and their headline metrics."""
 
-    path: str = Field(description="run directory of the original, relative to the spec's folder")
+    path: LocalPath = Field(
+        description="run directory of the original, relative to the spec's folder"
+    )
     metrics: dict[
         str,
         dict[

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repro.errors import SpecError, UsageError
+from repro.reports.table import spreadsheet_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,7 +87,7 @@ def load_table(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise SpecError(f"{path}: no such file or directory")
     try:
-        frame = pd.read_csv(path, encoding="utf-8-sig")
+        frame = spreadsheet_text(pd.read_csv(path, encoding="utf-8-sig"))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: not a CSV table: {exc}") from None
     hint = "write one with `repro results TREE --csv FILE`"

@@ -57,3 +57,39 @@ def test_a_lone_surrogate_is_written_as_its_escape(tmp_path: Path) -> None:
     name = b"sys\xfe1".decode("utf-8", "surrogateescape")  # a folder name that is not UTF-8
     atomic_write_text(tmp_path / "t.csv", f"system\n{name}\n")
     assert (tmp_path / "t.csv").read_text() == "system\nsys\\udcfe1\n"
+
+
+def test_a_full_disk_while_unpacking_names_the_file_being_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's write calls name no file when the disk is full: the error names the member."""
+    import errno
+    import shutil
+
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+    from repro.packaging.archive import PackageManifest, Source, write_package
+
+    (tmp_path / "s.json").write_text("{}")
+    from repro.artifacts.cache import sha256_file
+    from repro.packaging.archive import Member
+
+    member = Member(path="s.json", role="spec", size=2, sha256=sha256_file(tmp_path / "s.json"))
+    manifest = PackageManifest(
+        spec="s.json", spec_name="x", spec_id="a" * 64, repro_version="t", contents={},
+        members=[member],
+    )  # fmt: skip
+    package = tmp_path / "x.repro.tar"
+    write_package(package, [Source("s.json", "spec", tmp_path / "s.json")], manifest)
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(shutil, "copyfileobj", full)
+    result = CliRunner().invoke(cli, ["unpack", str(package), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 3, result.output
+    assert "a file:" not in result.stderr
+    assert "s.json: No space left on device" in result.stderr
+    assert "the file system is full" in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -10,6 +10,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "repro"
 LOWER = (
     "spec", "reports", "runs", "stats", "profiles", "attest", "packaging/archive.py",
+    "packaging/paths.py",
     "verdicts.py", "atomic.py", "errors.py",
 )  # fmt: skip
 FORBIDDEN = (

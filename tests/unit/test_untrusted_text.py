@@ -69,3 +69,29 @@ def test_the_terminal_is_shown_control_characters_never_sent_them() -> None:
     assert "\\x1b]0;pwn\\x07" in result.output  # shown as escapes
     assert "\\u202eevil\\rover\\x1b[8mhidden" in result.output
     assert "\x1b[31m" in result.output  # repro's own colours pass
+
+
+def test_a_quoted_cell_reads_back_as_it_was_written(tmp_path: Path) -> None:
+    """recommend reads the table `results --csv` wrote: a formula-looking name comes back
+    without its quote (and a price for it matches), a name that began with a quote keeps it."""
+    from repro.stats.pareto import load_table
+
+    a = published_result(tmp_path / "a", submitter="'quoted", system="=1+2")
+    (a.parents[3] / "systems" / "=1+2.json").write_text(
+        json.dumps({"host_processor_model_name": "=CPU+1", "accelerator_model_name": "-acc"})
+    )
+    out = tmp_path / "t.csv"
+    result = CliRunner().invoke(cli, ["results", str(a), "--csv", str(out)])
+    assert result.exit_code == 0, result.output
+    assert ",'=1+2," in out.read_text()
+    table = load_table(out)
+    assert table["system"].tolist() == ["=1+2"]
+    assert table["submitter"].tolist() == ["'quoted"]
+    assert table["processor"].tolist() == ["=CPU+1"]
+    prices = tmp_path / "prices.csv"
+    prices.write_text("name,price\n=CPU+1,1000\n")
+    result = CliRunner().invoke(
+        cli, ["recommend", str(out), "--objective", "min:cost", "--prices", str(prices)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "match no processor" not in result.output + result.stderr

@@ -105,3 +105,65 @@ def test_a_leftover_partial_run_is_a_clear_error(root: Path, tmp_path: Path) -> 
     )
     assert result.exit_code == 2, result.output
     assert "was killed before it could finish" in result.output
+
+
+def _copy_original(root: Path, tmp_path: Path, *, sealed: bool) -> tuple[Path, dict[str, object]]:
+    """ort-digits' shipped original, its run.json written as repro writes it now (with its
+    digest) or as older repro wrote it (without)."""
+    import shutil
+
+    from repro.runs.store import load_run
+
+    run = tmp_path / "original"
+    shutil.copytree(root / "results" / "ort-digits" / "original", run)
+    text = load_run(run).dump()
+    record = json.loads(text)
+    if not sealed:
+        record.pop("record_sha256")
+    (run / "run.json").write_text(json.dumps(record, indent=2))
+    return run, record
+
+
+def _report_of(run: Path, replay: Path, out: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["report", "-o", str(out), "--compare", str(run), str(replay)])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("sealed", [True, False], ids=["with-digest", "older-record"])
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda r: r.update(spec={"junk": 1}), "$.spec"),
+        (
+            lambda r: r["tests"][0]["settings"].update(min_duration_ms="x"),
+            "settings.min_duration_ms",
+        ),
+        (lambda r: r["spec"]["workload"].update(batch_size=7), "$.spec"),
+    ],
+    ids=["spec-replaced", "setting-a-string", "spec-edited"],
+)
+def test_an_edited_run_record_is_damaged_input_naming_the_field(
+    root: Path, tmp_path: Path, sealed: bool, edit: object, named: str
+) -> None:
+    run, record = _copy_original(root, tmp_path, sealed=sealed)
+    replay, _ = _copy_original(root, tmp_path / "replay", sealed=True)
+    edit(record)  # type: ignore[operator]
+    (run / "run.json").write_text(json.dumps(record, indent=2))
+    code, output = _report_of(run, replay, tmp_path / "out")
+    assert code == 2, output
+    assert ("$.record_sha256" in output) if sealed else (named in output), output
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_a_record_repro_wrote_reads_back_and_any_edit_of_it_shows(
+    root: Path, tmp_path: Path
+) -> None:
+    from repro.errors import SpecError
+    from repro.runs.store import load_run
+
+    run, record = _copy_original(root, tmp_path, sealed=True)
+    assert load_run(run).record_sha256 == record["record_sha256"]
+    record["tests"][0]["metrics"]["samples_per_second"] = 1.0
+    (run / "run.json").write_text(json.dumps(record))
+    with pytest.raises(SpecError, match=r"record_sha256.*edited"):
+        load_run(run)

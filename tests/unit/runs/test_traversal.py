@@ -67,3 +67,46 @@ def test_a_crafted_spec_name_in_a_run_record_cannot_place_the_report(
     assert result.exit_code == 2, result.output
     assert "cannot name a folder" in result.output
     assert not list(work.rglob("report.*"))
+
+
+def test_the_root_of_the_file_system_is_refused_at_once(root: Path) -> None:
+    import time
+
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    t0 = time.monotonic()
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", "/", str(root / "results" / "ort-digits" / "original")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "the root of the file system is not a published tree" in result.stderr
+    assert time.monotonic() - t0 < 30  # refused, not walked (a walk of / takes minutes)
+
+
+def test_a_search_past_its_bounds_says_how_far_it_went(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from repro.errors import SpecError
+    from repro.runs import mlperf
+
+    for i in range(30):
+        (tmp_path / f"d{i}" / "sub").mkdir(parents=True)
+    monkeypatch.setattr(mlperf, "MAX_SEARCH_FOLDERS", 20)
+    with pytest.raises(SpecError, match=r"searched 20 folders .*found 0 LoadGen summaries"):
+        mlperf.find_results(tmp_path)
+
+
+def test_a_tree_reached_through_a_link_is_found_and_a_loop_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    from repro.runs import mlperf
+    from tests.helpers import published_result
+
+    bench = published_result(tmp_path / "real")
+    (tmp_path / "view").mkdir()
+    (tmp_path / "view" / "tree").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "loop").symlink_to(tmp_path / "real")
+    found = mlperf.find_results(tmp_path / "view")
+    assert [p.name for p in found] == [bench.parent.name]
