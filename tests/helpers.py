@@ -137,6 +137,14 @@ def make_run(
     return path
 
 
+def write_record(path: Path, doc: dict[str, Any]) -> None:
+    """A run.json edited by a test as repro would have written it: its digest made anew."""
+    from repro.runs.record import record_digest
+
+    doc["record_sha256"] = record_digest(doc)
+    path.write_text(json.dumps(doc))
+
+
 def portable_spec(root: Path, name: str) -> dict[str, Any]:
     """A shipped spec whose relative paths (artifacts, lock files, flake) are made absolute,
     so that a test can write it anywhere; its id is dropped (it changes when edited)."""

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.runs.store import load_run
+from tests.helpers import write_record
 
 SHORT = ["-s", "SingleStream", "--min-duration-ms", "200", "--min-query-count", "64"]
 
@@ -78,7 +79,7 @@ def test_resume_runs_only_the_parts_that_did_not_finish(
     doc = json.loads((run / "run.json").read_text())
     doc["parts"][1]["status"] = "interrupted"
     doc["status"] = "interrupted"
-    (run / "run.json").write_text(json.dumps(doc))
+    write_record(run / "run.json", doc)
     result = CliRunner().invoke(cli, ["replay", "--resume", str(run)])
     assert result.exit_code in (0, 3), result.output
     assert "resuming 1 part(s) of 2: [1]" in result.output

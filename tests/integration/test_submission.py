@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.runs.store import load_run
+from tests.helpers import write_record
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +155,7 @@ def test_runs_and_fields_that_would_make_a_wrong_tree_are_refused(
     shutil.copytree(short_run, bad)
     doc = json.loads((bad / "run.json").read_text())
     doc["spec_name"] = "../../../escaped"
-    (bad / "run.json").write_text(json.dumps(doc))
+    write_record(bad / "run.json", doc)  # an attacker recomputes the digest
     assert "cannot name a folder" in _refused([str(bad), *base, "-o", str(tmp_path / "o1")])
     assert not (tmp_path / "escaped").exists()
     # a run whose files are not the ones it recorded

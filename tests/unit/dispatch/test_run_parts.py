@@ -17,7 +17,7 @@ from repro.errors import RunError, UsageError
 from repro.runs import layout
 from repro.runs.record import DispatchRecord, RunRecord
 from repro.runs.store import load_run
-from tests.helpers import make_run
+from tests.helpers import make_run, write_record
 
 
 class ScriptedExecutor:
@@ -126,7 +126,7 @@ def _dispatched_run(tmp_path: Path) -> Path:
     _run_parts(plan, record, [0, 1], ex, work=work, final=final, report=print, fresh=True)
     doc = json.loads((final / "run.json").read_text())
     doc["parts"][1]["status"] = "interrupted"
-    (final / "run.json").write_text(json.dumps(doc))
+    write_record(final / "run.json", doc)
     return final
 
 
