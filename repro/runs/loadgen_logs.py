@@ -217,7 +217,7 @@ _DETAIL_KEYS = {
     "loadgen_version": "loadgen_version",
     "test_datetime": "test_datetime",
 }
-_DETAIL_PCT = re.compile(r"^result_(\d+(?:\.\d+)?)_percentile_latency_ns$")
+_DETAIL_PCT = re.compile(r"^result_(\d+(?:\.\d+)?)_percentile_(per_query_)?latency_ns$")
 
 
 def parse_detail_text(text: str) -> Metrics:
@@ -241,17 +241,36 @@ def parse_detail_text(text: str) -> Metrics:
                 name = "p90" if key.endswith("_ss") else "p99"
                 out[f"early_stopping_{name}_ns"] = value
         elif m := _DETAIL_PCT.match(key):
-            out[f"latency_{_pct_name(m.group(1))}_ns"] = value
+            kind = "query" if m.group(2) else "sample"
+            out[f"{kind}_latency_{_pct_name(m.group(1))}_ns"] = value
         elif key in _DETAIL_KEYS:
             name = _DETAIL_KEYS[key]
             if name == "mode" and isinstance(value, str):
                 value = _MODES.get(value, value)
             out[name] = value
+    _latency_percentiles(out)
     out["num_errors"] = errors
     out["num_warnings"] = warnings
     if messages:
         out["errors"] = "; ".join(messages)[:2000]
     return out
+
+
+def _latency_percentiles(out: Metrics) -> None:
+    """`latency_pNN_ns` as the summary states it: per query where LoadGen logs per-query
+    percentiles (MultiStream: a query is 8 samples, and MLPerf's metric is its latency; LoadGen
+    2.x logged the per-sample figures under the plain key), else per sample. A MultiStream
+    log's per-sample figures stay `sample_latency_pNN_ns` (never taken for the query's)."""
+    multi = out.get("scenario") == "MultiStream"
+    queries = {k[6:]: out.pop(k) for k in list(out) if k.startswith("query_latency_p")}
+    samples = {k[7:]: out.pop(k) for k in list(out) if k.startswith("sample_latency_p")}
+    for name, value in samples.items():
+        if name in queries or multi:
+            if queries.get(name) != value:  # LoadGen 6 logs the same figure twice: said once
+                out[f"sample_{name}"] = value
+        else:
+            out[name] = value
+    out.update(queries)
 
 
 _VERSION = re.compile(r'"key":\s*"loadgen_version",\s*"value":\s*"([^"]*)"')

@@ -381,13 +381,16 @@ def _check_logs(run: Path, scenario: str, summary: Metrics, detail: Metrics | No
 
 
 def _check_agree(run: Path, summary: Metrics, detail: Metrics, keys: tuple[str, ...]) -> None:
-    """The summary and the detail log of one run state the same validity and MLPerf metric."""
+    """The summary and the detail log of one run state the same validity and MLPerf metric
+    (a figure as the summary rounds it: `0.50` samples/s agrees with the detail log's 0.4951)."""
     for key in keys:
         a, b = summary.get(key), detail.get(key)
         if a is None or b is None:
             continue
         numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (a, b))
         if numbers and math.isclose(float(a), float(b), rel_tol=_LOGS_AGREE):
+            continue
+        if numbers and abs(float(a) - float(b)) <= _printed_half_unit(run / SUMMARY, float(a)):
             continue
         if not numbers and a == b:
             continue
@@ -396,6 +399,24 @@ def _check_agree(run: Path, summary: Metrics, detail: Metrics, keys: tuple[str, 
             f"detail log {b!r}: one of them was edited or comes from another run",
             hint="restore both files from the published tree (LoadGen writes them together)",
         )
+
+
+def _printed_half_unit(summary: Path, value: float) -> float:
+    """Half the last printed digit of `value` as the summary prints it (`0.50` -> 0.005,
+    `1.25507e+06` -> 5): how far the exact figure may lie from what the summary shows."""
+    from decimal import Decimal, InvalidOperation
+
+    text = summary.read_text(errors="replace")
+    for token in re.findall(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", text):
+        try:
+            if float(token) != value:
+                continue
+            exponent = Decimal(token).as_tuple().exponent
+        except (ValueError, InvalidOperation):
+            continue
+        if isinstance(exponent, int):
+            return 0.5 * 10.0**exponent * (1 + 1e-9)
+    return 0.0
 
 
 def _runs(sdir: Path) -> list[Path]:

@@ -1,0 +1,227 @@
+"""Synthetic published MLPerf Inference results, written as the rounds lay them out.
+
+Each `Result` is one scenario of one benchmark of one system; `write_result` writes its
+LoadGen summary and detail log (in the wording of the LoadGen version it names), its accuracy
+file, its compliance tests and the system description. The patterns found in
+whole published rounds (per-query vs per-sample MultiStream percentiles in LoadGen 2.x, Server
+summaries rounded to two decimals, a `run_1_2` beside `run_1`, TEST01 that fails its
+deterministic check and passes on accuracy, TEST06, AUC in percent or as a fraction, LLM
+results with token latencies, are options of it. Made here from what the rounds'
+files say, never copied from them; `bench/results_table.py` writes whole rounds with it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCENARIO_FOLDER = {
+    "Offline": "offline",
+    "Server": "server",
+    "SingleStream": "singlestream",
+    "MultiStream": "multistream",
+}
+
+
+@dataclass
+class Result:
+    """One published scenario result; the defaults make a valid v4.1 ResNet-50 Offline run."""
+
+    round: str = "v4.1"
+    division: str = "closed"
+    submitter: str = "Acme"
+    system: str = "box"
+    benchmark: str = "resnet50"
+    scenario: str = "Offline"
+    folder: str | None = None
+    loadgen: str = "4.1.0"
+    #: the headline figure: samples/s (Offline, Server), latency ns (SingleStream,
+    #: MultiStream), tokens/s for an LLM's Offline and Server
+    value: float = 1000.0
+    validity: str = "VALID"
+    detail: bool = True
+    runs: tuple[str, ...] = ("run_1",)
+    #: what the summary's headline line states for Server: "completed" or "scheduled"
+    server_headline: str = "completed"
+    #: decimals the summary prints samples/s with (None: LoadGen 6's six significant digits)
+    summary_decimals: int | None = None
+    #: a MultiStream per-sample p99 the detail log states under the plain key (LoadGen 2.x)
+    sample_p99_ns: float | None = None
+    accuracy: str | None = "accuracy=76.456%, good=38228, total=50000\nhash=abc\n"
+    accuracy_padding_bytes: int = 0
+    #: compliance test -> {"accuracy": text of verify_accuracy.txt, "performance": ...,
+    #: "baseline": baseline_accuracy.txt, "compliance": compliance_accuracy.txt}
+    compliance: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: TESTxx/ inside the scenario folder (v5.0 on), or compliance/ beside results/
+    compliance_inside: bool = False
+    llm: bool = False
+    system_json: dict[str, Any] | None = field(
+        default_factory=lambda: {
+            "system_name": "box",
+            "host_processor_model_name": "Intel(R) Xeon(R) Platinum 8480+",
+            "host_processors_per_node": "2",
+            "accelerator_model_name": "NVIDIA H100-SXM-80GB",
+            "accelerators_per_node": "8",
+            "number_of_nodes": "1",
+            "framework": "TensorRT 10.2",
+            "status": "available",
+            "system_type": "datacenter",
+        }
+    )
+    samples: int = 660_000
+
+    def folder_name(self) -> str:
+        return self.folder or SCENARIO_FOLDER[self.scenario]
+
+
+def _fmt(value: float, decimals: int | None) -> str:
+    return f"{value:.{decimals}f}" if decimals is not None else f"{value:g}"
+
+
+def summary_text(r: Result) -> str:
+    """mlperf_log_summary.txt in the wording of `r.loadgen`."""
+    major = int(r.loadgen.split(".")[0])
+    lines = ["=" * 48, "MLPerf Results Summary", "=" * 48, "SUT name : SUT"]
+    lines += [f"Scenario : {r.scenario}", "Mode     : PerformanceOnly"]
+    pct = "th" if major < 4 or r.loadgen.startswith("4.0") else ".0th"
+    if r.scenario == "Offline":
+        name = "Tokens per second" if r.llm else "Samples per second"
+        lines.append(f"{name}: {_fmt(r.value, r.summary_decimals)}")
+    elif r.scenario == "Server":
+        scheduled = _fmt(r.value * 1.0004, r.summary_decimals)
+        completed = _fmt(r.value, r.summary_decimals)
+        if r.llm:
+            lines.append(f"Completed tokens per second: {completed}")
+        elif r.server_headline == "scheduled":
+            lines += [f"Scheduled samples per second : {scheduled}"]
+        else:
+            lines += [f"Completed samples per second    : {completed}"]
+    elif r.scenario == "SingleStream":
+        lines.append(f"90{pct} percentile latency (ns) : {int(r.value)}")
+    else:
+        lines.append(f"99{pct} percentile latency (ns) : {int(r.value)}")
+    lines += [f"Result is : {r.validity}", "  Min duration satisfied : Yes"]
+    lines += ["  Min queries satisfied : Yes", "  Early stopping satisfied: Yes"]
+    lines += ["", "=" * 48, "Additional Stats", "=" * 48]
+    if r.scenario == "Server" and not r.llm:
+        if r.server_headline == "scheduled":
+            lines.append(f"Completed samples per second    : {_fmt(r.value, r.summary_decimals)}")
+        else:
+            lines.append(
+                f"Scheduled samples per second : {_fmt(r.value * 1.0004, r.summary_decimals)}"
+            )
+    if r.llm:
+        lines += [
+            "Mean First Token latency (ns)                : 400000000",
+            "99.00 percentile first token latency (ns)   : 900000000",
+            "Mean Time per Output Token (ns)            : 20000000",
+            "99.00 percentile time to output token (ns)   : 40000000",
+        ]
+    if r.scenario in ("SingleStream", "MultiStream"):
+        base = r.value
+        p90 = base if r.scenario == "SingleStream" else base * 0.95
+        p99 = base if r.scenario == "MultiStream" else base * 1.2
+        lines += ["Per-query latency:  " if r.scenario == "MultiStream" else ""]
+        lines += [
+            f"Min latency (ns)                : {int(base * 0.7)}",
+            f"Max latency (ns)                : {int(base * 3)}",
+            f"Mean latency (ns)               : {int(base * 0.85)}",
+            f"50.00 percentile latency (ns)   : {int(base * 0.8)}",
+            f"90.00 percentile latency (ns)   : {int(p90)}",
+            f"99.00 percentile latency (ns)   : {int(p99)}",
+        ]
+    lines += ["", "=" * 48, "Test Parameters Used", "=" * 48]
+    lines += ["samples_per_query : 8" if r.scenario == "MultiStream" else "samples_per_query : 1"]
+    lines += ["target_qps : 1000", "min_duration (ms): 600000", "min_query_count : 100"]
+    lines += ["performance_sample_count : 1024", "", "No warnings encountered during test.", ""]
+    lines += ["No errors encountered during test."]
+    return "\n".join(lines) + "\n"
+
+
+def _record(key: str, value: Any) -> str:
+    doc = {
+        "key": key, "value": value, "time_ms": 1.0, "namespace": "mlperf::logging",
+        "event_type": "POINT_IN_TIME", "metadata": {"is_error": False, "is_warning": False},
+    }  # fmt: skip
+    return ":::MLLOG " + json.dumps(doc)
+
+
+def detail_text(r: Result) -> str:
+    """mlperf_log_detail.txt: the records a reader of published results takes."""
+    recs = [
+        _record("loadgen_version", f"{r.loadgen} @ abc"),
+        _record("effective_scenario", r.scenario),
+        _record("effective_test_mode", "PerformanceOnly"),
+        _record("effective_min_duration_ms", 600000),
+        _record("effective_min_query_count", 100),
+        _record("effective_qsl_rng_seed", 1),
+        _record("effective_sample_index_rng_seed", 2),
+        _record("effective_schedule_rng_seed", 3),
+        _record("result_validity", r.validity),
+    ]
+    if r.scenario == "Offline":
+        recs.append(_record("result_samples_per_second", r.value))
+        if r.llm:
+            recs.append(_record("result_tokens_per_second", r.value))
+    elif r.scenario == "Server":
+        recs.append(_record("result_completed_samples_per_sec", r.value))
+        recs.append(_record("result_scheduled_samples_per_sec", r.value * 1.0004))
+        if r.llm:
+            recs.append(_record("result_completed_tokens_per_second", r.value))
+    elif r.scenario == "SingleStream":
+        recs.append(_record("result_90.00_percentile_latency_ns", int(r.value)))
+        recs.append(_record("early_stopping_latency_ss", int(r.value * 1.001)))
+    else:
+        per_sample = r.sample_p99_ns
+        if per_sample is None:  # LoadGen 4 on: per query, and the plain key the same figure
+            recs.append(_record("result_99.00_percentile_per_query_latency_ns", int(r.value)))
+            recs.append(_record("result_99.00_percentile_latency_ns", int(r.value)))
+        else:  # LoadGen 2.x: the plain key is per sample
+            recs.append(_record("result_99.00_percentile_per_query_latency_ns", int(r.value)))
+            recs.append(_record("result_99.00_percentile_latency_ns", int(per_sample)))
+        recs.append(_record("early_stopping_latency_ms", int(r.value * 1.001)))
+    return "\n".join(recs) + "\n"
+
+
+def write_result(root: Path, r: Result) -> Path:
+    """Write the result under `root` (`root/<division>/<submitter>/...`); its scenario folder."""
+    sub = root / r.division / r.submitter
+    sdir = sub / "results" / r.system / r.benchmark / r.folder_name()
+    for run_name in r.runs:
+        run = sdir / "performance" / run_name
+        run.mkdir(parents=True, exist_ok=True)
+        (run / "mlperf_log_summary.txt").write_text(summary_text(r))
+        if r.detail:
+            (run / "mlperf_log_detail.txt").write_text(detail_text(r))
+    if r.accuracy is not None:
+        (sdir / "accuracy").mkdir(parents=True, exist_ok=True)
+        text = _padding(r.accuracy_padding_bytes) + r.accuracy
+        (sdir / "accuracy" / "accuracy.txt").write_text(text)
+    for test, files in r.compliance.items():
+        base = (
+            sdir
+            if r.compliance_inside
+            else sub / "compliance" / r.system / r.benchmark / r.folder_name()
+        )
+        folder = base / test
+        folder.mkdir(parents=True, exist_ok=True)
+        for kind in ("accuracy", "performance"):
+            if kind in files:
+                (folder / f"verify_{kind}.txt").write_text(files[kind])
+        for kind in ("baseline", "compliance"):
+            if kind in files:
+                (folder / "accuracy").mkdir(exist_ok=True)
+                (folder / "accuracy" / f"{kind}_accuracy.txt").write_text(files[kind])
+    if r.system_json is not None:
+        (sub / "systems").mkdir(parents=True, exist_ok=True)
+        desc = {**r.system_json, "system_name": r.system, "division": r.division}
+        (sub / "systems" / f"{r.system}.json").write_text(json.dumps(desc))
+    return sdir
+
+
+def _padding(size: int) -> str:
+    """Lines like the per-sample listing some accuracy scripts print before the figure."""
+    line = "sample 0000001 label 123 prediction 123 ok\n"
+    return line * (size // len(line)) if size > 0 else ""
