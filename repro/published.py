@@ -22,10 +22,10 @@ from repro.runs.mlperf import (
     INTERACTIVE,
     division_of,
     find_results,
-    headline_metric,
     read_mlperf_result,
     round_of,
 )
+from repro.runs.mlperf_rules import checker_metric
 from repro.runs.record import RunRecord
 
 if TYPE_CHECKING:
@@ -41,12 +41,10 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
         perf = record.performance(scenario)
         if not perf:
             continue
-        key, unit = headline_metric(scenario, perf)
-        # since v4.0 MLPerf reports LoadGen's early-stopping estimate of the percentile
-        estimate = {"SingleStream": "early_stopping_p90_ns", "MultiStream": "early_stopping_p99_ns"}
-        if key.startswith("latency_") and perf[0].metrics.get(estimate.get(scenario, "")):
-            key = estimate[scenario]
         metrics = perf[0].metrics
+        taken = checker_metric(env.get("round"), record.spec_name, scenario, metrics)
+        key, unit = taken.key, taken.unit
+        notes = [*record.notes, *([taken.rule] if taken.rule else [])]
         accuracy = (record.accuracy_test(scenario) or perf[0]).accuracy or {}
         checks = compliance.get(scenario, {})
         verdicts = [v for kinds in checks.values() for v in kinds.values()]
@@ -81,7 +79,7 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 )
                 or None,
                 # a table is shared: no home directory in it (`repro.privacy`)
-                "notes": redact_text("; ".join(record.notes)) or None,
+                "notes": redact_text("; ".join(notes)) or None,
                 "path": redact_text(str(bench)),
             }
         )

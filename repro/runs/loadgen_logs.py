@@ -84,6 +84,7 @@ _SUMMARY_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 # "50.00 percentile latency (ns)   : 123" and the headline "90th percentile latency (ns) : 123"
 _PCT_LINE = re.compile(r"^(\d+(?:\.\d+)?)(?:th)? percentile latency \(ns\)\s*:\s*(\S+)")
+_ES_SECTION = re.compile(r"^(?:(TTFT|TPOT) )?Early Stopping Result:")
 _ES_LINE = re.compile(r"Early stopping (\d+(?:\.\d+)?)(?:th)? percentile estimate\s*:\s*(\S+)")
 # LLM benchmarks (LoadGen with token latencies): tokens/s, time to first token (TTFT) and time
 # per output token (TPOT), "Min First Token latency (ns)", "99.00 percentile first token
@@ -137,12 +138,15 @@ def parse_summary_text(text: str) -> Metrics:
     """Metrics of an mlperf_log_summary.txt; `mlperf_metric` names the metric its headline
     states (`_HEADLINES`)."""
     out: Metrics = {}
+    section = ""  # an LLM run states early stopping for its TTFT and its TPOT apart
     for raw in text.splitlines():
         line = raw.strip()
         if "validity" not in out and (headline := _headline(line)):
             out["mlperf_metric"] = headline
+        if m := _ES_SECTION.match(line):
+            section = f"{m.group(1).lower()}_" if m.group(1) else ""
         if m := _ES_LINE.search(line):
-            out[f"early_stopping_{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
+            out[f"early_stopping_{section}{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
             continue
         if m := _PCT_LINE.match(line):
             out[f"latency_{_pct_name(m.group(1))}_ns"] = _number(m.group(2))

@@ -19,6 +19,7 @@ from repro.runs import layout
 from repro.runs.layout import DETAIL, SUMMARY
 from repro.runs.loadgen_logs import Metrics, merge_logs, parse_summary_text, read_log_parts
 from repro.runs.mlperf_accuracy import parse_accuracy_text
+from repro.runs.mlperf_rules import checker_metric
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
 from repro.stats.machine import positive
@@ -73,7 +74,7 @@ _COMPLIANCE_TEST = re.compile(r"TEST\d+(?:-[A-Z])?", re.IGNORECASE)
 def _has_runs(folder: Path) -> bool:
     """A scenario folder: LoadGen summaries under performance/run_k/."""
     return (folder / "performance").is_dir() and any(
-        (folder / "performance").glob(f"run_*/{SUMMARY}")
+        _RUN.fullmatch(p.parent.name) for p in (folder / "performance").glob(f"run_*/{SUMMARY}")
     )
 
 
@@ -420,10 +421,15 @@ def _printed_half_unit(summary: Path, value: float) -> float:
 
 
 def _runs(sdir: Path) -> list[Path]:
-    """A scenario folder's performance/run_k/ that hold a summary, by k."""
+    """A scenario folder's performance/run_k/ that hold a summary, by k (a `run_1_2` beside
+    `run_1` is a copy the checker does not read: never taken for a run)."""
     return sorted(
-        (r for r in (sdir / "performance").glob("run_*") if (r / SUMMARY).is_file()),
-        key=lambda r: int(r.name[4:]) if r.name[4:].isdigit() else 0,
+        (
+            r
+            for r in (sdir / "performance").glob("run_*")
+            if _RUN.fullmatch(r.name) and (r / SUMMARY).is_file()
+        ),
+        key=lambda r: int(r.name[4:]),
     )
 
 
@@ -471,6 +477,16 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             )
             continue
         runs = _runs(sdir)
+        copies = sorted(
+            p.name
+            for p in (sdir / "performance").glob("run_*")
+            if p.is_dir() and not _RUN.fullmatch(p.name)
+        )
+        if copies:
+            notes.append(
+                f"{sdir.name}/performance/: {', '.join(copies)} not read (the checker reads "
+                "run_<k> folders only)"
+            )
         folder_scenario = _SCENARIO_NAMES.get(sdir.name.lower())
         found = logged[sdir] or folder_scenario
         if found is None:
@@ -507,6 +523,11 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             summary_metrics, detail_metrics = read_log_parts(run, detail_log=detail_logs)
             _check_logs(run, scenario, summary_metrics, detail_metrics)
             metrics = merge_logs(summary_metrics, detail_metrics)
+            taken = checker_metric(round_of(path), benchmark, scenario, metrics)
+            if scenario == "Server" and taken.rule and k == 1:
+                notes.append(taken.rule)
+            if scenario == "Server" and taken.key != metrics.get("mlperf_metric"):
+                metrics["mlperf_metric"] = taken.key  # the round's rule, not the headline's
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
                 TestRecord(

@@ -47,3 +47,68 @@ def test_a_summary_that_differs_beyond_its_rounding_is_still_refused(tmp_path: P
     summary.write_text(summary.read_text().replace(": 0.50", ": 0.52"))
     with pytest.raises(SpecError, match="disagree on samples_per_second"):
         read_mlperf_result(sdir.parent)
+
+
+def _row(tmp_path: Path, r: Result) -> dict[str, object]:
+    from repro.published import result_rows
+
+    write_result(tmp_path / f"inference_results_{r.round}", r)
+    (row,) = result_rows([tmp_path / f"inference_results_{r.round}"])
+    return row
+
+
+def test_an_llm_edge_singlestream_result_is_its_latency_not_the_tpot_estimate(
+    tmp_path: Path,
+) -> None:
+    r = Result(
+        round="v5.1", loadgen="5.1.0", benchmark="llama3.1-8b-edge", scenario="SingleStream",
+        llm=True, value=4_150_000_000, tpot_estimate_ns=21_700_000,
+    )  # fmt: skip
+    row = _row(tmp_path, r)
+    assert (row["metric"], row["value"]) == ("latency_p90_ns", 4_150_000_000)
+    assert "llama3.1-8b-edge: the checker takes the 90th percentile latency" in str(row["notes"])
+
+
+def test_a_singlestream_result_of_the_99_9th_percentile_is_its_estimate_of_that(
+    tmp_path: Path,
+) -> None:
+    r = Result(benchmark="3d-unet-99", scenario="SingleStream", percentile=99.9, value=2e9)
+    row = _row(tmp_path, r)
+    assert row["metric"] == "early_stopping_p99.9_ns"
+    assert row["value"] == int(2e9 * 1.001)
+
+
+def test_run_1_is_read_and_a_run_1_2_copy_beside_it_is_not(tmp_path: Path) -> None:
+    r = Result(runs=("run_1", "run_1_2"), value=13570.3)
+    sdir = write_result(tmp_path / "inference_results_v4.1", r)
+    copy = sdir / "performance" / "run_1_2"
+    for name in ("mlperf_log_summary.txt", "mlperf_log_detail.txt"):
+        (copy / name).write_text((copy / name).read_text().replace("13570.3", "13663.8"))
+    from repro.published import result_rows
+
+    (row,) = result_rows([tmp_path / "inference_results_v4.1"])
+    assert row["value"] == 13570.3
+    assert "run_1_2 not read" in str(row["notes"])
+
+
+@pytest.mark.parametrize(
+    ("round_", "headline", "metric", "rule"),
+    [
+        ("v4.1", "scheduled", "samples_per_second", "v4.1 rule: the completed rate"),
+        ("v4.0", "scheduled", "scheduled_samples_per_second", None),
+        ("v4.1", "completed", "samples_per_second", None),
+    ],
+)
+def test_a_server_result_takes_the_rate_its_rounds_checker_takes(
+    tmp_path: Path, round_: str, headline: str, metric: str, rule: str | None
+) -> None:
+    r = Result(round=round_, loadgen="4.0.2", scenario="Server", server_headline=headline)
+    row = _row(tmp_path, r)
+    assert row["metric"] == metric
+    assert (rule in str(row["notes"])) if rule else "rule" not in str(row["notes"])
+    record = read_mlperf_result(
+        next((tmp_path / f"inference_results_{round_}").rglob("server")).parent
+    )
+    from repro.runs.mlperf import headline_metric
+
+    assert headline_metric("Server", record.performance("Server"))[0] == metric
