@@ -7,6 +7,7 @@ import datetime as dt
 from typing import Any
 
 from repro import __version__
+from repro.compare.inputs import different_benchmarks
 from repro.compare.machine import Machines, machine_notes, machines_of
 from repro.compare.metrics import (
     LEGACY_ROWS,
@@ -259,11 +260,10 @@ def build_report(
         + f" (the MLPerf metric of each scenario, validity and accuracy; {shown} more shown for "
         "information)" + f"; {len(scenarios)} of {len(in_original)} scenario(s) compared"
     )
-    benchmarks = {r.record.spec_name for r in (orig, *reps) if r.kind == "mlperf"}
-    if len(benchmarks) > 1:
+    benchmarks = different_benchmarks([orig, *reps])
+    if benchmarks:
         summary = (
-            f"FOR INFORMATION ONLY, different benchmarks ({' vs '.join(sorted(benchmarks))}): "
-            + summary
+            f"FOR INFORMATION ONLY, different benchmarks ({' vs '.join(benchmarks)}): " + summary
         )
     if machines.hardware:
         summary += (
