@@ -8,7 +8,7 @@ from typing import Any
 
 from repro import __version__
 from repro.compare.inputs import different_benchmarks
-from repro.compare.machine import Machines, machine_notes, machines_of
+from repro.compare.machine import Machines, machine_notes, machines_of, with_busy_validity
 from repro.compare.metrics import (
     LEGACY_ROWS,
     METRICS,
@@ -81,7 +81,11 @@ def compare_scenario(
     hist_o = pooled_histogram([(orig, t) for t in o_perf]) if scenario != "Offline" else None
     hist_r = pooled_histogram(r_perf) if scenario != "Offline" else None
     rep_tests = [t for _, t in r_perf]
-    metrics = [m for m in (validity_metric(o_perf, rep_tests),) if m is not None]
+    metrics = [
+        with_busy_validity(m, rep_tests)
+        for m in (validity_metric(o_perf, rep_tests),)
+        if m is not None
+    ]
     if machines is not None and machines.hardware and metrics:
         metrics[0] = metrics[0].model_copy(
             update={

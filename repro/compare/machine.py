@@ -141,6 +141,34 @@ def others_share(tests: list[TestRecord]) -> float | None:
     return sum(shares) / len(shares) if shares else None
 
 
+def busy_share(tests: list[TestRecord]) -> float | None:
+    """The share of the CPU time other processes took during these tests, when it is above
+    BUSY_FRACTION (they ran beside other work); None when it is not, or unknown."""
+    share = others_share(tests)
+    return share if share is not None and share > BUSY_FRACTION else None
+
+
+def with_busy_validity(result: MetricResult, replay_tests: list[TestRecord]) -> MetricResult:
+    """LoadGen's validity when the replay ran beside other work: a latency bound broken on a
+    busy machine cannot be told from a regression, so replay runs INVALID more often than the
+    original's are undecided there, as the scenario's speed is (`_busy_slower_side`). An
+    original that ran beside other work excuses nothing: the replay was the worse side on a
+    quieter machine."""
+    share = busy_share(replay_tests)
+    if result.verdict != "not reproduced" or share is None:
+        return result
+    return result.model_copy(
+        update={
+            "verdict": "inconclusive: machine unstable",
+            "raw_verdict": result.verdict,
+            "reason": f"{result.reason}; machine busy: other processes used {share:.0%} of the "
+            "machine's CPU time during the replay's tests, and a latency bound breaks on a "
+            "busy machine, so its INVALID runs cannot be told from a regression: replay on a "
+            "quiet machine",
+        }
+    )
+
+
 def machine_notes(machines: Machines) -> list[str]:
     """What the probes saw of other work on each side's machine, where they read it."""
     known = [
@@ -161,7 +189,7 @@ def machine_notes(machines: Machines) -> list[str]:
         note += (
             f"; above {BUSY_FRACTION:.0%} a side ran beside other work: a performance "
             "difference that makes that side the slower one is not taken for a change of the "
-            "software"
+            "software, nor are the INVALID runs of a busy replay"
         )
     return [note]
 

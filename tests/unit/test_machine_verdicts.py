@@ -329,6 +329,87 @@ def test_a_busy_side_does_not_relabel_a_difference_it_cannot_explain(tmp_path: P
     assert "slower side" not in tp["reason"]
 
 
+def _scenario(data: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in data["scenarios"] if s["scenario"] == name)
+
+
+@pytest.mark.parametrize(
+    ("original_others", "replay_others", "want"),
+    [
+        # `make demo` beside a parallel `make test`: other processes took 54 % of the CPU time
+        # during the replay, 2 of its 3 Server runs INVALID against 0 of the original's 5
+        (0.01, 0.54, "inconclusive: machine unstable"),
+        # the same INVALID runs on a quiet machine are a regression
+        (0.01, 0.01, "not reproduced"),
+        # ... and a busy original does not excuse a quiet replay's
+        (0.54, 0.01, "not reproduced"),
+    ],
+)
+def test_invalid_server_runs_of_a_busy_replay_are_the_machine_s_not_a_regression(
+    tmp_path: Path, original_others: float, replay_others: float, want: str
+) -> None:
+    make_run(
+        tmp_path / "r" / "original",
+        throughput=BASE,
+        seed=1,
+        speeds=BASE,
+        others=original_others,
+        server=["VALID"] * 5,
+    )
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[v * 0.8 for v in BASE[:3]],
+        latency_scale=1.25,
+        seed=2,
+        speeds=[v * 0.95 for v in BASE[:3]],
+        others=replay_others,
+        server=["INVALID", "VALID", "INVALID"],
+    )
+    code, data = _report(tmp_path)
+    server = _scenario(data, "Server")
+    validity = next(m for m in server["metrics"] if m["metric"] == "validity")
+    assert (validity.get("raw_verdict") or validity["verdict"]) == "not reproduced"
+    assert "2 of 3 replay run(s) INVALID, 0 of 5 original run(s)" in validity["reason"]
+    # one piece of evidence, one verdict: every row of the scenario says the same
+    assert {m["verdict"] for m in server["metrics"]} == {want}
+    assert server["verdict"] == want
+    assert data["verdict"] == want
+    if want.startswith("inconclusive"):
+        assert "machine busy" in validity["reason"]
+        assert "54% of the machine's CPU time" in validity["reason"]
+        assert "replay on a quiet machine" in validity["reason"]
+        assert not data["summary"].startswith("NOT REPRODUCED")
+    assert code == (0 if want.startswith("inconclusive") else 1)
+
+
+@pytest.mark.parametrize(("others", "want"), [(0.54, "inconclusive: machine unstable"),
+                                               (0.01, "not reproduced")])  # fmt: skip
+def test_invalid_server_runs_of_an_interleaved_pair_on_a_busy_machine_are_undecided(
+    tmp_path: Path, others: float, want: str
+) -> None:
+    # the demo's A/A check (`--against self`) beside other work: both sides shared the load
+    for name, validity, seed in (("original", ["VALID"] * 3, 1),
+                                 ("replay", ["INVALID", "VALID", "INVALID"], 2)):  # fmt: skip
+        run = make_run(
+            tmp_path / "r" / name,
+            throughput=BASE[:3],
+            seed=seed,
+            speeds=BASE[:3],
+            others=others,
+            server=validity,
+        )
+        record = json.loads((run / "run.json").read_text())
+        record["interleave"] = {"id": "pair-1", "rounds": 3, "seed": 7}
+        (run / "run.json").write_text(json.dumps(record))
+    code, data = _report(tmp_path)
+    assert any(n.startswith("paired:") for n in data["notes"])
+    server = _scenario(data, "Server")
+    validity = next(m for m in server["metrics"] if m["metric"] == "validity")
+    assert validity["verdict"] == want
+    assert server["verdict"] == want
+    assert code == (0 if want.startswith("inconclusive") else 1)
+
+
 @pytest.mark.parametrize(
     ("raw", "adjusted", "unstable", "want"),
     [
