@@ -62,6 +62,16 @@ VERDICT_MARK = {
 }
 
 
+def adjusted_verdict(metric: Any) -> str:
+    """The verdict of a metric's machine-adjusted comparison as a report shows it: where it
+    does not decide the scenario (an information row's, or one the metric's verdict
+    overrides), it says so, so that it never reads as the scenario's verdict."""
+    a = metric.adjusted
+    if not metric.judged:
+        return f"({a.verdict}; for information)"
+    return f"({a.verdict}; does not count)" if a.note else str(a.verdict)
+
+
 def micros(ns: float | None) -> str:
     """A time in nanoseconds as microseconds; '-' for none."""
     return "-" if ns is None else f"{ns / 1e3:.1f} us"

@@ -329,6 +329,69 @@ def test_a_busy_side_does_not_relabel_a_difference_it_cannot_explain(tmp_path: P
     assert "slower side" not in tp["reason"]
 
 
+def test_a_busy_side_slower_only_after_adjustment_is_said_so_with_the_row_s_figures(
+    tmp_path: Path,
+) -> None:
+    # raw, the busy original is 2x faster; the replay's machine is 70 % slower by the probes,
+    # so adjusted for it the original is the slower side: the text may not say the original
+    # "was the slower side" beside a raw difference that says the opposite
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=BASE, others=0.35)
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[v * 0.5 for v in BASE],
+        latency_scale=2.0,
+        seed=2,
+        speeds=[v * 0.3 for v in BASE],
+        others=0.01,
+    )
+    _, data = _report(tmp_path)
+    for metric in (_offline(data), _single_stream_p90(data)):
+        raw, adjusted = metric["delta_rel"], metric["adjusted"]["delta_rel"]
+        slower_raw = "replay" if (raw > 0) == metric["metric"].endswith("_ns") else "original"
+        assert slower_raw == "replay"  # the figures of the row
+        assert metric["verdict"] == "inconclusive: machine unstable"
+        reason = metric["reason"]
+        assert "the original was the slower side" not in reason
+        assert (
+            f"adjusted for the machine the difference is {adjusted:+.1%}, which makes the "
+            "original the slower side" in reason
+        )
+        assert "35% of the machine's CPU time" in reason
+        assert "re-capture the original on a quiet machine" in reason
+
+
+def test_an_adjusted_row_that_disagrees_with_its_scenario_says_why_it_does_not_count(
+    tmp_path: Path,
+) -> None:
+    # as measured the replay equals the original; its machine is 20 % faster by the probes, so
+    # adjusted for it the replay is slower: raw decides (reproduced), the adjusted row does not
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=BASE)
+    make_run(tmp_path / "r" / "replay", throughput=BASE, seed=2, speeds=[v * 1.2 for v in BASE])
+    code, data = _report(tmp_path)
+    assert code == 0
+    for name in ("Offline", "SingleStream"):
+        scenario = _scenario(data, name)
+        assert scenario["verdict"] == "reproduced"
+        for m in scenario["metrics"]:
+            a = m.get("adjusted")
+            if a is None:
+                continue
+            assert m["verdict"] == "reproduced"
+            assert a["verdict"] == "not reproduced"
+            assert a["note"].startswith("does not count: as measured")
+    md = (tmp_path / "out" / "report.md").read_text()
+    adjusted_rows = [line for line in md.splitlines() if line.startswith("| ↳ adjusted")]
+    assert adjusted_rows
+    for line in adjusted_rows:
+        assert "does not count: as measured" in line
+        assert "| not reproduced |" not in line
+    html = (tmp_path / "out" / "report.html").read_text()
+    for section in html.split("<h2>")[1:]:
+        if "✓ reproduced</span></h2>" in section:
+            assert "class='not-reproduced'" not in section
+            assert "does not count: as measured" in section
+
+
 def _scenario(data: dict[str, Any], name: str) -> dict[str, Any]:
     return next(s for s in data["scenarios"] if s["scenario"] == name)
 
