@@ -90,7 +90,7 @@ def compare_scenario(
         metrics[0] = metrics[0].model_copy(
             update={
                 "verdict": "not comparable: different hardware",
-                "raw_verdict": metrics[0].verdict,
+                "raw_verdict": metrics[0].raw_verdict or metrics[0].verdict,
                 "reason": f"{metrics[0].reason}; LoadGen's bounds depend on the hardware",
             }
         )
