@@ -481,9 +481,9 @@ def _busy_reason(
             f"which makes the {side} the slower side (as measured it is the faster one)"
         )
     return (
-        f"{raw.reason}; {which}, and other processes used {share:.0%} of the machine's CPU "
-        f"time during the {side}'s tests: a busy machine slows the work by more than the "
-        "probes show, so the difference cannot be told from a change of the software: "
+        f"{raw.reason}; machine busy: {which}, and other processes used {share:.0%} of the "
+        f"machine's CPU time during the {side}'s tests: a busy machine slows the work by more "
+        "than the probes show, so the difference cannot be told from a change of the software: "
         f"{fix}, or interleave (`repro replay SPEC --against ...`)"
     )
 

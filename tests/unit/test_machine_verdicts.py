@@ -301,7 +301,7 @@ def test_a_busy_machine_explains_only_the_slowness_of_its_own_side(
         assert (metric.get("raw_verdict") or metric["verdict"]) == "not reproduced"
         assert metric["verdict"] == want
         if want.startswith("inconclusive"):
-            assert f"the {busy} was the slower side" in metric["reason"]
+            assert f"machine busy: the {busy} was the slower side" in metric["reason"]
             assert "35% of the machine's CPU time" in metric["reason"]
             fix = "re-capture the original" if busy == "original" else "replay on a quiet"
             assert fix in metric["reason"]
