@@ -18,7 +18,9 @@ A performance metric is also compared after adjusting each run by the machine's 
                                         shown for information; accuracy is still judged
 LoadGen's validity: not reproduced when most replay runs are INVALID while most original runs
 were VALID, or when the replay is INVALID more often than chance (Fisher's exact test, p < 0.05);
-an occasional INVALID run (a latency bound broken by a loaded machine) is not a regression.
+an occasional INVALID run (a latency bound broken by a loaded machine) is not a regression;
+and when the replay ran beside other work (other processes took > 10 % of the CPU time during
+its tests) its INVALID runs are undecided, inconclusive: machine unstable, as its speed is.
 A scenario and a report take the worst verdict of their parts. The exit code follows `diff`:
 0 reproduced, with or without adjustment (or inconclusive or not comparable, unless strict);
 1 not reproduced.

@@ -45,10 +45,12 @@ def make_run(
     speeds: list[float] | None = None,
     others: float | None = None,
     large_speeds: list[float] | None = None,
+    server: list[str] | None = None,
 ) -> Path:
     """An Offline + SingleStream run with given per-repeat throughputs and latency scale;
     `speeds`, `large_speeds` and `others` are what the probes read (the small and the large
-    compute kernel's speed, other processes' CPU share)."""
+    compute kernel's speed, other processes' CPU share); `server`, LoadGen's validity of a
+    Server run in each of the first rounds (none without it)."""
     rng = np.random.Generator(np.random.PCG64(seed))
     tests = []
     for k, tp in enumerate(throughput, start=1):
@@ -93,6 +95,8 @@ def make_run(
                 probe_after=probe,
             )
         )
+        if server is not None and k <= len(server):
+            tests.append(_server_test(path, k, server[k - 1], tp, latency_scale, rng, probe))
     rel = "Offline/accuracy"
     (path / rel).mkdir(parents=True)
     preds = np.stack([np.arange(100), np.arange(100) % 10])
@@ -143,6 +147,36 @@ def write_record(path: Path, doc: dict[str, Any]) -> None:
 
     doc["record_sha256"] = record_digest(doc)
     path.write_text(json.dumps(doc))
+
+
+def _server_test(
+    path: Path,
+    k: int,
+    validity: str,
+    throughput: float,
+    latency_scale: float,
+    rng: np.random.Generator,
+    probe: dict[str, Any] | None,
+) -> TestRecord:
+    """A Server performance run of round `k`: LoadGen's validity, its completed rate and its
+    latency percentiles (no histogram: the percentiles are compared run by run)."""
+    rel = f"Server/performance/run_{k}"
+    (path / rel).mkdir(parents=True)
+    lat = rng.lognormal(np.log(2e6 * latency_scale), 0.2, size=20_000)
+    return TestRecord(
+        scenario="Server",
+        mode="performance",
+        repeat=k,
+        dir=rel,
+        status="valid" if validity == "VALID" else "invalid",
+        metrics={
+            "validity": validity,
+            "samples_per_second": throughput,
+            **{f"latency_p{q}_ns": float(np.percentile(lat, q)) for q in (50, 90, 99)},
+        },
+        probe_before=probe,
+        probe_after=probe,
+    )
 
 
 def portable_spec(root: Path, name: str) -> dict[str, Any]:

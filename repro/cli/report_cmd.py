@@ -58,7 +58,8 @@ FORMATS = ("md", "html", "json")
 @click.option(
     "--allow-different-benchmarks",
     is_flag=True,
-    help="Compare published results of different benchmarks (for information).",
+    help="Compare a published result with one of another benchmark (published, or a repro "
+    "run whose spec does not name it among its tags), for information only.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print report.json to stdout.")
 def report(

@@ -7,7 +7,8 @@ import datetime as dt
 from typing import Any
 
 from repro import __version__
-from repro.compare.machine import Machines, machine_notes, machines_of
+from repro.compare.inputs import different_benchmarks
+from repro.compare.machine import Machines, machine_notes, machines_of, with_busy_validity
 from repro.compare.metrics import (
     LEGACY_ROWS,
     METRICS,
@@ -80,12 +81,16 @@ def compare_scenario(
     hist_o = pooled_histogram([(orig, t) for t in o_perf]) if scenario != "Offline" else None
     hist_r = pooled_histogram(r_perf) if scenario != "Offline" else None
     rep_tests = [t for _, t in r_perf]
-    metrics = [m for m in (validity_metric(o_perf, rep_tests),) if m is not None]
+    metrics = [
+        with_busy_validity(m, rep_tests)
+        for m in (validity_metric(o_perf, rep_tests),)
+        if m is not None
+    ]
     if machines is not None and machines.hardware and metrics:
         metrics[0] = metrics[0].model_copy(
             update={
                 "verdict": "not comparable: different hardware",
-                "raw_verdict": metrics[0].verdict,
+                "raw_verdict": metrics[0].raw_verdict or metrics[0].verdict,
                 "reason": f"{metrics[0].reason}; LoadGen's bounds depend on the hardware",
             }
         )
@@ -259,11 +264,10 @@ def build_report(
         + f" (the MLPerf metric of each scenario, validity and accuracy; {shown} more shown for "
         "information)" + f"; {len(scenarios)} of {len(in_original)} scenario(s) compared"
     )
-    benchmarks = {r.record.spec_name for r in (orig, *reps) if r.kind == "mlperf"}
-    if len(benchmarks) > 1:
+    benchmarks = different_benchmarks([orig, *reps])
+    if benchmarks:
         summary = (
-            f"FOR INFORMATION ONLY, different benchmarks ({' vs '.join(sorted(benchmarks))}): "
-            + summary
+            f"FOR INFORMATION ONLY, different benchmarks ({' vs '.join(benchmarks)}): " + summary
         )
     if machines.hardware:
         summary += (

@@ -52,6 +52,34 @@ def benchmark_of(side: Side) -> str:
     return side.record.spec_name
 
 
+def benchmark_names(side: Side) -> set[str]:
+    """The benchmark names a side answers to: a published result its benchmark folder's; a
+    repro run its spec's name and tags (a spec that stands in for an MLPerf benchmark names it
+    among its tags, as ort-resnet50 names `resnet50`)."""
+    if side.kind == "mlperf":
+        return {side.record.spec_name}
+    return {side.record.spec_name, *_spec_tags(side)}
+
+
+def _spec_tags(side: Side) -> list[str]:
+    """The tags of the spec a repro run ran (recorded in its run.json since run v2)."""
+    tags = (side.record.spec or {}).get("tags")
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+
+
+def different_benchmarks(sides: list[Side]) -> list[str]:
+    """The benchmarks of the sides when a published result is among them and another side
+    does not answer to its benchmark; empty otherwise. Two repro runs are one experiment or
+    not by their spec ids (`_check_same_spec`)."""
+    published = next((s for s in sides if s.kind == "mlperf"), None)
+    if published is None:
+        return []
+    wanted = benchmark_of(published)
+    if all(wanted in benchmark_names(s) for s in sides):
+        return []
+    return sorted({benchmark_of(s) for s in sides})
+
+
 def resolve_pairs(
     original: Path,
     replays: list[Path],
@@ -152,16 +180,26 @@ def _pair(left: list[Side], right: list[Side]) -> tuple[list[tuple[Side, list[Si
 
 
 def _check_same_benchmark(orig: Side, reps: list[Side], *, allow: bool) -> None:
-    """Two published results of different benchmarks are not one experiment."""
-    if allow or orig.kind != "mlperf":
+    """A published result and a result of another benchmark (published, or a repro run whose
+    spec does not name it) are not one experiment, whichever side each is on."""
+    sides = [orig, *reps]
+    if allow or not different_benchmarks(sides):
         return
-    other = [r for r in reps if r.kind == "mlperf" and benchmark_of(r) != benchmark_of(orig)]
-    if other:
-        raise SpecError(
-            f"{orig.path} is benchmark {benchmark_of(orig)!r}, {other[0].path} is "
-            f"{benchmark_of(other[0])!r}: different benchmarks are not a reproduction",
-            hint="pass --allow-different-benchmarks to compare them anyway (for information)",
-        )
+    published = next(s for s in sides if s.kind == "mlperf")
+    wanted = benchmark_of(published)
+    other = next(s for s in sides if wanted not in benchmark_names(s))
+    what = (
+        f"benchmark {benchmark_of(other)!r}"
+        if other.kind == "mlperf"
+        else f"a repro run of spec {benchmark_of(other)!r}, which does not name benchmark "
+        f"{wanted!r} (its tags: {', '.join(_spec_tags(other)) or 'none'})"
+    )
+    raise SpecError(
+        f"{published.path} is benchmark {wanted!r}, {other.path} is {what}: different "
+        "benchmarks are not a reproduction",
+        hint="pass --allow-different-benchmarks to compare them anyway (for information only); "
+        "a spec that runs an MLPerf benchmark names it among its tags (ort-resnet50: resnet50)",
+    )
 
 
 def resolve_inputs(

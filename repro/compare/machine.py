@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from repro.reports.model import (
     MachineAdjustment,
@@ -28,7 +28,7 @@ from repro.stats.machine import (
 from repro.stats.significance import (
     Comparison,
 )
-from repro.verdicts import combine
+from repro.verdicts import POSITIVE, Verdict, combine
 
 Side = LoadedRun
 SideName = Literal["original", "replay"]
@@ -141,6 +141,34 @@ def others_share(tests: list[TestRecord]) -> float | None:
     return sum(shares) / len(shares) if shares else None
 
 
+def busy_share(tests: list[TestRecord]) -> float | None:
+    """The share of the CPU time other processes took during these tests, when it is above
+    BUSY_FRACTION (they ran beside other work); None when it is not, or unknown."""
+    share = others_share(tests)
+    return share if share is not None and share > BUSY_FRACTION else None
+
+
+def with_busy_validity(result: MetricResult, replay_tests: list[TestRecord]) -> MetricResult:
+    """LoadGen's validity when the replay ran beside other work: a latency bound broken on a
+    busy machine cannot be told from a regression, so replay runs INVALID more often than the
+    original's are undecided there, as the scenario's speed is (`_busy_slower_side`). An
+    original that ran beside other work excuses nothing: the replay was the worse side on a
+    quieter machine."""
+    share = busy_share(replay_tests)
+    if result.verdict != "not reproduced" or share is None:
+        return result
+    return result.model_copy(
+        update={
+            "verdict": "inconclusive: machine unstable",
+            "raw_verdict": result.verdict,
+            "reason": f"{result.reason}; machine busy: other processes used {share:.0%} of the "
+            "machine's CPU time during the replay's tests, and a latency bound breaks on a "
+            "busy machine, so its INVALID runs cannot be told from a regression: replay on a "
+            "quiet machine",
+        }
+    )
+
+
 def machine_notes(machines: Machines) -> list[str]:
     """What the probes saw of other work on each side's machine, where they read it."""
     known = [
@@ -161,7 +189,7 @@ def machine_notes(machines: Machines) -> list[str]:
         note += (
             f"; above {BUSY_FRACTION:.0%} a side ran beside other work: a performance "
             "difference that makes that side the slower one is not taken for a change of the "
-            "software"
+            "software, nor are the INVALID runs of a busy replay"
         )
     return [note]
 
@@ -227,11 +255,38 @@ def with_machine(
     if verdict != raw.verdict:
         update["raw_verdict"] = raw.verdict
     if explained is not None and not machines.hardware:
-        update["reason"] = explained
+        update["reason"] = explained[1]
     elif verdict != raw.verdict or adjusted is not None:
         update["reason"] = _machine_reason(verdict, raw, adjusted, machines, tolerance)
+    if adjusted is not None:
+        cause = "different hardware" if machines.hardware else explained and explained[0]
+        note = _adjusted_note(verdict, raw.verdict, adjusted.verdict, cause)
+        update["adjusted"] = adjusted.model_copy(update={"note": note})
     update["verdict"] = verdict
     return result.model_copy(update=update)
+
+
+#: verdicts that leave a metric undecided
+UNDECIDED: Final = frozenset({"inconclusive", "inconclusive: machine unstable"})
+
+
+def _adjusted_note(
+    verdict: Verdict, raw: Verdict, adjusted: Verdict, cause: str | None
+) -> str | None:
+    """Why the adjusted comparison does not decide the metric, where its verdict alone would
+    say something else than the metric's (a reader sees both rows); None where they agree."""
+    if adjusted == verdict or {adjusted, verdict} <= POSITIVE or {adjusted, verdict} <= UNDECIDED:
+        return None
+    if cause == "different hardware":
+        return "does not count: different hardware, speed is shown for information"
+    if cause is not None:
+        return f"does not count: {cause}, which explains the difference (see the metric's reason)"
+    if raw == "reproduced":
+        return (
+            "does not count: as measured the metric lies inside the tolerance; the adjustment "
+            "explains a measured difference, it never fails a metric that reproduced as measured"
+        )
+    return f"does not count: the metric's verdict is {verdict}"
 
 
 #: a move of the machine between the sides that the probes can tell from their own noise
@@ -307,10 +362,14 @@ def _within_session_drift(
 def _drift_reason(
     raw: Comparison, adjusted: MachineAdjustment | None, drift: float, tol: float
 ) -> str:
-    shown = adjusted.delta_rel if adjusted is not None else raw.delta_rel
+    shown = (
+        f"{adjusted.delta_rel:+.1%} adjusted for the machine ({raw.delta_rel:+.1%} as measured)"
+        if adjusted is not None
+        else f"{raw.delta_rel:+.1%}"
+    )
     return (
         f"{raw.reason}; but the metric's own runs moved by up to {drift:.0%} within one "
-        f"session, and the two sides ran in different sessions: a difference of {shown:+.1%} "
+        f"session, and the two sides ran in different sessions: a difference of {shown} "
         f"is not beyond +/-{tol + drift:.0%} (the tolerance and that drift), so it cannot be "
         "told from the machine's phases: interleave (`repro replay SPEC --against ...`) to "
         "judge it"
@@ -327,16 +386,20 @@ def _machine_explains(
     shares: tuple[float | None, float | None],
     *,
     sample_s: float | None,
-) -> str | None:
-    """Why the machine explains the difference as well as a change of the software would,
-    or None: the slower side ran beside other work; the difference lies within the metric's
-    own drift in a session; the replay was faster on a faster machine; the work is µs-scale
-    and the difference within what sessions move such work by."""
+) -> tuple[str, str] | None:
+    """Why the machine explains the difference as well as a change of the software would, as
+    (the cause in a few words, the metric's reason), or None: the slower side ran beside other
+    work; the difference lies within the metric's own drift in a session; the replay was
+    faster on a faster machine; the work is µs-scale and the difference within what sessions
+    move such work by."""
     busy = _busy_slower_side(
         verdict, adjusted.delta_rel if adjusted is not None else raw.delta_rel, kind, shares
     )
     if busy is not None:
-        return _busy_reason(raw, busy)
+        return (
+            f"the {busy[0]} ran beside other work ({busy[1]:.0%} of the CPU time)",
+            _busy_reason(raw, adjusted, kind, busy),
+        )
     if verdict != "not reproduced":
         return None
     drift = _within_session_drift(
@@ -345,14 +408,17 @@ def _machine_explains(
         tolerance,
     )
     if drift is not None:
-        return _drift_reason(raw, adjusted, drift, tolerance)
+        return (
+            f"the metric's own runs moved by up to {drift:.0%} within one session",
+            _drift_reason(raw, adjusted, drift, tolerance),
+        )
     moved = (
         _machine_moved_along(raw.delta_rel, adjusted.machine_delta_rel, kind)
         if adjusted is not None
         else None
     )
     if moved is not None:
-        return (
+        return f"the replay ran faster on a machine {moved:.1%} faster by the probes", (
             f"{raw.reason}; the replay's machine was {moved:.1%} faster by the probes and the "
             "replay faster still: the probes' speed index need not scale this workload one to "
             "one (µs-scale work is bound by the interpreter and the caches more than by the "
@@ -360,7 +426,7 @@ def _machine_explains(
             "of the software: interleave (`repro replay SPEC --against ...`) to judge it"
         )
     if sample_s is not None and _within_micro_session(raw.delta_rel, sample_s):
-        return (
+        return "µs-scale work moves between sessions by more than the probes show", (
             f"{raw.reason}; but this is µs-scale work (a sample took {sample_s * 1e6:.1f} µs "
             "through the harness), and such work moves between sessions of a machine by more "
             "than the probes show (measured with ort-digits on a 2-vCPU VM: identical software "
@@ -381,28 +447,43 @@ def _busy_slower_side(
     the other one was busy is slower for a reason of its own: judged as it is."""
     if verdict not in ("not reproduced", "inconclusive", "inconclusive: machine unstable"):
         return None
-    slower: SideName = (
-        ("replay" if delta_rel > 0 else "original")
-        if kind == "latency"
-        else ("replay" if delta_rel < 0 else "original")
-    )
+    slower = _slower_side(delta_rel, kind)
     share = shares[0] if slower == "original" else shares[1]
     if share is None or share <= BUSY_FRACTION:
         return None
     return slower, share
 
 
-def _busy_reason(raw: Comparison, busy: tuple[SideName, float]) -> str:
+def _slower_side(delta_rel: float, kind: str) -> SideName:
+    """The side a difference (replay / original - 1) makes the slower one."""
+    if kind == "latency":
+        return "replay" if delta_rel > 0 else "original"
+    return "replay" if delta_rel < 0 else "original"
+
+
+def _busy_reason(
+    raw: Comparison, adjusted: MachineAdjustment | None, kind: str, busy: tuple[SideName, float]
+) -> str:
+    """The reason of a difference a busy side explains, from the figures the row shows: where
+    only the adjusted difference makes the busy side the slower one, it says so."""
     side, share = busy
     fix = (
         "re-capture the original on a quiet machine"
         if side == "original"
         else "replay on a quiet machine"
     )
+    which = f"the {side} was the slower side"
+    if adjusted is not None and _slower_side(raw.delta_rel, kind) != side:
+        faster = "faster" if adjusted.machine_delta_rel > 0 else "slower"
+        which = (
+            f"the replay's machine was {abs(adjusted.machine_delta_rel):.1%} {faster} by the "
+            f"probes, and adjusted for the machine the difference is {adjusted.delta_rel:+.1%}, "
+            f"which makes the {side} the slower side (as measured it is the faster one)"
+        )
     return (
-        f"{raw.reason}; the {side} was the slower side and other processes used {share:.0%} of "
-        f"the machine's CPU time during its tests: a busy machine slows the work by more than "
-        f"the probes show, so the difference cannot be told from a change of the software: "
+        f"{raw.reason}; machine busy: {which}, and other processes used {share:.0%} of the "
+        f"machine's CPU time during the {side}'s tests: a busy machine slows the work by more "
+        "than the probes show, so the difference cannot be told from a change of the software: "
         f"{fix}, or interleave (`repro replay SPEC --against ...`)"
     )
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from repro.reports.model import MetricResult
 
 
 def value(v: Any, unit: str) -> str:
@@ -60,6 +63,17 @@ VERDICT_MARK = {
     "inconclusive: machine unstable": "⚠ inconclusive: machine unstable",
     "not comparable: different hardware": "≠ not comparable: different hardware",
 }
+
+
+def adjusted_verdict(metric: MetricResult) -> str:
+    """The verdict of a metric's machine-adjusted comparison as a report shows it: where it
+    does not decide the scenario (an information row's, or one the metric's verdict
+    overrides), it says so, so that it never reads as the scenario's verdict."""
+    a = metric.adjusted
+    assert a is not None
+    if not metric.judged:
+        return f"({a.verdict}; for information)"
+    return f"({a.verdict}; does not count)" if a.note else a.verdict
 
 
 def micros(ns: float | None) -> str:

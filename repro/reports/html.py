@@ -5,7 +5,15 @@ from __future__ import annotations
 import html
 import math
 
-from repro.reports.fmt import VERDICT_MARK, delta, interval, runs, speed_index, value
+from repro.reports.fmt import (
+    VERDICT_MARK,
+    adjusted_verdict,
+    delta,
+    interval,
+    runs,
+    speed_index,
+    value,
+)
 from repro.reports.model import CdfPoints, MetricResult, Report
 from repro.reports.profile_html import render_profile
 
@@ -14,6 +22,7 @@ body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#22
 table{border-collapse:collapse;width:100%;font-size:14px;margin:.5em 0 1.5em}
 th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
 .reproduced{color:#1a7f37}.not-reproduced{color:#cf222e}.inconclusive{color:#9a6700}
+.not-counted{color:#57606a}
 .verdict{font-size:1.3em;font-weight:bold} svg{background:#fafafa;border:1px solid #eee}
 .plots{display:flex;gap:1em;flex-wrap:wrap} code{font-size:13px}
 """
@@ -26,6 +35,11 @@ COLOURS = {
     "inconclusive: machine unstable": "#9a6700",
     "not comparable: different hardware": "#57606a",
 }
+
+
+#: the class of a verdict that does not decide its scenario (an information row's, an
+#: adjusted comparison the metric's verdict overrides): never coloured as a verdict
+NOT_COUNTED = "not-counted"
 
 
 def _cls(verdict: str) -> str:
@@ -175,7 +189,8 @@ def render(report: Report) -> str:
                 f"<tr><td>{e(m.label)}</td><td>{e(value(m.original_value, m.unit))}"
                 f"{e(runs(m.original))}</td><td>{e(value(m.replay_value, m.unit))}"
                 f"{e(runs(m.replay))}</td><td>{e(delta(m.delta_rel))}</td>"
-                f"<td>{e(interval(m.ci))}</td><td class='{_cls(m.verdict)}'>{e(m.verdict)}"
+                f"<td>{e(interval(m.ci))}</td>"
+                f"<td class='{_cls(m.verdict) if m.judged else NOT_COUNTED}'>{e(m.verdict)}"
                 f"{'' if m.judged else ' <small>(for information)</small>'}</td>"
                 f"<td>{e(m.reason)} <small>({e(m.method)})</small></td></tr>"
             )
@@ -186,8 +201,10 @@ def render(report: Report) -> str:
                     f"{e(delta(a.machine_delta_rel))} by the {e(speed_index(a.speed_index))})"
                     f"</td><td></td><td></td>"
                     f"<td>{e(delta(a.delta_rel))}</td><td>{e(interval(a.ci))}</td>"
-                    f"<td class='{_cls(a.verdict)}'>{e(a.verdict)}</td><td>probe spread: original "
-                    f"{a.probe_spread_original:.1%}, replay {a.probe_spread_replay:.1%}</td></tr>"
+                    f"<td class='{_cls(a.verdict) if m.judged and not a.note else NOT_COUNTED}'>"
+                    f"{e(adjusted_verdict(m))}</td><td>{e(a.note) + '; ' if a.note else ''}probe "
+                    f"spread: original {a.probe_spread_original:.1%}, replay "
+                    f"{a.probe_spread_replay:.1%}</td></tr>"
                 )
         out.append("</table>")
         if s.prediction_agreement is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from repro.reports.fmt import (
     VERDICT_MARK,
+    adjusted_verdict,
     delta,
     interval,
     micros,
@@ -60,7 +61,8 @@ def render(report: Report) -> str:
                     f"| ↳ adjusted for the machine (replay's machine {delta(a.machine_delta_rel)}"
                     f" by the {speed_index(a.speed_index)}) | | | {delta(a.delta_rel)} "
                     f"| {interval(a.ci)} "
-                    f"| {a.verdict} | probe spread: original {a.probe_spread_original:.1%}, "
+                    f"| {adjusted_verdict(m)} | {cell(a.note) + '; ' if a.note else ''}probe "
+                    f"spread: original {a.probe_spread_original:.1%}, "
                     f"replay {a.probe_spread_replay:.1%} ({a.method}) |"
                 )
         if s.prediction_agreement is not None:

@@ -9,7 +9,9 @@ Format history (the `schema` field):
 #                   `different_hardware`; `profile` (where the time went, layer by layer,
 #                   and the profile diff) when the runs carry layer profiles; `nodes` (each
 #                   node of a dispatched replay); later, optional: `adjusted.speed_index`
-#                   (the probe figure both sides were adjusted by, probes v2).
+#                   (the probe figure both sides were adjusted by, probes v2);
+#                   `adjusted.note` (why an adjusted verdict that differs from the
+#                   metric's does not count).
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ class MachineAdjustment(BaseModel):
         None,
         description="the probe figure both sides were adjusted by: the large compute kernel's "
         "(probes v2) where every probe of both sides has it, else the small kernel's",
+    )
+    note: str | None = Field(
+        None,
+        description="why this verdict does not decide the metric, where it says something "
+        "else than the metric's verdict (the metric's is the one that counts)",
     )
 
 

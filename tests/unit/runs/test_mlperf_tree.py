@@ -118,6 +118,48 @@ def test_different_benchmarks_are_refused_unless_asked(
     assert "FOR INFORMATION ONLY, different benchmarks (resnet50 vs retinanet)" in out
 
 
+@pytest.mark.parametrize("published_first", [True, False])
+def test_a_published_result_and_a_repro_run_of_another_benchmark_are_refused(
+    tmp_path: Path, published_first: bool
+) -> None:
+    published = published_result(tmp_path / "tree").parent  # resnet50, top1 76 %
+    run = make_run(tmp_path / "r" / "original", throughput=[100.0], accuracy=0.98)  # "synthetic"
+    sides = [str(published), str(run)] if published_first else [str(run), str(published)]
+    out_dir = str(tmp_path / "out")
+    code, out = _report("-o", out_dir, "--compare", *sides)
+    assert code == 2, out
+    assert "different benchmarks are not a reproduction" in out
+    assert "'resnet50'" in out
+    assert "'synthetic'" in out
+    code, out = _report("-o", out_dir, "--compare", *sides, "--allow-different-benchmarks")
+    assert code in (0, 1), out
+    assert "FOR INFORMATION ONLY, different benchmarks (resnet50 vs synthetic)" in out
+
+
+@pytest.mark.parametrize("published_first", [True, False])
+def test_published_resnet50_is_not_compared_with_the_digits_original_in_either_direction(
+    root: Path, shared_fixtures: Path, tmp_path: Path, published_first: bool
+) -> None:
+    """The issue's case: a real published ResNet-50 result against the shipped ort-digits
+    original said 75.73 % vs 97.78 % "reproduced" (exit 0), the other way "not reproduced"."""
+    published = (
+        shared_fixtures / "mlperf" / "inference_results_v4.1" / "closed" / "Intel" / "results"
+        / "1-node-2S-EMR-PyTorch" / "resnet50"
+    )  # fmt: skip
+    digits = root / "results" / "ort-digits" / "original"
+    sides = [str(published), str(digits)] if published_first else [str(digits), str(published)]
+    code, out = _report("-o", str(tmp_path / "out"), "--compare", *sides)
+    assert code == 2, out
+    assert "different benchmarks are not a reproduction" in out
+    assert not (tmp_path / "out").exists()
+    # a spec that stands in for the benchmark names it among its tags: compared as before
+    resnet = root / "results" / "ort-resnet50" / "original"
+    sides = [str(published), str(resnet)] if published_first else [str(resnet), str(published)]
+    code, out = _report("-o", str(tmp_path / "out"), "--compare", *sides)
+    assert code in (0, 1), out
+    assert "FOR INFORMATION ONLY" not in out
+
+
 def test_a_level_with_several_results_names_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
