@@ -188,8 +188,6 @@ def _pin_environment(
     manager: EnvironmentManager,
 ) -> None:
     lock = write_python_lock(backend, layout_lock_path(opts.lockfiles_dir, name))
-    if not lock.hashes_complete:
-        report(f"warning: {lock.note}")
     ctx = CaptureContext(
         name=name,
         spec_dir=spec_dir,
