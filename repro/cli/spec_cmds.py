@@ -76,14 +76,16 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
     """Check specs against the schema and for semantic problems.
 
     Lock files must exist with their pinned hash, artifacts must name known recipes or
-    existing files, and LoadGen settings must be ones LoadGen accepts. Exit 2 on any error.
+    existing files, and LoadGen settings must be ones LoadGen accepts. Where the model and the
+    data set are at hand (a path artifact, or the artifact cache), the workload's input and
+    output names and sample counts are checked against them too. Exit 2 on any error.
 
     \b
     Example:
       repro validate specs/*.json
     """
     from repro.spec.io import load_spec, spec_id
-    from repro.validate import check
+    from repro.validate import check, check_contents, local_files
 
     report = []
     failed: list[SpecError] = []
@@ -100,6 +102,7 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
             spec = write_spec(spec, path)
             note(f"{path}: id set to {spec.id}")
         problems = check(spec, path)
+        problems += check_contents(spec, local_files(spec, path, ArtifactCache(None)))
         errors = [p for p in problems if p.severity == "error"]
         for p in problems:
             if not as_json:

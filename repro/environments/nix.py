@@ -19,6 +19,7 @@ from repro.artifacts.cache import sha256_file
 from repro.artifacts.fetch import resolve_path
 from repro.environments.base import (
     CaptureContext,
+    CapturePlan,
     EnvironmentManager,
     EnvironmentSpecBase,
     RealizedEnvironment,
@@ -89,16 +90,13 @@ class NixManager(EnvironmentManager):
             return False, "`nix` is not on PATH (Debian: apt-get install nix-bin)"
         return True, "nix on PATH"
 
+    def preflight_capture(self, plan: CapturePlan) -> None:
+        """The flake whose lock pins the environment is there, before anything is locked."""
+        _flake_lock_of(plan.flake_dir)
+
     def capture(self, ctx: CaptureContext) -> dict[str, Any]:
         """The flake's reference, its lock's hash and every locked input."""
-        lock_path = ctx.flake_dir / "flake.lock"
-        if not (ctx.flake_dir / "flake.nix").is_file() or not lock_path.is_file():
-            raise SpecError(
-                f"{ctx.flake_dir.resolve()}: needs flake.nix and flake.lock (the flake whose lock "
-                "pins the environment)",
-                hint="name the flake's folder with --flake-dir; `nix flake lock` (on a networked "
-                "machine) writes flake.lock",
-            )
+        lock_path = _flake_lock_of(ctx.flake_dir)
         env: dict[str, Any] = {
             "manager": self.name,
             "flake": "path:" + ctx.relative(ctx.flake_dir),
@@ -169,6 +167,19 @@ class NixManager(EnvironmentManager):
             reason=f"nix develop {ref} (flake.lock sha256 {env_spec.flake_lock.sha256[:12]})",
             details=details,
         )
+
+
+def _flake_lock_of(flake_dir: Path) -> Path:
+    """`flake_dir/flake.lock`, when flake.nix is beside it; else a SpecError naming both."""
+    lock_path = flake_dir / "flake.lock"
+    if not (flake_dir / "flake.nix").is_file() or not lock_path.is_file():
+        raise SpecError(
+            f"{flake_dir.resolve()}: needs flake.nix and flake.lock (the flake whose lock pins "
+            "the environment)",
+            hint="name the flake's folder with --flake-dir; `nix flake lock` (on a networked "
+            "machine) writes flake.lock",
+        )
+    return lock_path
 
 
 def _store_path(path: str) -> str | None:

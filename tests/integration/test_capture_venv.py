@@ -133,3 +133,24 @@ def test_a_lock_that_cannot_be_made_fails_the_capture_and_writes_nothing(
     assert "Traceback" not in result.output
     for left in ("specs/x.json", "lockfiles/x", "results/x"):
         assert not (tmp_path / left).exists(), left
+
+
+def test_a_wrong_input_name_fails_the_capture_before_locking_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real capture, run included: the model's graph says 'bogus' is none of its inputs
+    before pip-compile runs (it was found by the worker after the lock, leaving a spec that
+    `repro validate` called ok)."""
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["capture", "--from", str(root / "specs" / "ort-digits.json"), "--name", "x",
+         "--input-name", "bogus", "--env-manager", "venv", "--scenario", "Offline",
+         "--min-duration-ms", "100", "--cache-dir", str(tmp_path / "cache")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "$.workload.input_name: 'bogus' is not an input of the model" in result.stderr
+    assert "locking" not in result.stderr
+    for left in ("specs", "lockfiles", "results"):
+        assert not (tmp_path / left).exists(), left
