@@ -147,6 +147,12 @@ class EnvironmentManager:
         """Whether this machine can use the manager, and why not."""
         raise NotImplementedError  # pragma: no cover
 
+    def usable_for(self, spec: ExperimentSpec, spec_path: Path) -> tuple[bool, str]:
+        """Whether `--env auto` takes this manager for the spec, and why not: `available`
+        unless a manager can tell more, quickly (nix: whether it can enter the pinned shell
+        without waiting on downloads)."""
+        return self.available()
+
     @classmethod
     def can_capture(cls) -> bool:
         """Whether `repro capture --env-manager NAME` can pin this manager's section."""
