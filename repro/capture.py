@@ -22,16 +22,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetch import download, resolve_path
 from repro.artifacts.recipes import get_recipe
-from repro.backends.base import BackendPlugin
-from repro.backends.registry import get_backend
-from repro.environments.base import CaptureContext, EnvironmentManager
+from repro.capture_checks import (
+    EnvironmentPlan,
+    check_artifacts,
+    check_part,
+    check_spec,
+    plan_environment,
+)
+from repro.environments.base import CaptureContext
 from repro.environments.native import NativeManager
-from repro.environments.registry import capture_choices, get_manager
 from repro.errors import SpecError, UsageError
 from repro.fingerprint import collect
 from repro.pylock import LOCK_NAME, write_python_lock
@@ -42,7 +45,7 @@ from repro.runs.layout import component
 from repro.runs.record import RunRecord, TestRecord
 from repro.spack.pins import MANIFEST_NAME as SPACK_MANIFEST
 from repro.spack.pins import pins_from_files as spack_pins
-from repro.spec.io import dump_spec, format_validation_error, parse_spec, write_spec
+from repro.spec.io import dump_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware, Original
 from repro.validate import check
 
@@ -99,7 +102,9 @@ def _rel(target: Path, start: Path) -> str:
 def pin_artifacts(
     raw: dict[str, Any], *, base_dir: Path, cache: ArtifactCache, report: Reporter
 ) -> None:
-    """Fill in a missing sha256 of each artifact from its bytes (recipe, path, or download)."""
+    """Fill in a missing sha256 of each artifact from its bytes (recipe, path, or download);
+    bytes produced here are kept in the cache, so that checking and running them later
+    produces nothing twice."""
     arts = raw.get("artifacts")
     if not isinstance(arts, dict) or not arts:
         raise SpecError("$.artifacts: give at least a model and a dataset")
@@ -117,7 +122,7 @@ def pin_artifacts(
                 art.setdefault("media_type", recipe.media_type)
                 report(f"generating {name} with recipe {recipe.name}")
                 recipe.generate(tmp, params)
-                art["sha256"] = sha256_file(tmp)
+                art["sha256"] = _keep_in_cache(tmp, cache)
             elif "path" in art:
                 src = resolve_path(art["path"], base_dir)
                 if not src.is_file():
@@ -126,11 +131,21 @@ def pin_artifacts(
             elif "url" in art:
                 report(f"downloading {name} to pin its sha256 (trust on first use)")
                 download(art["url"], tmp)
-                art["sha256"] = sha256_file(tmp)
+                art["sha256"] = _keep_in_cache(tmp, cache)
             else:
                 raise SpecError(f"{where}: give one of url, path or recipe")
         finally:
             tmp.unlink(missing_ok=True)
+
+
+def _keep_in_cache(produced: Path, cache: ArtifactCache) -> str:
+    """The sha256 of a file just produced; the file becomes the cache's entry of that hash
+    (unless the cache has one already)."""
+    sha256 = sha256_file(produced)
+    if not cache.path_for(sha256).exists():
+        cache.path_for(sha256).parent.mkdir(parents=True, exist_ok=True)
+        cache.commit(produced, sha256)
+    return sha256
 
 
 def hardware_from(fp: dict[str, Any]) -> dict[str, Any]:
@@ -154,55 +169,28 @@ def pin_environment(
     spec_dir: Path,
     opts: CaptureOptions,
     report: Reporter,
+    plan: EnvironmentPlan,
     cache: ArtifactCache | None = None,
 ) -> None:
     """Lock the worker's Python packages and let the chosen manager pin the rest in the spec."""
-    backend = get_backend(str((raw.get("backend") or {}).get("name")))
-    name_of_manager = opts.env_manager or _captured_manager(raw) or "venv"
-    manager = get_manager(name_of_manager)
-    if not manager.can_capture():
-        raise UsageError(f"--env-manager {name_of_manager}: capture supports {capture_choices()}")
-    if (opts.docker_base or opts.docker_bake) and name_of_manager != "docker":
-        raise UsageError("--docker-base and --docker-bake-artifacts need --env-manager docker")
-    manager.preflight_capture({"docker_base": opts.docker_base})
-    report(f"pinning the environment with {name_of_manager}")
-    report(f"locking the {backend.name} worker's Python packages (pip-compile --generate-hashes)")
-    lock_dir = opts.lockfiles_dir / name
-    new_dir = not lock_dir.exists()
-    try:
-        _pin_environment(raw, name, spec_dir, opts, report, cache, backend, manager)
-    except BaseException:
-        if new_dir:  # no spec names what was written there: leave nothing behind
-            shutil.rmtree(lock_dir, ignore_errors=True)
-        raise
-
-
-def _pin_environment(
-    raw: dict[str, Any],
-    name: str,
-    spec_dir: Path,
-    opts: CaptureOptions,
-    report: Reporter,
-    cache: ArtifactCache | None,
-    backend: BackendPlugin,
-    manager: EnvironmentManager,
-) -> None:
-    lock = write_python_lock(backend, layout_lock_path(opts.lockfiles_dir, name))
-    if not lock.hashes_complete:
-        report(f"warning: {lock.note}")
+    report(f"pinning the environment with {plan.manager_name}")
+    report(
+        f"locking the {plan.backend.name} worker's Python packages (pip-compile --generate-hashes)"
+    )
+    lock = write_python_lock(plan.backend, layout_lock_path(opts.lockfiles_dir, name))
     ctx = CaptureContext(
         name=name,
         spec_dir=spec_dir,
         lockfiles_dir=opts.lockfiles_dir,
         flake_dir=opts.flake_dir,
-        backend=backend,
+        backend=plan.backend,
         python=f"{sys.version_info.major}.{sys.version_info.minor}",
         python_lock={"path": _rel(lock.path, spec_dir), "sha256": lock.sha256},
         hashes_complete=lock.hashes_complete,
         report=report,
         options=_manager_options(raw, opts, cache),
     )
-    raw["environment"] = manager.capture(ctx)
+    raw["environment"] = plan.manager.capture(ctx)
     manifest = opts.lockfiles_dir / name / SPACK_MANIFEST
     if "spack" not in raw["environment"] and manifest.is_file():
         # a Spack environment for the same stack, usable with --env spack
@@ -232,13 +220,6 @@ def _manager_options(
             )
         }
     return options
-
-
-def _captured_manager(raw: dict[str, Any]) -> str | None:
-    """The manager of the spec being re-captured, when capture can pin it again."""
-    env = raw.get("environment")
-    name = env.get("manager") if isinstance(env, dict) else None
-    return name if isinstance(name, str) and name in capture_choices() else None
 
 
 def layout_lock_path(lockfiles_dir: Path, name: str) -> Path:
@@ -331,30 +312,6 @@ def _say_what_changed(
         report(f"  ... and {len(changed) - 25} more")
 
 
-def _check_shape(raw: dict[str, Any], source: str) -> None:
-    """The partial spec, checked as a spec before minutes of hashing and locking: what capture
-    fills in (hashes, the environment, the hardware) stands in as placeholders, so that only
-    what the user gave can be wrong."""
-    trial = json.loads(json.dumps(raw))
-    for art in (trial.get("artifacts") or {}).values():
-        if isinstance(art, dict):
-            art.setdefault("sha256", "0" * 64)
-    trial["environment"] = {"manager": "venv", "python": "3"}
-    trial.pop("hardware", None)
-    parse_spec(trial, source=source)
-
-
-def _check_part(model: type[BaseModel], raw: Any, source: str, root: str) -> None:
-    """A part of the spec kept as it is, validated alone: a bad one is a SpecError naming it."""
-    try:
-        model.model_validate(raw)
-    except ValidationError as exc:
-        raise SpecError(
-            format_validation_error(source, exc, raw, root=root),
-            hint="fix the spec (`repro validate` names each problem), or drop the part",
-        ) from None
-
-
 def capture(
     raw: dict[str, Any],
     *,
@@ -364,14 +321,18 @@ def capture(
     report: Reporter,
     progress: ProgressFactory,
 ) -> Captured:
-    """Pin and (unless opts.run is false) run the experiment, then write the spec once."""
+    """Pin and (unless opts.run is false) run the experiment, then write the spec once.
+
+    Every input is checked before anything is locked or written (`repro.capture_checks`); a
+    capture that fails at any step leaves no spec, no lock folder and no results folder of its
+    own (over an earlier capture, with --force, that one is given back as it was)."""
     raw = dict(raw)
     raw.setdefault("schema", "repro.experiment/v1")
     raw.pop("id", None)
     kept_original, kept_hardware = raw.pop("original", None), raw.get("hardware")
     if kept_original is not None:  # checked now, not after minutes of locking
-        _check_part(Original, kept_original, source, "$.original")
-        _check_part(Hardware, kept_hardware or {}, source, "$.hardware")
+        check_part(Original, kept_original, source, "$.original")
+        check_part(Hardware, kept_hardware or {}, source, "$.hardware")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise SpecError(f"{source}: $.name: required to capture (it names the spec file)")
@@ -385,31 +346,84 @@ def capture(
                     hint="pass --force to overwrite it (capture then says what changed), or "
                     "--name to capture under another name",
                 )
-    _check_shape(raw, f"{source} with the command line's flags" if opts.flags_over_from else source)
-    previous = _previous(spec_path)
-    # --force over an earlier capture: its spec, locks and original stay as they were until
-    # the new capture has finished (an interruption or an error gives them back)
-    lock_dir = opts.lockfiles_dir / name
-    new_locks = not lock_dir.exists()
+    base_dir = Path(source).parent if Path(source).is_file() else Path.cwd()
+    _rebase_artifact_paths(raw, base_dir, opts.specs_dir)
+    new_specs_dir = not opts.specs_dir.exists()
+    # made first: the artifacts' paths are checked from it (`..` needs a folder to climb from)
+    opts.specs_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with _kept_until_done([spec_path, lock_dir], keep=spec_path.exists()):
-            return _capture(
-                raw, name, spec_path, original_dir, previous, kept_original, kept_hardware,
-                source=source, cache=cache, opts=opts, report=report, progress=progress,
-            )  # fmt: skip
+        return _checked_capture(
+            raw, name, spec_path, kept_original, kept_hardware, base_dir=base_dir,
+            source=source, cache=cache, opts=opts, report=report, progress=progress,
+        )  # fmt: skip
     except BaseException:
-        if new_locks and not spec_path.exists():  # no spec names what was locked: none left
-            shutil.rmtree(lock_dir, ignore_errors=True)
+        if new_specs_dir:
+            with contextlib.suppress(OSError):  # not empty: someone else wrote there meanwhile
+                opts.specs_dir.rmdir()
         raise
 
 
+def _checked_capture(
+    raw: dict[str, Any],
+    name: str,
+    spec_path: Path,
+    kept_original: Any,
+    kept_hardware: Any,
+    *,
+    base_dir: Path,
+    source: str,
+    cache: ArtifactCache,
+    opts: CaptureOptions,
+    report: Reporter,
+    progress: ProgressFactory,
+) -> Captured:
+    """Every input checked, then the pins, the original and the spec; on failure, what this
+    capture wrote is gone and what an earlier one wrote is as it was."""
+    results = layout.spec_results(opts.results_dir, name)
+    label = f"{source} with the command line's flags" if opts.flags_over_from else source
+    check_spec(raw, label, spec_path)
+    plan = plan_environment(
+        raw, name=name, env_manager=opts.env_manager, lockfiles_dir=opts.lockfiles_dir,
+        flake_dir=opts.flake_dir, docker_base=opts.docker_base, docker_bake=opts.docker_bake,
+    )  # fmt: skip
+    original_dir = layout.original_of(results)
+    previous = _previous(spec_path)
+    new_results = not results.exists()
+    # --force over an earlier capture: its spec and locks stay as they were until the new
+    # capture has finished (an interruption or an error gives them back; a first capture's
+    # are removed), and its original until the new one is whole
+    try:
+        with _kept_until_done([spec_path, opts.lockfiles_dir / name]):
+            spec = _pinned_spec(
+                raw, name, spec_path, plan, label=label, source=source, cache=cache, opts=opts,
+                report=report,
+            )  # fmt: skip
+            if not opts.run:
+                return _write_unrun(
+                    spec, spec_path, previous, kept_original, kept_hardware, base_dir=base_dir,
+                    report=report,
+                )  # fmt: skip
+            return _run_original(
+                spec, spec_path, original_dir, previous, cache=cache, opts=opts, report=report,
+                progress=progress,
+            )  # fmt: skip
+    except BaseException:
+        if new_results:  # only this capture wrote there
+            shutil.rmtree(results, ignore_errors=True)
+        raise
+
+
+def _rebase_artifact_paths(raw: dict[str, Any], base_dir: Path, spec_dir: Path) -> None:
+    """Paths in the partial spec are relative to its own folder; rewrite them for specs/."""
+    for art in (raw.get("artifacts") or {}).values():
+        if isinstance(art, dict) and isinstance(art.get("path"), str):
+            art["path"] = _rel(resolve_path(art["path"], base_dir), spec_dir)
+
+
 @contextlib.contextmanager
-def _kept_until_done(paths: list[Path], *, keep: bool) -> Iterator[None]:
-    """Copies of `paths` (files or folders) put back when the block fails; dropped when it
-    succeeds. Nothing is copied unless `keep`."""
-    if not keep:
-        yield
-        return
+def _kept_until_done(paths: list[Path]) -> Iterator[None]:
+    """Copies of `paths` (files or folders) put back when the block fails, and what the block
+    made where there was nothing removed; the copies are dropped when it succeeds."""
     # the copies sit beside what they keep (one file system: putting them back is a rename)
     saved: list[tuple[Path, Path | None]] = []
     done = False  # the block succeeded, or what it changed was put back: the copies can go
@@ -446,54 +460,77 @@ def _kept_until_done(paths: list[Path], *, keep: bool) -> Iterator[None]:
                     kept.unlink(missing_ok=True)
 
 
-def _capture(
+def _pinned_spec(
     raw: dict[str, Any],
     name: str,
     spec_path: Path,
-    original_dir: Path,
-    previous: dict[str, Any] | None,
-    kept_original: Any,
-    kept_hardware: Any,
+    plan: EnvironmentPlan,
     *,
+    label: str,
     source: str,
     cache: ArtifactCache,
     opts: CaptureOptions,
     report: Reporter,
-    progress: ProgressFactory,
-) -> Captured:
-    had_spec = previous is not None or spec_path.exists()
+) -> ExperimentSpec:
+    """The artifacts hashed and checked against the workload, then the environment locked and
+    the hardware fingerprinted: the spec as it will be written."""
     spec_dir = opts.specs_dir
-    spec_dir.mkdir(parents=True, exist_ok=True)
-    base_dir = Path(source).parent if Path(source).is_file() else Path.cwd()
-    # Paths in the partial spec are relative to its own folder; rewrite them for specs/.
-    for art in (raw.get("artifacts") or {}).values():
-        if isinstance(art, dict) and isinstance(art.get("path"), str):
-            art["path"] = _rel(resolve_path(art["path"], base_dir), spec_dir)
     pin_artifacts(raw, base_dir=spec_dir, cache=cache, report=report)
-    pin_environment(raw, name, spec_dir, opts, report, cache)
+    check_artifacts(raw, source=label, spec_dir=spec_dir, cache=cache)
+    pin_environment(raw, name, spec_dir, opts, report, plan, cache)
     raw["hardware"] = hardware_from(collect())
     spec = parse_spec(raw, source=source)
     errors = [p for p in check(spec, spec_path) if p.severity == "error"]
     if errors:
         lines = "\n".join(f"  {p.where}: {p.message}" for p in errors)
         raise SpecError(f"{source}: the captured spec is not runnable:\n{lines}")
-    if not opts.run:
-        if kept_original is not None:
-            # No new original was produced: the measured one (and where it ran) stays, its
-            # folder named from the new spec's folder as the artifacts are
-            kept_original = dict(kept_original)
-            kept_original["path"] = _rel(resolve_path(kept_original["path"], base_dir), spec_dir)
-            spec = spec.model_copy(
-                update={
-                    "original": Original.model_validate(kept_original),
-                    "hardware": Hardware.model_validate(kept_hardware or {}),
-                }
-            )
-            report("kept the spec's original results and hardware (--no-run measures nothing)")
-        spec = write_spec(spec, spec_path)
-        _say_what_changed(previous, spec, report)
-        report(f"wrote {spec_path} (id {spec.id})")
-        return Captured(spec_path, spec)
+    return spec
+
+
+def _write_unrun(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    previous: dict[str, Any] | None,
+    kept_original: Any,
+    kept_hardware: Any,
+    *,
+    base_dir: Path,
+    report: Reporter,
+) -> Captured:
+    """--no-run: the pinned spec, keeping the --from spec's original when it had one."""
+    if kept_original is not None:
+        # No new original was produced: the measured one (and where it ran) stays, its
+        # folder named from the new spec's folder as the artifacts are
+        kept_original = dict(kept_original)
+        kept_original["path"] = _rel(
+            resolve_path(kept_original["path"], base_dir), spec_path.parent
+        )
+        spec = spec.model_copy(
+            update={
+                "original": Original.model_validate(kept_original),
+                "hardware": Hardware.model_validate(kept_hardware or {}),
+            }
+        )
+        report("kept the spec's original results and hardware (--no-run measures nothing)")
+    spec = write_spec(spec, spec_path)
+    _say_what_changed(previous, spec, report)
+    report(f"wrote {spec_path} (id {spec.id})")
+    return Captured(spec_path, spec)
+
+
+def _run_original(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    original_dir: Path,
+    previous: dict[str, Any] | None,
+    *,
+    cache: ArtifactCache,
+    opts: CaptureOptions,
+    report: Reporter,
+    progress: ProgressFactory,
+) -> Captured:
+    """Run the original beside the earlier one, then write the spec and swap the original in."""
+    had_spec = previous is not None or spec_path.exists()
     env = NativeManager().realize(spec, spec_path, cache.root / "envs")
     env.reason = "capture runs the original in the interpreter whose packages were locked"
     # the new original is measured beside the old one, which it replaces once it is whole
@@ -516,13 +553,11 @@ def _capture(
         shutil.rmtree(staged, ignore_errors=True)
         report(
             "the new original did not finish and is discarded"
-            + ("; the earlier capture is kept as it was" if had_spec else "")
+            + ("; the earlier capture is kept as it was" if had_spec else "; nothing was written")
         )
-        if not had_spec:
-            write_spec(spec, spec_path)  # a first capture: the pins stand without an original
         raise
     original: dict[str, Any] = {
-        "path": _rel(original_dir, spec_dir),
+        "path": _rel(original_dir, spec_path.parent),
         "metrics": original_summary(record),
     }
     refs = reference_predictions(staged, record)
@@ -532,10 +567,9 @@ def _capture(
         spec.model_copy(update={"original": Original.model_validate(original)}), spec_path
     )
     _replace_dir(staged, original_dir)  # last: until here the earlier original stands
-    run_dir = original_dir
     _say_what_changed(previous, final, report)
     report(f"wrote {spec_path} (id {final.id})")
-    return Captured(spec_path, final, run_dir, record)
+    return Captured(spec_path, final, original_dir, record)
 
 
 def _replace_dir(new: Path, old: Path) -> None:

@@ -4,12 +4,15 @@ The lock is written by pip-compile (pip-tools) with `--generate-hashes`, so that
 `pip install --require-hashes -r requirements.lock` accepts it. Top-level requirements are the
 worker's packages at the versions installed in this interpreter; every other installed
 distribution is a constraint, so the lock describes this environment and not PyPI's newest.
-Without a package index, the lock holds versions only and says that hashes are missing.
+Without a package index that has those versions there is no lock: an EnvironmentSetupError,
+and nothing is written (a lock of bare top-level pins would neither install the dependencies nor
+pass `--require-hashes`).
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -37,7 +40,6 @@ class PythonLock:
     sha256: str
     hashes_complete: bool
     packages: dict[str, str]
-    note: str = ""
 
 
 def normalize(name: str) -> str:
@@ -147,48 +149,69 @@ def write_python_lock(backend: BackendPlugin, out: Path, *, timeout_s: float = 6
     installed = installed_versions()
     requirements = top_level(backend, installed)
     constraints = [f"{n}=={v}" for n, v in sorted(installed.items()) if n != "repro"]
-    out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         req_in = Path(tmp) / "requirements.in"
         req_in.write_text("\n".join(requirements) + "\n")
         cons = Path(tmp) / "constraints.txt"
         cons.write_text("\n".join(constraints) + "\n")
         staged = Path(tmp) / LOCK_NAME
-        proc = _subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "piptools",
-                "compile",
-                "--generate-hashes",
-                "--allow-unsafe",
-                "--strip-extras",
-                "--no-header",
-                "--no-annotate",
-                "--no-emit-index-url",
-                "--no-emit-find-links",
-                "--quiet",
-                "-c",
-                str(cons),
-                "-o",
-                str(staged),
-                str(req_in),
-            ],
-            cwd=Path(tmp),
-            timeout_s=timeout_s,
-        )
-        if proc.returncode == 0 and staged.is_file():
-            text = staged.read_text()
-            complete, note = True, ""
-        else:
-            reason = (proc.stderr.strip().splitlines() or ["pip-compile failed"])[-1][:300]
-            note = f"hashes missing: pip-compile could not reach a package index ({reason})"
-            text = f"# {note}\n" + "\n".join(requirements) + "\n"
-            complete = False
+        try:
+            proc = _run_pip_compile(cons, req_in, staged, timeout_s=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise _lock_failed(backend, f"no answer within {timeout_s:.0f} s") from None
+        if proc.returncode != 0 or not staged.is_file():
+            raise _lock_failed(backend, proc.stderr or proc.stdout)
+        text = staged.read_text()
+        unhashed = unhashed_requirements(text)
+        if unhashed:
+            raise _lock_failed(backend, f"its lock has {unhashed[0]!r} without a --hash")
         header = (
             f"# repro Python lock for the {backend.name} worker, Python "
             f"{sys.version_info.major}.{sys.version_info.minor}; install with\n"
             f"#   pip install --no-deps --require-hashes -r {LOCK_NAME}\n"
         )
         atomic_write_text(out, header + text)
-    return PythonLock(out, sha256_file(out), complete, read_pins(text), note)
+    return PythonLock(out, sha256_file(out), True, read_pins(text))
+
+
+def _run_pip_compile(
+    cons: Path, req_in: Path, staged: Path, *, timeout_s: float
+) -> subprocess.CompletedProcess[str]:
+    return _subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "piptools",
+            "compile",
+            "--generate-hashes",
+            "--allow-unsafe",
+            "--strip-extras",
+            "--no-header",
+            "--no-annotate",
+            "--no-emit-index-url",
+            "--no-emit-find-links",
+            "--quiet",
+            "-c",
+            str(cons),
+            "-o",
+            str(staged),
+            str(req_in),
+        ],
+        cwd=req_in.parent,
+        timeout_s=timeout_s,
+    )
+
+
+def _lock_failed(backend: BackendPlugin, output: str) -> EnvironmentSetupError:
+    """pip-compile could not lock (no package index answered, a version is not on it): a lock
+    of bare top-level pins would install neither the dependencies nor verify a hash, so none is
+    written."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:")]
+    reason = (errors or lines or ["pip-compile failed with no output"])[-1][:300]
+    return EnvironmentSetupError(
+        f"cannot lock the {backend.name} worker's Python packages: pip-compile "
+        f"--generate-hashes failed: {reason}",
+        hint="capture needs a package index that has the installed versions (PyPI, or a "
+        "mirror named by PIP_INDEX_URL / pip.conf); nothing was written",
+    )

@@ -340,47 +340,23 @@ class Replayer:
         """Fetch and verify the artifacts, check that the spec's names are in the data set;
         a scratch folder for the workers' requests."""
         self.fetch()
-        self._check_dataset()
+        self._check_contents()
         self._scratch = Path(tempfile.mkdtemp(prefix="repro-requests-"))
 
-    def _check_dataset(self) -> None:
-        """The arrays the workload names are in the data set and hold its samples: a spec
-        that names what is not there is refused before any test (from the .npz headers)."""
-        import zipfile
+    def _check_contents(self) -> None:
+        """The names the workload gives are the model's and the data set's, and the data set
+        holds its samples: a spec that names what is not there is refused before any test
+        (the same check as capture's, from the model's graph and the .npz headers)."""
+        from repro.validate import check_contents
 
-        from repro.harness.dataset import npz_shapes
-
-        wl = self.spec.workload
-        path = self.artifacts.get(wl.dataset)
-        if path is None or not zipfile.is_zipfile(path):
-            return  # not an .npz: the backend's worker reads it its own way
-        try:
-            shapes = npz_shapes(path)
-        except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        problems = check_contents(self.spec, self.artifacts)
+        if problems:
+            lines = "\n".join(f"  {p.where}: {p.message}" for p in problems)
+            first = problems[0]
             raise SpecError(
-                f"{self.spec_path}: $.artifacts.{wl.dataset}: not a readable .npz: {exc}"
-            ) from None
-        has = f"(it has {sorted(shapes)})"
-        if wl.inputs_key not in shapes:
-            raise SpecError(
-                f"{self.spec_path}: $.workload.inputs_key: {wl.inputs_key!r} is not an array of "
-                f"the data set {wl.dataset!r} {has}",
-                hint="name the array of model inputs",
-            )
-        held = shapes[wl.inputs_key][0] if shapes[wl.inputs_key] else 0
-        if held < wl.total_sample_count:
-            raise SpecError(
-                f"{self.spec_path}: $.workload.total_sample_count is {wl.total_sample_count}, "
-                f"but the data set's {wl.inputs_key!r} holds {held} samples",
-                hint=f"set total_sample_count to at most {held}",
-            )
-        needs_labels = "accuracy" in wl.modes and wl.accuracy.metric == "top1"
-        if needs_labels and wl.accuracy.labels_key not in shapes:
-            raise SpecError(
-                f"{self.spec_path}: $.workload.accuracy.labels_key: "
-                f"{wl.accuracy.labels_key!r} is not an array of the data set {wl.dataset!r} "
-                f"{has}: the top1 metric needs the labels",
-                hint="name the labels array, or use the agreement metric",
+                f"{self.spec_path}: {first.where}: {first.message}"
+                if len(problems) == 1
+                else f"{self.spec_path}: the spec names what its artifacts lack:\n{lines}"
             )
 
     def begin(self) -> None:

@@ -1,21 +1,27 @@
-"""Semantic checks of a spec beyond its schema: references, lock files, LoadGen's own rules."""
+"""Semantic checks of a spec beyond its schema: references, lock files, LoadGen's own rules,
+and the workload against its artifacts' contents (the model's input and output names, the data
+set's arrays and sample counts from its .npz headers)."""
 
 from __future__ import annotations
 
+import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from repro.artifacts.cache import sha256_file
+from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetch import resolve_path
+from repro.artifacts.npz import npz_shapes
 from repro.artifacts.recipes import RECIPES
+from repro.backends.base import io_name_problems
 from repro.backends.registry import get_backend
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
 from repro.pylock import unhashed_requirements
 from repro.spack.pins import SpackPins
 from repro.spec.io import load_spec
-from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName
+from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName, Workload
 
 #: TestSettings fields that belong to one scenario only
 SCENARIO_FIELDS: dict[ScenarioName, tuple[str, ...]] = {
@@ -266,6 +272,84 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                     f"has {len(ref.top1)} entries, total_sample_count is {wl.total_sample_count}",
                 )
             )
+    return problems
+
+
+def check_contents(spec: ExperimentSpec, files: Mapping[str, Path]) -> list[Problem]:
+    """The workload against the bytes of its artifacts (`files`: artifact name -> a local file
+    with the pinned bytes; an artifact not given is not checked): the input and output names
+    are the model's, as its backend reads them, and the data set holds the arrays and the
+    samples the workload names (its .npz headers; nothing is loaded)."""
+    wl = spec.workload
+    problems: list[Problem] = []
+    model = files.get(wl.model)
+    if model is not None:
+        try:
+            names = get_backend(spec.backend.name).model_io_names(model)
+        except SpecError as exc:
+            return [Problem(f"$.artifacts.{wl.model}", exc.message)]
+        if names is not None:
+            found = io_name_problems(*names, wl.input_name, wl.output_name)
+            problems += [Problem(where, message) for where, message in found]
+    dataset = files.get(wl.dataset)
+    if dataset is not None:
+        problems += _check_dataset(wl, dataset)
+    return problems
+
+
+def local_files(spec: ExperimentSpec, spec_path: Path, cache: ArtifactCache) -> dict[str, Path]:
+    """The model and the data set where their pinned bytes are at hand without producing them
+    (a cache entry, or a path artifact whose bytes have the pinned sha256), for check_contents."""
+    out: dict[str, Path] = {}
+    for name in (spec.workload.model, spec.workload.dataset):
+        art = spec.artifacts.get(name)
+        if art is None:
+            continue
+        cached = cache.path_for(art.sha256)
+        found = resolve_path(art.path, spec_path.parent) if art.path is not None else None
+        if cached.is_file():
+            out[name] = cached
+        elif found is not None and found.is_file() and sha256_file(found) == art.sha256:
+            out[name] = found
+    return out
+
+
+def _check_dataset(wl: Workload, path: Path) -> list[Problem]:
+    if not zipfile.is_zipfile(path):
+        return []  # not an .npz: the backend's worker reads it its own way
+    try:
+        shapes = npz_shapes(path)
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        return [Problem(f"$.artifacts.{wl.dataset}", f"not a readable .npz: {exc}")]
+    has = f"(it has {sorted(shapes)})"
+    if wl.inputs_key not in shapes:
+        return [
+            Problem(
+                "$.workload.inputs_key",
+                f"{wl.inputs_key!r} is not an array of the data set {wl.dataset!r} {has}: name "
+                "the array of model inputs",
+            )
+        ]
+    problems = []
+    held = shapes[wl.inputs_key][0] if shapes[wl.inputs_key] else 0
+    if held < wl.total_sample_count:
+        problems.append(
+            Problem(
+                "$.workload.total_sample_count",
+                f"is {wl.total_sample_count}, but the data set's {wl.inputs_key!r} holds "
+                f"{held} samples: set it to at most {held}",
+            )
+        )
+    needs_labels = "accuracy" in wl.modes and wl.accuracy.metric == "top1"
+    if needs_labels and wl.accuracy.labels_key not in shapes:
+        problems.append(
+            Problem(
+                "$.workload.accuracy.labels_key",
+                f"{wl.accuracy.labels_key!r} is not an array of the data set {wl.dataset!r} "
+                f"{has}: the top1 metric needs the labels; name the labels array, or use the "
+                "agreement metric",
+            )
+        )
     return problems
 
 

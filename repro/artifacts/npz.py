@@ -1,4 +1,5 @@
-"""Byte-for-byte reproducible .npz files (numpy's own savez stamps the current time)."""
+"""Byte-for-byte reproducible .npz files (numpy's own savez stamps the current time), and
+the shapes of an .npz's arrays read from their headers."""
 
 from __future__ import annotations
 
@@ -27,3 +28,21 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
     """Load every array of an .npz into memory (no pickles)."""
     with np.load(path, allow_pickle=False) as data:
         return {name: data[name] for name in data.files}
+
+
+def npz_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """The shape of every array of an .npz, from the members' headers (nothing is loaded)."""
+    shapes = {}
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                read = (
+                    np.lib.format.read_array_header_1_0
+                    if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0
+                )
+                shapes[info.filename.removesuffix(".npy")] = read(fh)[0]
+    return shapes

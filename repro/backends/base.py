@@ -105,6 +105,11 @@ class BackendPlugin:
         measure at the same count."""
         return 0
 
+    def model_io_names(self, model: Path) -> tuple[list[str], list[str]] | None:
+        """The model file's input and output names, read without the backend (in the
+        orchestrator, before anything runs); None: this backend cannot tell."""
+        return None
+
     def build_info(self) -> dict[str, Any] | None:
         """The installed build (imports the backend; for `repro env show --deep`), or None."""
         return None
@@ -122,18 +127,44 @@ class BackendPlugin:
         return cls
 
 
-def check_io_names(
+def io_name_problems(
     inputs: list[str], outputs: list[str], input_name: str | None, output_name: str | None
-) -> None:
-    """The workload's input and output names are the model's: a name it lacks is the spec's
-    error (exit 2, naming the field), not a failure deep in the backend."""
+) -> list[tuple[str, str]]:
+    """(JSON path, message) for each of the workload's input and output names the model lacks."""
+    problems = []
     for field, name, names in (
         ("input_name", input_name, inputs),
         ("output_name", output_name, outputs),
     ):
         kind = field.split("_")[0]
         if name is not None and name not in names:
-            raise SpecError(
-                f"$.workload.{field}: {name!r} is not an {kind} of the model (it has {names})",
-                hint=f"name one of the model's {kind}s, or leave it out",
+            problems.append(
+                (
+                    f"$.workload.{field}",
+                    f"{name!r} is not an {kind} of the model (it has {names}): name one of "
+                    f"the model's {kind}s, or leave it out",
+                )
             )
+    return problems
+
+
+def check_io_names(
+    inputs: list[str], outputs: list[str], input_name: str | None, output_name: str | None
+) -> None:
+    """The workload's input and output names are the model's: a name it lacks is the spec's
+    error (exit 2, naming the field), not a failure deep in the backend."""
+    for where, message in io_name_problems(inputs, outputs, input_name, output_name)[:1]:
+        raise SpecError(f"{where}: {message}")
+
+
+def onnx_io_names(model: Path) -> tuple[list[str], list[str]]:
+    """The graph inputs that are not initializers, and the outputs, of an ONNX model (read with
+    the `onnx` package, without the weights' external data and without a backend)."""
+    import onnx
+
+    try:
+        graph = onnx.load(str(model), load_external_data=False).graph
+    except Exception as exc:  # protobuf's DecodeError and onnx's own errors share no base
+        raise SpecError(f"{model}: not an ONNX model: {exc}") from None
+    inits = {i.name for i in graph.initializer}
+    return [i.name for i in graph.input if i.name not in inits], [o.name for o in graph.output]

@@ -14,7 +14,7 @@ from repro.artifacts.recipes import RECIPES, get_recipe
 from repro.atomic import atomic_path
 from repro.cli.params import parse_key_value
 from repro.cli.progress import note
-from repro.errors import SpecError
+from repro.errors import SpecError, UsageError
 from repro.spec.io import write_spec
 from repro.spec.schema import schema_text
 
@@ -76,7 +76,9 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
     """Check specs against the schema and for semantic problems.
 
     Lock files must exist with their pinned hash, artifacts must name known recipes or
-    existing files, and LoadGen settings must be ones LoadGen accepts. Exit 2 on any error.
+    existing files, and LoadGen settings must be ones LoadGen accepts. Where the model and the
+    data set are at hand (a path artifact, or the artifact cache), the workload's input and
+    output names and sample counts are checked against them too. Exit 2 on any error.
 
     \b
     Example:
@@ -84,7 +86,7 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
     """
     from repro.attest.chain import SPEC_ATTESTATION_SUFFIX
     from repro.spec.io import load_spec, spec_id
-    from repro.validate import check
+    from repro.validate import check, check_contents, local_files
 
     report: list[dict[str, Any]] = []
     failed: list[SpecError] = []
@@ -106,6 +108,7 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
             spec = write_spec(spec, path)
             note(f"{path}: id set to {spec.id}")
         problems = check(spec, path)
+        problems += check_contents(spec, local_files(spec, path, ArtifactCache(None)))
         errors = [p for p in problems if p.severity == "error"]
         for p in problems:
             if not as_json:
@@ -208,16 +211,22 @@ def _parse_param(text: str) -> tuple[str, int | float | str | bool]:
 @click.argument("name")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--param", "params", multiple=True, help="NAME=VALUE, repeatable.")
-def recipe_run(name: str, output: Path, params: tuple[str, ...]) -> None:
+@click.option("--force", is_flag=True, help="Replace the output file if it exists.")
+def recipe_run(name: str, output: Path, params: tuple[str, ...], force: bool) -> None:
     """Generate one artifact with a recipe and print its sha256.
 
     \b
     Example:
-      repro recipe run digits-mlp -o artifacts/digits-mlp.onnx
+      repro recipe run digits-mlp -o artifacts/digits-mlp.onnx --force
     """
     r = get_recipe(name)
     values = dict(_parse_param(p) for p in params)
     r.resolve(values, where="--param")
+    if (output.exists() or output.is_symlink()) and not force:
+        raise UsageError(
+            f"-o {output}: exists: the recipe would overwrite it",
+            hint="pass --force to replace it, or name another file",
+        )
     with atomic_path(output) as tmp:
         r.generate(tmp, values)
     click.echo(f"{sha256_file(output)}  {output}")

@@ -110,6 +110,21 @@ class CaptureContext:
         return os.path.relpath(target.resolve(), self.spec_dir.resolve())
 
 
+@dataclass(frozen=True)
+class CapturePlan:
+    """What a manager checks before a capture hashes, locks or writes anything."""
+
+    name: str
+    lockfiles_dir: Path
+    flake_dir: Path
+    options: dict[str, Any] = field(default_factory=dict)  # e.g. docker_base
+
+    @property
+    def lock_dir(self) -> Path:
+        """`lockfiles/<name>/`: where the environment's lock files are written."""
+        return self.lockfiles_dir / self.name
+
+
 class EnvironmentManager:
     """One way of providing the software stack: native, venv, nix, spack, docker."""
 
@@ -132,13 +147,21 @@ class EnvironmentManager:
         """Whether this machine can use the manager, and why not."""
         raise NotImplementedError  # pragma: no cover
 
+    def usable_for(self, spec: ExperimentSpec, spec_path: Path) -> tuple[bool, str]:
+        """Whether `--env auto` takes this manager for the spec, and why not: `available`
+        unless a manager can tell more, quickly (nix: whether it can enter the pinned shell
+        without waiting on downloads)."""
+        return self.available()
+
     @classmethod
     def can_capture(cls) -> bool:
         """Whether `repro capture --env-manager NAME` can pin this manager's section."""
         return cls.spec_model is not None and cls.capture is not EnvironmentManager.capture
 
-    def preflight_capture(self, options: dict[str, Any]) -> None:
-        """Checks before a capture does any work (a daemon, a base image); none by default."""
+    def preflight_capture(self, plan: CapturePlan) -> None:
+        """Checks before a capture does any work (the files the manager pins, a daemon, a base
+        image): a missing one fails the capture before the Python lock is made; none by
+        default."""
 
     def capture(self, ctx: CaptureContext) -> dict[str, Any]:
         """The spec's `environment` section for a new capture (JSON, before validation)."""

@@ -23,6 +23,7 @@ from repro.artifacts.fetch import resolve_path
 from repro.containers import image as images
 from repro.environments.base import (
     CaptureContext,
+    CapturePlan,
     EnvironmentManager,
     EnvironmentSpecBase,
     RealizedEnvironment,
@@ -148,10 +149,10 @@ class DockerManager(EnvironmentManager):
             env["baked_artifacts"] = list(built.baked)
         return env
 
-    def preflight_capture(self, options: dict[str, Any]) -> None:
+    def preflight_capture(self, plan: CapturePlan) -> None:
         """Before the Python lock is written: a daemon answers and the base image is here."""
         base = images.check_reference(
-            str(options.get("docker_base") or images.DEFAULT_BASE), what="--docker-base"
+            str(plan.options.get("docker_base") or images.DEFAULT_BASE), what="--docker-base"
         )
         with images.client() as c:
             if images.image_id(c, base) is None:

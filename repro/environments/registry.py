@@ -66,8 +66,9 @@ def environment_spec_union() -> Any:
     return Annotated[Union[models], Field(discriminator="manager")]  # noqa: UP007
 
 
-def choose(name: str, spec: ExperimentSpec) -> tuple[str, str]:
-    """The manager to use and why: `auto` takes the captured one when its tool is installed."""
+def choose(name: str, spec: ExperimentSpec, spec_path: Path) -> tuple[str, str]:
+    """The manager to use and why: `auto` takes the captured one when it is usable for the spec
+    here (its tool is installed; nix: it can enter the pinned shell, checked quickly)."""
     if name != "auto":
         ok, why = get_manager(name).available()
         if not ok:
@@ -77,7 +78,7 @@ def choose(name: str, spec: ExperimentSpec) -> tuple[str, str]:
             )
         return name, f"asked for with --env {name}"
     captured = spec.environment.manager
-    ok, why = get_manager(captured).available()
+    ok, why = get_manager(captured).usable_for(spec, spec_path)
     if ok:
         return captured, f"auto: the captured manager {captured!r} is available"
     return (
@@ -99,7 +100,7 @@ def realize(
     """Realize the chosen environment; the reason for the choice is kept in the result.
     `report` receives the progress of a long realization (a Spack or Docker build); `options`
     are the manager's own (docker: rebuild, cpuset, memory)."""
-    chosen, reason = choose(name, spec)
+    chosen, reason = choose(name, spec, spec_path)
     try:
         env = get_manager(chosen, report, options).realize(spec, spec_path, workdir)
     except EnvironmentSetupError as exc:

@@ -31,6 +31,7 @@ from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text
 from repro.environments.base import (
     CaptureContext,
+    CapturePlan,
     EnvironmentManager,
     EnvironmentSpecBase,
     RealizedEnvironment,
@@ -87,16 +88,14 @@ class SpackManager(EnvironmentManager):
             return False, f"`spack` is not on PATH ({INSTALL_HINT})"
         return True, "spack on PATH"
 
+    def preflight_capture(self, plan: CapturePlan) -> None:
+        """lockfiles/<name>/spack.yaml is there, before anything is locked."""
+        _manifest_of(plan.lock_dir)
+
     def capture(self, ctx: CaptureContext) -> dict[str, Any]:
         """The pins of lockfiles/<name>/spack.yaml; concretized first when Spack is here and
         there is no spack.lock yet."""
-        manifest = ctx.lockfiles_dir / ctx.name / MANIFEST_NAME
-        if not manifest.is_file():
-            raise SpecError(
-                f"{manifest}: missing: a Spack capture pins the environment this manifest "
-                "describes",
-                hint="write it (lockfiles/ort-digits/spack.yaml is an example), then capture",
-            )
+        manifest = _manifest_of(ctx.lockfiles_dir / ctx.name)
         if not (manifest.parent / LOCK_NAME).is_file():
             if self.available()[0]:
                 ctx.report(f"concretizing {manifest} (spack -e {manifest.parent} concretize)")
@@ -256,3 +255,14 @@ class SpackManager(EnvironmentManager):
                 + " are not the pinned DAG hashes",
                 hint="the pinned lock and the manifest disagree; re-pin with `repro spack pin`",
             )
+
+
+def _manifest_of(lock_dir: Path) -> Path:
+    """`lockfiles/<name>/spack.yaml`; a SpecError when it is missing."""
+    manifest = lock_dir / MANIFEST_NAME
+    if not manifest.is_file():
+        raise SpecError(
+            f"{manifest}: missing: a Spack capture pins the environment this manifest describes",
+            hint="write it (lockfiles/ort-digits/spack.yaml is an example), then capture",
+        )
+    return manifest

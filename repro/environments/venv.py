@@ -1,6 +1,8 @@
 """The `venv` environment: a virtual environment built from the spec's hashed Python lock.
 
-Built once per lock hash under `<cache>/envs/venv-<hash>`, reused afterwards. repro itself is
+Built once per lock hash under `<cache>/envs/venv-<hash>`, reused afterwards; replays that
+want the same venv at once take turns on a lock file beside it (`venv-<hash>.lock`): one builds,
+the others wait and use what it built. repro itself is
 made importable through PYTHONPATH, set to this checkout for every worker: the venv is shared by
 every checkout with the same lock, so it must never pin one of them (a `.pth` written by the
 first checkout would run that checkout's harness, or fail once it is deleted).
@@ -8,8 +10,11 @@ first checkout would run that checkout's harness, or fail once it is deleted).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -81,9 +86,14 @@ class VenvManager(EnvironmentManager):
         hashes = bool(getattr(spec.environment, "hashes_complete", True))
         wheels = self.options.get("wheels")
         if not (target / MARKER).is_file():
-            self._build(
-                target, lock_path, require_hashes=hashes, wheels=Path(wheels) if wheels else None
-            )
+            with self._building(target):
+                if not (target / MARKER).is_file():  # else another replay built it meanwhile
+                    self._build(
+                        target,
+                        lock_path,
+                        require_hashes=hashes,
+                        wheels=Path(wheels) if wheels else None,
+                    )
         python = target / "bin" / "python"
         return RealizedEnvironment(
             manager=self.name,
@@ -99,6 +109,23 @@ class VenvManager(EnvironmentManager):
                 "require_hashes": hashes,
             },
         )
+
+    @contextlib.contextmanager
+    def _building(self, target: Path) -> Iterator[None]:
+        """Held while `target` is built: one replay builds a venv, another one that wants the
+        same venv waits for it (an exclusive flock on `<target>.lock` beside it, released by
+        the kernel however the holder ends) and then uses it."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with (target.parent / f"{target.name}.lock").open("a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self.report(f"waiting for another replay that is building {target}")
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _build(
         self, target: Path, lock_path: Path, *, require_hashes: bool, wheels: Path | None = None
@@ -124,15 +151,19 @@ class VenvManager(EnvironmentManager):
                 str(lock_path),
             ],
         ]
-        for cmd in steps:
+        hints = [
+            f"`{sys.executable} -m venv` must work (Debian: apt-get install python3-venv) and "
+            f"{target.parent} must be writable with space to spare",
+            f"the package's wheels ({wheels}) do not cover the lock"
+            if wheels
+            else "a package index must be reachable to build a venv the first time",
+        ]
+        for cmd, hint in zip(steps, hints, strict=True):
             proc = _subprocess.run(cmd, timeout_s=1800)
             if proc.returncode != 0:
                 shutil.rmtree(target, ignore_errors=True)
                 tail = (proc.stderr or proc.stdout).strip()[-1500:]
                 raise EnvironmentSetupError(
-                    f"building the venv failed at `{' '.join(cmd[:4])} ...`: {tail}",
-                    hint=f"the package's wheels ({wheels}) do not cover the lock"
-                    if wheels
-                    else "a package index must be reachable to build a venv the first time",
+                    f"building the venv failed at `{' '.join(cmd[:4])} ...`: {tail}", hint=hint
                 )
         (target / MARKER).write_text(str(lock_path) + "\n")

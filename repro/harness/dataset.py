@@ -62,24 +62,6 @@ def open_npz_array(path: Path, key: str) -> np.ndarray:
     )
 
 
-def npz_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    """The shape of every array of an .npz, from the members' headers (nothing is loaded)."""
-    shapes = {}
-    with zipfile.ZipFile(path) as zf:
-        for info in zf.infolist():
-            if not info.filename.endswith(".npy"):
-                continue
-            with zf.open(info) as fh:
-                version = np.lib.format.read_magic(fh)
-                read = (
-                    np.lib.format.read_array_header_1_0
-                    if version == (1, 0)
-                    else np.lib.format.read_array_header_2_0
-                )
-                shapes[info.filename.removesuffix(".npy")] = read(fh)[0]
-    return shapes
-
-
 def npz_array_from_bytes(data: bytes, key: str, *, name: str) -> np.ndarray:
     """The array `key` of an .npz held in memory (bytes already verified): a read-only view
     of `data` when stored uncompressed, else decompressed. `name` labels errors."""

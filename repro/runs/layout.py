@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from repro.errors import SpecError
+from repro.spec.types import FOLDER_NAME_MAX, FOLDER_NAME_PATTERN
 
 #: the run record
 RUN_FILE: Final = "run.json"
@@ -51,8 +52,8 @@ DISPATCH_PLAN: Final = "dispatch/plan.json"
 DISPATCH_SCRIPT: Final = "dispatch/job.sbatch"
 
 
-#: a name that becomes one path component: no separator, no `..`, not hidden
-_COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+#: a name that becomes one path component: no separator, no `..`, not hidden (the spec's rule)
+_COMPONENT = re.compile(FOLDER_NAME_PATTERN)
 
 
 def component(name: str, *, what: str) -> str:
@@ -61,7 +62,7 @@ def component(name: str, *, what: str) -> str:
     Every name that repro turns into a path (a spec's name, a run id, a report folder) passes
     here, so no input can write outside `results/` or `reports/`.
     """
-    if not _COMPONENT.match(name) or ".." in name:
+    if not _COMPONENT.match(name) or len(name) > FOLDER_NAME_MAX:
         raise SpecError(
             f"{what} {name!r} cannot name a folder",
             hint="use letters, digits, '.', '_', '+' and '-' (at most 128, starting with a "

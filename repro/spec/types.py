@@ -32,11 +32,6 @@ Sha256 = Annotated[
     StringConstraints(pattern=r"^[0-9a-f]{64}$"),
     Field(description="sha256 digest: 64 lowercase hex digits"),
 ]
-Name = Annotated[
-    str,
-    StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$"),
-    Field(description="lowercase letters, digits, '.', '_' and '-'; starts with a letter or digit"),
-]
 
 
 def _not_home_relative(path: str) -> str:
@@ -93,6 +88,25 @@ class Accepts:
                 {"msg": err["msg"], "accepted": self.accepted},
             ) from None
 
+
+#: The one rule for a name that becomes one folder or file name (a spec's name, a run id, a
+#: report or sweep folder; `repro.runs.layout.component` applies it): a letter or digit first
+#: (never hidden), then letters, digits, '.', '_', '+' and '-' with never two dots in a row (no
+#: `..`). Written without lookaround, so that the JSON schema and pydantic read it alike.
+FOLDER_NAME_PATTERN: Final = r"^[A-Za-z0-9](?:\.?[A-Za-z0-9_+-])*\.?$"
+FOLDER_NAME_MAX: Final = 128
+#: A spec's name (specs/<name>.json, lockfiles/<name>/, results/<name>/): the same rule, in
+#: lowercase and without '+', at most 64 long; so every spec `repro validate` accepts is one
+#: whose results replay can write.
+SPEC_NAME_PATTERN: Final = FOLDER_NAME_PATTERN.replace("A-Za-z", "a-z").replace("+", "")
+Name = Annotated[
+    str,
+    StringConstraints(pattern=SPEC_NAME_PATTERN, max_length=64),
+    Accepts(
+        "lowercase letters, digits, '.', '_' and '-', at most 64, starting with a letter or "
+        "digit, never two dots in a row"
+    ),
+]
 
 #: LoadGen's TestSettings hold seeds, counts and nanoseconds as uint64; pybind11 refuses more
 UINT64_MAX: Final = 2**64 - 1

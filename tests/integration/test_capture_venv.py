@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -64,10 +65,8 @@ def test_the_python_lock_pins_every_worker_package(captured: tuple[Path, Path]) 
     lock_text = (base / "lockfiles" / "ort-digits" / "requirements.lock").read_text()
     pins = read_pins(lock_text)
     assert {"onnxruntime", "mlcommons-loadgen", "numpy", "pydantic"} <= set(pins)
-    if spec["environment"]["hashes_complete"]:
-        assert lock_text.count("--hash=sha256:") >= len(pins)
-    else:
-        assert "hashes missing" in lock_text
+    assert spec["environment"]["hashes_complete"]  # a lock without hashes is never written
+    assert lock_text.count("--hash=sha256:") >= len(pins)
     assert (
         CliRunner().invoke(cli, ["validate", str(base / "specs" / "ort-digits.json")]).exit_code
         == 0
@@ -108,3 +107,50 @@ def test_replay_in_venv_and_native(captured: tuple[Path, Path], env: str) -> Non
         assert "apache-tvm" not in record["fingerprint"]["packages"]  # only the lock's packages
     else:
         assert isinstance(record["environment"]["drift"], dict)
+
+
+def test_a_lock_that_cannot_be_made_fails_the_capture_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No package index answers (one that refuses every connection, this machine's mirrors and
+    pip.conf out of the way): pip-compile cannot hash, so capture stops with exit 3 and leaves
+    no spec, no lock and no results, instead of pinning bare top-level versions that the
+    replay's `pip install --require-hashes` refuses."""
+    root = Path(__file__).resolve().parents[2]
+    for variable in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["capture", "--from", str(root / "specs" / "ort-digits.json"), "--name", "x",
+         "--no-run", "--env-manager", "venv", "--cache-dir", str(tmp_path / "cache")],
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "cannot lock the onnxruntime worker's Python packages" in result.stderr
+    assert "Traceback" not in result.output
+    for left in ("specs/x.json", "lockfiles/x", "results/x"):
+        assert not (tmp_path / left).exists(), left
+
+
+def test_a_wrong_input_name_fails_the_capture_before_locking_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real capture, run included: the model's graph says 'bogus' is none of its inputs
+    before pip-compile runs (it was found by the worker after the lock, leaving a spec that
+    `repro validate` called ok)."""
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["capture", "--from", str(root / "specs" / "ort-digits.json"), "--name", "x",
+         "--input-name", "bogus", "--env-manager", "venv", "--scenario", "Offline",
+         "--min-duration-ms", "100", "--cache-dir", str(tmp_path / "cache")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "$.workload.input_name: 'bogus' is not an input of the model" in result.stderr
+    assert "locking" not in result.stderr
+    for left in ("specs", "lockfiles", "results"):
+        assert not (tmp_path / left).exists(), left

@@ -281,6 +281,6 @@ def test_auto_falls_back_when_no_daemon_answers(
         "python_lock": raw["environment"]["python_lock"],
     }
     spec = parse_spec(raw, source="spec.json")
-    chosen, reason = registry.choose("auto", spec)
+    chosen, reason = registry.choose("auto", spec, Path("spec.json"))
     assert chosen == "venv"
     assert "captured manager 'docker' is not usable here" in reason

@@ -245,7 +245,7 @@ def test_auto_falls_back_to_venv_without_spack_and_says_so(
     }
     spec = parse_spec(raw, source="spec.json")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    chosen, reason = registry.choose("auto", spec)
+    chosen, reason = registry.choose("auto", spec, Path("spec.json"))
     assert chosen == "venv"
     assert "captured manager 'spack' is not usable here (`spack` is not on PATH" in reason
 

@@ -247,3 +247,96 @@ def test_a_recapture_measures_as_many_rounds_as_the_original_had(root: Path) -> 
     spec = json.loads((root / "specs" / "ort-digits.json").read_text())
     assert _rounds_of(spec) == max(m["runs"] for m in spec["original"]["metrics"].values())
     assert _rounds_of({"name": "new"}) == 1
+
+
+def _without_offline_qps(spec: dict[str, Any]) -> None:
+    for sc in spec["workload"]["scenarios"]:
+        sc["settings"].pop("offline_expected_qps", None)
+
+
+@pytest.mark.parametrize(
+    ("edit", "flags", "named"),
+    [
+        (_without_offline_qps, [], "$.workload.scenarios[3].settings.offline_expected_qps"),
+        (None, ["--input-name", "bogus"], "$.workload.input_name: 'bogus' is not an input"),
+        (None, ["--output-name", "bogus"], "$.workload.output_name: 'bogus' is not an output"),
+        (None, ["--total-sample-count", "2000"], "'inputs' holds 450 samples"),
+        (None, ["--env-manager", "nix", "--flake-dir", "no-flake"], "needs flake.nix and"),
+        (None, ["--env-manager", "spack"], "spack.yaml: missing"),
+    ],
+    ids=["no-offline-qps", "input-name", "output-name", "samples", "no-flake", "no-spack-yaml"],
+)
+def test_a_bad_input_fails_the_capture_before_the_lock_and_leaves_nothing(
+    root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    edit: Any,
+    flags: list[str],
+    named: str,
+) -> None:
+    """Every flag is checked against the spec's rules, the model, the data set's .npz headers
+    and the manager's files before the Python lock is made; a failed capture writes nothing
+    (not even a spec that `repro validate` would call ok)."""
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    spec = portable_spec(root, "ort-digits")
+    if edit is not None:
+        edit(spec)
+    (tmp_path / "partial.json").write_text(json.dumps(spec))
+    locked: list[Path] = []
+    monkeypatch.setattr("repro.capture.write_python_lock", lambda b, out, **_: locked.append(out))
+    monkeypatch.chdir(tmp_path)
+    args = ["capture", "--from", "partial.json", "--name", "x", "--no-run"]
+    if "--env-manager" not in flags:
+        args += ["--env-manager", "venv"]
+    result = CliRunner().invoke(cli, [*args, *flags, "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 2, result.output
+    assert named in result.stderr
+    assert "Traceback" not in result.output
+    assert locked == []  # refused before the lock
+    for left in ("specs", "lockfiles", "results"):
+        assert not (tmp_path / left).exists(), left
+
+
+def test_a_failed_first_run_leaves_no_spec_no_locks_and_no_results(
+    workdir: Path, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The original's run fails (here: the worker refuses): the pins of a first capture are not
+    left behind without an original, nor the results folder the run began."""
+
+    class Failing:
+        def __init__(self, spec: Any, spec_path: Path, env: Any, **kwargs: Any) -> None:
+            self.staged = kwargs["opts"].run_path
+
+        def run(self) -> Any:
+            self.staged.mkdir(parents=True)
+            raise SpecError("$.workload.input_name: the worker refused it")
+
+    class Realized:
+        reason = ""
+
+    monkeypatch.setattr("repro.capture.Replayer", Failing)
+    monkeypatch.setattr("repro.capture.NativeManager.realize", lambda self, *a, **k: Realized())
+    raw = json.loads((workdir / "specs" / "ort-digits.json").read_text())
+    raw["name"] = "first"
+    said: list[str] = []
+    with pytest.raises(SpecError, match="the worker refused it"):
+        capture(
+            raw,
+            source=str(workdir / "specs" / "ort-digits.json"),
+            cache=ArtifactCache(workdir / "cache"),
+            opts=CaptureOptions(
+                specs_dir=workdir / "specs",
+                lockfiles_dir=workdir / "lockfiles",
+                results_dir=workdir / "results",
+                flake_dir=root / "nix",
+            ),
+            report=said.append,
+            progress=_no_bar,
+        )
+    assert not (workdir / "specs" / "first.json").exists()
+    assert not (workdir / "lockfiles" / "first").exists()
+    assert not (workdir / "results" / "first").exists()
+    assert "the new original did not finish and is discarded; nothing was written" in said

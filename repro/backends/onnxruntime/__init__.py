@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from repro.backends.base import BackendPlugin, BackendSpecBase
+from repro.backends.base import BackendPlugin, BackendSpecBase, onnx_io_names
 from repro.spec.types import SpecModel, Threads
 
 
@@ -51,6 +52,9 @@ class OnnxRuntimePlugin(BackendPlugin):
     nix_shell = "ort"
     key_packages = ("onnxruntime", "onnx")
     profiler = "onnxruntime's session profiler"
+
+    def model_io_names(self, model: Path) -> tuple[list[str], list[str]]:
+        return onnx_io_names(model)
 
     def threads(self, options: SpecModel) -> int:
         assert isinstance(options, OnnxRuntimeOptions)

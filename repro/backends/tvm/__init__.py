@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from repro.backends.base import BackendPlugin, BackendSpecBase
+from repro.backends.base import BackendPlugin, BackendSpecBase, onnx_io_names
 from repro.spec.types import Accepts, SpecModel, Threads
 
 if TYPE_CHECKING:
@@ -74,6 +74,9 @@ class TvmPlugin(BackendPlugin):
     nix_shell = "tvm"
     key_packages = ("apache-tvm", "apache-tvm-ffi", "tvm", "onnx")
     profiler = "the Relax VM's instrument"
+
+    def model_io_names(self, model: Path) -> tuple[list[str], list[str]]:
+        return onnx_io_names(model)
 
     def artifact_refs(self, options: SpecModel) -> dict[str, str]:
         assert isinstance(options, TvmOptions)

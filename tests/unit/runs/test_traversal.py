@@ -110,3 +110,48 @@ def test_a_tree_reached_through_a_link_is_found_and_a_loop_is_not_followed(
     (tmp_path / "real" / "loop").symlink_to(tmp_path / "real")
     found = mlperf.find_results(tmp_path / "view")
     assert [p.name for p in found] == [bench.parent.name]
+
+
+NAMES = ["a...", "a..b", "a.", "a.b", "ab", "a_b-c.1", "1", "x" * 64, "x" * 65, "-a", ".a", "A"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_spec_name_validate_accepts_is_one_replay_can_write(name: str, root: Path) -> None:
+    """One name rule: a spec `repro validate` accepts gets its results folder at replay and its
+    spec file at capture (`a...` used to pass the spec's pattern and fail at replay)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from repro.spec.types import Name
+
+    try:
+        TypeAdapter(Name).validate_python(name)
+    except ValidationError:
+        accepted = False
+    else:
+        accepted = True
+    try:
+        layout.spec_results(root, name)
+    except SpecError:
+        writable = False
+    else:
+        writable = True
+    assert accepted <= writable, f"{name!r}: validate accepts it, replay refuses it"
+    if ".." in name:
+        assert not accepted
+
+
+def test_validate_refuses_a_name_with_two_dots_in_a_row(data_dir: Path, tmp_path: Path) -> None:
+    spec = json.loads((data_dir / "specs" / "valid-digits.json").read_text())
+    spec["name"] = "a..."
+    spec.pop("id")
+    for art in spec["artifacts"].values():
+        if "path" in art:
+            art["path"] = str((data_dir / "specs" / art["path"]).resolve())
+    env = spec["environment"]
+    for key in ("python_lock", "flake_lock"):
+        if key in env:
+            env[key]["path"] = str((data_dir / "specs" / env[key]["path"]).resolve())
+    (tmp_path / "s.json").write_text(json.dumps(spec))
+    result = CliRunner().invoke(cli, ["validate", "--fix-id", str(tmp_path / "s.json")])
+    assert result.exit_code == 2, result.output
+    assert "$.name" in result.stderr

@@ -35,6 +35,8 @@ CASES = [
     ("bad-missing-lock.json", "$.environment.python_lock.path: lock file nonexistent.lock"),
     ("bad-stale-id.json", "$.id: 1111"),
     ("bad-perf-count.json", "performance_sample_count must be <= total_sample_count"),
+    # the model is at hand (a path artifact): its graph has no input 'pixels'
+    ("bad-input-name.json", "$.workload.input_name: 'pixels' is not an input of the model"),
 ]
 
 
