@@ -18,7 +18,7 @@ from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.layout import DETAIL, SUMMARY
 from repro.runs.loadgen_logs import Metrics, merge_logs, parse_summary_text, read_log_parts
-from repro.runs.mlperf_accuracy import parse_accuracy_text
+from repro.runs.mlperf_accuracy import out_of_range, parse_accuracy_text
 from repro.runs.mlperf_rules import checker_metric
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
@@ -543,17 +543,11 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
         acc_txt = sdir / "accuracy" / "accuracy.txt"
         if acc_txt.is_file():
             reading = parse_accuracy_text(acc_txt.read_text(errors="replace"), benchmark)
-            if reading is not None and not (
-                math.isfinite(reading.value)
-                and (reading.unit != "fraction" or 0 <= reading.value <= 1)
-            ):
+            why = out_of_range(reading) if reading is not None else None
+            if reading is not None and (why or not math.isfinite(reading.value)):
                 raise SpecError(
-                    f"{acc_txt}: {reading.metric} = {reading.value:g} is not a possible figure"
-                    + (
-                        " (a percentage above 100 % or below 0)"
-                        if reading.unit == "fraction"
-                        else ""
-                    ),
+                    f"{acc_txt}: {why or f'{reading.metric} = {reading.value:g}'}: not a "
+                    "possible figure",
                     hint="the accuracy file is damaged; the accuracy script prints e.g. "
                     "accuracy=76.456%",
                 )

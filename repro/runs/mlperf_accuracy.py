@@ -27,7 +27,9 @@ the script that prints them (paths in github.com/mlcommons/inference):
 Two readers cover them, line by line: quoted `'name': number` pairs (Python or JSON dicts,
 `np.float64(...)` wrappers, truncated dicts) and comma-separated `name=number` / `name: number`
 items. Anything else (progress lines, pycocotools' table, paths) is skipped. A number printed
-with `%` is returned as a fraction. The primary metric per benchmark is the first entry of the
+with `%` is returned as a fraction; the primary metric is put on its one scale (`_on_scale`:
+AUC printed as `80.17` or `80.17%` is 0.8017 either way), and a figure off its scale is
+damaged input (`out_of_range`). The primary metric per benchmark is the first entry of the
 submission checker's `accuracy-target` (tools/submission/submission_checker.py), except where
 noted in `_SPECS`. For yolo, pointpainting, deepseek-r1, gpt-oss and gnmt only the checker's
 metric names were checked, not a printed file; a text without the expected name falls back to
@@ -41,7 +43,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-__all__ = ["AccuracyReading", "parse_accuracy_text", "primary_metric"]
+__all__ = ["AccuracyReading", "out_of_range", "parse_accuracy_text", "primary_metric"]
 
 
 @dataclass(frozen=True)
@@ -193,10 +195,40 @@ def parse_accuracy_text(text: str, benchmark: str | None = None) -> AccuracyRead
             return None
         key = known or next(iter(values))
         metric, higher = key, not _LOWER_IS_BETTER.search(key.lower())
+    value, unit = _on_scale(metric, values[key], printed_percent=key in percent)
     return AccuracyReading(
-        metric=metric,
-        value=values[key],
-        unit="fraction" if key in percent else "score",
-        higher_is_better=higher,
-        values=values,
+        metric=metric, value=value, unit=unit, higher_is_better=higher, values=values
     )
+
+
+#: the scale each metric is read on, whatever the script printed: a fraction from 0 to 1
+#: (a script that prints `AUC=80.17` without `%` printed a percentage: 0.8017), or a score
+#: from 0 to 100 as the scripts print it (F1, ROUGE, BLEU: `rouge1=44.5%` is 44.5)
+_FRACTIONS = {"top1", "map", "auc", "dice", "accuracy", "wer"}
+_PERCENT_SCORES = {"f1", "exact_match", "rouge1", "rouge2", "rougel", "rougelsum", "bleu"}
+
+
+def _on_scale(metric: str, value: float, *, printed_percent: bool) -> tuple[float, str]:
+    """(value, unit) of a metric on its one scale (see `_FRACTIONS`, `_PERCENT_SCORES`);
+    other metrics as printed."""
+    name = metric.lower()
+    if name in _FRACTIONS:
+        if not printed_percent and 1 < value <= 100:
+            return float(Decimal(repr(value)) / 100), "fraction"
+        return value, "fraction"
+    if name in _PERCENT_SCORES:
+        return (float(Decimal(repr(value)) * 100), "score") if printed_percent else (value, "score")
+    return value, "fraction" if printed_percent else "score"
+
+
+def out_of_range(reading: AccuracyReading) -> str | None:
+    """Why the reading cannot be its metric's figure (a fraction outside 0..1, a score of F1,
+    ROUGE or BLEU outside 0..100, a negative FID), or None."""
+    name, value = reading.metric.lower(), reading.value
+    if reading.unit == "fraction" and not 0 <= value <= 1:
+        return f"{reading.metric} = {value:g} is not a fraction from 0 to 1 (0 % to 100 %)"
+    if name in _PERCENT_SCORES and not 0 <= value <= 100:
+        return f"{reading.metric} = {value:g} is not a score from 0 to 100"
+    if value < 0 and name in ("fid", "clip", "wer"):
+        return f"{reading.metric} = {value:g} is negative"
+    return None

@@ -149,14 +149,14 @@ def test_3d_unet_mean_dice() -> None:
         "Done!\n" + HASH
     )
     r = read(text, "3d-unet-99.9")
-    assert (r.metric, r.value, r.unit, r.higher_is_better) == ("DICE", 0.86236, "score", True)
+    assert (r.metric, r.value, r.unit, r.higher_is_better) == ("DICE", 0.86236, "fraction", True)
     assert r.values == {"DICE": 0.86236, "kidney": 0.935, "tumor": 0.7897}
 
 
 def test_rgat_json() -> None:
     text = '{"accuracy": 0.7286, "model": "rgat", "number_correct_samples": 574423}\n' + HASH
     r = read(text, "rgat")
-    assert (r.metric, r.value, r.unit) == ("accuracy", 0.7286, "score")
+    assert (r.metric, r.value, r.unit) == ("accuracy", 0.7286, "fraction")
     assert "model" not in r.values
 
 
@@ -215,15 +215,15 @@ def test_truncated_and_junk_text_does_not_crash() -> None:
     assert (r.metric, r.value, r.values["rouge2"]) == ("rouge1", 44.4465, 22.06)
     r = read("accuracy=76.456%, good=38228, total=50000 trailing junk ###\r\n", "resnet50")
     assert (r.value, r.values.get("total")) == (0.76456, None)
-    r = read("AUC=80.3", "dlrm-v2-99")  # the % cut off: read as printed
-    assert (r.value, r.unit) == (80.3, "score")
+    r = read("AUC=80.3", "dlrm-v2-99")  # the % cut off: AUC is a fraction, 80.3 a percentage
+    assert (r.value, r.unit) == (0.803, "fraction")
 
 
 def test_percent_to_fraction_is_exact() -> None:
     assert read("accuracy=76.456%\n", "resnet50").value == 0.76456
     assert read("mAP=37.572%\n", "retinanet").value == 0.37572
-    r = read("accuracy=76.456\n", "resnet50")  # no % sign: as printed
-    assert (r.value, r.unit) == (76.456, "score")
+    r = read("accuracy=76.456\n", "resnet50")  # no % sign: top-1 is a fraction all the same
+    assert (r.value, r.unit) == (0.76456, "fraction")
 
 
 @pytest.mark.parametrize(
@@ -292,3 +292,27 @@ def test_published_accuracy_files_read(shared_fixtures: Path) -> None:
         assert reading is not None, f
         assert reading.metric == primary_metric(f.parents[2].name), f
         assert 0 < reading.value <= 1, f
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("AUC=80.166%, accuracy=96.605%", 0.80166), ("AUC=80.166, accuracy=96.605", 0.80166),
+     ("AUC=0.80166", 0.80166)],
+)  # fmt: skip
+def test_auc_is_one_scale_however_it_was_printed(text: str, value: float) -> None:
+    r = read(text + "\n" + HASH, "dlrm-v2-99")
+    assert (r.metric, r.unit) == ("AUC", "fraction")
+    assert r.value == pytest.approx(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "benchmark", "said"),
+    [("AUC=8023.79%", "dlrm-v2-99", "AUC = 80.2379 is not a fraction"),
+     ("AUC=180.2", "dlrm-v2-99", "AUC = 180.2 is not a fraction"),
+     ("{'rouge1': 144.5}", "llama2-70b-99", "rouge1 = 144.5 is not a score from 0 to 100")],
+)  # fmt: skip
+def test_a_figure_off_its_metrics_scale_is_named(text: str, benchmark: str, said: str) -> None:
+    from repro.runs.mlperf_accuracy import out_of_range
+
+    r = read(text + "\n", benchmark)
+    assert said in str(out_of_range(r))

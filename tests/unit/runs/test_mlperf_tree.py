@@ -299,7 +299,7 @@ def test_pairing_does_not_depend_on_order_and_knows_divisions(
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        ("accuracy", "top1 = 1.76078 is not a possible figure"),
+        ("accuracy", "top1 = 1.76078 is not a fraction"),
         ("nan", "samples_per_second is nan, not a positive number"),
         ("negative", "samples_per_second is -5.0, not a positive number"),
         ("truncated", "no 'Result is : VALID' or 'INVALID' line"),

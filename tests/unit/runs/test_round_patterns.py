@@ -112,3 +112,25 @@ def test_a_server_result_takes_the_rate_its_rounds_checker_takes(
     from repro.runs.mlperf import headline_metric
 
     assert headline_metric("Server", record.performance("Server"))[0] == metric
+
+
+def test_two_dlrm_results_printing_auc_on_two_scales_compare_on_one(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    a = write_result(
+        tmp_path / "a", Result(benchmark="dlrm-v2-99", submitter="ASUSTeK", accuracy="AUC=80.17%\n")
+    )
+    b = write_result(
+        tmp_path / "b", Result(benchmark="dlrm-v2-99", submitter="Cisco", accuracy="AUC=80.2379\n")
+    )
+    out = tmp_path / "r"
+    result = CliRunner().invoke(cli, ["report", "--compare", str(a), str(b), "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads((out / "report.json").read_text())
+    rows = [m for s in report["scenarios"] for m in s["metrics"] if m["metric"] == "accuracy"]
+    assert [(m["original"], m["replay"]) for m in rows] == [([0.8017], [0.802379])]
+    assert "8023" not in (out / "report.md").read_text()
