@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repro.errors import SpecError
 from repro.privacy import redact_text
-from repro.reports.table import frame
+from repro.reports.table import COLUMNS, frame
 from repro.runs.mlperf import (
     HEADLINE,
     INTERACTIVE,
@@ -105,11 +106,42 @@ def result_rows(
         if progress:
             progress(f"{tree}: {len(found)} result(s) not already read")
         for bench in found:
-            rows += rows_of(bench, read_mlperf_result(bench, detail_logs=False))
+            rows += _rows_or_unread(bench)
             for sdir in bench.iterdir() if bench.is_dir() else ():
                 if sdir.name.lower() == INTERACTIVE and sdir != bench and sdir.is_dir():
-                    rows += rows_of(sdir, read_mlperf_result(sdir, detail_logs=False))
+                    rows += _rows_or_unread(sdir)
     return rows
+
+
+#: the validity of a row for a result that could not be read (its notes say why)
+UNREADABLE = "unreadable"
+
+
+def _rows_or_unread(bench: Path) -> list[dict[str, Any]]:
+    """The result's rows; one that cannot be read is one row that says so (file and reason),
+    never the end of the table: a round of thousands of results has odd files."""
+    try:
+        return rows_of(bench, read_mlperf_result(bench, detail_logs=False))
+    except SpecError as exc:
+        return [unread_row(bench, exc.message)]
+
+
+def unread_row(bench: Path, reason: str) -> dict[str, Any]:
+    """A row for a result that could not be read: where it is, and why."""
+    row: dict[str, Any] = dict.fromkeys(COLUMNS)
+    parts = bench.resolve().parts
+    i = len(parts) - 1 - parts[::-1].index("results") if "results" in parts else None
+    row.update(
+        round=round_of(bench),
+        division=division_of(bench),
+        submitter=parts[i - 1] if i else None,
+        system=parts[i + 1] if i is not None and i + 1 < len(parts) else None,
+        benchmark=bench.name,
+        validity=UNREADABLE,
+        notes=redact_text(reason),
+        path=redact_text(str(bench)),
+    )
+    return row
 
 
 def _overall(verdicts: list[str]) -> str | None:

@@ -25,22 +25,33 @@ SHOWN = ("round", "submitter", "system", "benchmark", "scenario", "value", "unit
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write a Parquet file (needs pyarrow).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail (exit 2, nothing written) when a result cannot be read, instead of listing it.",
+)
 @json_option
 def results(
-    trees: tuple[Path, ...], csv_path: Path | None, parquet_path: Path | None, as_json: bool
+    trees: tuple[Path, ...],
+    csv_path: Path | None,
+    parquet_path: Path | None,
+    strict: bool,
+    as_json: bool,
 ) -> None:
     """Every result of published MLPerf trees (any level: a round, division, submitter, system,
     benchmark) as one table: one row per result and scenario, with round, division, submitter,
     system, processor, accelerator and count, framework, benchmark, scenario, the MLPerf
     metric with its value and unit, validity, LoadGen version, accuracy metric and value,
-    power and energy where present, compliance.
+    power and energy where present, compliance. A result that cannot be read (a damaged or
+    edited log, a missing file) is a row of validity `unreadable` whose notes say the file and
+    why, and the table goes on (--strict: exit 2 instead).
 
     \b
     Example:
       repro results inference_results_v4.1/ inference_results_v5.0/ --csv round.csv
     """
     from repro.atomic import atomic_path, atomic_write_text
-    from repro.published import results_table
+    from repro.published import UNREADABLE, results_table
     from repro.reports.table import COLUMNS, spreadsheet_safe
     from repro.runs.mlperf import find_results
 
@@ -62,7 +73,20 @@ def results(
                 hint="pip install pyarrow, or write --csv",
             )
     table = results_table(trees, progress=note)
-    note(f"{len(table)} row(s): {table['path'].nunique()} result(s) of {len(trees)} tree(s)")
+    unread = table[table["validity"] == UNREADABLE]
+    note(
+        f"{len(table)} row(s): {table['path'].nunique()} result(s) of {len(trees)} tree(s)"
+        + (f"; {len(unread)} could not be read (validity {UNREADABLE}):" if len(unread) else "")
+    )
+    for _, row in unread.head(20).iterrows():
+        note(f"  not read: {row['notes']}")
+    if len(unread) > 20:
+        note(f"  ... and {len(unread) - 20} more (the table's notes say each)")
+    if strict and len(unread):
+        raise SpecError(
+            f"--strict: {len(unread)} result(s) could not be read; nothing written",
+            hint="fix or remove them, or leave --strict out to list them in the table",
+        )
     if csv_path is not None:
         atomic_write_text(csv_path, spreadsheet_safe(table).to_csv(index=False))
         note(f"table written to {csv_path} ({len(COLUMNS)} columns)")

@@ -134,3 +134,29 @@ def test_two_dlrm_results_printing_auc_on_two_scales_compare_on_one(tmp_path: Pa
     rows = [m for s in report["scenarios"] for m in s["metrics"] if m["metric"] == "accuracy"]
     assert [(m["original"], m["replay"]) for m in rows] == [([0.8017], [0.802379])]
     assert "8023" not in (out / "report.md").read_text()
+
+
+def test_a_round_with_one_unreadable_result_is_read_and_lists_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+    from repro.stats.pareto import load_table
+
+    tree = tmp_path / "inference_results_v6.0"
+    write_result(tree, Result(round="v6.0", submitter="Good", loadgen="6.0.17"))
+    bad = write_result(tree, Result(round="v6.0", division="open", submitter="Odd"))
+    (bad / "performance" / "run_1" / "mlperf_log_summary.txt").write_text("Result is : \n")
+    out = tmp_path / "t.csv"
+    result = CliRunner().invoke(cli, ["results", str(tree), "--csv", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "1 could not be read" in result.stderr
+    assert "mlperf_log_summary.txt" in result.stderr
+    table = load_table(out)
+    assert sorted(table["validity"]) == ["VALID", "unreadable"]
+    odd = table[table["validity"] == "unreadable"].iloc[0]
+    assert (odd["submitter"], odd["division"], odd["benchmark"]) == ("Odd", "open", "resnet50")
+    assert "truncated or damaged" in odd["notes"]
+    strict = tmp_path / "strict.csv"
+    result = CliRunner().invoke(cli, ["results", str(tree), "--csv", str(strict), "--strict"])
+    assert result.exit_code == 2, result.output
+    assert not strict.exists()
