@@ -93,14 +93,17 @@ def summary_text(r: Result) -> str:
     old = major < 4 or r.loadgen.startswith("4.0")
     ss_pct = f"{r.percentile:g}" if old else f"{r.percentile:.1f}"
     ms_pct = "99" if old else "99.0"
+    samples = r.value / 300 if r.llm else r.value  # an LLM's headline is tokens/s
     if r.scenario == "Offline":
-        name = "Tokens per second" if r.llm else "Samples per second"
-        lines.append(f"{name}: {_fmt(r.value, r.summary_decimals)}")
-    elif r.scenario == "Server":
-        scheduled = _fmt(r.value * 1.0004, r.summary_decimals)
-        completed = _fmt(r.value, r.summary_decimals)
+        lines.append(f"Samples per second: {_fmt(samples, r.summary_decimals)}")
         if r.llm:
-            lines.append(f"Completed tokens per second: {completed}")
+            lines.append(f"Tokens per second: {_fmt(r.value, r.summary_decimals)}")
+    elif r.scenario == "Server":
+        scheduled = _fmt(samples * 1.0004, r.summary_decimals)
+        completed = _fmt(samples, r.summary_decimals)
+        if r.llm:
+            lines.append(f"Completed samples per second    : {completed}")
+            lines.append(f"Completed tokens per second: {_fmt(r.value, r.summary_decimals)}")
         elif r.server_headline == "scheduled":
             lines += [f"Scheduled samples per second : {scheduled}"]
         else:
@@ -153,7 +156,12 @@ def summary_text(r: Result) -> str:
         ]
     lines += ["", "=" * 48, "Test Parameters Used", "=" * 48]
     lines += ["samples_per_query : 8" if r.scenario == "MultiStream" else "samples_per_query : 1"]
-    lines += ["target_qps : 1000", "min_duration (ms): 600000", "min_query_count : 100"]
+    lines += ["target_qps : 1000"]
+    if r.llm and r.scenario != "Offline":
+        lines += ["ttft_latency (ns): 2000000000", "tpot_latency (ns): 200000000"]
+    else:
+        lines += ["target_latency (ns): 0"]
+    lines += ["min_duration (ms): 600000", "min_query_count : 100"]
     lines += ["performance_sample_count : 1024", "", "No warnings encountered during test.", ""]
     lines += ["No errors encountered during test."]
     return "\n".join(lines) + "\n"
@@ -178,15 +186,23 @@ def detail_text(r: Result) -> str:
         _record("effective_qsl_rng_seed", 1),
         _record("effective_sample_index_rng_seed", 2),
         _record("effective_schedule_rng_seed", 3),
+        _record("effective_target_qps", 1000),
+        _record("effective_target_latency_ns", 0 if r.llm or r.scenario != "Server" else 15e6),
         _record("result_validity", r.validity),
     ]
+    if r.llm:
+        recs.append(_record("requested_use_token_latencies", True))
+        if r.scenario != "Offline":
+            recs.append(_record("requested_server_ttft_latency", 2_000_000_000))
+            recs.append(_record("requested_server_tpot_latency", 200_000_000))
+    samples = r.value / 300 if r.llm else r.value
     if r.scenario == "Offline":
-        recs.append(_record("result_samples_per_second", r.value))
+        recs.append(_record("result_samples_per_second", samples))
         if r.llm:
             recs.append(_record("result_tokens_per_second", r.value))
     elif r.scenario == "Server":
-        recs.append(_record("result_completed_samples_per_sec", r.value))
-        recs.append(_record("result_scheduled_samples_per_sec", r.value * 1.0004))
+        recs.append(_record("result_completed_samples_per_sec", samples))
+        recs.append(_record("result_scheduled_samples_per_sec", samples * 1.0004))
         if r.llm:
             recs.append(_record("result_completed_tokens_per_second", r.value))
     elif r.scenario == "SingleStream":

@@ -5,7 +5,8 @@ scenario, mode, validity, mlperf_metric (the metric the summary's headline state
 samples_per_second, scheduled_samples_per_second,
 queries_per_second, latency_{min,max,mean}_ns, latency_p{50,90,95,97,99,99.9}_ns,
 early_stopping_p{NN}_ns, min_duration_met, min_queries_met, early_stopping_met,
-perf_constraints_met, samples_per_query, target_qps, target_latency_ns, query_count,
+perf_constraints_met, samples_per_query, target_qps, target_latency_ns, ttft_latency_ns and
+tpot_latency_ns (an LLM's Server bounds), use_token_latencies, query_count,
 loadgen_version, num_errors, num_warnings, and the effective seeds.
 """
 
@@ -75,6 +76,8 @@ _SUMMARY_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^Samples per query\s*:\s*(\S+)"), "samples_per_query"),
     (re.compile(r"^target_qps\s*:\s*(\S+)"), "target_qps"),
     (re.compile(r"^target_latency \(ns\)\s*:\s*(\S+)"), "target_latency_ns"),
+    (re.compile(r"^ttft_latency \(ns\)\s*:\s*(\S+)"), "ttft_latency_ns"),
+    (re.compile(r"^tpot_latency \(ns\)\s*:\s*(\S+)"), "tpot_latency_ns"),
     (re.compile(r"^performance_sample_count\s*:\s*(\S+)"), "performance_sample_count"),
     (re.compile(r"^qsl_rng_seed\s*:\s*(\S+)"), "qsl_rng_seed"),
     (re.compile(r"^sample_index_rng_seed\s*:\s*(\S+)"), "sample_index_rng_seed"),
@@ -211,6 +214,9 @@ _DETAIL_KEYS = {
     "effective_samples_per_query": "samples_per_query",
     "effective_target_qps": "target_qps",
     "effective_target_latency_ns": "target_latency_ns",
+    "requested_use_token_latencies": "use_token_latencies",
+    "requested_server_ttft_latency": "ttft_latency_ns",
+    "requested_server_tpot_latency": "tpot_latency_ns",
     "effective_performance_sample_count": "performance_sample_count",
     "effective_qsl_rng_seed": "qsl_rng_seed",
     "effective_sample_index_rng_seed": "sample_index_rng_seed",

@@ -341,9 +341,18 @@ def effective_settings(scenario: str, metrics: dict[str, Any]) -> dict[str, Any]
     left out, never guessed)."""
     names = {"min_duration_ms": "min_duration_ms", "min_query_count": "min_query_count"}
     names.update(_SETTINGS.get(scenario, {}))
-    return {
+    out = {
         ours: metrics[theirs] for theirs, ours in names.items() if metrics.get(theirs) is not None
     }
+    if scenario == "Server" and metrics.get("ttft_latency_ns") and metrics.get("tpot_latency_ns"):
+        # an LLM's Server run is bounded by its token latencies; its sample bound is 0
+        out.pop("server_target_latency_ns", None)
+        out.update(
+            use_token_latencies=True,
+            ttft_latency=metrics["ttft_latency_ns"],
+            tpot_latency=metrics["tpot_latency_ns"],
+        )
+    return out
 
 
 #: how far a summary's figure may differ from the detail log's: the summary rounds (six

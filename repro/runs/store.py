@@ -116,7 +116,7 @@ def _check_spec(path: Path, record: RunRecord) -> None:
 
 def _check_settings(where: str, settings: dict[str, Any]) -> None:
     """LoadGen's TestSettings are numbers (a flag is a boolean): anything else was edited."""
-    flags = {"server_coalesce_queries"}
+    flags = {"server_coalesce_queries", "use_token_latencies"}
     for key, value in settings.items():
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not (isinstance(value, bool) if key in flags else number):

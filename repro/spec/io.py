@@ -18,6 +18,9 @@ from repro.spec.models import SUPPORTED_SCHEMAS, ExperimentSpec
 
 #: fields left out of the spec id: the id itself, and where and with what outcome it last ran
 ID_EXCLUDED = ("id", "original", "hardware")
+#: LoadGen settings v1 gained after specs were published (an LLM's token latencies): unset,
+#: they are left out of the id, so that every earlier spec keeps its id
+LATER_SETTINGS = ("use_token_latencies", "ttft_latency", "tpot_latency")
 
 #: the deepest nesting of objects and arrays a spec may have; real specs nest about 6 levels,
 #: and pydantic stops serializing (for the spec id) at about 255
@@ -36,7 +39,8 @@ def canonical_json(obj: Any) -> str:
 
 def spec_id(spec: ExperimentSpec) -> str:
     """sha256 of the canonical JSON of the spec, without its id, original and hardware (and
-    without Spack pins when Spack is not the captured manager).
+    without Spack pins when Spack is not the captured manager, and without the LoadGen settings
+    v1 gained later, `LATER_SETTINGS`, where they are unset).
 
     Defaults are filled in first, so writing a default out or leaving it away gives the same
     id. `original` and `hardware` are observations (what a run measured, and where), not what
@@ -45,6 +49,10 @@ def spec_id(spec: ExperimentSpec) -> str:
     data = spec.model_dump(mode="json", by_alias=True)
     for key in ID_EXCLUDED:
         data.pop(key, None)
+    for scenario in data["workload"]["scenarios"]:
+        for key in LATER_SETTINGS:  # a field v1 gained later is no part of the id unset
+            if scenario["settings"].get(key) is None:
+                scenario["settings"].pop(key, None)
     env = data["environment"]
     if env.get("manager") != "spack":
         # Spack pins beside another manager's are another way to build the stack, not part

@@ -231,6 +231,13 @@ class LoadGenSettings(SpecModel):
         | None
     ) = None
     offline_expected_qps: Qps | None = None
+    use_token_latencies: bool | None = Field(
+        None,
+        description="LLM runs: LoadGen measures time to first token (TTFT) and time per "
+        "output token (TPOT); a Server run is then bounded by ttft_latency and tpot_latency",
+    )
+    ttft_latency: LatencyNs | None = Field(None, description="Server's TTFT bound, ns")
+    tpot_latency: LatencyNs | None = Field(None, description="Server's TPOT bound, ns")
 
     @model_validator(mode="after")
     def _durations(self) -> LoadGenSettings:
@@ -238,6 +245,9 @@ class LoadGenSettings(SpecModel):
             raise ValueError("max_duration_ms must be 0 (no limit) or >= min_duration_ms")
         if self.max_query_count and self.max_query_count < self.min_query_count:
             raise ValueError("max_query_count must be 0 (no limit) or >= min_query_count")
+        if (self.ttft_latency or self.tpot_latency) and not self.use_token_latencies:
+            raise ValueError("ttft_latency and tpot_latency bound token latencies: set "
+                             "use_token_latencies to true with them")  # fmt: skip
         return self
 
 
@@ -246,6 +256,18 @@ class ScenarioSpec(SpecModel):
 
     scenario: ScenarioName
     settings: LoadGenSettings = Field(default_factory=LoadGenSettings)
+
+    @model_validator(mode="after")
+    def _token_bounds(self) -> ScenarioSpec:
+        st = self.settings
+        if self.scenario == "Server" and st.use_token_latencies:
+            missing = [k for k in ("ttft_latency", "tpot_latency") if getattr(st, k) is None]
+            if missing:
+                raise ValueError(
+                    f"a Server run with use_token_latencies is bounded by its token latencies: "
+                    f"give settings.{' and settings.'.join(missing)} (ns)"
+                )
+        return self
 
 
 class Seeds(SpecModel):

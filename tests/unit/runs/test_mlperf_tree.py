@@ -342,6 +342,10 @@ def test_a_damaged_published_tree_is_an_error_naming_the_file(
     assert str(tmp_path / "bad") in out
     if damage != "detail-nan":  # the table reads the summaries only (fast), the report both
         result = CliRunner().invoke(cli, ["results", str(sdir.parent)])
+        assert result.exit_code == 0, result.output  # listed as unreadable, the table goes on
+        assert "1 could not be read" in result.stderr
+        assert message in result.stderr
+        result = CliRunner().invoke(cli, ["results", str(sdir.parent), "--strict"])
         assert result.exit_code == 2, result.output
 
 

@@ -160,3 +160,52 @@ def test_a_round_with_one_unreadable_result_is_read_and_lists_it(tmp_path: Path)
     result = CliRunner().invoke(cli, ["results", str(tree), "--csv", str(strict), "--strict"])
     assert result.exit_code == 2, result.output
     assert not strict.exists()
+
+
+def test_an_llm_server_result_imports_with_its_token_latency_bounds(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    tree = tmp_path / "inference_results_v5.0"
+    write_result(
+        tree,
+        Result(round="v5.0", loadgen="5.0.25", benchmark="llama2-70b-99", scenario="Server",
+               llm=True, value=25_000.0, accuracy=None),
+    )  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["import-mlperf", str(tree), "--base", str(root / "specs" / "ort-digits.json"),
+         "--scenario", "Server"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (spec_path,) = (tmp_path / "specs").glob("*.json")
+    settings = json.loads(spec_path.read_text())["workload"]["scenarios"][0]["settings"]
+    assert settings["use_token_latencies"] is True
+    assert (settings["ttft_latency"], settings["tpot_latency"]) == (2_000_000_000, 200_000_000)
+    assert "server_target_latency_ns" not in settings or settings["server_target_latency_ns"]
+
+
+def test_token_latency_settings_leave_earlier_spec_ids_alone_and_need_both_bounds(
+    root: Path,
+) -> None:
+    import json
+
+    from pydantic import ValidationError
+
+    from repro.spec.io import load_spec, spec_id
+    from repro.spec.models import ExperimentSpec
+
+    spec = load_spec(root / "specs" / "ort-digits.json")  # its committed id still holds
+    doc = json.loads((root / "specs" / "ort-digits.json").read_text())
+    server = next(s for s in doc["workload"]["scenarios"] if s["scenario"] == "Server")
+    server["settings"].update(use_token_latencies=True, ttft_latency=2_000_000_000)
+    with pytest.raises(ValidationError, match=r"give settings\.tpot_latency"):
+        ExperimentSpec.model_validate(doc)
+    server["settings"]["tpot_latency"] = 200_000_000
+    assert spec_id(ExperimentSpec.model_validate(doc)) != spec_id(spec)
