@@ -1,17 +1,21 @@
-"""`repro results` on a whole round: a generated tree of thousands of results (target < 10 s).
+"""`repro results` on a whole round shaped like v2.1, the largest (target < 10 s, < 1 GiB).
 
-    python bench/results_table.py [--results 1000]
+    python bench/results_table.py [--results 1981] [--big-accuracy 124] [--runs 3]
 
-Generates `inference_results_v9.9/<division>/<submitter>/results/<system>/<benchmark>/<scenario>/`
-with, per scenario, a LoadGen summary and a detail log of a published run's size (~40 KB),
-an accuracy.txt, and TEST01/TEST04 compliance verdicts for half of them, plus a systems JSON
-per system; then times `repro results TREE --csv` in a fresh process (imports included).
+Generates, with the synthetic results of `tests/mlperf_gen.py`,
+`inference_results_v2.1/<division>/<submitter>/results/<system>/<benchmark>/<scenario>/`:
+`--results` benchmark folders (v2.1: 1,981) with 2,536 scenario rows in all (a quarter of them
+two scenarios), each with a LoadGen 2.1 summary and a ~40 KB detail log, an accuracy.txt,
+TEST01/TEST04 compliance for half; `--big-accuracy` of the accuracy files are 1.5 MB of
+per-sample lines before the figure (as Krai's 124 are, 186 MB in all). Then it times
+`repro results TREE --csv` in a fresh process (imports included), `--runs` times, and prints
+the wall time and the peak resident memory of each.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -21,87 +25,76 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fakes import SUMMARY  # noqa: E402
+from tests.mlperf_gen import Result, write_result  # noqa: E402
 
-BENCHMARKS = ("resnet50", "retinanet", "bert-99", "3d-unet-99", "llama2-70b-99", "rnnt")
-SCENARIOS = ("offline", "server", "singlestream")
-
-
-def _detail(scenario: str) -> str:
-    lines = [
-        ':::MLLOG {"key": "loadgen_version", "value": "6.0.17 @ d6147c7eb7", "time_ms": 0.0}',
-        f':::MLLOG {{"key": "effective_scenario", "value": "{scenario}", "time_ms": 0.1}}',
-    ]
-    lines += [
-        f':::MLLOG {{"key": "generic_message", "value": "line {i} {"x" * 80}", "time_ms": {i}}}'
-        for i in range(330)
-    ]
-    return "\n".join(lines) + "\n"
+BENCHMARKS = ("resnet50", "retinanet", "bert-99", "3d-unet-99", "rnnt", "dlrm-99")
+ACCURACY = {
+    "resnet50": "accuracy=76.1%, good=38050, total=50000\n",
+    "retinanet": "mAP=37.5%\n",
+    "bert-99": '{"exact_match": 82.9, "f1": 90.4}\n',
+    "3d-unet-99": "Accuracy: mean = 0.86, kidney = 0.93, tumor = 0.78\n",
+    "rnnt": "Word Error Rate: 7.4%, accuracy=92.6%\n",
+    "dlrm-99": "AUC=80.2%, accuracy=96.6%\n",
+}
+PASS = {"accuracy": "TEST PASS\n", "performance": "TEST PASS\n"}
 
 
-def generate(root: Path, results: int) -> Path:
-    tree = root / "inference_results_v9.9"
-    details = {s: _detail(s.capitalize()) for s in SCENARIOS}
+def generate(root: Path, results: int, big: int) -> Path:
+    tree = root / "inference_results_v2.1"
     for r in range(results):
-        submitter, system = f"sub{r % 40}", f"system{r}"
         benchmark = BENCHMARKS[r % len(BENCHMARKS)]
-        sub = tree / ("closed" if r % 3 else "open") / submitter
-        (sub / "systems").mkdir(parents=True, exist_ok=True)
-        (sub / "systems" / f"{system}.json").write_text(
-            json.dumps(
-                {
-                    "host_processor_model_name": "Xeon",
-                    "accelerator_model_name": "H100",
-                    "accelerators_per_node": 8,
-                    "framework": "TensorRT",
-                }
+        scenarios = ("Offline", "Server") if r % 4 == 0 else (("Offline", "SingleStream")[r % 2],)
+        for scenario in scenarios:
+            write_result(
+                tree,
+                Result(
+                    round="v2.1",
+                    loadgen="2.1.0",
+                    division="closed" if r % 3 else "open",
+                    submitter=f"sub{r % 40}",
+                    system=f"system{r // 6}",
+                    benchmark=benchmark,
+                    scenario=scenario,
+                    value=1000.0 + r if scenario != "SingleStream" else 2e6 + r,
+                    accuracy=ACCURACY[benchmark] + "hash=0\n",
+                    accuracy_padding_bytes=1_500_000 if r < big else 0,
+                    compliance={"TEST01": PASS, "TEST04": PASS} if r % 2 else {},
+                    detail_padding_bytes=40_000,
+                ),
             )
-        )
-        for scenario in SCENARIOS:
-            sdir = sub / "results" / system / benchmark / scenario
-            run = sdir / "performance" / "run_1"
-            run.mkdir(parents=True)
-            (run / "mlperf_log_summary.txt").write_text(
-                SUMMARY.format(
-                    scenario=scenario.capitalize().replace("stream", "Stream"),
-                    mode="PerformanceOnly",
-                    sps=1000.0 + r,
-                    validity="VALID",
-                    p50=1_000_000,
-                    p90=2_000_000,
-                    p99=3_000_000,
-                )
-            )
-            (run / "mlperf_log_detail.txt").write_text(details[scenario])
-            (sdir / "accuracy").mkdir()
-            (sdir / "accuracy" / "accuracy.txt").write_text(
-                "accuracy=76.1%, good=38050, total=50000\nhash=0\n"
-            )
-            if r % 2:
-                for test in ("TEST01", "TEST04"):
-                    (sdir / test).mkdir()
-                    (sdir / test / "verify_performance.txt").write_text("TEST PASS\n")
     return tree
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=int, default=1000, help="systems x benchmarks")
+    parser.add_argument("--results", type=int, default=1981, help="benchmark folders")
+    parser.add_argument("--big-accuracy", type=int, default=124, help="1.5 MB accuracy files")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs of `repro results`")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        tree = generate(Path(tmp), args.results)
-        print(f"generated {args.results * len(SCENARIOS)} scenario results in "
-              f"{time.perf_counter() - t:.1f} s")  # fmt: skip
+        tree = generate(Path(tmp), args.results, args.big_accuracy)
+        size = sum(f.stat().st_size for f in tree.rglob("*") if f.is_file())
+        print(
+            f"generated {args.results} results ({size / 2**20:.0f} MB) in "
+            f"{time.perf_counter() - t:.1f} s"
+        )
         out = Path(tmp) / "round.csv"
-        t = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "repro", "results", str(tree), "--csv", str(out)],
-            check=True, capture_output=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        )  # fmt: skip
-        wall = time.perf_counter() - t
-        rows = sum(1 for _ in out.open()) - 1
-        print(f"repro results: {rows} rows in {wall:.2f} s (target < 10 s)")
+        for k in range(args.runs):
+            t = time.perf_counter()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            subprocess.run(
+                [sys.executable, "-m", "repro", "results", str(tree), "--csv", str(out)],
+                check=True, capture_output=True,
+                env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+            )  # fmt: skip
+            wall = time.perf_counter() - t
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            rows = sum(1 for _ in out.open()) - 1
+            print(
+                f"run {k + 1}: {rows} rows in {wall:.2f} s (target < 10 s), peak RSS "
+                f"{max(peak, before) / 2**10:.0f} MiB (target < 1024 MiB)"
+            )
 
 
 if __name__ == "__main__":

@@ -85,6 +85,12 @@ _SUMMARY_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^min_duration \(ms\)\s*:\s*(\S+)"), "min_duration_ms"),
     (re.compile(r"^min_query_count\s*:\s*(\S+)"), "min_query_count"),
 ]
+#: the patterns by the first word they match (each starts with a plain word): a summary line
+#: is tried against the few that can match it, not all thirty
+_BY_FIRST_WORD: dict[str, list[tuple[re.Pattern[str], str]]] = {}
+for _pattern, _key in _SUMMARY_PATTERNS:
+    _word = re.match(r"\^([\w/]+)", _pattern.pattern)
+    _BY_FIRST_WORD.setdefault(_word.group(1) if _word else "", []).append((_pattern, _key))
 # "50.00 percentile latency (ns)   : 123" and the headline "90th percentile latency (ns) : 123"
 _PCT_LINE = re.compile(r"^(\d+(?:\.\d+)?)(?:th)? percentile latency \(ns\)\s*:\s*(\S+)")
 _ES_SECTION = re.compile(r"^(?:(TTFT|TPOT) )?Early Stopping Result:")
@@ -106,6 +112,8 @@ _BOOLEAN = {"min_duration_met", "min_queries_met", "early_stopping_met", "perf_c
 
 def _token_metric(line: str) -> tuple[str, float | int] | None:
     """An LLM summary line: tokens/s, TTFT or TPOT (min, max, mean, percentiles)."""
+    if "oken" not in line and not line.startswith("TPS"):
+        return None  # every such line names a token (or TPS)
     if m := _TOKENS_LINE.match(line):
         return "tokens_per_second", _number(m.group(1))
     if m := _TPS_LINE.match(line):
@@ -165,7 +173,8 @@ def parse_summary_text(text: str) -> Metrics:
             out["num_warnings"] = int(m.group(1))
         elif m := re.match(r"^(\d+) ERRORS? encountered", line, re.IGNORECASE):
             out["num_errors"] = int(m.group(1))
-        for pattern, key in _SUMMARY_PATTERNS:
+        first = line.split(" ", 1)[0].rstrip(":")
+        for pattern, key in (*_BY_FIRST_WORD.get(first, ()), *_BY_FIRST_WORD.get("", ())):
             if (m := pattern.match(line)) and key not in out:
                 value = m.group(1).strip()
                 if key in _BOOLEAN:

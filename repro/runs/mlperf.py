@@ -17,8 +17,8 @@ from typing import Any
 from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.layout import DETAIL, SUMMARY
-from repro.runs.loadgen_logs import Metrics, merge_logs, parse_summary_text, read_log_parts
-from repro.runs.mlperf_accuracy import out_of_range, parse_accuracy_text
+from repro.runs.loadgen_logs import Metrics, merge_logs, read_log_parts
+from repro.runs.mlperf_accuracy import out_of_range, read_accuracy_file
 from repro.runs.mlperf_rules import checker_metric
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
@@ -188,7 +188,7 @@ def is_mlperf_result(path: Path) -> bool:
 def _system(path: Path) -> tuple[str, str, dict[str, Any], str | None]:
     """(submitter, system name, systems/<system>.json, what is wrong with that file) found
     above a benchmark folder; a missing or damaged description is said, never guessed."""
-    parts = path.resolve().parts
+    parts = _absolute_parts(path)
     if "results" not in parts:
         return "unknown", path.name, {}, "not inside <submitter>/results/: no system description"
     i = len(parts) - 1 - parts[::-1].index("results")
@@ -217,10 +217,18 @@ _ROUND = re.compile(
 )
 
 
+def _absolute_parts(path: Path) -> tuple[str, ...]:
+    """The parts of `path` made absolute with `..` folded: no system call for a path that is
+    absolute already (a round has thousands), a resolved one otherwise."""
+    import os
+
+    return Path(os.path.normpath(path)).parts if path.is_absolute() else path.resolve().parts
+
+
 def round_of(path: Path) -> str | None:
     """The round the tree's own folder names (`inference_results_v4.1` -> v4.1), if it does:
     the folders above `<division>/<submitter>/results/` (a system's name may hold versions)."""
-    parts = path.resolve().parts
+    parts = _absolute_parts(path)
     if "results" in parts:
         parts = parts[: max(len(parts) - 1 - parts[::-1].index("results") - 2, 0)]
     for part in reversed(parts):
@@ -231,7 +239,7 @@ def round_of(path: Path) -> str | None:
 
 def division_of(path: Path) -> str | None:
     """The division folder above `<submitter>/results/` (closed, open, network)."""
-    parts = path.resolve().parts
+    parts = _absolute_parts(path)
     if "results" in parts:
         i = len(parts) - 1 - parts[::-1].index("results")
         if i >= 2:
@@ -442,9 +450,13 @@ def _runs(sdir: Path) -> list[Path]:
     )
 
 
+_SCENARIO_LINE = re.compile(r"^Scenario\s*:\s*(\S+)", re.MULTILINE)
+
+
 def _log_scenario(run: Path) -> ScenarioName | None:
-    value = parse_summary_text((run / SUMMARY).read_text(errors="replace")).get("scenario")
-    return _SCENARIO_NAMES.get(str(value).lower()) if value else None
+    """The scenario a run's summary states (its `Scenario :` line, not a whole parse)."""
+    m = _SCENARIO_LINE.search((run / SUMMARY).read_text(errors="replace"))
+    return _SCENARIO_NAMES.get(m.group(1).lower()) if m else None
 
 
 def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
@@ -551,7 +563,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             )
         acc_txt = sdir / "accuracy" / "accuracy.txt"
         if acc_txt.is_file():
-            reading = parse_accuracy_text(acc_txt.read_text(errors="replace"), benchmark)
+            reading = read_accuracy_file(acc_txt, benchmark)
             why = out_of_range(reading) if reading is not None else None
             if reading is not None and (why or not math.isfinite(reading.value)):
                 raise SpecError(

@@ -42,8 +42,12 @@ import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 
-__all__ = ["AccuracyReading", "out_of_range", "parse_accuracy_text", "primary_metric"]
+__all__ = [
+    "AccuracyReading", "out_of_range", "parse_accuracy_text", "primary_metric",
+    "read_accuracy_file",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -154,8 +158,8 @@ def _read_values(text: str) -> tuple[dict[str, float], set[str]]:
             percent.discard(name)
 
     for line in text.splitlines():
-        if line.strip().lower().startswith("hash="):
-            continue
+        if ("=" not in line and ":" not in line) or line.strip().lower().startswith("hash="):
+            continue  # neither reader can take a line without `=` or `:`
         for m in _QUOTED_PAIR.finditer(line):
             put(m.group(2), m.group(4), m.group(5))
         for item in _QUOTED_PAIR.sub(" ", line).split(","):
@@ -170,6 +174,27 @@ def _read_values(text: str) -> tuple[dict[str, float], set[str]]:
 def _lookup(values: dict[str, float], keys: tuple[str, ...]) -> str | None:
     by_lower = {name.lower(): name for name in values}
     return next((by_lower[k.lower()] for k in keys if k.lower() in by_lower), None)
+
+
+#: an accuracy.txt larger than this is read from its end first: the scripts print the figure
+#: last, after their per-sample lines (some published files are 1.5 MB of those)
+_TAIL_BYTES = 64 * 1024
+
+
+def read_accuracy_file(path: Path, benchmark: str | None = None) -> AccuracyReading | None:
+    """`parse_accuracy_text` of a file; a large one is read from its last 64 KB when those
+    hold the benchmark's primary metric, else whole (same result, without reading megabytes
+    of per-sample lines for every result of a round)."""
+    size = path.stat().st_size
+    spec = _spec(benchmark)
+    if size > 4 * _TAIL_BYTES and spec is not None:
+        with path.open("rb") as fh:
+            fh.seek(size - _TAIL_BYTES)
+            tail = fh.read().decode(errors="replace").split("\n", 1)[-1]  # from a whole line
+        reading = parse_accuracy_text(tail, benchmark)
+        if reading is not None and _lookup(reading.values, spec.keys) is not None:
+            return reading
+    return parse_accuracy_text(path.read_text(errors="replace"), benchmark)
 
 
 def parse_accuracy_text(text: str, benchmark: str | None = None) -> AccuracyReading | None:

@@ -316,3 +316,20 @@ def test_a_figure_off_its_metrics_scale_is_named(text: str, benchmark: str, said
 
     r = read(text + "\n", benchmark)
     assert said in str(out_of_range(r))
+
+
+def test_a_large_file_is_read_from_its_end_with_the_same_figure(tmp_path: Path) -> None:
+    from repro.runs.mlperf_accuracy import read_accuracy_file
+
+    lines = "".join(f"ILSVRC2012_val_{i:08d}.JPEG 65 65\n" for i in range(40_000))
+    big = tmp_path / "accuracy.txt"
+    big.write_text(lines + "accuracy=76.456%, good=38228, total=50000\nhash=abc\n")
+    assert big.stat().st_size > 1_000_000
+    r = read_accuracy_file(big, "resnet50")
+    assert r is not None
+    assert (r.metric, r.value) == ("top1", 0.76456)
+    top = tmp_path / "top.txt"  # the figure first, then the listing: read whole, all the same
+    top.write_text("accuracy=71.0%\n" + lines)
+    r = read_accuracy_file(top, "resnet50")
+    assert r is not None
+    assert r.value == 0.71
