@@ -19,6 +19,7 @@ import math
 import random
 import re
 import secrets
+import shutil
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from typing import Any
 
 from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
-from repro.errors import ReproError, RunError, SpecError, UsageError
+from repro.errors import ClusterUnavailableError, ReproError, RunError, SpecError, UsageError
 from repro.privacy import redact
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.reports import sweep as render
@@ -286,6 +287,8 @@ class Sweep:
         self.report, self.progress = report, progress
         self.runner, self.probes, self.realize = runner, probes, realize
         self._realized: Any = None
+        #: whether this command made the sweep's folder (a sweep that ran nothing is removed)
+        self._created = False
         #: sweep.json as a --resume read it: the sweep must not have moved on before the lock
         self._loaded: tuple[int, int] | None = None
         self.raw = read_json(spec_path)
@@ -311,6 +314,28 @@ class Sweep:
             c.measure == "accuracy" for c in self.constraints
         )
         self.modes = ("performance", "accuracy") if wants_accuracy else ("performance",)
+        self._preflight()
+        if not opts.resume:
+            self._create()
+
+    def _preflight(self) -> None:
+        """What every point needs, checked before the sweep's folder exists: an environment
+        that cannot start (no Docker daemon, no `spack`) or a cluster without `sbatch` would
+        fail every point alike, and must leave no sweep of pending points behind."""
+        self._env()
+        if self.opts.executor is not None:
+            self.opts.executor().check()
+
+    def _create(self) -> None:
+        """The sweep's folder with its first sweep.json, once everything was checked."""
+        try:
+            self.folder.mkdir(parents=True)
+        except FileExistsError:
+            raise UsageError(
+                f"{self.folder} exists", hint="--resume it, or choose another --id"
+            ) from None
+        self._created = True
+        self._save()
 
     # --- state ----------------------------------------------------------------------------
 
@@ -397,8 +422,6 @@ class Sweep:
             for i in range(size):
                 self._point(i)  # every point validated before anything runs
             self.state["order"] = order
-        self.folder.mkdir(parents=True)
-        self._save()
 
     def _values(self, index: int) -> dict[str, Any]:
         """The point of the grid with this index (mixed radix, the last parameter fastest)."""
@@ -456,7 +479,40 @@ class Sweep:
                     "and has changed since",
                     hint="--resume it again",
                 )
-            self._run()
+            try:
+                self._run()
+            except ClusterUnavailableError as exc:
+                self._stopped_unrun(exc)
+                raise
+        self._check_outcome()
+
+    def _stopped_unrun(self, exc: ClusterUnavailableError) -> None:
+        """The cluster took no part: a sweep this command started that has run nothing yet is
+        removed (never a folder of pending points); otherwise it stays, to be resumed."""
+        if self._created and all(p["attempts"] == 0 for p in self.state["points"]):
+            shutil.rmtree(self.folder, ignore_errors=True)
+            exc.hint = (exc.hint or "") + "; no point ran and no sweep was kept"
+            return
+        exc.hint = (exc.hint or "") + (
+            f"; the sweep stopped, its finished points are kept: `repro sweep {self.spec_path} "
+            f"--resume --id {self.state['id']}` once the cluster answers"
+        )
+
+    def _check_outcome(self) -> None:
+        """A sweep in which every point that ran failed measured nothing: an error (exit 3),
+        not a front of nothing. Its folder keeps each point's error and run."""
+        points = self.state["points"]
+        failed = [p for p in points if p["status"] == "failed"]
+        if not failed or any(p["status"] == "complete" for p in points):
+            return
+        first = failed[0]
+        raise RunError(
+            f"{self.folder}: every point of the sweep that ran failed ({len(failed)} of "
+            f"{len(points)}); point {first['index']} {first['values']}: "
+            f"{first.get('error') or 'its runs failed'}",
+            hint=f"{self.folder / 'sweep.md'} lists each point's error; fix the cause, then "
+            f"`repro sweep {self.spec_path} --resume --id {self.state['id']}`",
+        )
 
     def _run(self) -> None:
         import time
@@ -597,6 +653,7 @@ class Sweep:
             progress=self.progress, runner=self.runner, probes=self.probes,
         )  # fmt: skip
         point["runs"].append(f"runs/{spec.name}/{run_id}")
+        point.pop("error", None)  # an earlier attempt's
         try:
             if opts.until_decided:
                 record = self._adaptive(replayer, spec, point)
@@ -617,6 +674,12 @@ class Sweep:
             point["status"] = "interrupted"
             self._save()
             raise
+        except ClusterUnavailableError:
+            # nothing was submitted: the point did not run (the next points would not either)
+            point["attempts"] -= 1
+            point["runs"].pop()
+            self._save()
+            raise
         except ReproError as exc:
             point["status"], point["error"] = "failed", exc.message
             self._save()
@@ -626,6 +689,8 @@ class Sweep:
             for c in self.constraints
         }
         point["status"] = "complete" if record.status in ("complete", "invalid") else "failed"
+        if point["status"] == "failed":
+            point["error"] = _why_failed(record)
         point["valid"] = record.status == "complete"  # an INVALID run: excluded from the front
         point["admitted"] = admitted(point)
         self._save()
@@ -714,6 +779,12 @@ class Sweep:
             point["metrics"][self.qps.label] = {
                 "mean": bracket["valid_qps"], "lo": bracket["valid_qps"], "hi": hi, "n": 1,
             }  # fmt: skip
+
+
+def _why_failed(record: Any) -> str:
+    """What a failed run says about itself: its message, else its first failed test's error."""
+    test = next((t for t in record.tests if t.status == "failed" and t.error), None)
+    return str(record.message or (test.error if test else None) or f"the run {record.status}")
 
 
 def _qps_start(raw: dict[str, Any], metrics: dict[str, Any]) -> float:

@@ -409,3 +409,58 @@ def _interrupted_sweep(spec_path: Path, tmp_path: Path, sweep_id: str) -> None:
 
     with pytest.raises(KeyboardInterrupt):
         _run(spec_path, tmp_path, StopAtSecond(speed=_speed), seed=1, sweep_id=sweep_id)
+
+
+def test_an_environment_that_cannot_start_leaves_no_sweep_folder(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    """`--env docker` without a daemon: found before the sweep exists, not as a folder of
+    pending points."""
+    from repro.errors import EnvironmentSetupError
+
+    def no_daemon(*args: Any, **kwargs: Any) -> RealizedEnvironment:
+        raise EnvironmentSetupError("environment 'docker' is not usable here: no daemon")
+
+    with pytest.raises(EnvironmentSetupError, match="no daemon"):
+        run_sweep(
+            spec_path,
+            SweepOptions(
+                params=[parse_param("workload.batch_size=1,8")], objectives=OBJECTIVES,
+                results_dir=tmp_path / "results", sweep_id="env", env_name="docker",
+            ),
+            cache=ArtifactCache(tmp_path / "cache"), report=lambda _: None, progress=_no_bar,
+            runner=InProcessRunner(), probes=FakeProbes(), realize=no_daemon,
+        )  # fmt: skip
+    assert not (tmp_path / "results" / "ort-digits" / "sweeps").exists()
+
+
+def test_a_sweep_whose_points_all_fail_is_an_error(spec_path: Path, tmp_path: Path) -> None:
+    from repro.errors import RunError
+
+    runner = InProcessRunner({"Offline/performance": "fail", "SingleStream/performance": "fail"})
+    with pytest.raises(RunError, match="every point of the sweep that ran failed") as exc:
+        _run(spec_path, tmp_path, runner, params=[parse_param("workload.batch_size=1,8")],
+             sweep_id="bad")  # fmt: skip
+    assert "scripted failure" in exc.value.message
+    assert "--resume --id bad" in (exc.value.hint or "")
+    saved = json.loads(
+        (tmp_path / "results" / "ort-digits" / "sweeps" / "bad" / "sweep.json").read_text()
+    )
+    assert [p["status"] for p in saved["points"]] == ["failed", "failed"]
+    assert all("scripted failure" in p["error"] for p in saved["points"])
+    md = (tmp_path / "results" / "ort-digits" / "sweeps" / "bad" / "sweep.md").read_text()
+    assert "- point 1 {'workload.batch_size': 8}: RuntimeError: scripted failure" in md
+    # one point failing is a finding of the sweep, not a failed sweep
+    half = InProcessRunner(speed=_speed)
+    real_run = half.run
+
+    def fails_at_batch_8(env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
+        half.behaviour = {
+            "Offline/performance": "fail" if '"batch_size": 8' in request.read_text() else ""
+        }
+        return real_run(env, request, out_dir, timeout_s=timeout_s)
+
+    half.run = fails_at_batch_8  # type: ignore[method-assign]
+    _, state = _run(spec_path, tmp_path, half, params=[parse_param("workload.batch_size=1,8")],
+                    sweep_id="half")  # fmt: skip
+    assert sorted(p["status"] for p in state["points"]) == ["complete", "failed"]

@@ -59,6 +59,9 @@ class ScriptedExecutor:
     def alive(self, jobs: list[str]) -> list[str]:
         return self.still_alive
 
+    def check(self) -> None:
+        pass
+
 
 def _start(tmp_path: Path, parts: int = 2) -> tuple[DispatchPlan, RunRecord, Path, Path]:
     final = tmp_path / "results" / "synthetic" / "r1"
