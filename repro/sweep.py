@@ -36,6 +36,8 @@ from repro.runner import WorkerRunner
 from repro.runs import layout
 from repro.spec.io import parse_spec, spec_id
 from repro.stats.dominance import Estimate, interval_front
+from repro.sweep_artifacts import PathPins, artifact_field, only_source
+from repro.sweep_artifacts import check_params as check_artifact_params
 
 SCHEMA = "repro.sweep/v1"
 #: objective metric names -> the run record's metric
@@ -173,10 +175,20 @@ def derive(raw: dict[str, Any], values: dict[str, Any], *, source: str) -> dict[
     out = copy.deepcopy(raw)
     for key in ("id", "original"):
         out.pop(key, None)
+    for path in values:
+        found = artifact_field(path)
+        artifact = (out.get("artifacts") or {}).get(found[0]) if found else None
+        if found and found[1] == "path" and isinstance(artifact, dict):
+            only_source(artifact, "path")  # the point's file replaces the spec's own source
     for path, value in values.items():
         _set(out, path, value, source=source)
     parse_spec(out, source=f"{source} with {values}")  # the point must be a valid spec
     return out
+
+
+def point_fields(point: dict[str, Any]) -> dict[str, Any]:
+    """What a point sets in the spec: its values and what they pin (a swept file's sha256)."""
+    return {**point["values"], **(point.get("pinned") or {})}
 
 
 def front(points: list[dict[str, Any]], objectives: list[Objective]) -> dict[int, str]:
@@ -292,6 +304,7 @@ class Sweep:
         #: sweep.json as a --resume read it: the sweep must not have moved on before the lock
         self._loaded: tuple[int, int] | None = None
         self.raw = read_json(spec_path)
+        self._pins = PathPins(self.raw, spec_path)
         self.base = parse_spec(self.raw, source=str(spec_path))
         if opts.resume:
             self._resume()
@@ -381,6 +394,7 @@ class Sweep:
         opts = self.opts
         if not opts.params:
             raise UsageError("a sweep needs at least one --param path=v1,v2")
+        check_artifact_params(opts.params)
         sid = opts.sweep_id or f"sweep-{secrets.token_hex(4)}"
         self.folder = sweep_dir(opts.results_dir, self.base.name, sid)
         if self.folder.exists():
@@ -445,10 +459,12 @@ class Sweep:
         if found is not None:
             return found
         values = self._values(index)
-        derived = derive(self.raw, values, source=str(self.spec_path))
+        pinned = self._pins.pins(values)
+        derived = derive(self.raw, {**values, **pinned}, source=str(self.spec_path))
         point = {
             "index": index,
             "values": values,
+            **({"pinned": pinned} if pinned else {}),
             "spec_id": spec_id(parse_spec(derived, source=str(self.spec_path))),
             "status": "pending",
             "attempts": 0,
@@ -636,7 +652,7 @@ class Sweep:
 
     def _run_point(self, point: dict[str, Any]) -> None:
         opts, state = self.opts, self.state
-        derived = derive(self.raw, point["values"], source=str(self.spec_path))
+        derived = derive(self.raw, point_fields(point), source=str(self.spec_path))
         spec = parse_spec(derived, source=str(self.spec_path))
         run_id = self._next_run_id(point, spec.name)
         replay_opts = ReplayOptions(
@@ -1006,7 +1022,7 @@ def pick(folder: Path, index: int, new_name: str, specs_dir: Path, spec_path: Pa
         raise UsageError(f"--pick {index}: the sweep's points are {sorted(points)}")
     point = points[index]
     raw = read_json(spec_path)
-    derived = derive(raw, point["values"], source=str(spec_path))
+    derived = derive(raw, point_fields(point), source=str(spec_path))
     if spec_id(parse_spec(derived, source=str(spec_path))) != point["spec_id"]:
         raise SpecError(
             f"{spec_path}: point {index} of this spec is not the spec the sweep measured "
