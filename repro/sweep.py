@@ -29,6 +29,7 @@ from typing import Any
 from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
 from repro.errors import ClusterUnavailableError, ReproError, RunError, SpecError, UsageError
+from repro.estimates import duration
 from repro.privacy import redact
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.reports import sweep as render
@@ -301,6 +302,8 @@ class Sweep:
         self._realized: Any = None
         #: whether this command made the sweep's folder (a sweep that ran nothing is removed)
         self._created = False
+        #: seconds each point this command ran took: the sweep's time left comes from them
+        self._point_s: list[float] = []
         #: sweep.json as a --resume read it: the sweep must not have moved on before the lock
         self._loaded: tuple[int, int] | None = None
         self.raw = read_json(spec_path)
@@ -541,10 +544,28 @@ class Sweep:
                     return
                 point = self._point(index)
                 if point["status"] != "complete":  # resumed: a finished point never reruns
-                    self.report(f"point {k + 1}/{len(self.state['order'])}: {point['values']}")
-                    self._run_point(point)
+                    left = self._left(sum(p["status"] != "complete" for p in self.state["points"]))
+                    order = self.state["order"]
+                    self.report(f"point {k + 1}/{len(order)}: {point['values']}; {left}")
+                    self._timed_point(point)
             return
         self._run_optimised(deadline)
+
+    def _timed_point(self, point: dict[str, Any]) -> None:
+        import time
+
+        t = time.monotonic()
+        self._run_point(point)
+        self._point_s.append(time.monotonic() - t)
+
+    def _left(self, points: int) -> str:
+        """The sweep's time left, from the points this command ran (their rounds, probes and
+        environment included)."""
+        if not self._point_s:
+            return "time left unknown until a point has run"
+        each = statistics.fmean(self._point_s)
+        spent = f" ({duration(each)} a point as measured)"
+        return f"about {duration(each * points)} left{spent}"
 
     def _stop_for_time(self) -> None:
         left = sum(p["status"] != "complete" for p in self.state["points"])
@@ -600,8 +621,9 @@ class Sweep:
                 if point["index"] not in self.state["order"]:
                     self.state["order"].append(point["index"])
                 done = sum(p["status"] == "complete" for p in self.state["points"])
-                self.report(f"point {done + 1}/{budget} (proposed): {point['values']}")
-                self._run_point(point)
+                left = self._left(budget - done)
+                self.report(f"point {done + 1}/{budget} (proposed): {point['values']}; {left}")
+                self._timed_point(point)
             values = self._told(point)
             if values is None:
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
