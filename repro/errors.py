@@ -54,6 +54,11 @@ class BackendUnavailableError(EnvironmentSetupError):
     """A backend's package is not installed in the realized environment."""
 
 
+class ClusterUnavailableError(EnvironmentSetupError):
+    """The cluster that runs dispatched parts cannot take them (no `sbatch` on PATH, no
+    controller answering): nothing was submitted."""
+
+
 class RunError(ReproError):
     """The harness or LoadGen failed, or LoadGen judged the run INVALID."""
 

@@ -24,7 +24,17 @@ from repro.atomic import atomic_write_text
 from repro.backends.registry import get_backend
 from repro.environments.base import RealizedEnvironment
 from repro.errors import Interrupted, RunError, SpecError, UsageError
+from repro.estimates import (
+    Estimate,
+    Fixed,
+    Forecast,
+    Measured,
+    PlannedTest,
+    Snapshot,
+    plan_estimate,
+)
 from repro.fetching import fetch_all
+from repro.forecast import WorkerForecast
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.privacy import redact, redact_text
 from repro.probes import PROBES_VERSION, Probe, ProbeSet
@@ -50,8 +60,13 @@ class ProbeSource(Protocol):
         """One probe."""
 
 
-#: wraps the wait for one worker: (label, expected seconds) -> context manager
-ProgressFactory = Callable[[str, float], contextlib.AbstractContextManager[Any]]
+#: wraps the wait for one worker: (label, its forecast) -> context manager
+ProgressFactory = Callable[[str, Forecast], contextlib.AbstractContextManager[Any]]
+
+
+def planned_test(req: WorkerRequest) -> PlannedTest:
+    """The test of a worker request, as the estimates see it."""
+    return PlannedTest(req.scenario, req.mode, req.settings, req.total_sample_count, req.batch_size)
 
 
 @dataclass(frozen=True)
@@ -209,35 +224,6 @@ def selected(spec: ExperimentSpec, opts: ReplayOptions) -> list[tuple[ScenarioNa
     return [(s, m) for s in scenarios for m in modes]
 
 
-def expected_seconds(scenario: str, mode: str, settings: dict[str, Any], total: int) -> float:
-    """How long a test should take, for the progress bar: LoadGen stops at the later of the
-    minimum duration and the minimum query count (a MultiStream step of 662 queries of 8
-    samples at 0.14 s each is 12 minutes, whatever the minimum duration says)."""
-    per_query_s = _per_query_s(scenario, settings)
-    if mode == "accuracy":
-        queries = total
-        if scenario == "MultiStream":
-            queries = -(-total // int(settings.get("multi_stream_samples_per_query") or 8))
-        if scenario == "Offline":
-            qps = float(settings.get("offline_expected_qps") or 0)
-            return 1.0 + (total / qps if qps else 1.0)
-        return 1.0 + queries * per_query_s
-    duration_s = float(settings.get("min_duration_ms", 10000)) / 1000
-    queries_s = float(settings.get("min_query_count", 0)) * per_query_s
-    return 1.0 + max(duration_s, queries_s)
-
-
-def _per_query_s(scenario: str, settings: dict[str, Any]) -> float:
-    if scenario == "SingleStream":
-        return float(settings.get("single_stream_expected_latency_ns") or 0) / 1e9
-    if scenario == "MultiStream":
-        return float(settings.get("multi_stream_expected_latency_ns") or 0) / 1e9
-    if scenario == "Server":
-        qps = float(settings.get("server_target_qps") or 0)
-        return 1 / qps if qps else 0.0
-    return 0.0
-
-
 class Replayer:
     """Runs the tests of one replay, round by round, and assembles its run record.
 
@@ -287,6 +273,9 @@ class Replayer:
         self._probe: dict[str, Any] | None = None
         self._t0 = 0.0
         self._killed: str | None = None  # why the run stops: a worker killed from outside
+        #: what this machine measured in this replay: the estimates of the waits come from it
+        self.measured = Measured()
+        self._whole = False  # run() runs every round: the rest of the replay is known
 
     @property
     def work_dir(self) -> Path:
@@ -302,6 +291,7 @@ class Replayer:
 
     def run(self) -> tuple[Path, RunRecord]:
         """Every round of the replay; an interruption leaves a run marked interrupted."""
+        self._whole = True
         with interruptible():
             self.begin()
             try:
@@ -416,8 +406,10 @@ class Replayer:
         for scenario, mode in self.pairs:
             if (mode == "accuracy" and k > 1) or (only is not None and scenario not in only):
                 continue
-            test = self._run_test(self._work, scenario, mode, k, self.opts.repeat)
+            t = time.monotonic()
+            test, wait_s = self._run_test(self._work, scenario, mode, k, self.opts.repeat)
             test.probe_before, test.probe_after = self._probe, self._measure()
+            self.measured.between_s.append(max(time.monotonic() - t - wait_s, 0.0))
             self._probe = test.probe_after
             self.record.tests.append(test)
             done.append(test)
@@ -450,7 +442,8 @@ class Replayer:
         )
 
     def _run_worker(self, req_path: Path, out_dir: Path, label: str, seconds: float) -> int:
-        with self.progress(label, seconds):
+        guess = Estimate(seconds, "a guess from the spec's expected latency")
+        with self.progress(label, Fixed(Snapshot(guess))):
             return self.runner.run(
                 self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s
             )
@@ -501,7 +494,8 @@ class Replayer:
 
     def _run_test(
         self, work: Path, scenario: ScenarioName, mode: ModeName, k: int, repeats: int
-    ) -> TestRecord:
+    ) -> tuple[TestRecord, float]:
+        """The test, and the seconds its worker took."""
         rel = layout.test_dir(scenario, mode, k)
         out_dir = work / rel
         out_dir.mkdir(parents=True)
@@ -516,12 +510,40 @@ class Replayer:
         label = f"{scenario} {mode}" + (
             f" {k}/{repeats}" if repeats > 1 and mode == "performance" else ""
         )
-        seconds = expected_seconds(scenario, mode, req.settings, req.total_sample_count)
-        with self.progress(label, seconds):
-            rc = self.runner.run(self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s)
+        plan = planned_test(req)
+        rest = self._rest_after(k, scenario, mode, plan)
+        forecast = WorkerForecast(plan, self.measured, out_dir / layout.PROGRESS_FILE, rest)
+        try:
+            with self.progress(label, forecast):
+                rc = self.runner.run(
+                    self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s
+                )
+        finally:
+            forecast.ended()
         if rc in KILLED_STATUSES and not (out_dir / layout.WORKER_RESULT).is_file():
             self._killed = f"the worker of {label} was killed (exit {rc}) before it finished"
-        return self._collect(req, rel, out_dir, rc, k)
+        test = self._collect(req, rel, out_dir, rc, k)
+        if test.status in ("valid", "invalid"):
+            forecast.learn(test.timings_s, test.metrics)
+        return test, forecast.wall_s or 0.0
+
+    def _rest_after(
+        self, k: int, scenario: ScenarioName, mode: ModeName, plan: PlannedTest
+    ) -> Estimate | None:
+        """What the replay still runs after this test (`run()` only: rounds driven from
+        outside, `--against` or `--until-decided`, are not the replay's to know)."""
+        if not self._whole:
+            return None
+        order = [
+            (r, sc, m)
+            for r in range(1, self.opts.repeat + 1)
+            for sc, m in self.pairs
+            if m == "performance" or r == 1
+        ]
+        after = order[order.index((k, scenario, mode)) + 1 :]
+        settings = {sc: scenario_settings(self.spec, sc, self.opts) for sc, _ in self.pairs}
+        plans = [PlannedTest(sc, m, settings[sc], plan.total, plan.batch) for _, sc, m in after]
+        return plan_estimate(plans, self.measured)
 
     def _collect(self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int) -> TestRecord:
         base = {

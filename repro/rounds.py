@@ -22,6 +22,7 @@ import numpy as np
 
 from repro.compare import build_report, decided, undecided_scenarios
 from repro.errors import Interrupted, SpecError
+from repro.estimates import duration
 from repro.replay import Replayer
 from repro.reports.model import Report
 from repro.runs.record import RunRecord
@@ -76,6 +77,7 @@ def run_rounds(
     running: set[str] = {scenario for side in sides for scenario, _ in side.pairs}
     decided_after: dict[str, int] = {}
     t0 = time.monotonic()
+    rounds_s: list[float] = []  # each round's time, as measured: what the time left is from
     with interruptible():
         for side in sides:
             side.begin()
@@ -83,8 +85,10 @@ def run_rounds(
             for k in range(1, stopping.max_rounds + 1):
                 order = _order(k, len(sides), rng, orders)
                 orders.append(["a" if i == 0 else "b" for i in order])
+                started = time.monotonic()
                 for i in order:
                     sides[i].run_round(k, running)
+                rounds_s.append(time.monotonic() - started)
                 elapsed = time.monotonic() - t0
                 if not stopping.until_decided:
                     continue
@@ -105,7 +109,8 @@ def run_rounds(
                     break
                 report(
                     f"round {k}: not decided yet ({last.summary if last else 'no report'}); "
-                    f"next: {', '.join(sorted(running))}"
+                    f"next: {', '.join(sorted(running))}; "
+                    + rounds_left(rounds_s, stopping.max_rounds - k, stopping.max_time_s - elapsed)
                 )
             else:
                 if stopping.until_decided:
@@ -139,6 +144,18 @@ def run_rounds(
     base = against.finish() if against is not None else None
     final = _judge_final(run, base, original)
     return Outcome(run, base, final)
+
+
+def rounds_left(rounds_s: list[float], rounds: int, time_left_s: float) -> str:
+    """`at most 3 more round(s), about 45 s (...)`: from the rounds measured so far (a later
+    round may be shorter: decided scenarios stop), within the time cap."""
+    each = sum(rounds_s[-2:]) / len(rounds_s[-2:])  # the latest rounds run what is left
+    seconds = min(rounds * each, max(time_left_s, 0.0))
+    capped = " (the time cap)" if rounds * each > time_left_s else ""
+    return (
+        f"at most {rounds} more round(s), about {duration(seconds)}{capped} "
+        f"({duration(each)} a round as measured)"
+    )
 
 
 def _still_open(

@@ -19,6 +19,7 @@ import math
 import random
 import re
 import secrets
+import shutil
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,7 +28,8 @@ from typing import Any
 
 from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
-from repro.errors import ReproError, RunError, SpecError, UsageError
+from repro.errors import ClusterUnavailableError, ReproError, RunError, SpecError, UsageError
+from repro.estimates import duration
 from repro.privacy import redact
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.reports import sweep as render
@@ -35,6 +37,8 @@ from repro.runner import WorkerRunner
 from repro.runs import layout
 from repro.spec.io import parse_spec, spec_id
 from repro.stats.dominance import Estimate, interval_front
+from repro.sweep_artifacts import PathPins, artifact_field, only_source
+from repro.sweep_artifacts import check_params as check_artifact_params
 
 SCHEMA = "repro.sweep/v1"
 #: objective metric names -> the run record's metric
@@ -172,10 +176,20 @@ def derive(raw: dict[str, Any], values: dict[str, Any], *, source: str) -> dict[
     out = copy.deepcopy(raw)
     for key in ("id", "original"):
         out.pop(key, None)
+    for path in values:
+        found = artifact_field(path)
+        artifact = (out.get("artifacts") or {}).get(found[0]) if found else None
+        if found and found[1] == "path" and isinstance(artifact, dict):
+            only_source(artifact, "path")  # the point's file replaces the spec's own source
     for path, value in values.items():
         _set(out, path, value, source=source)
     parse_spec(out, source=f"{source} with {values}")  # the point must be a valid spec
     return out
+
+
+def point_fields(point: dict[str, Any]) -> dict[str, Any]:
+    """What a point sets in the spec: its values and what they pin (a swept file's sha256)."""
+    return {**point["values"], **(point.get("pinned") or {})}
 
 
 def front(points: list[dict[str, Any]], objectives: list[Objective]) -> dict[int, str]:
@@ -286,9 +300,14 @@ class Sweep:
         self.report, self.progress = report, progress
         self.runner, self.probes, self.realize = runner, probes, realize
         self._realized: Any = None
+        #: whether this command made the sweep's folder (a sweep that ran nothing is removed)
+        self._created = False
+        #: seconds each point this command ran took: the sweep's time left comes from them
+        self._point_s: list[float] = []
         #: sweep.json as a --resume read it: the sweep must not have moved on before the lock
         self._loaded: tuple[int, int] | None = None
         self.raw = read_json(spec_path)
+        self._pins = PathPins(self.raw, spec_path)
         self.base = parse_spec(self.raw, source=str(spec_path))
         if opts.resume:
             self._resume()
@@ -311,6 +330,28 @@ class Sweep:
             c.measure == "accuracy" for c in self.constraints
         )
         self.modes = ("performance", "accuracy") if wants_accuracy else ("performance",)
+        self._preflight()
+        if not opts.resume:
+            self._create()
+
+    def _preflight(self) -> None:
+        """What every point needs, checked before the sweep's folder exists: an environment
+        that cannot start (no Docker daemon, no `spack`) or a cluster without `sbatch` would
+        fail every point alike, and must leave no sweep of pending points behind."""
+        self._env()
+        if self.opts.executor is not None:
+            self.opts.executor().check()
+
+    def _create(self) -> None:
+        """The sweep's folder with its first sweep.json, once everything was checked."""
+        try:
+            self.folder.mkdir(parents=True)
+        except FileExistsError:
+            raise UsageError(
+                f"{self.folder} exists", hint="--resume it, or choose another --id"
+            ) from None
+        self._created = True
+        self._save()
 
     # --- state ----------------------------------------------------------------------------
 
@@ -356,6 +397,7 @@ class Sweep:
         opts = self.opts
         if not opts.params:
             raise UsageError("a sweep needs at least one --param path=v1,v2")
+        check_artifact_params(opts.params)
         sid = opts.sweep_id or f"sweep-{secrets.token_hex(4)}"
         self.folder = sweep_dir(opts.results_dir, self.base.name, sid)
         if self.folder.exists():
@@ -397,8 +439,6 @@ class Sweep:
             for i in range(size):
                 self._point(i)  # every point validated before anything runs
             self.state["order"] = order
-        self.folder.mkdir(parents=True)
-        self._save()
 
     def _values(self, index: int) -> dict[str, Any]:
         """The point of the grid with this index (mixed radix, the last parameter fastest)."""
@@ -422,10 +462,12 @@ class Sweep:
         if found is not None:
             return found
         values = self._values(index)
-        derived = derive(self.raw, values, source=str(self.spec_path))
+        pinned = self._pins.pins(values)
+        derived = derive(self.raw, {**values, **pinned}, source=str(self.spec_path))
         point = {
             "index": index,
             "values": values,
+            **({"pinned": pinned} if pinned else {}),
             "spec_id": spec_id(parse_spec(derived, source=str(self.spec_path))),
             "status": "pending",
             "attempts": 0,
@@ -456,7 +498,40 @@ class Sweep:
                     "and has changed since",
                     hint="--resume it again",
                 )
-            self._run()
+            try:
+                self._run()
+            except ClusterUnavailableError as exc:
+                self._stopped_unrun(exc)
+                raise
+        self._check_outcome()
+
+    def _stopped_unrun(self, exc: ClusterUnavailableError) -> None:
+        """The cluster took no part: a sweep this command started that has run nothing yet is
+        removed (never a folder of pending points); otherwise it stays, to be resumed."""
+        if self._created and all(p["attempts"] == 0 for p in self.state["points"]):
+            shutil.rmtree(self.folder, ignore_errors=True)
+            exc.hint = (exc.hint or "") + "; no point ran and no sweep was kept"
+            return
+        exc.hint = (exc.hint or "") + (
+            f"; the sweep stopped, its finished points are kept: `repro sweep {self.spec_path} "
+            f"--resume --id {self.state['id']}` once the cluster answers"
+        )
+
+    def _check_outcome(self) -> None:
+        """A sweep in which every point that ran failed measured nothing: an error (exit 3),
+        not a front of nothing. Its folder keeps each point's error and run."""
+        points = self.state["points"]
+        failed = [p for p in points if p["status"] == "failed"]
+        if not failed or any(p["status"] == "complete" for p in points):
+            return
+        first = failed[0]
+        raise RunError(
+            f"{self.folder}: every point of the sweep that ran failed ({len(failed)} of "
+            f"{len(points)}); point {first['index']} {first['values']}: "
+            f"{first.get('error') or 'its runs failed'}",
+            hint=f"{self.folder / 'sweep.md'} lists each point's error; fix the cause, then "
+            f"`repro sweep {self.spec_path} --resume --id {self.state['id']}`",
+        )
 
     def _run(self) -> None:
         import time
@@ -469,10 +544,28 @@ class Sweep:
                     return
                 point = self._point(index)
                 if point["status"] != "complete":  # resumed: a finished point never reruns
-                    self.report(f"point {k + 1}/{len(self.state['order'])}: {point['values']}")
-                    self._run_point(point)
+                    left = self._left(sum(p["status"] != "complete" for p in self.state["points"]))
+                    order = self.state["order"]
+                    self.report(f"point {k + 1}/{len(order)}: {point['values']}; {left}")
+                    self._timed_point(point)
             return
         self._run_optimised(deadline)
+
+    def _timed_point(self, point: dict[str, Any]) -> None:
+        import time
+
+        t = time.monotonic()
+        self._run_point(point)
+        self._point_s.append(time.monotonic() - t)
+
+    def _left(self, points: int) -> str:
+        """The sweep's time left, from the points this command ran (their rounds, probes and
+        environment included)."""
+        if not self._point_s:
+            return "time left unknown until a point has run"
+        each = statistics.fmean(self._point_s)
+        spent = f" ({duration(each)} a point as measured)"
+        return f"about {duration(each * points)} left{spent}"
 
     def _stop_for_time(self) -> None:
         left = sum(p["status"] != "complete" for p in self.state["points"])
@@ -528,8 +621,9 @@ class Sweep:
                 if point["index"] not in self.state["order"]:
                     self.state["order"].append(point["index"])
                 done = sum(p["status"] == "complete" for p in self.state["points"])
-                self.report(f"point {done + 1}/{budget} (proposed): {point['values']}")
-                self._run_point(point)
+                left = self._left(budget - done)
+                self.report(f"point {done + 1}/{budget} (proposed): {point['values']}; {left}")
+                self._timed_point(point)
             values = self._told(point)
             if values is None:
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
@@ -580,7 +674,7 @@ class Sweep:
 
     def _run_point(self, point: dict[str, Any]) -> None:
         opts, state = self.opts, self.state
-        derived = derive(self.raw, point["values"], source=str(self.spec_path))
+        derived = derive(self.raw, point_fields(point), source=str(self.spec_path))
         spec = parse_spec(derived, source=str(self.spec_path))
         run_id = self._next_run_id(point, spec.name)
         replay_opts = ReplayOptions(
@@ -597,6 +691,7 @@ class Sweep:
             progress=self.progress, runner=self.runner, probes=self.probes,
         )  # fmt: skip
         point["runs"].append(f"runs/{spec.name}/{run_id}")
+        point.pop("error", None)  # an earlier attempt's
         try:
             if opts.until_decided:
                 record = self._adaptive(replayer, spec, point)
@@ -617,6 +712,12 @@ class Sweep:
             point["status"] = "interrupted"
             self._save()
             raise
+        except ClusterUnavailableError:
+            # nothing was submitted: the point did not run (the next points would not either)
+            point["attempts"] -= 1
+            point["runs"].pop()
+            self._save()
+            raise
         except ReproError as exc:
             point["status"], point["error"] = "failed", exc.message
             self._save()
@@ -626,6 +727,8 @@ class Sweep:
             for c in self.constraints
         }
         point["status"] = "complete" if record.status in ("complete", "invalid") else "failed"
+        if point["status"] == "failed":
+            point["error"] = _why_failed(record)
         point["valid"] = record.status == "complete"  # an INVALID run: excluded from the front
         point["admitted"] = admitted(point)
         self._save()
@@ -714,6 +817,12 @@ class Sweep:
             point["metrics"][self.qps.label] = {
                 "mean": bracket["valid_qps"], "lo": bracket["valid_qps"], "hi": hi, "n": 1,
             }  # fmt: skip
+
+
+def _why_failed(record: Any) -> str:
+    """What a failed run says about itself: its message, else its first failed test's error."""
+    test = next((t for t in record.tests if t.status == "failed" and t.error), None)
+    return str(record.message or (test.error if test else None) or f"the run {record.status}")
 
 
 def _qps_start(raw: dict[str, Any], metrics: dict[str, Any]) -> float:
@@ -935,7 +1044,7 @@ def pick(folder: Path, index: int, new_name: str, specs_dir: Path, spec_path: Pa
         raise UsageError(f"--pick {index}: the sweep's points are {sorted(points)}")
     point = points[index]
     raw = read_json(spec_path)
-    derived = derive(raw, point["values"], source=str(spec_path))
+    derived = derive(raw, point_fields(point), source=str(spec_path))
     if spec_id(parse_spec(derived, source=str(spec_path))) != point["spec_id"]:
         raise SpecError(
             f"{spec_path}: point {index} of this spec is not the spec the sweep measured "

@@ -1,4 +1,9 @@
-"""Progress display on stderr: a bar on a terminal, plain lines elsewhere (CI logs)."""
+"""Progress display on stderr: a bar on a terminal, plain lines elsewhere (CI logs).
+
+The bar shows what the wait's forecast says, asked again as the wait goes on: a fraction only
+while a measured estimate stands ahead of the elapsed time; past it, that the wait is longer
+than estimated (never a bar stuck at 99 %); without a measured rate, that the time is unknown.
+"""
 
 from __future__ import annotations
 
@@ -9,41 +14,90 @@ from types import TracebackType
 
 import click
 
+from repro.estimates import MEASURED, Estimate, Forecast, Snapshot, duration
+
+WIDTH = 30
+#: in a log, a new line when the estimate moves by more than this factor (or becomes known)
+RELOG_FACTOR = 1.5
+
 
 def note(message: str) -> None:
     """A status line on stderr."""
     click.echo(message, err=True)
 
 
-class TimedBar:
-    """A bar that advances with elapsed time against an expected duration, in a thread."""
+def _then(rest: Estimate | None) -> str:
+    if rest is None or (rest.known and not rest.seconds):
+        return ""
+    if rest.seconds is None:
+        floor = f", at least {duration(rest.floor_s)}" if rest.floor_s >= 1 else ""
+        return f"; the rest: time unknown{floor}"
+    rough = "" if rest.basis == MEASURED else f" ({rest.basis})"
+    return f"; then about {duration(rest.seconds)} more{rough}"
 
-    def __init__(self, label: str, expected_s: float) -> None:
+
+def bar_line(label: str, elapsed_s: float, snap: Snapshot) -> str:
+    """One redraw of the bar: `label [#####-----] 12.3 s of about 30 s (basis)`."""
+    test = snap.test
+    if test.seconds is None:
+        spin = "-\\|/"[int(elapsed_s * 4) % 4]
+        return f"{label} [{spin}] {elapsed_s:.1f} s, {test.text()}{_then(snap.rest)}"
+    if elapsed_s >= test.seconds:
+        over = f"longer than the {duration(test.seconds)} estimated ({test.basis})"
+        return f"{label} [{'~' * WIDTH}] {elapsed_s:.1f} s, {over}{_then(snap.rest)}"
+    filled = int(elapsed_s / test.seconds * WIDTH)
+    bar = "#" * filled + "-" * (WIDTH - filled)
+    return f"{label} [{bar}] {elapsed_s:.1f} s of {test.text()}{_then(snap.rest)}"
+
+
+def log_line(label: str, snap: Snapshot) -> str:
+    """The line a log gets: `label: about 30 s (basis); then about 2 min more`."""
+    return f"{label}: {snap.test.text()}{_then(snap.rest)}"
+
+
+def moved(before: Estimate, now: Estimate) -> bool:
+    """Whether a log should say the estimate again: it became known, or moved a lot."""
+    if now.seconds is None:
+        return False
+    if before.seconds is None:
+        return True
+    ratio = max(now.seconds, 0.1) / max(before.seconds, 0.1)
+    return ratio > RELOG_FACTOR or ratio < 1 / RELOG_FACTOR
+
+
+class TimedBar:
+    """The wait for one worker: redrawn from its forecast on a terminal, a line (and a line
+    each time the estimate moves much) in a log."""
+
+    def __init__(self, label: str, forecast: Forecast) -> None:
         self.label = label
-        self.expected_s = max(expected_s, 0.1)
+        self.forecast = forecast
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._tty = sys.stderr.isatty()
+        self._width = 0
 
     def __enter__(self) -> TimedBar:
-        if self._tty:
-            self._thread = threading.Thread(target=self._run, daemon=True)
-            self._thread.start()
-        else:
-            note(f"{self.label} (about {self.expected_s:.0f} s)")
+        self._start = time.monotonic()
+        first = self.forecast.now()
+        if not self._tty:
+            note(log_line(self.label, first))
+        self._thread = threading.Thread(target=self._run, args=(first.test,), daemon=True)
+        self._thread.start()
         return self
 
-    def _run(self) -> None:
-        start = time.monotonic()
-        while not self._stop.wait(0.2):
-            self._draw(time.monotonic() - start)
+    def _run(self, said: Estimate) -> None:
+        while not self._stop.wait(0.2 if self._tty else 0.5):
+            snap = self.forecast.now()
+            if self._tty:
+                self._draw(bar_line(self.label, time.monotonic() - self._start, snap))
+            elif moved(said, snap.test):
+                note(f"{self.label}: re-estimated: {snap.test.text()}")
+                said = snap.test
 
-    def _draw(self, elapsed: float) -> None:
-        frac = min(elapsed / self.expected_s, 0.99)
-        width = 30
-        filled = int(frac * width)
-        bar = "#" * filled + "-" * (width - filled)
-        sys.stderr.write(f"\r{self.label} [{bar}] {elapsed:5.1f}s")
+    def _draw(self, text: str) -> None:
+        self._width = max(self._width, len(text))
+        sys.stderr.write("\r" + text.ljust(self._width))
         sys.stderr.flush()
 
     def __exit__(
@@ -55,5 +109,6 @@ class TimedBar:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-            sys.stderr.write("\r" + " " * (len(self.label) + 48) + "\r")
+        if self._tty and self._width:
+            sys.stderr.write("\r" + " " * self._width + "\r")
             sys.stderr.flush()

@@ -184,6 +184,10 @@ def sweep(
     folder, state = run_sweep(
         spec_path, opts, cache=ArtifactCache(cache_dir), report=note, progress=TimedBar
     )
+    failed = [p for p in state["points"] if p["status"] == "failed"]
+    if failed:
+        total = len(state["points"])
+        note(f"{len(failed)} of {total} point(s) failed: {folder / 'sweep.md'} says why")
     if as_json:
         click.echo(json.dumps(state, indent=2))
         return

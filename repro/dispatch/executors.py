@@ -21,7 +21,7 @@ from typing import NamedTuple, Protocol
 from repro import _subprocess
 from repro.atomic import atomic_write_text
 from repro.dispatch.plan import DispatchPlan, SlurmOptions
-from repro.errors import EnvironmentSetupError, RunError, UsageError
+from repro.errors import ClusterUnavailableError, RunError, UsageError
 from repro.runs import layout
 
 #: states of a part that has not finished
@@ -55,6 +55,10 @@ class Executor(Protocol):
 
     def alive(self, jobs: list[str]) -> list[str]:
         """Which of these earlier submissions still have parts queued or running."""
+
+    def check(self) -> None:
+        """Raise ClusterUnavailableError when parts could not be submitted at all (before
+        anything is written for them)."""
 
 
 @contextlib.contextmanager
@@ -146,11 +150,14 @@ class LocalExecutor:
     def alive(self, jobs: list[str]) -> list[str]:
         return []
 
+    def check(self) -> None:
+        """This machine can always run its parts."""
+
 
 def _need(tool: str) -> str:
     path = _subprocess.which(tool)
     if path is None:
-        raise EnvironmentSetupError(
+        raise ClusterUnavailableError(
             f"--on slurm: `{tool}` is not on PATH",
             hint="run on a Slurm login node (slurm-wlm installed, slurm.conf in place), or "
             "replay without --on",
@@ -234,7 +241,7 @@ class SlurmExecutor:
             said = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
             said = said.removeprefix("sbatch: error: ")
             if re.search(r"contact|connect|controller|communication|timed out", said, re.I):
-                raise EnvironmentSetupError(
+                raise ClusterUnavailableError(
                     f"sbatch cannot reach Slurm: {said}",
                     hint="is slurmctld running (`scontrol ping`)? Replay here without --on, "
                     "or where Slurm answers",
@@ -246,6 +253,10 @@ class SlurmExecutor:
         self._indices = list(indices)
         self._last = {i: PartState("PENDING", None, f"{self.job}_{i}") for i in indices}
         return self.job
+
+    def check(self) -> None:
+        """`sbatch` is on PATH (whether the controller answers, only a submission tells)."""
+        _need("sbatch")
 
     def poll(self) -> dict[int, PartState]:
         if self.job is None:

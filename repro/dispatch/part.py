@@ -12,6 +12,7 @@ from pathlib import Path
 from repro.artifacts.cache import ArtifactCache
 from repro.dispatch.plan import read_plan
 from repro.errors import SpecError, UsageError
+from repro.estimates import Forecast
 
 
 def _note(message: str) -> None:
@@ -19,9 +20,9 @@ def _note(message: str) -> None:
 
 
 @contextlib.contextmanager
-def _progress(label: str, expected_s: float) -> Iterator[None]:
+def _progress(label: str, forecast: Forecast) -> Iterator[None]:
     """A line per test in the part's output (a batch job has no terminal)."""
-    _note(f"{label} (about {expected_s:.0f} s)")
+    _note(f"{label} ({forecast.now().test.text()})")
     yield
 
 

@@ -25,7 +25,7 @@ from repro import __version__
 from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
 from repro.dispatch.executors import ACTIVE, WAITING, Executor, PartState
-from repro.dispatch.gather import gather
+from repro.dispatch.gather import gather, part_record
 from repro.dispatch.plan import DispatchPlan, SlurmOptions, read_plan
 from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.fetching import fetch_all
@@ -172,9 +172,6 @@ def resume(
             f"{run}: not a dispatched run (it was not replayed with --on)",
             hint="--resume continues a `repro replay --on local|slurm` run that did not finish",
         )
-    todo = [p.index for p in record.parts if p.status not in ("complete", "invalid")]
-    if not todo:
-        raise UsageError(f"{run}: every part finished; nothing to resume")
     plan = read_plan(source / layout.DISPATCH_PLAN)
     if plan.parts != len(record.parts) or plan.run_id != record.run_id:
         raise SpecError(
@@ -183,6 +180,12 @@ def resume(
             f"{record.run_id})",
             hint="the plan was edited or comes from another run: replay again",
         )
+    finished = {p.index for p in record.parts if _done(p.status)}
+    if source is work:  # a provisional record: written before any part ended
+        finished |= _ended_since(plan.model_copy(update={"run_dir": str(source)}), record)
+    todo = [p.index for p in record.parts if p.index not in finished]
+    if not todo:
+        raise UsageError(f"{run}: every part finished; nothing to resume")
     executor = executor_for(plan)
     with folder_lock(
         source,
@@ -202,8 +205,24 @@ def resume(
             part = plan.part_dir(index)
             for leftover in (part, layout.partial_of(part)):
                 shutil.rmtree(leftover, ignore_errors=True)
+        for index in sorted(finished - {p.index for p in record.parts if _done(p.status)}):
+            report(f"part {index} finished before: its results are kept ({layout.part_dir(index)})")
         report(f"resuming {len(todo)} part(s) of {plan.parts}: {todo}")
         return _run_parts(plan, record, todo, executor, work=work, final=run, report=report)
+
+
+def _done(status: str) -> bool:
+    return status in ("complete", "invalid")
+
+
+def _ended_since(plan: DispatchPlan, record: RunRecord) -> set[int]:
+    """The parts of a replay stopped before it gathered (kill -9) that finished all the same:
+    its provisional record knows no part's end, each part's own run.json does."""
+    return {
+        p.index
+        for p in record.parts
+        if not _done(p.status) and _done(part_record(plan, p.index, None)[0].status)
+    }
 
 
 def _run_parts(

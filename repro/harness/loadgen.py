@@ -118,12 +118,18 @@ def single_stream_sut(
 
 
 def batched_inline_sut(
-    predict: Predict, store: SampleStore, log: LatencyLog, batch_size: int
+    predict: Predict,
+    store: SampleStore,
+    log: LatencyLog,
+    batch_size: int,
+    done: list[int] | None = None,
 ) -> Any:
     """MultiStream and Offline: run each query's samples inline, in batches of `batch_size`.
 
     ConstructFastSUT hands over ids and indices as lists: building a QuerySample object per
     sample halves LoadGen's Offline rate for small models (measured: 0.57 vs 1.18 M samples/s).
+    With `done` (Offline), `done[0]` counts the samples completed, for the progress file
+    (MultiStream's µs-scale queries go without the count).
     """
     perf = time.perf_counter_ns
 
@@ -137,7 +143,19 @@ def batched_inline_sut(
         log.values.append(perf() - t0)
         log.samples += n
 
-    return lg.ConstructFastSUT(issue, flush)
+    def counted(ids: list[int], indices: list[int]) -> None:
+        assert done is not None
+        t0 = perf()
+        n = len(ids)
+        idx = np.asarray(indices, dtype=np.int64)
+        for start in range(0, n, batch_size):
+            out = predict(store.batch(idx[start : start + batch_size]))
+            respond(ids[start : start + batch_size], out)
+            done[0] += min(batch_size, n - start)
+        log.values.append(perf() - t0)
+        log.samples += n
+
+    return lg.ConstructFastSUT(issue if done is None else counted, flush)
 
 
 class ServerSut:
@@ -224,8 +242,10 @@ def run_test(
     output_dir: Path,
     probe: np.ndarray,
     audit_config: Path | None = None,
+    done: list[int] | None = None,
 ) -> LatencyLog:
-    """Run one LoadGen test; LoadGen writes its logs untouched into `output_dir`."""
+    """Run one LoadGen test; LoadGen writes its logs untouched into `output_dir`. Offline
+    counts its samples done in `done[0]` (see `batched_inline_sut`)."""
     store = SampleStore(source)
     log = LatencyLog()
     qsl = lg.ConstructQSL(total_count, perf_count, store.load, store.unload)
@@ -246,7 +266,8 @@ def run_test(
         server = ServerSut(predict, store, log, batch_size)
         sut = server.sut
     else:
-        sut = batched_inline_sut(predict, store, log, batch_size)
+        counted = done if scenario == "Offline" else None
+        sut = batched_inline_sut(predict, store, log, batch_size, counted)
     ts = test_settings(scenario, mode, settings, seeds, perf_count)
     out = lg.LogOutputSettings()
     out.outdir = str(output_dir)

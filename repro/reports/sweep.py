@@ -88,6 +88,10 @@ def markdown(state: dict[str, Any]) -> str:
         "|" + "---|" * len(head),
     ]
     lines += ["| " + " | ".join(cells) + " |" for _, cells in _rows(state)]
+    failed = [p for p in state["points"] if p["status"] == "failed"]
+    if failed:
+        lines += ["", "Failed points:", ""]
+        lines += [f"- point {p['index']} {p['values']}: {p.get('error') or '-'}" for p in failed]
     return "\n".join(lines) + "\n"
 
 

@@ -35,6 +35,8 @@ WORKER_RESULT: Final = "worker.json"
 HIST_FILE: Final = "latency_hist.npz"
 LATENCIES_FILE: Final = "latencies_ns.npy"
 INFERENCE_FILE: Final = "inference_ns.npy"
+#: how far the running test is (`repro.harness.progress`), removed when its worker ends
+PROGRESS_FILE: Final = "progress.json"
 #: (QSL index, top-1) pairs of an accuracy run, written by the orchestrator
 PREDICTIONS_FILE: Final = "predictions.npy"
 

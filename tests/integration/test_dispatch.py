@@ -89,6 +89,45 @@ def test_resume_runs_only_the_parts_that_did_not_finish(
     assert [t.part for t in record.performance("SingleStream")] == [0, 1]
 
 
+def test_a_part_that_finished_before_kill_9_is_kept_on_resume(
+    root: Path, tmp_path: Path, shared_cache: Path
+) -> None:
+    """The orchestrator of `--on local --repeat 3` killed outright after part 0 finished: the
+    resume runs parts 1 and 2 only, and says that part 0 is kept."""
+    import os
+    import signal
+
+    from repro.runs import layout
+
+    cmd = [
+        sys.executable, "-m", "repro", "replay", str(root / "specs" / "ort-digits.json"),
+        "--env", "native", "-m", "performance", *SHORT, "--on", "local", "--repeat", "3",
+        "--run-id", "K", "--results-dir", str(tmp_path), "--cache-dir", str(shared_cache),
+    ]  # fmt: skip
+    run = tmp_path / "ort-digits" / "K"
+    part0 = layout.partial_of(run) / "parts" / "0" / "run.json"
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not part0.is_file() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert part0.is_file(), "part 0 did not finish within 120 s"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+    kept = part0.read_bytes()
+    result = CliRunner().invoke(cli, ["replay", "--resume", str(run)])
+    assert result.exit_code in (0, 3), result.output
+    assert "part 0 finished before: its results are kept" in result.output
+    assert "resuming 2 part(s) of 3: [1, 2]" in result.output
+    assert (run / "parts" / "0" / "run.json").read_bytes() == kept
+    record = load_run(run)
+    assert [p.status in ("complete", "invalid") for p in record.parts] == [True, True, True]
+    assert [t.part for t in record.performance("SingleStream")] == [0, 1, 2]
+
+
 def _slurm_up() -> None:
     if shutil.which("sbatch") is None:
         pytest.skip("Slurm is not installed (`.ci/slurm start` brings up a test cluster)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
@@ -60,3 +61,57 @@ def test_the_server_qps_search_on_the_real_harness(root: Path, tmp_path: Path) -
     assert all(t["target_qps"] > 0 for t in search["tried"])
     valid = [t["target_qps"] for t in search["tried"] if t["valid"]]
     assert search["valid_qps"] == (max(valid) if valid else None)
+
+
+def _fake_sbatch(folder: Path) -> Path:
+    """An `sbatch` that answers as Slurm's does when no controller runs."""
+    folder.mkdir()
+    sbatch = folder / "sbatch"
+    sbatch.write_text(
+        "#!/bin/sh\n"
+        "echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+        "(connect failure)' >&2\n"
+        "exit 1\n"
+    )
+    sbatch.chmod(0o755)
+    return folder
+
+
+def test_a_sweep_on_slurm_without_a_controller_fails_and_keeps_nothing(
+    root: Path, tmp_path: Path, shared_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    bin_dir = _fake_sbatch(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "sweep", str(root / "specs" / "ort-digits.json"), "--param", "workload.batch_size=8,32",
+            "--objective", "max:Offline.throughput", "--on", "slurm", "--id", "noctl",
+            "--results-dir", str(tmp_path / "results"), "--cache-dir", str(shared_cache),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "sbatch cannot reach Slurm: Batch job submission failed" in result.stderr
+    assert "no point ran and no sweep was kept" in result.stderr
+    assert not (tmp_path / "results" / "ort-digits" / "sweeps" / "noctl").exists()
+
+
+def test_a_sweep_on_slurm_without_sbatch_is_refused_before_its_folder_exists(
+    root: Path, tmp_path: Path, shared_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    result = CliRunner().invoke(
+        cli,
+        [
+            "sweep", str(root / "specs" / "ort-digits.json"), "--param", "workload.batch_size=8,32",
+            "--on", "slurm", "--env", "native", "--results-dir", str(tmp_path / "results"),
+            "--cache-dir", str(shared_cache),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "`sbatch` is not on PATH" in result.stderr
+    assert not (tmp_path / "results").exists()

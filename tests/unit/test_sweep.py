@@ -409,3 +409,111 @@ def _interrupted_sweep(spec_path: Path, tmp_path: Path, sweep_id: str) -> None:
 
     with pytest.raises(KeyboardInterrupt):
         _run(spec_path, tmp_path, StopAtSecond(speed=_speed), seed=1, sweep_id=sweep_id)
+
+
+def test_an_environment_that_cannot_start_leaves_no_sweep_folder(
+    spec_path: Path, tmp_path: Path
+) -> None:
+    """`--env docker` without a daemon: found before the sweep exists, not as a folder of
+    pending points."""
+    from repro.errors import EnvironmentSetupError
+
+    def no_daemon(*args: Any, **kwargs: Any) -> RealizedEnvironment:
+        raise EnvironmentSetupError("environment 'docker' is not usable here: no daemon")
+
+    with pytest.raises(EnvironmentSetupError, match="no daemon"):
+        run_sweep(
+            spec_path,
+            SweepOptions(
+                params=[parse_param("workload.batch_size=1,8")], objectives=OBJECTIVES,
+                results_dir=tmp_path / "results", sweep_id="env", env_name="docker",
+            ),
+            cache=ArtifactCache(tmp_path / "cache"), report=lambda _: None, progress=_no_bar,
+            runner=InProcessRunner(), probes=FakeProbes(), realize=no_daemon,
+        )  # fmt: skip
+    assert not (tmp_path / "results" / "ort-digits" / "sweeps").exists()
+
+
+def test_a_sweep_whose_points_all_fail_is_an_error(spec_path: Path, tmp_path: Path) -> None:
+    from repro.errors import RunError
+
+    runner = InProcessRunner({"Offline/performance": "fail", "SingleStream/performance": "fail"})
+    with pytest.raises(RunError, match="every point of the sweep that ran failed") as exc:
+        _run(spec_path, tmp_path, runner, params=[parse_param("workload.batch_size=1,8")],
+             sweep_id="bad")  # fmt: skip
+    assert "scripted failure" in exc.value.message
+    assert "--resume --id bad" in (exc.value.hint or "")
+    saved = json.loads(
+        (tmp_path / "results" / "ort-digits" / "sweeps" / "bad" / "sweep.json").read_text()
+    )
+    assert [p["status"] for p in saved["points"]] == ["failed", "failed"]
+    assert all("scripted failure" in p["error"] for p in saved["points"])
+    md = (tmp_path / "results" / "ort-digits" / "sweeps" / "bad" / "sweep.md").read_text()
+    assert "- point 1 {'workload.batch_size': 8}: RuntimeError: scripted failure" in md
+    # one point failing is a finding of the sweep, not a failed sweep
+    half = InProcessRunner(speed=_speed)
+    real_run = half.run
+
+    def fails_at_batch_8(env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
+        half.behaviour = {
+            "Offline/performance": "fail" if '"batch_size": 8' in request.read_text() else ""
+        }
+        return real_run(env, request, out_dir, timeout_s=timeout_s)
+
+    half.run = fails_at_batch_8  # type: ignore[method-assign]
+    _, state = _run(spec_path, tmp_path, half, params=[parse_param("workload.batch_size=1,8")],
+                    sweep_id="half")  # fmt: skip
+    assert sorted(p["status"] for p in state["points"]) == ["complete", "failed"]
+
+
+def _two_models(root: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """The digits model and another file (its bytes changed), beside the spec."""
+    model = (root / "artifacts" / "digits-mlp.onnx").read_bytes()
+    a, b = tmp_path / "specs" / "a.onnx", tmp_path / "specs" / "b.onnx"
+    a.write_bytes(model)
+    b.write_bytes(model + b"\0")
+    return a, b
+
+
+def test_a_swept_model_path_pins_each_files_sha256_per_point(
+    root: Path, spec_path: Path, tmp_path: Path
+) -> None:
+    """`--param artifacts.model.path=A,B` measures A and B, not the cached model twice."""
+    import hashlib
+
+    a, b = _two_models(root, tmp_path)
+    runner = InProcessRunner(speed=_speed)
+    swept = parse_param("artifacts.model.path=a.onnx,b.onnx")
+    folder, state = _run(
+        spec_path, tmp_path, runner, params=[swept], objectives=[OBJECTIVES[0]], sweep_id="m"
+    )
+    want = {name: hashlib.sha256(f.read_bytes()).hexdigest() for name, f in (("a", a), ("b", b))}
+    by_file = {Path(p["values"][swept[0]]).stem: p for p in state["points"]}
+    for name, point in by_file.items():
+        assert point["pinned"] == {"artifacts.model.sha256": want[name]}
+    assert by_file["a"]["spec_id"] != by_file["b"]["spec_id"]
+    assert {r.model_sha256 for r in runner.requests} == set(want.values())  # both ran
+    picked = load_spec(pick(folder, by_file["b"]["index"], "digits-b", tmp_path / "out", spec_path))
+    assert picked.artifacts["model"].sha256 == want["b"]
+
+
+@pytest.mark.parametrize(
+    ("param", "message"),
+    [
+        ("artifacts.model.url=file:///a,file:///b", "cannot pin the bytes of a url per point"),
+        ("artifacts.dataset.params.seed=0,1", "cannot pin the bytes of a params per point"),
+        ("artifacts.model.path=a.onnx,missing.onnx", "'missing.onnx' is not a file"),
+    ],
+)
+def test_an_artifact_source_no_point_could_pin_is_refused_before_the_sweep(
+    root: Path, spec_path: Path, tmp_path: Path, param: str, message: str
+) -> None:
+    _two_models(root, tmp_path)
+    with pytest.raises(UsageError, match=message) as exc:
+        _run(spec_path, tmp_path, InProcessRunner(), params=[parse_param(param)], sweep_id="x")
+    assert exc.value.exit_code == 2
+    assert "artifacts." in exc.value.message
+    assert not (tmp_path / "results").exists()
+    if "pin the bytes" in message:
+        assert "--param artifacts." in (exc.value.hint or "")
+        assert ".path=A,B" in (exc.value.hint or "")

@@ -59,6 +59,9 @@ class ScriptedExecutor:
     def alive(self, jobs: list[str]) -> list[str]:
         return self.still_alive
 
+    def check(self) -> None:
+        pass
+
 
 def _start(tmp_path: Path, parts: int = 2) -> tuple[DispatchPlan, RunRecord, Path, Path]:
     final = tmp_path / "results" / "synthetic" / "r1"
@@ -209,3 +212,31 @@ def test_resume_refuses_settings_of_its_own(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2, result.output
     assert "--min-duration-ms would make its parts two experiments" in result.output
+
+
+def test_a_part_that_finished_before_the_replay_was_killed_is_kept_not_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 after part 0 of 3 finished: the provisional record says no part finished, the
+    part's own run.json says part 0 did. Only parts 1 and 2 run again."""
+    plan, record, work, final = _start(tmp_path, parts=3)
+
+    class KilledAfterPart0(ScriptedExecutor):
+        def poll(self) -> dict[int, PartState]:
+            make_run(work / "parts" / "0", throughput=[100.0])
+            raise SystemExit("SIGKILL")
+
+    monkeypatch.setattr(dispatch_run, "_cancel", lambda ex, idx: (_ for _ in ()).throw(SystemExit))
+    with pytest.raises(SystemExit):
+        _run_parts(plan, record, [0, 1, 2], KilledAfterPart0(work), work=work, final=final,
+                   report=print)  # fmt: skip
+    kept = (work / "parts" / "0" / "run.json").read_bytes()
+    said: list[str] = []
+    again = ScriptedExecutor(work)
+    _, run = resume(final, lambda p: again, said.append)
+    assert again.indices == [1, 2]
+    assert "resuming 2 part(s) of 3: [1, 2]" in said
+    assert any("part 0 finished before: its results are kept" in line for line in said), said
+    assert (final / "parts" / "0" / "run.json").read_bytes() == kept
+    assert run.status == "complete"
+    assert [p.status for p in run.parts] == ["complete"] * 3

@@ -157,22 +157,6 @@ def test_a_worker_killed_from_outside_leaves_an_interrupted_run(spec: Any, tmp_p
     assert [r.scenario for r in runner.requests][-1] == "MultiStream"  # nothing ran after it
 
 
-def test_progress_estimates_include_the_minimum_query_count() -> None:
-    from repro.replay import expected_seconds
-
-    multi = {
-        "min_duration_ms": 2000,
-        "min_query_count": 662,
-        "multi_stream_expected_latency_ns": 80_000_000,
-    }
-    assert expected_seconds("MultiStream", "performance", multi, 64) == pytest.approx(1 + 52.96)
-    short = {"min_duration_ms": 2000, "min_query_count": 10, "single_stream_expected_latency_ns": 1}
-    assert expected_seconds("SingleStream", "performance", short, 64) == pytest.approx(3.0)
-    server = {"min_duration_ms": 1000, "min_query_count": 600, "server_target_qps": 100}
-    assert expected_seconds("Server", "performance", server, 64) == pytest.approx(7.0)
-    assert expected_seconds("MultiStream", "accuracy", multi, 64) == pytest.approx(1 + 8 * 0.08)
-
-
 def test_command_line_overrides_are_bounded_like_the_spec(root: Path) -> None:
     from click.testing import CliRunner
 
