@@ -1,0 +1,159 @@
+"""Published results against repro replays and other trees: hardware nobody describes, a
+folder per pair, and levels above the benchmark (issue 30 items 6, 7, 9)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from tests.helpers import make_run, published_result, write_record
+
+INTEL_V41 = Path("mlperf/inference_results_v4.1/closed/Intel")
+GATE_V50 = Path("mlperf/mlperf_inference_submissions_v5.0/closed/GATEOverflow")
+GATE_SYSTEM = "RTX4090x1-nvidia-gpu-TensorRT-default_config"
+#: the shipped ort-resnet50 original, whose spec names benchmark resnet50 by a tag
+SHIPPED = Path(__file__).resolve().parents[2] / "results" / "ort-resnet50" / "original"
+
+
+def _report(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["report", *args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def _resnet_run(path: Path, *, throughput: list[float], accuracy: float = 0.9) -> Path:
+    """A synthetic repro run of a spec that stands in for ResNet-50 (tagged `resnet50`, as
+    ort-resnet50 is), on a 2-CPU machine."""
+    from repro.spec.io import spec_id
+    from repro.spec.models import ExperimentSpec
+
+    spec = json.loads((SHIPPED / "run.json").read_text())["spec"]
+    make_run(
+        path,
+        throughput=throughput,
+        accuracy=accuracy,
+        spec_id=spec_id(ExperimentSpec.model_validate(spec)),
+    )
+    doc: dict[str, Any] = json.loads((path / "run.json").read_text())
+    doc["spec_name"] = spec["name"]
+    doc["spec"] = spec
+    write_record(path / "run.json", doc)
+    return path
+
+
+def _judged(data: dict[str, Any], scenario: str) -> dict[str, str]:
+    """metric -> verdict of the judged rows of a scenario."""
+    found = next(s for s in data["scenarios"] if s["scenario"] == scenario)
+    return {m["metric"]: m["verdict"] for m in found["metrics"] if m["judged"]}
+
+
+# item 6: a result folder without a system description is no machine anyone knows
+
+
+@pytest.mark.parametrize("published_first", [True, False])
+def test_a_copied_out_result_is_hardware_unknown_and_its_accuracy_still_judged(
+    tmp_path: Path, published_first: bool
+) -> None:
+    """Copied out of its tree, a result has no systems/<system>.json: its 100 samples/s
+    against a 2-vCPU replay's 20 said NOT REPRODUCED (exit 1), a verdict about a machine
+    nobody described."""
+    bench = published_result(tmp_path / "tree", sps=100.0).parent
+    copied = tmp_path / "copied" / "resnet50"
+    shutil.copytree(bench, copied)
+    run = _resnet_run(tmp_path / "r" / "run1", throughput=[20.0, 21.0, 19.0], accuracy=0.76)
+    sides = [str(copied), str(run)] if published_first else [str(run), str(copied)]
+    out_dir = tmp_path / "out"
+    code, out = _report("-o", str(out_dir), "--compare", *sides)
+    assert code == 0, out
+    data = json.loads((out_dir / "report.json").read_text())
+    assert data["verdict"] == "not comparable: hardware unknown"
+    judged = _judged(data, "Offline")
+    assert judged["samples_per_second"] == "not comparable: hardware unknown"
+    assert judged["validity"] == "not comparable: hardware unknown"
+    which = "original" if published_first else "replay"
+    assert data["unknown_hardware"] == [
+        f"the {which} is a published result without its system description (systems/<system>.json)"
+    ]
+    assert "hardware unknown: performance is shown for information" in data["summary"]
+    assert "hardware unknown: the " in out
+    assert judged["accuracy"] == "reproduced"  # 76 % top1 on both sides
+    code, out = _report("-o", str(out_dir), "--compare", *sides, "--strict")
+    assert code == 1, out  # not comparable is no success under --strict
+
+
+def test_accuracy_is_judged_when_the_hardware_is_unknown(tmp_path: Path) -> None:
+    bench = published_result(tmp_path / "tree", sps=100.0).parent
+    copied = tmp_path / "copied" / "resnet50"
+    shutil.copytree(bench, copied)
+    run = _resnet_run(tmp_path / "r" / "run1", throughput=[100.0, 101.0, 99.0], accuracy=0.5)
+    code, out = _report("-o", str(tmp_path / "out"), "--compare", str(copied), str(run))
+    assert code == 1, out
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert _judged(data, "Offline")["accuracy"] == "not reproduced"
+
+
+def test_a_described_result_is_still_judged_on_the_same_hardware(tmp_path: Path) -> None:
+    """A system description that names the replay's CPU: speed is judged as before."""
+    bench = published_result(tmp_path / "tree", sps=100.0).parent
+    desc = bench.parents[2] / "systems" / "box.json"
+    desc.write_text(json.dumps({"host_processor_model_name": "Test CPU"}))
+    run = _resnet_run(tmp_path / "r" / "run1", throughput=[20.0, 21.0, 19.0])
+    code, out = _report("-o", str(tmp_path / "out"), "--compare", str(bench), str(run))
+    assert code == 1, out
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert data["unknown_hardware"] == []
+    assert _judged(data, "Offline")["samples_per_second"] == "not reproduced"
+
+
+def test_a_compliance_test04_folder_is_its_benchmark_and_hardware_unknown(
+    tmp_path: Path,
+) -> None:
+    """A TEST04 run beside results/ (the v4.x layout): its benchmark is the folder two levels
+    up (it was taken for a benchmark named 'offline' and refused), and no system description
+    is found from there."""
+    sdir = published_result(tmp_path / "tree", sps=100.0)
+    sub = tmp_path / "tree" / "closed" / "Acme"
+    test04 = sub / "compliance" / "box" / "resnet50" / "offline" / "TEST04"
+    shutil.copytree(sdir / "performance", test04 / "performance")
+    (test04 / "verify_performance.txt").write_text("reference score = 1\nTEST PASS\n")
+    run = _resnet_run(tmp_path / "r" / "run1", throughput=[20.0, 21.0, 19.0])
+    code, out = _report("-o", str(tmp_path / "out"), "--compare", str(test04), str(run))
+    assert code == 0, out
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert data["spec_name"] == "resnet50"
+    assert data["verdict"] == "not comparable: hardware unknown"
+
+
+def test_real_copied_out_and_test04_results_against_the_resnet50_original(
+    root: Path, shared_fixtures: Path, tmp_path: Path
+) -> None:
+    """The issue's cases on published data: Intel's v4.1 ResNet-50 result copied out of its
+    tree, and GATEOverflow's v5.0 TEST04 folder, against the shipped 2-vCPU original."""
+    original = root / "results" / "ort-resnet50" / "original"
+    copied = tmp_path / "resnet50"
+    shutil.copytree(
+        shared_fixtures / INTEL_V41 / "results" / "1-node-2S-EMR-PyTorch" / "resnet50", copied
+    )
+    test04 = (
+        shared_fixtures / GATE_V50 / "compliance" / GATE_SYSTEM / "resnet50" / "offline" / "TEST04"
+    )
+    for i, published in enumerate((copied, test04)):
+        out_dir = tmp_path / f"out{i}"
+        code, out = _report("-o", str(out_dir), "--compare", str(published), str(original))
+        assert code == 0, out
+        data = json.loads((out_dir / "report.json").read_text())
+        assert data["verdict"] == "not comparable: hardware unknown", out
+        assert _judged(data, "Offline")["samples_per_second"] == (
+            "not comparable: hardware unknown"
+        )
+    # in its tree, the same result is different hardware (its CPU is named)
+    intact = shared_fixtures / INTEL_V41 / "results" / "1-node-2S-EMR-PyTorch" / "resnet50"
+    code, out = _report("-o", str(tmp_path / "out"), "--compare", str(intact), str(original))
+    assert code == 0, out
+    assert "different hardware: CPU: INTEL(R) XEON(R) PLATINUM 8592+" in out
+
