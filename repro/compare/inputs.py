@@ -18,6 +18,7 @@ from repro.runs.store import (
     replay_sides,
 )
 from repro.spec.models import Tolerances
+from repro.spec.types import FOLDER_NAME_MAX
 
 Side = LoadedRun
 
@@ -43,7 +44,51 @@ def side_label(side: Side) -> str:
         if side.kind == "mlperf"
         else side.record.run_id
     )
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("._") or "run"
+    return _safe(raw) or "run"
+
+
+def _safe(raw: str) -> str:
+    """`raw` as one folder name (`repro.runs.layout.component`'s rule): anything but letters,
+    digits, '.', '_' and '-' becomes '_', no '..', no leading or trailing '.' or '_'."""
+    name = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "_", raw))
+    return name.strip("._-")
+
+
+def report_folders(pairs: list[tuple[Side, list[Side]]], output: Path | None) -> list[Path | None]:
+    """Where each pair's report goes. One pair: `output` itself, or reports/<benchmark>/
+    <original>-vs-<replay>/ with a published side (None: `reports/<spec-name>/`, as ever).
+    Several pairs: <base>/<benchmark>/<original>-vs-<replay>/ under `output` (or reports/),
+    one folder per pair, never shared: a name two pairs would share gets -2, -3, ... in pair
+    order (compared ignoring case, as some file systems do), and a name longer than a folder
+    name may be is cut and ends in a digest of the whole."""
+    if len(pairs) == 1:
+        orig, reps = pairs[0]
+        if output is not None or all(s.kind == "repro" for s in (orig, *reps)):
+            return [output]
+    base = output if output is not None else Path("reports")
+    taken: set[str] = set()
+    out: list[Path | None] = []
+    for orig, reps in pairs:
+        bench = _fit(_safe(benchmark_of(orig)) or "benchmark")
+        stem = _fit(f"{side_label(orig)}-vs-{side_label(reps[0])}")
+        name, k = stem, 1
+        while f"{bench}/{name}".lower() in taken:
+            k += 1
+            name = _fit(f"{stem}-{k}")
+        taken.add(f"{bench}/{name}".lower())
+        out.append(base / bench / name)
+    return out
+
+
+def _fit(name: str) -> str:
+    """A folder name no longer than layout allows: a long one keeps its head and ends in 12
+    hex digits of its sha256, so two long names that differ only in their tails stay apart."""
+    import hashlib
+
+    if len(name) <= FOLDER_NAME_MAX:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{name[: FOLDER_NAME_MAX - 13].rstrip('._-')}-{digest}"
 
 
 def benchmark_of(side: Side) -> str:

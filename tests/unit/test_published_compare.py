@@ -157,3 +157,63 @@ def test_real_copied_out_and_test04_results_against_the_resnet50_original(
     assert code == 0, out
     assert "different hardware: CPU: INTEL(R) XEON(R) PLATINUM 8592+" in out
 
+
+# item 7: several pairs under -o DIR: a folder each, and the paths printed are the real ones
+
+BENCHMARKS = ("resnet50", "retinanet", "bert-99", "3d-unet-99.9")
+
+
+def _written(out: str) -> list[Path]:
+    """The report folders the command says it wrote."""
+    return [
+        Path(line.split("report written to ", 1)[1].rsplit("/report.", 1)[0])
+        for line in out.splitlines()
+        if "report written to " in line
+    ]
+
+
+def test_several_pairs_under_one_output_folder_keep_a_folder_each(tmp_path: Path) -> None:
+    """One system's four benchmarks in two rounds: the four pairs share every label, and all
+    four reports went to DIR/closed-Acme-box-vs-closed-Acme-box/ (4 printed, 1 left)."""
+    for root, sps in ((tmp_path / "v4.1", 100.0), (tmp_path / "v5.0", 101.0)):
+        for bench in BENCHMARKS:
+            published_result(root, benchmark=bench, sps=sps, accuracy=None)
+    out_dir = tmp_path / "out"
+    code, out = _report("-o", str(out_dir), "--compare", str(tmp_path / "v4.1"),
+                        str(tmp_path / "v5.0"))  # fmt: skip
+    assert code == 0, out
+    written = _written(out)
+    assert len(written) == len(BENCHMARKS)
+    assert len(set(written)) == len(BENCHMARKS)
+    for folder in written:
+        assert folder.parent.parent == out_dir
+        report = json.loads((folder / "report.json").read_text())
+        assert report["spec_name"] == folder.parent.name  # each folder holds its own pair
+    assert sorted(p.parent.name for p in written) == sorted(BENCHMARKS)
+    assert {p.name for p in written} == {"closed-Acme-box-vs-closed-Acme-box"}
+
+
+def test_pair_folders_are_unique_and_safe(tmp_path: Path) -> None:
+    from repro.compare import report_folders
+    from repro.runs.store import open_sides
+    from repro.spec.types import FOLDER_NAME_MAX
+
+    long_a, long_b = "x" * 150 + "-a", "x" * 150 + "-b"
+    for system in ("Box", "box", long_a, long_b):
+        published_result(tmp_path / "t", system=system, submitter="Ac me")
+    sides = {s.record.environment["system"]: s for s in open_sides(tmp_path / "t")}
+    pairs = [(sides[a], [sides[b]]) for a, b in (("Box", "box"), ("box", "Box"), ("box", "Box"),
+                                                 (long_a, long_b), (long_b, long_a))]  # fmt: skip
+    folders = [f for f in report_folders(pairs, tmp_path / "out") if f is not None]
+    assert len(folders) == len(pairs)
+    assert len({str(f).lower() for f in folders}) == len(pairs)  # apart on any file system
+    assert folders[0].name == "closed-Ac_me-Box-vs-closed-Ac_me-box"
+    # the same names but for their case, then the same names: apart, in pair order
+    assert folders[1].name == "closed-Ac_me-box-vs-closed-Ac_me-Box-2"
+    assert folders[2].name == "closed-Ac_me-box-vs-closed-Ac_me-Box-3"
+    for f in folders:
+        assert f.parent == tmp_path / "out" / "resnet50"
+        assert len(f.name) <= FOLDER_NAME_MAX
+    assert folders[3] != folders[4]
+    # one pair: the output folder itself, as ever
+    assert report_folders(pairs[:1], tmp_path / "out") == [tmp_path / "out"]
