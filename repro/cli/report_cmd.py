@@ -104,9 +104,11 @@ def report(
     results = []
     for orig, reps in pairing.pairs:
         tolerances, source = tolerances_for(orig, reps, spec_path=spec_path)
-        results.append(
-            build_report(orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source)
+        result = build_report(
+            orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source
         )
+        # how the pair was chosen belongs in its report too
+        results.append(result.model_copy(update={"notes": [*pairing.notes, *result.notes]}))
     if as_json:
         dumped = [r.model_dump(mode="json", by_alias=True) for r in results]
         click.echo(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2))
@@ -114,6 +116,8 @@ def report(
     folders = report_folders(pairing.pairs, output)
     for result, folder in zip(results, folders, strict=True):
         codes.append(write_report(result, output=folder, formats=wanted, quiet=as_json))
+    for line in pairing.notes:
+        note(line)
     for line in pairing.unmatched:
         note(f"not paired: {line}")
     raise click.exceptions.Exit(max(codes))

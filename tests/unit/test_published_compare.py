@@ -217,3 +217,92 @@ def test_pair_folders_are_unique_and_safe(tmp_path: Path) -> None:
     assert folders[3] != folders[4]
     # one pair: the output folder itself, as ever
     assert report_folders(pairs[:1], tmp_path / "out") == [tmp_path / "out"]
+
+
+# item 9: a level above the benchmark against a repro run picks the run's benchmark
+
+
+def _submitter(root: Path, *, big_resnet50: float | None = None) -> Path:
+    """Acme's closed submission: box ran resnet50 and bert-99, big ran retinanet (and
+    resnet50 at `big_resnet50` samples/s); both on the CPU of `make_run`'s machine."""
+    published_result(root, system="box", benchmark="resnet50", sps=100.0)
+    published_result(root, system="box", benchmark="bert-99", accuracy=None)
+    published_result(root, system="big", benchmark="retinanet", accuracy=None)
+    if big_resnet50 is not None:
+        published_result(root, system="big", benchmark="resnet50", sps=big_resnet50)
+    level = root / "closed" / "Acme"
+    for desc in (level / "systems").glob("*.json"):
+        desc.write_text(json.dumps({"host_processor_model_name": "Test CPU"}))
+    return level
+
+
+@pytest.mark.parametrize("level_first", [True, False])
+def test_a_submitter_against_a_run_picks_the_runs_benchmark_and_says_which(
+    tmp_path: Path, level_first: bool
+) -> None:
+    """`repro report --compare v4.1/closed/Intel results/ort-resnet50/<run>` found no partner
+    (the run's benchmark is its spec's name, ort-resnet50, never a tree's) and refused."""
+    level = _submitter(tmp_path / "tree")
+    run = _resnet_run(tmp_path / "r" / "run1", throughput=[100.0, 101.0, 99.0], accuracy=0.76)
+    sides = [str(level), str(run)] if level_first else [str(run), str(level)]
+    out_dir = tmp_path / "out"
+    code, out = _report("-o", str(out_dir), "--compare", *sides)
+    assert code == 0, out
+    assert "holds 3 published result(s); compared: the 1 of benchmark resnet50" in out
+    assert "not compared, other benchmarks: bert-99 (1), retinanet (1)" in out
+    data = json.loads((out_dir / "report.json").read_text())
+    published = data["original"] if level_first else data["replays"][0]
+    assert published["path"] == str(level / "results" / "box" / "resnet50")
+    assert any("compared: the 1 of benchmark resnet50" in n for n in data["notes"])
+    judged = _judged(data, "Offline")
+    assert judged["samples_per_second"] == "reproduced"  # the same CPU ("Test CPU")
+
+
+def test_several_systems_of_the_benchmark_get_a_report_each(tmp_path: Path) -> None:
+    level = _submitter(tmp_path / "tree", big_resnet50=400.0)
+    run = _resnet_run(tmp_path / "r" / "run1", throughput=[100.0, 101.0, 99.0], accuracy=0.76)
+    out_dir = tmp_path / "out"
+    code, out = _report("-o", str(out_dir), "--compare", str(level), str(run))
+    assert code == 1, out  # big's 400 samples/s on the same CPU is not reproduced
+    assert "compared: the 2 of benchmark resnet50" in out
+    assert "one report each" in out
+    written = _written(out)
+    assert {p.relative_to(out_dir) for p in written} == {
+        Path("resnet50/closed-Acme-box-vs-run1"),
+        Path("resnet50/closed-Acme-big-vs-run1"),
+    }
+    verdicts = {p.name: json.loads((p / "report.json").read_text())["verdict"] for p in written}
+    assert verdicts == {
+        "closed-Acme-box-vs-run1": "reproduced",
+        "closed-Acme-big-vs-run1": "not reproduced",
+    }
+
+
+def test_a_level_without_the_runs_benchmark_is_refused_naming_both(tmp_path: Path) -> None:
+    level = _submitter(tmp_path / "tree")
+    run = make_run(tmp_path / "r" / "run1", throughput=[100.0])  # spec "synthetic", no tags
+    code, out = _report("-o", str(tmp_path / "out"), "--compare", str(level), str(run))
+    assert code == 2, out
+    assert "holds 3 published results, of benchmark(s) bert-99 (1), resnet50 (1), retinanet" in out
+    assert "repro run of spec 'synthetic'" in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_real_round_against_the_resnet50_original_picks_its_resnet50_results(
+    root: Path, shared_fixtures: Path, tmp_path: Path
+) -> None:
+    """GATEOverflow's v5.0 submissions (closed and open) against the shipped original."""
+    round_dir = shared_fixtures / "mlperf" / "mlperf_inference_submissions_v5.0"
+    original = root / "results" / "ort-resnet50" / "original"
+    out_dir = tmp_path / "out"
+    code, out = _report("-o", str(out_dir), "--compare", str(round_dir), str(original))
+    assert code == 0, out
+    assert "compared: the 2 of benchmark resnet50" in out
+    written = _written(out)
+    assert sorted(p.name for p in written) == [
+        f"closed-GATEOverflow-{GATE_SYSTEM}-vs-original",
+        "open-GATEOverflow-Asus_Tuf-reference-cpu-onnxruntime_v1.20.1-default_config-vs-original",
+    ]
+    for folder in written:
+        data = json.loads((folder / "report.json").read_text())
+        assert data["verdict"] == "not comparable: different hardware"
