@@ -197,6 +197,7 @@ def _level_against_runs(
     never compared. The runs are the replays wherever the level is given; a run given as the
     original is compared with each picked result as its replay. None when the sides are not
     such a level and such runs."""
+    where: Path | None
     if all(s.kind == "mlperf" for s in left) and all(s.kind == "repro" for s in right):
         published, runs, where = left, right, original
     elif len(left) == 1 and left[0].kind == "repro" and all(s.kind == "mlperf" for s in right):

@@ -611,6 +611,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             "division": division_of(path) or _text(desc.get("division")),
             "round": round_of(path),
             "framework": _text(desc.get("framework")),
+            "system_status": _text(desc.get("status")),  # available, preview, rdi
             **({"compliance": compliance} if compliance else {}),
         },
         fingerprint=fingerprint_from_system(desc),
