@@ -59,11 +59,10 @@ def _safe(raw: str) -> str:
 def report_folders(pairs: list[tuple[Side, list[Side]]], output: Path | None) -> list[Path | None]:
     """Where each pair's report goes. One pair: `output` itself, or reports/<benchmark>/
     <original>-vs-<replay>/ with a published side (None: `reports/<spec-name>/`, as ever).
-    Several pairs: <base>/<benchmark>/<original>-vs-<replay>/ under `output` (or reports/;
-    the benchmark of the published side, where there is one),
-    one folder per pair, never shared: a name two pairs would share gets -2, -3, ... in pair
-    order (compared ignoring case, as some file systems do), and a name longer than a folder
-    name may be is cut and ends in a digest of the whole."""
+    Several pairs: <base>/<benchmark>/<original>-vs-<replay>/, the base `output` (or
+    reports/), the benchmark the published side's: one folder per pair, never shared. A name
+    two pairs would share gets -2, -3, ... in pair order (compared ignoring case, as some
+    file systems do); a name longer than a folder name may be is cut and ends in a digest."""
     if len(pairs) == 1:
         orig, reps = pairs[0]
         if output is not None or all(s.kind == "repro" for s in (orig, *reps)):
@@ -220,20 +219,27 @@ def _level_against_runs(
             "runs an MLPerf benchmark names it among its tags, as ort-resnet50 names resnet50), "
             "or name one result, with --allow-different-benchmarks to compare it anyway",
         )
-    bench = benchmark_of(picked[0])
+    note = _picked_note(level, run, published, picked, counts)
+    pairs = [(p, runs) for p in picked] if published is left else [(run, [p]) for p in picked]
+    return Pairing(pairs, notes=[note])
+
+
+def _picked_note(
+    level: str, run: Side, published: list[Side], picked: list[Side], others: str
+) -> str:
+    """Which results of a level `_level_against_runs` compared with `run`, and what it left."""
+    bench = ", ".join(sorted({benchmark_of(p) for p in picked}))
     which = ", ".join(str(p.path) for p in picked[:8]) + (
         f" and {len(picked) - 8} more" if len(picked) > 8 else ""
     )
-    note = (
+    return (
         f"{level} holds {len(published)} published result(s); compared: the {len(picked)} of "
         f"benchmark {bench} (the benchmark that spec {run.record.spec_name} of {run.path} "
         "names), "
         + ("one report each: " if len(picked) > 1 else "")
         + which
-        + (f"; not compared, other benchmarks: {counts}" if others else "")
+        + (f"; not compared, other benchmarks: {others}" if others else "")
     )
-    pairs = [(p, runs) for p in picked] if published is left else [(run, [p]) for p in picked]
-    return Pairing(pairs, notes=[note])
 
 
 def _identity(side: Side) -> object:
