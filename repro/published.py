@@ -62,6 +62,8 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 "accelerator_count": hardware.get("accelerators_per_node"),
                 "node_count": hardware.get("nodes"),
                 "framework": env.get("framework"),
+                # systems/<system>.json's status: available, preview or rdi
+                "status": env.get("system_status"),
                 "benchmark": record.spec_name,
                 "scenario": scenario,
                 "metric": key,

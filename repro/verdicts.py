@@ -16,6 +16,9 @@ A performance metric is also compared after adjusting each run by the machine's 
                                         took > 10 % of the CPU time during its tests)
   not comparable: different hardware    CPU model, core count or accelerator differ: speed is
                                         shown for information; accuracy is still judged
+  not comparable: hardware unknown      no fact of the hardware is known to both sides (a
+                                        published result without its system description):
+                                        speed is shown for information; accuracy is judged
 LoadGen's validity: not reproduced when most replay runs are INVALID while most original runs
 were VALID, or when the replay is INVALID more often than chance (Fisher's exact test, p < 0.05);
 an occasional INVALID run (a latency bound broken by a loaded machine) is not a regression;
@@ -41,6 +44,7 @@ Verdict = Literal[
     "inconclusive",
     "inconclusive: machine unstable",
     "not comparable: different hardware",
+    "not comparable: hardware unknown",
 ]
 #: worst first: a roll-up takes the first of these its parts have
 SEVERITY: Final[tuple[Verdict, ...]] = (
@@ -48,6 +52,7 @@ SEVERITY: Final[tuple[Verdict, ...]] = (
     "inconclusive: machine unstable",
     "inconclusive",
     "not comparable: different hardware",
+    "not comparable: hardware unknown",
     "reproduced after machine adjustment",
     "reproduced",
 )

@@ -27,7 +27,10 @@ from repro.cli.spec_cmds import json_option
     "--prices", type=click.Path(dir_okay=False, path_type=Path),
     help="CSV name,price: a processor or accelerator name as the table spells it, its price.",
 )  # fmt: skip
-@click.option("--per-accelerator", is_flag=True, help="Throughput per accelerator.")
+@click.option(
+    "--per-accelerator", is_flag=True,
+    help="Throughput and cost per accelerator (divided by accelerator_count x node_count).",
+)  # fmt: skip
 @click.option(
     "-o", "--output", type=click.Path(file_okay=False, path_type=Path),
     default=Path("reports") / "recommend", show_default=True,
@@ -46,7 +49,10 @@ def recommend(
 ) -> None:
     """The systems no other system beats on every objective at once, from a table written by
     `repro results --csv` (or a published tree, read on the fly). Cost needs a price table you
-    supply; a system missing an objective is listed, not dropped.
+    supply; a system missing an objective is listed, not dropped. Where the selection mixes
+    closed with other divisions, only closed is compared unless --where division=NAME; the
+    output says how many rows each step left out and why, and which systems on the front are
+    not available (the table's status column: preview, rdi).
 
     \b
     Example:
@@ -88,7 +94,7 @@ def recommend(
         per_accelerator=per_accelerator,
     )
     objs = [(o.column, o.maximize) for o in goals]
-    args = (objs, result.front, result.dominated, result.missing, result.excluded)
+    args = (objs, result.front, result.dominated, result.missing, result.excluded, result.notes)
     md = pareto.markdown(*args)
     atomic_write_text(output / "recommend.md", md)
     atomic_write_text(output / "recommend.html", pareto.page(*args))
@@ -104,6 +110,7 @@ def recommend(
                     "dominated": json.loads(result.dominated.to_json(orient="records")),
                     "missing": result.missing,
                     "excluded": result.excluded,
+                    "notes": result.notes,
                 },
                 indent=2,
             )

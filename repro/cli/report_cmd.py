@@ -13,7 +13,6 @@ from repro.errors import UsageError
 
 if TYPE_CHECKING:
     from repro.reports.model import Report
-    from repro.runs.store import LoadedRun as Side
 
 FORMATS = ("md", "html", "json")
 
@@ -33,7 +32,8 @@ FORMATS = ("md", "html", "json")
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Report folder (default: reports/<name>/; with a published side "
-    "reports/<benchmark>/<side>-vs-<side>/).",
+    "reports/<benchmark>/<side>-vs-<side>/). With several pairs, DIR takes reports/'s place: "
+    "DIR/<benchmark>/<side>-vs-<side>/, one folder per pair.",
 )
 @click.option(
     "--format",
@@ -89,7 +89,7 @@ def report(
       repro report --compare results/ort-digits/original results/ort-digits/20261129T1715Z-3fa2c1
       repro report --compare v4.1/closed/Intel v5.0/closed/Intel
     """
-    from repro.compare import build_report, resolve_pairs, tolerances_for
+    from repro.compare import build_report, report_folders, resolve_pairs, tolerances_for
 
     wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
     bad = [f for f in wanted if f not in FORMATS]
@@ -104,34 +104,23 @@ def report(
     results = []
     for orig, reps in pairing.pairs:
         tolerances, source = tolerances_for(orig, reps, spec_path=spec_path)
-        results.append(
-            build_report(orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source)
+        result = build_report(
+            orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source
         )
+        # how the pair was chosen belongs in its report too
+        results.append(result.model_copy(update={"notes": [*pairing.notes, *result.notes]}))
     if as_json:
         dumped = [r.model_dump(mode="json", by_alias=True) for r in results]
         click.echo(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2))
     codes = []
-    for (orig, reps), result in zip(pairing.pairs, results, strict=True):
-        folder = output
-        if len(results) > 1 or (output is None and any(s.kind == "mlperf" for s in (orig, *reps))):
-            folder = _pair_folder(orig, reps, output)
+    folders = report_folders(pairing.pairs, output)
+    for result, folder in zip(results, folders, strict=True):
         codes.append(write_report(result, output=folder, formats=wanted, quiet=as_json))
+    for line in pairing.notes:
+        note(line)
     for line in pairing.unmatched:
         note(f"not paired: {line}")
     raise click.exceptions.Exit(max(codes))
-
-
-def _pair_folder(orig: Side, reps: list[Side], output: Path | None) -> Path:
-    """reports/<benchmark>/<original>-vs-<replay>/ (or that under --output): reports of
-    different submitters never overwrite each other."""
-    from repro.compare import benchmark_of, side_label
-    from repro.runs.layout import component
-
-    name = f"{side_label(orig)}-vs-{side_label(reps[0])}"
-    if output is not None:
-        return output / name
-    bench = component(benchmark_of(orig), what=f"{orig.path}: the benchmark name")
-    return Path("reports") / bench / name
 
 
 def write_report(

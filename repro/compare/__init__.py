@@ -8,6 +8,7 @@ from repro.compare.build import HEADLINE, build_report, decided, is_paired, unde
 from repro.compare.inputs import (
     Pairing,
     benchmark_of,
+    report_folders,
     resolve_inputs,
     resolve_pairs,
     side_label,
@@ -24,6 +25,7 @@ __all__ = [
     "compare_metric",
     "decided",
     "is_paired",
+    "report_folders",
     "resolve_inputs",
     "resolve_pairs",
     "side_label",

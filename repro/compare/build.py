@@ -86,12 +86,14 @@ def compare_scenario(
         for m in (validity_metric(o_perf, rep_tests),)
         if m is not None
     ]
-    if machines is not None and machines.hardware and metrics:
+    apart = machines.not_comparable() if machines is not None else None
+    if apart is not None and metrics:
         metrics[0] = metrics[0].model_copy(
             update={
-                "verdict": "not comparable: different hardware",
+                "verdict": apart[0],
                 "raw_verdict": metrics[0].raw_verdict or metrics[0].verdict,
-                "reason": f"{metrics[0].reason}; LoadGen's bounds depend on the hardware",
+                "reason": f"{metrics[0].reason}; LoadGen's bounds depend on the hardware"
+                + ("" if machines and machines.hardware else ", which is unknown"),
             }
         )
     headline = headline_of(scenario, [*o_perf, *rep_tests])
@@ -171,6 +173,8 @@ def build_report(
     if node_hardware and not machines.hardware:
         machines = dataclasses.replace(machines, hardware=tuple(node_hardware))
     paired = is_paired(orig, reps)
+    if paired:  # interleaved on one machine: the same hardware, whatever the records say
+        machines = dataclasses.replace(machines, unknown=())
     scenarios = []
     for scenario in _ORDER:
         result = compare_scenario(scenario, orig, reps, tolerances, machines, paired)
@@ -269,10 +273,11 @@ def build_report(
         summary = (
             f"FOR INFORMATION ONLY, different benchmarks ({' vs '.join(benchmarks)}): " + summary
         )
-    if machines.hardware:
+    apart = machines.not_comparable()
+    if apart is not None:
         summary += (
-            "; different hardware: performance is shown for information, accuracy and "
-            "predictions are judged"
+            f"; {apart[0].removeprefix('not comparable: ')}: performance is shown for "
+            "information, accuracy and predictions are judged"
         )
     if missing:
         summary += f"; {len(missing)} part(s) of the original not compared (listed)"
@@ -312,6 +317,7 @@ def build_report(
         not_compared=missing,
         integrity=integrity,
         different_hardware=list(machines.hardware),
+        unknown_hardware=[] if machines.hardware else list(machines.unknown),
         settings=[
             SettingDiff(scope=c.scope, key=c.key, original=c.original, replay=c.replay)
             for c in setting_changes(orig.record, reps[0].record)

@@ -18,6 +18,7 @@ from repro.runs.store import (
     replay_sides,
 )
 from repro.spec.models import Tolerances
+from repro.spec.types import FOLDER_NAME_MAX
 
 Side = LoadedRun
 
@@ -28,6 +29,8 @@ class Pairing:
 
     pairs: list[tuple[Side, list[Side]]]
     unmatched: list[str] = field(default_factory=list)
+    #: how the pairs were chosen, where that is not plain (a level of a tree against a run)
+    notes: list[str] = field(default_factory=list)
 
 
 def side_label(side: Side) -> str:
@@ -43,7 +46,53 @@ def side_label(side: Side) -> str:
         if side.kind == "mlperf"
         else side.record.run_id
     )
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("._") or "run"
+    return _safe(raw) or "run"
+
+
+def _safe(raw: str) -> str:
+    """`raw` as one folder name (`repro.runs.layout.component`'s rule): anything but letters,
+    digits, '.', '_' and '-' becomes '_', no '..', no leading or trailing '.' or '_'."""
+    name = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9._-]+", "_", raw))
+    return name.strip("._-")
+
+
+def report_folders(pairs: list[tuple[Side, list[Side]]], output: Path | None) -> list[Path | None]:
+    """Where each pair's report goes. One pair: `output` itself, or reports/<benchmark>/
+    <original>-vs-<replay>/ with a published side (None: `reports/<spec-name>/`, as ever).
+    Several pairs: <base>/<benchmark>/<original>-vs-<replay>/, the base `output` (or
+    reports/), the benchmark the published side's: one folder per pair, never shared. A name
+    two pairs would share gets -2, -3, ... in pair order (compared ignoring case, as some
+    file systems do); a name longer than a folder name may be is cut and ends in a digest."""
+    if len(pairs) == 1:
+        orig, reps = pairs[0]
+        if output is not None or all(s.kind == "repro" for s in (orig, *reps)):
+            return [output]
+    base = output if output is not None else Path("reports")
+    taken: set[str] = set()
+    out: list[Path | None] = []
+    for orig, reps in pairs:
+        # the published side's benchmark (a repro run's is its spec's name)
+        named = next((s for s in (orig, *reps) if s.kind == "mlperf"), orig)
+        bench = _fit(_safe(benchmark_of(named)) or "benchmark")
+        stem = _fit(f"{side_label(orig)}-vs-{side_label(reps[0])}")
+        name, k = stem, 1
+        while f"{bench}/{name}".lower() in taken:
+            k += 1
+            name = _fit(f"{stem}-{k}")
+        taken.add(f"{bench}/{name}".lower())
+        out.append(base / bench / name)
+    return out
+
+
+def _fit(name: str) -> str:
+    """A folder name no longer than layout allows: a long one keeps its head and ends in 12
+    hex digits of its sha256, so two long names that differ only in their tails stay apart."""
+    import hashlib
+
+    if len(name) <= FOLDER_NAME_MAX:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{name[: FOLDER_NAME_MAX - 13].rstrip('._-')}-{digest}"
 
 
 def benchmark_of(side: Side) -> str:
@@ -120,6 +169,11 @@ def resolve_pairs(
         _check_sides(left[0], right, allow_different_specs=allow_different_specs)
         _check_same_benchmark(left[0], right, allow=allow_different_benchmarks)
         return Pairing([(left[0], right)])
+    level = _level_against_runs(original, replays, left, right)
+    if level is not None:
+        for orig, reps in level.pairs:
+            _check_sides(orig, reps, allow_different_specs=allow_different_specs)
+        return level
     pairs, unmatched = _pair(left, right)
     if not pairs:
         raise SpecError(
@@ -129,6 +183,63 @@ def resolve_pairs(
             "if they are different benchmarks",
         )
     return Pairing(pairs, unmatched)
+
+
+def _level_against_runs(
+    original: Path, replays: list[Path], left: list[Side], right: list[Side]
+) -> Pairing | None:
+    """A level of a published tree that holds several results (a system, a submitter, a
+    division, a round) against repro runs of one experiment: the results of the benchmark the
+    runs name (their spec's name or a tag: ort-resnet50 names `resnet50`) are picked, one
+    report per result (several systems ran it: each is a claim of its own, and the replay is
+    judged against each), and the note says which; results of other benchmarks are counted,
+    never compared. The runs are the replays wherever the level is given; a run given as the
+    original is compared with each picked result as its replay. None when the sides are not
+    such a level and such runs."""
+    where: Path | None
+    if all(s.kind == "mlperf" for s in left) and all(s.kind == "repro" for s in right):
+        published, runs, where = left, right, original
+    elif len(left) == 1 and left[0].kind == "repro" and all(s.kind == "mlperf" for s in right):
+        published, runs, where = right, left, replays[0] if len(replays) == 1 else None
+    else:
+        return None
+    names = set.intersection(*(benchmark_names(r) for r in runs))
+    picked = [p for p in published if benchmark_of(p) in names]
+    others = sorted(benchmark_of(p) for p in published if benchmark_of(p) not in names)
+    counts = ", ".join(f"{b} ({others.count(b)})" for b in sorted(set(others)))
+    level = str(where) if where is not None else "the published side"
+    run = runs[0]
+    if not picked:
+        raise SpecError(
+            f"{level} holds {len(published)} published results, of benchmark(s) {counts}; "
+            f"{run.path} is a repro run of spec {run.record.spec_name!r} (its tags: "
+            f"{', '.join(_spec_tags(run)) or 'none'}): none of them is a benchmark it names, "
+            "and different benchmarks are not a reproduction",
+            hint="compare with a level that holds results of the spec's benchmark (a spec that "
+            "runs an MLPerf benchmark names it among its tags, as ort-resnet50 names resnet50), "
+            "or name one result, with --allow-different-benchmarks to compare it anyway",
+        )
+    note = _picked_note(level, run, published, picked, counts)
+    pairs = [(p, runs) for p in picked] if published is left else [(run, [p]) for p in picked]
+    return Pairing(pairs, notes=[note])
+
+
+def _picked_note(
+    level: str, run: Side, published: list[Side], picked: list[Side], others: str
+) -> str:
+    """Which results of a level `_level_against_runs` compared with `run`, and what it left."""
+    bench = ", ".join(sorted({benchmark_of(p) for p in picked}))
+    which = ", ".join(str(p.path) for p in picked[:8]) + (
+        f" and {len(picked) - 8} more" if len(picked) > 8 else ""
+    )
+    return (
+        f"{level} holds {len(published)} published result(s); compared: the {len(picked)} of "
+        f"benchmark {bench} (the benchmark that spec {run.record.spec_name} of {run.path} "
+        "names), "
+        + ("one report each: " if len(picked) > 1 else "")
+        + which
+        + (f"; not compared, other benchmarks: {others}" if others else "")
+    )
 
 
 def _identity(side: Side) -> object:

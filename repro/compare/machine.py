@@ -10,7 +10,7 @@ from repro.reports.model import (
     MachineAdjustment,
     MetricResult,
 )
-from repro.runs.alignment import hardware_differences
+from repro.runs.alignment import hardware_compared, hardware_differences, known_hardware
 from repro.runs.record import TestRecord
 from repro.runs.store import (
     LoadedRun,
@@ -57,9 +57,26 @@ class Machines:
     #: the time one sample took through the harness on the slower side, where both sides are
     #: probed repro runs on the CPU (`_sample_seconds`); None otherwise
     sample_s: float | None = None
+    #: why the two machines cannot be compared at all (`unknown_hardware`); empty when they can
+    unknown: tuple[str, ...] = ()
 
     def unstable(self, tol: float) -> bool:
         return any(s is not None and s > tol for s in (self.spread_original, self.spread_replay))
+
+    def not_comparable(self) -> tuple[Verdict, str] | None:
+        """The verdict of every speed and validity row when the hardware differs or is unknown,
+        and why in a few words; None when the machines are comparable."""
+        if self.hardware:
+            return (
+                "not comparable: different hardware",
+                f"different hardware ({'; '.join(self.hardware)})",
+            )
+        if self.unknown:
+            return (
+                "not comparable: hardware unknown",
+                f"hardware unknown: {'; '.join(self.unknown)}",
+            )
+        return None
 
 
 def machines_of(orig: Side, reps: list[Side]) -> Machines:
@@ -92,7 +109,30 @@ def machines_of(orig: Side, reps: list[Side]) -> Machines:
         others_replay=side_others(reps),
         speed_key=key,
         sample_s=_slower_sample_seconds(orig, reps),
+        unknown=unknown_hardware(orig, reps[0]),
     )
+
+
+def unknown_hardware(orig: Side, rep: Side) -> tuple[str, ...]:
+    """Why the two sides' machines can be neither the same nor different hardware: no fact
+    `hardware_differences` compares (CPU model, CPU count, accelerators) is known to both. A
+    published result read without its system description (a result folder copied out of its
+    tree, a compliance test's folder) knows none: its speed is another machine's, or not, and
+    nothing says which. Empty when the machines can be compared."""
+    a, b = orig.record.fingerprint, rep.record.fingerprint
+    if hardware_compared(a, b):
+        return ()
+    sides = (("original", orig, known_hardware(a)), ("replay", rep, known_hardware(b)))
+    blind = [
+        f"the {name} is a published result without its system description (systems/<system>.json)"
+        if side.kind == "mlperf"
+        else f"the {name} recorded no hardware"
+        for name, side, facts in sides
+        if not facts
+    ]
+    if blind:
+        return tuple(blind)
+    return tuple(f"the {name} names only {', '.join(facts)}" for name, _, facts in sides)
 
 
 def _slower_sample_seconds(orig: Side, reps: list[Side]) -> float | None:
@@ -250,16 +290,17 @@ def with_machine(
     )
     if explained is not None:
         verdict = "inconclusive: machine unstable"
-    if machines.hardware:
-        verdict = "not comparable: different hardware"
+    apart = machines.not_comparable()
+    if apart is not None:
+        verdict = apart[0]
     if verdict != raw.verdict:
         update["raw_verdict"] = raw.verdict
-    if explained is not None and not machines.hardware:
+    if explained is not None and apart is None:
         update["reason"] = explained[1]
     elif verdict != raw.verdict or adjusted is not None:
         update["reason"] = _machine_reason(verdict, raw, adjusted, machines, tolerance)
     if adjusted is not None:
-        cause = "different hardware" if machines.hardware else explained and explained[0]
+        cause = apart[0].removeprefix("not comparable: ") if apart else explained and explained[0]
         note = _adjusted_note(verdict, raw.verdict, adjusted.verdict, cause)
         update["adjusted"] = adjusted.model_copy(update={"note": note})
     update["verdict"] = verdict
@@ -277,8 +318,8 @@ def _adjusted_note(
     say something else than the metric's (a reader sees both rows); None where they agree."""
     if adjusted == verdict or {adjusted, verdict} <= POSITIVE or {adjusted, verdict} <= UNDECIDED:
         return None
-    if cause == "different hardware":
-        return "does not count: different hardware, speed is shown for information"
+    if cause in ("different hardware", "hardware unknown"):
+        return f"does not count: {cause}, speed is shown for information"
     if cause is not None:
         return f"does not count: {cause}, which explains the difference (see the metric's reason)"
     if raw == "reproduced":
@@ -502,10 +543,10 @@ def _machine_reason(
             f"the replay's machine was {abs(adjusted.machine_delta_rel):.1%} {faster} by the "
             f"probes; adjusted for it the difference is {adjusted.delta_rel:+.1%}"
         )
-    if verdict == "not comparable: different hardware":
-        return (
-            f"different hardware ({'; '.join(machines.hardware)}): the raw difference "
-            f"{raw.delta_rel:+.1%} is shown for information" + (f"; {machine}" if machine else "")
+    apart = machines.not_comparable()
+    if apart is not None and verdict == apart[0]:
+        return f"{apart[1]}: the raw difference {raw.delta_rel:+.1%} is shown for information" + (
+            f"; {machine}" if machine else ""
         )
     if verdict == "reproduced after machine adjustment":
         return (

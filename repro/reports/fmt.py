@@ -62,6 +62,7 @@ VERDICT_MARK = {
     "inconclusive": "⚠ inconclusive",
     "inconclusive: machine unstable": "⚠ inconclusive: machine unstable",
     "not comparable: different hardware": "≠ not comparable: different hardware",
+    "not comparable: hardware unknown": "? not comparable: hardware unknown",
 }
 
 

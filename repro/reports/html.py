@@ -34,6 +34,7 @@ COLOURS = {
     "inconclusive": "#9a6700",
     "inconclusive: machine unstable": "#9a6700",
     "not comparable: different hardware": "#57606a",
+    "not comparable: hardware unknown": "#57606a",
 }
 
 
@@ -47,6 +48,7 @@ def _cls(verdict: str) -> str:
         "reproduced after machine adjustment": "reproduced",
         "inconclusive: machine unstable": "inconclusive",
         "not comparable: different hardware": "inconclusive",
+        "not comparable: hardware unknown": "inconclusive",
     }.get(verdict, verdict.replace(" ", "-"))
 
 

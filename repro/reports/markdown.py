@@ -39,6 +39,11 @@ def render(report: Report) -> str:
             if report.different_hardware
             else []
         ),
+        *(
+            [f"- **hardware unknown**: {text('; '.join(report.unknown_hardware))}"]
+            if report.unknown_hardware
+            else []
+        ),
     ]
     for s in report.scenarios:
         lines += [

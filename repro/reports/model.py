@@ -11,7 +11,9 @@ Format history (the `schema` field):
 #                   node of a dispatched replay); later, optional: `adjusted.speed_index`
 #                   (the probe figure both sides were adjusted by, probes v2);
 #                   `adjusted.note` (why an adjusted verdict that differs from the
-#                   metric's does not count).
+#                   metric's does not count); `unknown_hardware` and the verdict
+#                   `not comparable: hardware unknown` (no fact of the hardware known to
+#                   both sides: a published result without its system description).
 """
 
 from __future__ import annotations
@@ -218,6 +220,11 @@ class Report(BaseModel):
         default_factory=list,
         description="how the machines differ (CPU model, cores, accelerators); performance is "
         "then not comparable",
+    )
+    unknown_hardware: list[str] = Field(
+        default_factory=list,
+        description="why the machines can be neither the same nor different hardware (no fact "
+        "of the hardware known to both sides); performance is then not comparable",
     )
     integrity: list[str] = Field(
         default_factory=list,

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 Objective = tuple[str, bool]  # (column, maximize)
-SHOWN = ("submitter", "system", "processor", "accelerator", "accelerator_count", "benchmark",
-         "scenario")  # fmt: skip
+SHOWN = ("division", "submitter", "system", "status", "processor", "accelerator",
+         "accelerator_count", "benchmark", "scenario")  # fmt: skip
 
 
 def _columns(objectives: Sequence[Objective], frame: pd.DataFrame) -> list[str]:
@@ -33,6 +33,7 @@ def markdown(
     dominated: pd.DataFrame,
     missing: Sequence[str],
     excluded: Sequence[str],
+    notes: Sequence[str] = (),
 ) -> str:
     cols = _columns(objectives, front)
     lines = [
@@ -40,6 +41,8 @@ def markdown(
         "",
         _summary(objectives, front, dominated),
         "",
+        *[f"- {md.text(n)}" for n in notes],
+        *([""] if notes else []),
         "| " + " | ".join(cols) + " |",
         "|" + "---|" * len(cols),
     ]
@@ -87,6 +90,7 @@ def page(
     dominated: pd.DataFrame,
     missing: Sequence[str],
     excluded: Sequence[str],
+    notes: Sequence[str] = (),
 ) -> str:
     body = _svg(objectives, front, dominated) if len(objectives) >= 2 and len(front) else ""
     cols = _columns(objectives, front)
@@ -99,6 +103,8 @@ def page(
         for title, items in _lists(missing, excluded)
     )
     first = html.escape(_summary(objectives, front, dominated))
+    if notes:
+        first += "</p><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul><p>"
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>Recommendation</title>"
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"

@@ -10,7 +10,8 @@ if TYPE_CHECKING:
 
 COLUMNS = (
     "round", "division", "submitter", "system", "processor", "processor_count",
-    "accelerator", "accelerator_count", "node_count", "framework", "benchmark", "scenario",
+    "accelerator", "accelerator_count", "node_count", "framework", "status", "benchmark",
+    "scenario",
     "metric", "value", "unit", "validity", "loadgen_version", "accuracy_metric",
     "accuracy_value", "power_w", "energy_j", "compliance", "compliance_detail", "notes", "path",
 )  # fmt: skip

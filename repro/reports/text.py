@@ -10,6 +10,8 @@ def render(report: Report) -> str:
     lines = [report.summary]
     if report.different_hardware:
         lines.append(f"  different hardware: {'; '.join(report.different_hardware)}")
+    if report.unknown_hardware:
+        lines.append(f"  hardware unknown: {'; '.join(report.unknown_hardware)}")
     for s in report.scenarios:
         # the metric that decided the scenario's verdict, not merely the first unreproduced one
         worst = [

@@ -146,18 +146,40 @@ def hardware_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     some); each difference is said as `what: A vs B`.
     """
     out = []
-    for label, path in (
-        ("CPU", ("hardware", "cpu", "model")),
-        ("logical CPUs", ("hardware", "cpu", "logical_cpus")),
-        ("accelerators", ("hardware", "gpus")),
-        ("accelerators", ("hardware", "accelerators")),
-    ):
+    for label, path in HARDWARE_FACTS:
         va, vb = _get(a, path), _get(b, path)
-        if va in (None, [], "") or vb in (None, [], ""):
+        if _unknown(va) or _unknown(vb):
             continue
         if va != vb:
             out.append(f"{label}: {_short(va)} vs {_short(vb)}")
     return out
+
+
+#: what makes two machines different hardware, as (label, path in a fingerprint)
+HARDWARE_FACTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("CPU", ("hardware", "cpu", "model")),
+    ("logical CPUs", ("hardware", "cpu", "logical_cpus")),
+    ("accelerators", ("hardware", "gpus")),
+    ("accelerators", ("hardware", "accelerators")),
+)
+
+
+def known_hardware(fingerprint: dict[str, Any]) -> list[str]:
+    """The facts of HARDWARE_FACTS a fingerprint knows, by label (a published result without
+    its system description knows none)."""
+    return sorted(
+        {label for label, path in HARDWARE_FACTS if not _unknown(_get(fingerprint, path))}
+    )
+
+
+def hardware_compared(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether `hardware_differences` has anything to compare: a fact both fingerprints know.
+    Without one, two machines are neither the same nor different hardware: unknown."""
+    return any(not _unknown(_get(a, p)) and not _unknown(_get(b, p)) for _, p in HARDWARE_FACTS)
+
+
+def _unknown(value: Any) -> bool:
+    return value in (None, [], "")
 
 
 def _get(data: dict[str, Any], path: tuple[str, ...]) -> Any:

@@ -470,6 +470,8 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     path = path.resolve()
     submitter, system, desc, problem = _system(path)
     benchmark = path.parent.name if _has_runs(path) else path.name
+    if _COMPLIANCE_TEST.fullmatch(path.name):  # <benchmark>/<scenario>/TEST04: a compliance run
+        benchmark = path.parent.parent.name
     if path.name.lower() == INTERACTIVE:
         benchmark += "-interactive"  # a result of its own, never one with the main Server's name
     tests: list[TestRecord] = []
@@ -624,6 +626,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             "division": division_of(path) or _text(desc.get("division")),
             "round": round_of(path),
             "framework": _text(desc.get("framework")),
+            "system_status": _text(desc.get("status")),  # available, preview, rdi
             **({"compliance": compliance} if compliance else {}),
         },
         fingerprint=fingerprint_from_system(desc),

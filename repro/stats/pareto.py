@@ -11,31 +11,26 @@ A row missing an objective is listed as such, never dropped silently.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repro.errors import SpecError, UsageError
 from repro.reports.table import spreadsheet_text
+from repro.stats.selection import (
+    ALIASES,
+    availability,
+    constrained,
+    one_division,
+    pd_numeric,
+    per_accelerator_note,
+    select_where,
+    valid_only,
+    who,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
-
-#: objective and constraint names beyond the table's own columns
-ALIASES = {
-    "throughput": "throughput",
-    "latency": "latency_ns",
-    "accuracy": "accuracy_value",
-    "energy": "energy_j",
-    "power": "power_w",
-    "cost": "cost",
-}
-_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9, "%": 0.01}
-_CONSTRAINT = re.compile(
-    r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>|==)\s*"
-    r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%]*)\s*$"
-)
 
 
 @dataclass(frozen=True)
@@ -50,13 +45,15 @@ class Objective:
 
 @dataclass
 class Recommendation:
-    """The front, the dominated rows and the rows that could not be judged, with why."""
+    """The front, the dominated rows and the rows that could not be judged, with why; `notes`
+    says what each step of the selection left out (how many rows, and why)."""
 
     objectives: list[Objective]
     front: pd.DataFrame
     dominated: pd.DataFrame
     missing: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def parse_objective(text: str) -> Objective:
@@ -173,8 +170,10 @@ def load_prices(path: Path) -> dict[str, float]:
 def with_derived(
     table: pd.DataFrame, *, prices: dict[str, float] | None, per_accelerator: bool
 ) -> pd.DataFrame:
-    """throughput, latency_ns and cost columns from the table's own."""
+    """throughput, latency_ns and cost columns from the table's own (per accelerator with
+    `per_accelerator`: divided by accelerator_count x node_count)."""
     import numpy as np
+    import pandas as pd
 
     t = table.copy()
     unit = t["unit"].astype(str)
@@ -185,14 +184,19 @@ def with_derived(
     # written before these columns existed, or a description that does not say)
     count = pd_numeric(t["accelerator_count"])
     nodes = _count(t, "node_count")
-    if per_accelerator:
-        t["throughput"] = t["throughput"] / (count * nodes).where(count > 0)
     if prices is not None:
         processor, accelerator = t["processor"].map(_name), t["accelerator"].map(_name)
         cpu = processor.map(prices) * _count(t, "processor_count")
         acc = accelerator.map(prices) * count.where(count > 0, 1)
         no_acc = t["accelerator"].isin(["N/A", "", None]) | t["accelerator"].isna()
-        t["cost"] = np.where(no_acc, cpu, cpu + acc) * nodes
+        t["cost"] = pd.Series(np.where(no_acc, cpu, cpu + acc), index=t.index) * nodes
+    if per_accelerator:
+        # both per accelerator: a system's whole cost against one accelerator's throughput
+        # would favour the largest systems
+        accelerators = (count * nodes).where(count > 0)
+        for column in ("throughput", "cost"):
+            if column in t:
+                t[column] = t[column] / accelerators
     for column in ("accuracy_value", "energy_j", "power_w"):
         if column in t:
             t[column] = pd_numeric(t[column])
@@ -224,12 +228,6 @@ def _count(table: pd.DataFrame, column: str) -> pd.Series:
     return values.where(values > 0, 1).fillna(1)
 
 
-def pd_numeric(series: pd.Series) -> pd.Series:
-    import pandas as pd
-
-    return pd.to_numeric(series, errors="coerce")
-
-
 def recommend(
     table: pd.DataFrame,
     objectives: list[Objective],
@@ -249,25 +247,13 @@ def recommend(
             "as the results table spells it",
         )
     t = with_derived(table, prices=prices, per_accelerator=per_accelerator)
-    for key, value in where.items():
-        if key not in t:
-            raise UsageError(f"--where {key}={value}: the table has no column {key!r}")
-        t = t[_matches(t[key], value)]
+    notes: list[str] = []
     excluded: list[str] = []
-    if "validity" in t:
-        invalid = t["validity"].astype(str) != "VALID"
-        excluded += [
-            f"{_who(row)}: LoadGen judged it {row['validity']}" for _, row in t[invalid].iterrows()
-        ]
-        t = t[~invalid]
+    t = select_where(t, where, notes)
+    t = one_division(t, where, notes)
+    t = valid_only(t, excluded, notes)
     for text in constraints:
-        column, op, limit = _constraint(text, t)
-        values = pd_numeric(t[column])
-        ok = _compare(values, op, limit)
-        for _, row in t[~ok].iterrows():
-            got = row[column]
-            excluded.append(f"{_who(row)}: {column} = {got} breaks {text}")
-        t = t[ok]
+        t = constrained(t, text, excluded, notes)
     for o in objectives:
         if o.column not in t:
             raise UsageError(
@@ -287,16 +273,18 @@ def recommend(
     if not len(t):
         raise UsageError(
             "nothing is left to compare after --where and the constraints"
-            + (f" ({len(excluded)} row(s) excluded, listed with --constraint)" if excluded else ""),
+            + (f": {'; '.join(notes)}" if notes else ""),
             hint="`repro results TREE` shows what the table holds",
         )
+    if per_accelerator:
+        notes.append(per_accelerator_note(t, prices is not None))
     import numpy as np
 
     values = t[[o.column for o in objectives]].apply(pd_numeric)
     values = values.where(np.isfinite(values))  # inf from a hand-edited table is no figure
     complete = values.notna().all(axis=1)
     missing = [
-        f"{_who(row)}: no {', '.join(o.column for o in objectives if _nan(row[o.column]))}"
+        f"{who(row)}: no {', '.join(o.column for o in objectives if _nan(row[o.column]))}"
         for _, row in t[~complete].iterrows()
     ]
     t, values = t[complete], values[complete]
@@ -313,56 +301,9 @@ def recommend(
     mask = np.asarray(on_front, dtype=bool)
     front = t[mask].sort_values(objectives[0].column, ascending=not objectives[0].maximize)
     dominated = t[~mask]
-    return Recommendation(objectives, front, dominated, missing, excluded)
-
-
-def _constraint(text: str, t: pd.DataFrame) -> tuple[str, str, float]:
-    m = _CONSTRAINT.match(text)
-    if not m:
-        raise UsageError(
-            f"--constraint {text}: expected NAME OP NUMBER[UNIT], e.g. latency<=15ms or "
-            "accuracy_value>=0.75"
-        )
-    name, op, number, unit = m.groups()
-    column = ALIASES.get(name, name)
-    if column not in t:
-        raise UsageError(f"--constraint {text}: the table has no column {column!r}")
-    scale = 1.0
-    if unit:
-        if unit not in _UNITS:
-            raise UsageError(f"--constraint {text}: unknown unit {unit!r} ({', '.join(_UNITS)})")
-        scale = _UNITS[unit]
-    return column, op, float(number) * scale
-
-
-def _matches(column: pd.Series, value: str) -> pd.Series:
-    """--where: numerically where the column and the value are numbers (8 matches 8.0), else
-    as text, ignoring case."""
-    numbers = pd_numeric(column)
-    try:
-        wanted = float(value)
-    except ValueError:
-        return column.astype(str).str.lower() == value.lower()
-    if numbers.notna().any():
-        return numbers == wanted
-    return column.astype(str) == value
-
-
-def _compare(values: pd.Series, op: str, limit: float) -> pd.Series:
-    result: pd.Series = {
-        "<=": values <= limit,
-        ">=": values >= limit,
-        "<": values < limit,
-        ">": values > limit,
-        "==": values == limit,
-    }[op]
-    return result.fillna(False).astype(bool)
-
-
-def _who(row: Any) -> str:
-    return (
-        f"{row.get('submitter')}/{row.get('system')} {row.get('benchmark')} {row.get('scenario')}"
-    )
+    if status := availability(front):
+        notes.append(status)
+    return Recommendation(objectives, front, dominated, missing, excluded, notes)
 
 
 def _nan(value: Any) -> bool:

@@ -177,6 +177,10 @@ def test_cost_counts_every_processor_accelerator_and_node(tmp_path: Path) -> Non
     frame["processor_count"] = 2.0
     frame["node_count"] = 4.0
     prices = {"Xeon": 10_000.0, "H100": 30_000.0, "L4": 2_500.0}
+    whole = recommend(
+        frame, [Objective("cost", False)], where={"system": "fast-dear"}, prices=prices
+    )
+    assert list(whole.front["cost"]) == [4 * (2 * 10_000.0 + 8 * 30_000.0)]
     result = recommend(
         frame,
         [Objective("cost", False)],
@@ -184,8 +188,9 @@ def test_cost_counts_every_processor_accelerator_and_node(tmp_path: Path) -> Non
         prices=prices,
         per_accelerator=True,
     )
-    assert list(result.front["cost"]) == [4 * (2 * 10_000.0 + 8 * 30_000.0)]
-    assert list(result.front["throughput"]) == [80_000.0 / 32]  # 8 accelerators x 4 nodes
+    # per accelerator, both: 8 accelerators x 4 nodes
+    assert list(result.front["cost"]) == [4 * (2 * 10_000.0 + 8 * 30_000.0) / 32]
+    assert list(result.front["throughput"]) == [80_000.0 / 32]
 
 
 @pytest.mark.parametrize(
@@ -237,3 +242,149 @@ def test_a_price_that_matches_nothing_is_said(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "1 price name(s) match no processor or accelerator" in result.stderr
     assert "'H-100'" in result.stderr
+
+
+# issue 30 item 11: recommend says what it drops
+
+
+def _round(root: Path, systems: list[tuple[str, str, float, float]]) -> Path:
+    """A round of ResNet-50 results: (system, status, samples/s, top1 %) each."""
+    from tests.mlperf_gen import Result, write_result
+
+    base = Result().system_json
+    assert base is not None
+    for system, status, value, top1 in systems:
+        write_result(
+            root,
+            Result(
+                system=system,
+                value=value,
+                accuracy=f"accuracy={top1:.3f}%, good=1, total=1\nhash=abc\n",
+                system_json={**base, "status": status},
+            ),
+        )
+    return root
+
+
+def test_the_front_shows_which_systems_are_not_available(tmp_path: Path) -> None:
+    """2 of a 12-system front were preview systems, and nothing said so."""
+    preview = {"sys03", "sys07"}
+    systems = [
+        (f"sys{i:02d}", "preview" if f"sys{i:02d}" in preview else "available",
+         1000.0 * (12 - i), 76.0 + 0.01 * i)
+        for i in range(12)
+    ]  # fmt: skip
+    tree = _round(tmp_path / "inference_results_v4.1", systems)
+    out_dir = tmp_path / "out"
+    code, out = _run(
+        str(tree), "--objective", "max:throughput", "--objective", "max:accuracy",
+        "--where", "benchmark=resnet50,scenario=Offline", "-o", str(out_dir),
+    )  # fmt: skip
+    assert code == 0, out
+    table = pd.read_csv(out_dir / "recommend.csv")
+    assert bool(table["pareto"].all())
+    assert len(table) == 12
+    assert set(table[table["status"] == "preview"]["system"]) == preview
+    assert "| status |" in out  # the front's table shows it
+    assert "2 of the 12 system(s) on the front are not available (preview 2" in out
+    assert "--where status=available" in out
+    code, out = _run(
+        str(tree), "--objective", "max:throughput", "--objective", "max:accuracy",
+        "--where", "benchmark=resnet50,scenario=Offline,status=available", "-o", str(out_dir),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "every system on the front is available" in out
+    assert preview.isdisjoint(pd.read_csv(out_dir / "recommend.csv")["system"])
+
+
+def test_open_and_closed_are_not_mixed_unless_asked(tmp_path: Path) -> None:
+    """An open result (another model, another accuracy target) topped a closed front."""
+    from tests.mlperf_gen import Result, write_result
+
+    for i in range(4):
+        write_result(tmp_path, Result(system=f"closed{i}", value=1000.0 + i))
+    for i in range(3):
+        write_result(tmp_path, Result(division="open", system=f"open{i}", value=9000.0 + i))
+    out_dir = tmp_path / "out"
+    args = [str(tmp_path), "--objective", "max:throughput", "-o", str(out_dir)]
+    code, out = _run(*args, "--where", "benchmark=resnet50,scenario=Offline")
+    assert code == 0, out
+    assert "the selection held closed (4), open (3); only closed is compared" in out
+    table = pd.read_csv(out_dir / "recommend.csv")
+    assert set(table["division"]) == {"closed"}
+    assert list(table[table["pareto"]]["system"]) == ["closed3"]
+    code, out = _run(*args, "--where", "benchmark=resnet50,scenario=Offline,division=open")
+    assert code == 0, out
+    table = pd.read_csv(out_dir / "recommend.csv")
+    assert list(table[table["pareto"]]["system"]) == ["open2"]
+    assert set(table["division"]) == {"open"}
+    assert "only closed" not in out
+
+
+def test_a_constraint_says_how_many_rows_it_removed_and_why(tmp_path: Path) -> None:
+    """`latency<=15ms` on Server removed all 42 rows (the table holds no Server latency)
+    and said only "nothing is left"."""
+    from tests.mlperf_gen import Result, write_result
+
+    for i in range(42):
+        write_result(tmp_path, Result(system=f"s{i:02d}", scenario="Server", value=100.0 + i))
+    code, out = _run(
+        str(tmp_path), "--objective", "max:throughput", "--constraint", "latency<=15ms",
+        "--where", "benchmark=resnet50,scenario=Server", "-o", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == 2, out
+    assert "latency<=15ms: 42 of 42 row(s) left out: 42 have no latency_ns" in out
+    assert "their scenario (Server) reports a throughput" in out
+    assert "a VALID Server result already met its benchmark's latency bound" in out
+
+
+def test_rows_without_the_constrained_figure_are_told_from_rows_that_break_it(
+    tmp_path: Path,
+) -> None:
+    frame = pd.read_csv(_table(tmp_path))
+    frame.loc[frame["system"] == "fast-cheap", "accuracy_value"] = None
+    result = recommend(
+        frame,
+        [Objective("throughput", True)],
+        where={"benchmark": "resnet50"},
+        constraints=("accuracy>=0.75",),
+    )
+    assert "accuracy>=0.75: 2 of 6 row(s) left out: 1 break it; 1 have no accuracy_value" in (
+        " | ".join(result.notes)
+    )
+    assert "S/fast-cheap resnet50 Offline: no accuracy_value figure, so it cannot meet " \
+        "accuracy>=0.75" in result.excluded  # fmt: skip
+    assert "validity: 1 of 7 row(s) left out, not VALID (listed)" in result.notes
+
+
+def test_per_accelerator_divides_cost_too_and_says_so(tmp_path: Path) -> None:
+    """Throughput per accelerator against a whole system's cost favoured the largest systems."""
+    table = _table(tmp_path)
+    code, out = _run(
+        str(table), "--objective", "max:throughput", "--objective", "min:cost",
+        "--where", "benchmark=resnet50,scenario=Offline", "--prices",
+        str(tmp_path / "prices.csv"), "--per-accelerator", "-o", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "--per-accelerator: throughput and cost are per accelerator" in out
+    front = pd.read_csv(tmp_path / "out" / "recommend.csv").set_index("system")
+    # fast-dear: 80,000 samples/s on 8 H100 (30,000 each) and a Xeon (10,000)
+    assert front.loc["fast-dear", "throughput"] == 10_000.0
+    assert front.loc["fast-dear", "cost"] == (10_000.0 + 8 * 30_000.0) / 8
+
+
+def test_the_real_v50_round_compares_its_closed_results_only(
+    shared_fixtures: Path, tmp_path: Path
+) -> None:
+    """GATEOverflow's v5.0 submissions hold a closed and an open ResNet-50 result."""
+    tree = shared_fixtures / "mlperf" / "mlperf_inference_submissions_v5.0"
+    out_dir = tmp_path / "out"
+    code, out = _run(
+        str(tree), "--objective", "max:throughput",
+        "--where", "benchmark=resnet50,scenario=Offline", "-o", str(out_dir),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "the selection held closed (1), open (1); only closed is compared" in out
+    table = pd.read_csv(out_dir / "recommend.csv")
+    assert list(table["division"]) == ["closed"]
+    assert list(table["status"]) == ["available"]  # systems/<system>.json says so
