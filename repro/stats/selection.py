@@ -78,7 +78,12 @@ def valid_only(t: pd.DataFrame, excluded: list[str], notes: list[str]) -> pd.Dat
         return t
     invalid = t["validity"].astype(str) != "VALID"
     excluded += [
-        f"{who(row)}: LoadGen judged it {row['validity']}" for _, row in t[invalid].iterrows()
+        (
+            f"{who(row)}: could not be read ({row.get('notes')})"
+            if row["validity"] == "unreadable"
+            else f"{who(row)}: LoadGen judged it {row['validity']}"
+        )
+        for _, row in t[invalid].iterrows()
     ]
     if invalid.any():
         notes.append(
