@@ -119,7 +119,7 @@ def report(
     for line in pairing.notes:
         note(line)
     for line in pairing.unmatched:
-        note(f"not paired: {line}")
+        note(line if line.startswith("not read: ") else f"not paired: {line}")
     raise click.exceptions.Exit(max(codes))
 
 

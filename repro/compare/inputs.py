@@ -142,8 +142,9 @@ def resolve_pairs(
     have it); what finds no partner is listed, never silently dropped."""
     if not replays:
         return Pairing([resolve_inputs(original, [], allow_different_specs=allow_different_specs)])
-    left = open_sides(original)
-    right = [side for path in replays for side in replay_sides(path)]
+    unread: list[str] = []  # results of a level that could not be read: said, not fatal
+    left = open_sides(original, unread=unread)
+    right = [side for path in replays for side in replay_sides(path, unread=unread)]
     seen: dict[object, Path] = {}
     for side in right:
         key = _identity(side)
@@ -168,13 +169,14 @@ def resolve_pairs(
     if len(left) == 1 and (len(right) == 1 or all(s.kind == "repro" for s in right)):
         _check_sides(left[0], right, allow_different_specs=allow_different_specs)
         _check_same_benchmark(left[0], right, allow=allow_different_benchmarks)
-        return Pairing([(left[0], right)])
+        return Pairing([(left[0], right)], unread)
     level = _level_against_runs(original, replays, left, right)
     if level is not None:
         for orig, reps in level.pairs:
             _check_sides(orig, reps, allow_different_specs=allow_different_specs)
-        return level
+        return Pairing(level.pairs, [*level.unmatched, *unread], level.notes)
     pairs, unmatched = _pair(left, right)
+    unmatched += unread
     if not pairs:
         raise SpecError(
             f"{original} and {', '.join(map(str, replays))}: no result on one side has a "

@@ -216,10 +216,12 @@ def open_run(path: Path) -> LoadedRun:
     return sides[0]
 
 
-def open_sides(path: Path) -> list[LoadedRun]:
+def open_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun]:
     """Every run `path` names: a repro run directory, `results/<name>/` (its original), or the
     published MLPerf results at any level of a tree (round, division, submitter, system,
-    benchmark, scenario, `performance/run_k`)."""
+    benchmark, scenario, `performance/run_k`). With `unread`, a level that holds several
+    results skips one that cannot be read and says it there (file and reason): one odd file
+    never stops a round; a single result that cannot be read is an error as ever."""
     from repro.runs.mlperf import find_results, read_mlperf_result
 
     if not path.exists():
@@ -231,8 +233,22 @@ def open_sides(path: Path) -> list[LoadedRun]:
     if layout.record_file(original).is_file():
         return [LoadedRun(original, "repro", load_run(original))]
     results = find_results(path)
-    if results:
+    if len(results) == 1 or (results and unread is None):
         return [LoadedRun(r, "mlperf", read_mlperf_result(r)) for r in results]
+    if results and unread is not None:
+        sides = []
+        for r in results:
+            try:
+                sides.append(LoadedRun(r, "mlperf", read_mlperf_result(r)))
+            except SpecError as exc:
+                unread.append(f"not read: {exc.message}")
+        if not sides:
+            raise SpecError(
+                f"{path}: none of its {len(results)} published results could be read "
+                f"({unread[-1]})",
+                hint="restore the files from the published tree",
+            )
+        return sides
     raise SpecError(
         f"{path}: not a repro run, a results/<name>/ folder, or a published MLPerf tree "
         "(no LoadGen summary under any <scenario>/performance/run_k/ below it)",
@@ -247,14 +263,14 @@ def open_replay(path: Path) -> LoadedRun:
     return sides[0] if len(sides) == 1 else open_run(path)  # open_run names the results
 
 
-def replay_sides(path: Path) -> list[LoadedRun]:
+def replay_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun]:
     """Every run a replay argument names: a repro run directory, or the published results at
     any level of a tree (never `results/<name>/`'s original: that is not a replay)."""
     from repro.runs.mlperf import find_results
 
     _refuse_unfinished(path)
     if not layout.record_file(path).is_file() and path.is_dir() and find_results(path):
-        return open_sides(path)
+        return open_sides(path, unread=unread)
     return [LoadedRun(path, "repro", load_run(path))]
 
 

@@ -209,3 +209,25 @@ def test_token_latency_settings_leave_earlier_spec_ids_alone_and_need_both_bound
         ExperimentSpec.model_validate(doc)
     server["settings"]["tpot_latency"] = 200_000_000
     assert spec_id(ExperimentSpec.model_validate(doc)) != spec_id(spec)
+
+
+def test_a_division_with_one_unreadable_result_is_still_compared(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    for tree in ("a", "b"):
+        for system in ("box", "odd"):
+            write_result(tmp_path / tree, Result(system=system, value=1000.0))
+    odd = tmp_path / "a" / "closed" / "Acme" / "results" / "odd" / "resnet50" / "offline"
+    summary = odd / "performance" / "run_1" / "mlperf_log_summary.txt"
+    summary.write_text(summary.read_text().replace("Result is : VALID", "Result is :"))
+    result = CliRunner().invoke(
+        cli,
+        ["report", "--compare", str(tmp_path / "a" / "closed"), str(tmp_path / "b" / "closed"),
+         "-o", str(tmp_path / "r")],
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    assert "not read: " in result.stderr
+    assert "mlperf_log_summary.txt" in result.stderr
+    assert list((tmp_path / "r").rglob("report.json"))
