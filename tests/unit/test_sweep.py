@@ -467,11 +467,16 @@ def test_a_sweep_whose_points_all_fail_is_an_error(spec_path: Path, tmp_path: Pa
 
 
 def _two_models(root: Path, tmp_path: Path) -> tuple[Path, Path]:
-    """The digits model and another file (its bytes changed), beside the spec."""
+    """The digits model and another valid model (the same graph, another doc string: other
+    bytes), beside the spec."""
+    import onnx
+
     model = (root / "artifacts" / "digits-mlp.onnx").read_bytes()
     a, b = tmp_path / "specs" / "a.onnx", tmp_path / "specs" / "b.onnx"
     a.write_bytes(model)
-    b.write_bytes(model + b"\0")
+    other = onnx.load_from_string(model)
+    other.doc_string = "the same graph, other bytes"
+    b.write_bytes(other.SerializeToString())
     return a, b
 
 
