@@ -241,6 +241,57 @@ def write_result(root: Path, r: Result) -> Path:
     return sdir
 
 
+def verify_performance(
+    passed: bool | None, *, reference: float = 1000.0, test: float = 995.0
+) -> str:
+    """verify_performance.txt of TEST01/04/05; `passed` None: cut off before its verdict."""
+    text = f"Verifying performance.\nreference score = {reference:g}\ntest score = {test:g}\n"
+    return text + ("" if passed is None else "TEST PASS\n" if passed else "TEST FAIL\n")
+
+
+def verify_accuracy_test01(passed: bool | None, *, mismatches: int = 3) -> str:
+    """TEST01's verify_accuracy.txt: its deterministic check (outputs compared one by one)."""
+    lines = [
+        "Verifying accuracy. This might take a while...",
+        "Reading accuracy mode results...",
+        "Reading performance mode results...",
+        "num_acc_log_entries = 10833",
+        "num_acc_log_duplicate_keys = 0",
+        "num_acc_log_data_mismatch = 0",
+        "num_perf_log_entries = 4197",
+        "num_perf_log_qsl_idx_match = 4197",
+        f"num_perf_log_data_mismatch = {0 if passed else mismatches}",
+        "num_missing_qsl_idxs = 0",
+    ]
+    if passed is not None:
+        lines.append("TEST PASS" if passed else "TEST FAIL")
+    return "\n".join(lines) + "\n\n"
+
+
+def verify_accuracy_test06(
+    first_token: str = "True",
+    eos: str = "True",
+    length: str | None = "True",
+    *,
+    complete: bool = True,
+) -> str:
+    """TEST06's verify_accuracy.txt (LLMs): three checks, no TEST PASS line."""
+    lines = [f"First token check pass: {first_token}", f"EOS check pass: {eos}"]
+    if length is not None:
+        lines.append(f"Sample length check pass: {length}")
+    if complete:
+        lines.append("TEST06 verification complete")
+    return "\n".join(lines) + "\n"
+
+
+def bert_accuracy(f1: float, exact_match: float = 26.6) -> str:
+    """bert's accuracy script output, as TEST01's baseline/compliance_accuracy.txt hold it."""
+    return (
+        f'{{"exact_match": {exact_match}, "f1": {f1}}}\nReading examples...\n'
+        "Loading LoadGen logs...\nPost-processing predictions...\nEvaluating predictions...\n"
+    )
+
+
 def _padding(size: int) -> str:
     """Lines like the per-sample listing some accuracy scripts print before the figure."""
     line = "sample 0000001 label 123 prediction 123 ok\n"
