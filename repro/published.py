@@ -5,9 +5,9 @@ hardware and framework the system description names, the MLPerf metric of the sc
 its unit and LoadGen's validity, LoadGen's version, the accuracy figure, and the compliance
 tests' verdicts. Only the summaries are read (and the head of each detail log for LoadGen's
 version): a whole round of thousands of results reads in seconds (`bench/results_table.py`).
-Power and energy stay empty unless a tree has them; compliance is judged by the round's checker
-rules (`repro.runs.mlperf_compliance`). A cell that cannot be read is empty, never guessed;
-`notes` says what a result's reading found.
+Power and energy are a power result's (`repro.runs.mlperf_power`), else empty; compliance is
+judged by the round's checker rules (`repro.runs.mlperf_compliance`). A cell that cannot be read
+is empty, never guessed; `notes` says what a result's reading found.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from repro.runs.mlperf import (
     round_of,
 )
 from repro.runs.mlperf_compliance import checks_of, describe, overall
+from repro.runs.mlperf_power import energy_of
 from repro.runs.mlperf_rules import checker_metric
 from repro.runs.record import RunRecord
 
@@ -48,6 +49,7 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
         notes = [*record.notes, *([taken.rule] if taken.rule else [])]
         accuracy = (record.accuracy_test(scenario) or perf[0]).accuracy or {}
         checks = checks_of(env, scenario)
+        energy, energy_unit = energy_of(metrics)
         rows.append(
             {
                 "round": round_of(bench),
@@ -70,8 +72,9 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 "loadgen_version": metrics.get("loadgen_version"),
                 "accuracy_metric": accuracy.get("metric"),
                 "accuracy_value": _number(accuracy.get("value")),
-                "power_w": None,
-                "energy_j": None,
+                "power_w": _number(metrics.get("power_w")),
+                "energy_j": energy,
+                "energy_unit": energy_unit,
                 "compliance": overall(checks),
                 "compliance_detail": describe(checks),
                 # a table is shared: no home directory in it (`repro.privacy`)

@@ -12,7 +12,8 @@ COLUMNS = (
     "round", "division", "submitter", "system", "processor", "processor_count",
     "accelerator", "accelerator_count", "node_count", "framework", "benchmark", "scenario",
     "metric", "value", "unit", "validity", "loadgen_version", "accuracy_metric",
-    "accuracy_value", "power_w", "energy_j", "compliance", "compliance_detail", "notes", "path",
+    "accuracy_value", "power_w", "energy_j", "energy_unit", "compliance", "compliance_detail",
+    "notes", "path",
 )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from repro.runs.loadgen_logs import Metrics, merge_logs, parse_summary_text, rea
 from repro.runs.mlperf_accuracy import parse_accuracy_text
 from repro.runs.mlperf_compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
 from repro.runs.mlperf_compliance import describe, read_compliance, verdicts
+from repro.runs.mlperf_power import TESTING_RUN, add_power, has_power, stray_power_folders
 from repro.runs.mlperf_rules import checker_metric
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
@@ -494,6 +495,10 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                 notes.append(taken.rule)
             if scenario == "Server" and taken.key != metrics.get("mlperf_metric"):
                 metrics["mlperf_metric"] = taken.key  # the round's rule, not the headline's
+            if run.name == TESTING_RUN and has_power(sdir):
+                notes.append(
+                    f"{sdir.name}/: " + add_power(sdir, scenario, taken.key, taken.unit, metrics)
+                )
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
                 TestRecord(
@@ -547,16 +552,11 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             compliance[scenario] = verdicts(checks)
             compliance_checks[scenario] = [c.as_dict() for c in checks]
             notes.append(f"compliance, {scenario}: {describe(checks)}")
-        # power measurements sit beside the scenario's runs or, as the submission checker
-        # reads them, under performance/ (power/, ranging/)
-        power = [
-            str(p.relative_to(sdir))
-            for place in (sdir, sdir / "performance")
-            for p in sorted(place.iterdir())
-            if p.is_dir() and ("power" in p.name.lower() or p.name.lower() == "ranging")
-        ]
-        if power:
-            notes.append(f"{sdir.name}/: power results present ({', '.join(power)}), not read")
+        if stray := stray_power_folders(sdir):
+            notes.append(
+                f"{sdir.name}/: {', '.join(stray)} not read (the checker reads a power result's "
+                "logs in performance/power/, performance/ranging/ and performance/run_1/)"
+            )
     return RunRecord(
         run_id=f"mlperf:{submitter}/{system}/{benchmark}",
         spec_name=benchmark,
