@@ -199,6 +199,8 @@ def test_a_report_judges_the_energy_of_two_power_results(tmp_path: Path) -> None
     energy = rows["energy_per_sample_j"]
     assert (energy["judged"], energy["verdict"], energy["unit"]) == (True, "reproduced", "J/sample")
     assert rows["power_w"]["judged"] is False  # shown for information
+    md = (tmp_path / "near" / "out" / "report.md").read_text()
+    assert "| energy per sample | 0.15 J/sample | 0.153 J/sample |" in md
     code, rows = _energy_rows(tmp_path / "far", 190.0)
     assert code == 1
     assert rows["energy_per_sample_j"]["verdict"] == "not reproduced"
