@@ -5,8 +5,9 @@ hardware and framework the system description names, the MLPerf metric of the sc
 its unit and LoadGen's validity, LoadGen's version, the accuracy figure, and the compliance
 tests' verdicts. Only the summaries are read (and the head of each detail log for LoadGen's
 version): a whole round of thousands of results reads in seconds (`bench/results_table.py`).
-Power and energy stay empty unless a tree has them, and a cell that cannot be read is empty,
-never guessed; `notes` says what a result's reading found.
+Power and energy are a power result's (`repro.runs.mlperf_power`), else empty; compliance is
+judged by the round's checker rules (`repro.runs.mlperf_compliance`). A cell that cannot be read
+is empty, never guessed; `notes` says what a result's reading found.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from repro.runs.mlperf import (
     read_mlperf_result,
     round_of,
 )
+from repro.runs.mlperf_compliance import checks_of, describe, overall
+from repro.runs.mlperf_power import energy_of
 from repro.runs.mlperf_rules import checker_metric
 from repro.runs.record import RunRecord
 
@@ -36,7 +39,6 @@ if TYPE_CHECKING:
 def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
     """One row per scenario of a published result."""
     env, hardware = record.environment, record.fingerprint.get("hardware", {})
-    compliance: dict[str, dict[str, dict[str, str]]] = env.get("compliance", {})
     rows = []
     for scenario in HEADLINE:
         perf = record.performance(scenario)
@@ -47,8 +49,8 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
         key, unit = taken.key, taken.unit
         notes = [*record.notes, *([taken.rule] if taken.rule else [])]
         accuracy = (record.accuracy_test(scenario) or perf[0]).accuracy or {}
-        checks = compliance.get(scenario, {})
-        verdicts = [v for kinds in checks.values() for v in kinds.values()]
+        checks = checks_of(env, scenario)
+        energy, energy_unit = energy_of(metrics)
         rows.append(
             {
                 "round": round_of(bench),
@@ -73,14 +75,11 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 "loadgen_version": metrics.get("loadgen_version"),
                 "accuracy_metric": accuracy.get("metric"),
                 "accuracy_value": _number(accuracy.get("value")),
-                "power_w": None,
-                "energy_j": None,
-                "compliance": _overall(verdicts),
-                "compliance_detail": "; ".join(
-                    f"{test} " + ",".join(f"{k}:{v}" for k, v in sorted(kinds.items()))
-                    for test, kinds in sorted(checks.items())
-                )
-                or None,
+                "power_w": _number(metrics.get("power_w")),
+                "energy_j": energy,
+                "energy_unit": energy_unit,
+                "compliance": overall(checks),
+                "compliance_detail": describe(checks),
                 # a table is shared: no home directory in it (`repro.privacy`)
                 "notes": redact_text("; ".join(notes)) or None,
                 "path": redact_text(str(bench)),
@@ -144,15 +143,6 @@ def unread_row(bench: Path, reason: str) -> dict[str, Any]:
         path=redact_text(str(bench)),
     )
     return row
-
-
-def _overall(verdicts: list[str]) -> str | None:
-    """FAIL if a test failed, else "unreadable" if a verdict could not be read, else PASS."""
-    if not verdicts:
-        return None
-    if "FAIL" in verdicts:
-        return "FAIL"
-    return "PASS" if all(v == "PASS" for v in verdicts) else "unreadable"
 
 
 def _number(value: Any) -> float | None:

@@ -6,12 +6,16 @@ file, its compliance tests and the system description. The patterns found in
 whole published rounds (per-query vs per-sample MultiStream percentiles in LoadGen 2.x, Server
 summaries rounded to two decimals, a `run_1_2` beside `run_1`, TEST01 that fails its
 deterministic check and passes on accuracy, TEST06, AUC in percent or as a fraction, LLM
-results with token latencies, are options of it. Made here from what the rounds'
+results with token latencies, power results (`Power`: the analyzer's `spl.txt` samples and the
+run's power window in its detail log, for the ranging and the testing run, and the PTDaemon
+logs' folder), are options of it. Made here from what the rounds'
 files say, never copied from them; `bench/results_table.py` writes whole rounds with it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +27,34 @@ SCENARIO_FOLDER = {
     "SingleStream": "singlestream",
     "MultiStream": "multistream",
 }
+
+
+#: tokens per sample of a generated LLM result (its Offline samples/s = tokens/s / this)
+LLM_TOKENS = 250
+#: the time format of LoadGen's power_begin/power_end and of the analyzer's samples
+POWER_TIME = "%m-%d-%Y %H:%M:%S.%f"
+
+
+@dataclass
+class Power:
+    """A power result: the analyzer's samples around each run, one a second.
+
+    Inside the testing run's window (power_begin + 0.5 s, + 1.5 s, ...) the samples cycle
+    through `watts`; before and after it they read `idle_w` (which the checker leaves out);
+    `zero_samples` more inside it read 0 (a dropout, left out too). The ranging run comes an
+    hour earlier, its samples cycling through `ranging_watts` (`watts` where None).
+    """
+
+    watts: tuple[float, ...] = (150.0,)
+    window_s: int = 600
+    begin: str = "07-25-2024 10:00:00.000"
+    idle_w: float = 40.0
+    zero_samples: int = 0
+    #: LoadGen's result_query_count (what SingleStream's and MultiStream's energy divides by)
+    query_count: int | None = None
+    ranging_watts: tuple[float, ...] | None = None
+    volts: float = 230.0
+    power_factor: float = 0.98
 
 
 @dataclass
@@ -78,6 +110,7 @@ class Result:
         }
     )
     samples: int = 660_000
+    power: Power | None = None
 
     def folder_name(self) -> str:
         return self.folder or SCENARIO_FOLDER[self.scenario]
@@ -95,7 +128,7 @@ def summary_text(r: Result) -> str:
     old = major < 4 or r.loadgen.startswith("4.0")
     ss_pct = f"{r.percentile:g}" if old else f"{r.percentile:.1f}"
     ms_pct = "99" if old else "99.0"
-    samples = r.value / 300 if r.llm else r.value  # an LLM's headline is tokens/s
+    samples = r.value / LLM_TOKENS if r.llm else r.value  # an LLM's headline is tokens/s
     if r.scenario == "Offline":
         lines.append(f"Samples per second: {_fmt(samples, r.summary_decimals)}")
         if r.llm:
@@ -177,7 +210,45 @@ def _record(key: str, value: Any) -> str:
     return ":::MLLOG " + json.dumps(doc)
 
 
-def detail_text(r: Result) -> str:
+def _stamp(t: dt.datetime) -> str:
+    """A time as LoadGen and PTDaemon write it: milliseconds, no zone."""
+    return f"{t:%m-%d-%Y %H:%M:%S}.{t.microsecond // 1000:03d}"
+
+
+def _begin(p: Power, *, ranging: bool) -> dt.datetime:
+    start = dt.datetime.strptime(p.begin, POWER_TIME).replace(tzinfo=dt.timezone.utc)
+    return start - dt.timedelta(hours=1) if ranging else start
+
+
+def power_records(p: Power, *, ranging: bool = False) -> list[str]:
+    """The detail log's records of a power run: its window and (where set) its query count."""
+    begin = _begin(p, ranging=ranging)
+    end = begin + dt.timedelta(seconds=p.window_s)
+    recs = [_record("power_begin", _stamp(begin)), _record("power_end", _stamp(end))]
+    if p.query_count is not None:
+        recs.append(_record("result_query_count", p.query_count))
+    return recs
+
+
+def spl_text(p: Power, *, ranging: bool = False, mark: str = "run") -> str:
+    """The analyzer's samples of one run, as PTDaemon writes them: `Time,<time>,Watts,<W>,
+    Volts,<V>,Amps,<A>,PF,<pf>,Mark,<mark>`, 5 s of idle before and after the window."""
+    begin = _begin(p, ranging=ranging)
+    watts = itertools.cycle(p.ranging_watts if ranging and p.ranging_watts else p.watts)
+    samples: list[tuple[dt.datetime, float]] = []
+    for k in range(-5, p.window_s + 5):
+        t = begin + dt.timedelta(seconds=k + 0.5)
+        samples.append((t, next(watts) if 0 <= k < p.window_s else p.idle_w))
+    samples += [(begin + dt.timedelta(seconds=k + 0.25), 0.0) for k in range(p.zero_samples)]
+    lines = [
+        f"Time,{_stamp(t)},Watts,{w:.6f},Volts,{p.volts:.6f},"
+        f"Amps,{w / p.volts / p.power_factor:.6f},PF,{p.power_factor:.6f},Mark,{mark}"
+        for t, w in sorted(samples)
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def detail_text(r: Result, *, ranging: bool = False) -> str:
     """mlperf_log_detail.txt: the records a reader of published results takes."""
     recs = [
         _record("loadgen_version", f"{r.loadgen} @ abc"),
@@ -197,7 +268,7 @@ def detail_text(r: Result) -> str:
         if r.scenario != "Offline":
             recs.append(_record("requested_server_ttft_latency", 2_000_000_000))
             recs.append(_record("requested_server_tpot_latency", 200_000_000))
-    samples = r.value / 300 if r.llm else r.value
+    samples = r.value / LLM_TOKENS if r.llm else r.value
     if r.scenario == "Offline":
         recs.append(_record("result_samples_per_second", samples))
         if r.llm:
@@ -222,14 +293,53 @@ def detail_text(r: Result) -> str:
         recs.append(_record("early_stopping_latency_ms", int(r.value * 1.001)))
     line = _record("generic_message", "x" * 80)
     recs += [line] * (r.detail_padding_bytes // (len(line) + 1))
+    if r.power is not None:
+        recs += power_records(r.power, ranging=ranging)
     return "\n".join(recs) + "\n"
+
+
+def _write_power(sdir: Path, r: Result, p: Power) -> None:
+    """performance/ranging/ and run_1/'s samples, and power/ with the PTDaemon logs' files."""
+    perf = sdir / "performance"
+    session = f"{r.system}_{r.benchmark}_{r.scenario}".lower()
+    for name, ranging in (("ranging", True), ("run_1", False)):
+        run = perf / name
+        run.mkdir(parents=True, exist_ok=True)
+        (run / "mlperf_log_summary.txt").write_text(summary_text(r))
+        (run / "mlperf_log_detail.txt").write_text(detail_text(r, ranging=ranging))
+        mark = f"{session}_{'ranging' if ranging else 'testing'}"
+        (run / "spl.txt").write_text(spl_text(p, ranging=ranging, mark=mark))
+    power = perf / "power"
+    power.mkdir(parents=True, exist_ok=True)
+    phases = {
+        mode: [
+            [(_begin(p, ranging=mode == "ranging") + dt.timedelta(seconds=s)).timestamp(), 0]
+            for s in (-10, -2, p.window_s + 2, p.window_s + 10)
+        ]
+        for mode in ("ranging", "testing")
+    }
+    descriptor = {
+        "version": "1.11.1", "timezone": 0, "modules": {}, "sources": {}, "messages": [],
+        "uuid": {"client": "00000000-0000-4000-8000-000000000001",
+                 "server": "00000000-0000-4000-8000-000000000002"},
+        "session_name": session, "results": {}, "phases": phases,
+    }  # fmt: skip
+    for side in ("client", "server"):
+        (power / f"{side}.json").write_text(json.dumps(descriptor))
+        (power / f"{side}.log").write_text(f"{p.begin} [INFO] {side}: session {session}\n")
+    (power / "ptd_logs.txt").write_text(
+        f"{p.begin}: Uncertainty checking for Yokogawa WT310 is activated\n"
+        f"{p.begin}: Go with mark '{session}_ranging'\n{p.begin}: Completed test\n"
+    )
 
 
 def write_result(root: Path, r: Result) -> Path:
     """Write the result under `root` (`root/<division>/<submitter>/...`); its scenario folder."""
     sub = root / r.division / r.submitter
     sdir = sub / "results" / r.system / r.benchmark / r.folder_name()
-    for run_name in r.runs:
+    if r.power is not None:
+        _write_power(sdir, r, r.power)
+    for run_name in r.runs if r.power is None else ():
         run = sdir / "performance" / run_name
         run.mkdir(parents=True, exist_ok=True)
         (run / "mlperf_log_summary.txt").write_text(summary_text(r))
@@ -259,6 +369,57 @@ def write_result(root: Path, r: Result) -> Path:
         desc = {**r.system_json, "system_name": r.system, "division": r.division}
         (sub / "systems" / f"{r.system}.json").write_text(json.dumps(desc))
     return sdir
+
+
+def verify_performance(
+    passed: bool | None, *, reference: float = 1000.0, test: float = 995.0
+) -> str:
+    """verify_performance.txt of TEST01/04/05; `passed` None: cut off before its verdict."""
+    text = f"Verifying performance.\nreference score = {reference:g}\ntest score = {test:g}\n"
+    return text + ("" if passed is None else "TEST PASS\n" if passed else "TEST FAIL\n")
+
+
+def verify_accuracy_test01(passed: bool | None, *, mismatches: int = 3) -> str:
+    """TEST01's verify_accuracy.txt: its deterministic check (outputs compared one by one)."""
+    lines = [
+        "Verifying accuracy. This might take a while...",
+        "Reading accuracy mode results...",
+        "Reading performance mode results...",
+        "num_acc_log_entries = 10833",
+        "num_acc_log_duplicate_keys = 0",
+        "num_acc_log_data_mismatch = 0",
+        "num_perf_log_entries = 4197",
+        "num_perf_log_qsl_idx_match = 4197",
+        f"num_perf_log_data_mismatch = {0 if passed else mismatches}",
+        "num_missing_qsl_idxs = 0",
+    ]
+    if passed is not None:
+        lines.append("TEST PASS" if passed else "TEST FAIL")
+    return "\n".join(lines) + "\n\n"
+
+
+def verify_accuracy_test06(
+    first_token: str = "True",
+    eos: str = "True",
+    length: str | None = "True",
+    *,
+    complete: bool = True,
+) -> str:
+    """TEST06's verify_accuracy.txt (LLMs): three checks, no TEST PASS line."""
+    lines = [f"First token check pass: {first_token}", f"EOS check pass: {eos}"]
+    if length is not None:
+        lines.append(f"Sample length check pass: {length}")
+    if complete:
+        lines.append("TEST06 verification complete")
+    return "\n".join(lines) + "\n"
+
+
+def bert_accuracy(f1: float, exact_match: float = 26.6) -> str:
+    """bert's accuracy script output, as TEST01's baseline/compliance_accuracy.txt hold it."""
+    return (
+        f'{{"exact_match": {exact_match}, "f1": {f1}}}\nReading examples...\n'
+        "Loading LoadGen logs...\nPost-processing predictions...\nEvaluating predictions...\n"
+    )
 
 
 def _padding(size: int) -> str:

@@ -10,6 +10,7 @@ from repro import __version__
 from repro.compare.inputs import different_benchmarks
 from repro.compare.machine import Machines, machine_notes, machines_of, with_busy_validity
 from repro.compare.metrics import (
+    JUDGED_ENERGY,
     LEGACY_ROWS,
     METRICS,
     accuracy_metric,
@@ -107,8 +108,10 @@ def compare_scenario(
             key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines, paired
         )
         if m is not None:
-            # MLPerf judges one metric per scenario; the others are shown for information
-            metrics.append(m.model_copy(update={"judged": key == headline}))
+            # MLPerf judges one metric per scenario (and a power result's energy); the others
+            # are shown for information
+            judged = key == headline or key in JUDGED_ENERGY
+            metrics.append(m.model_copy(update={"judged": judged}))
     acc = accuracy_metric(o_acc, [t for _, t in r_acc], tol)
     if acc is not None:
         metrics.append(acc)
@@ -258,6 +261,8 @@ def build_report(
         v: n for v in VERDICTS if v not in counts and (n := sum(m.verdict == v for m in judged))
     }
     shown = sum(not m.judged for s in scenarios for m in s.metrics)
+    energy = any(m.metric in JUDGED_ENERGY for m in judged)
+    judged_kinds = "validity, accuracy and energy" if energy else "validity and accuracy"
     in_original = [
         sc for sc in _ORDER if orig.record.performance(sc) or orig.record.accuracy_test(sc)
     ]
@@ -265,7 +270,7 @@ def build_report(
         f"{verdict.upper()}: {counts['reproduced']} metric(s) reproduced, "
         f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} inconclusive"
         + "".join(f", {n} {v}" for v, n in others.items())
-        + f" (the MLPerf metric of each scenario, validity and accuracy; {shown} more shown for "
+        + f" (the MLPerf metric of each scenario, {judged_kinds}; {shown} more shown for "
         "information)" + f"; {len(scenarios)} of {len(in_original)} scenario(s) compared"
     )
     benchmarks = different_benchmarks([orig, *reps])

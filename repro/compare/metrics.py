@@ -33,7 +33,20 @@ Side = LoadedRun
 
 
 #: (metric key, label, unit, tolerance kind) compared per scenario; the scenario's MLPerf
-#: metric (build.headline_of) is judged and labelled so, the others are shown for information
+#: metric (build.headline_of) is judged and labelled so, and so is the energy of a power result
+#: (`repro.runs.mlperf_power`: per sample or token for Offline and Server, per query for
+#: SingleStream and MultiStream, as the checker gives it); the others are shown for information
+_ENERGY_PER_QUERY = [
+    ("energy_per_query_j", "energy per query", "J/query", "energy"),
+    ("power_w", "average power", "W", "energy"),
+]
+_ENERGY_PER_SAMPLE = [
+    ("energy_per_sample_j", "energy per sample", "J/sample", "energy"),
+    ("energy_per_token_j", "energy per token", "J/token", "energy"),
+    ("power_w", "average power", "W", "energy"),
+]
+#: the energy rows judged like the scenario's MLPerf metric (power is shown for information)
+JUDGED_ENERGY = ("energy_per_query_j", "energy_per_sample_j", "energy_per_token_j")
 _TOKENS = [
     ("tokens_per_second", "tokens/s", "tokens/s", "throughput"),
     ("ttft_p99_ns", "time to first token p99", "ns", "latency"),
@@ -47,12 +60,14 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
         ("early_stopping_p90_ns", "early-stopping p90 estimate", "ns", "latency"),
         ("samples_per_second", "throughput", "samples/s", "throughput"),
         *_TOKENS,
+        *_ENERGY_PER_QUERY,
     ],
     "MultiStream": [
         ("latency_p50_ns", "latency p50", "ns", "latency"),
         ("latency_p90_ns", "latency p90", "ns", "latency"),
         ("latency_p99_ns", "latency p99", "ns", "latency"),
         ("early_stopping_p99_ns", "early-stopping p99 estimate", "ns", "latency"),
+        *_ENERGY_PER_QUERY,
     ],
     "Server": [
         ("samples_per_second", "completed samples/s", "samples/s", "throughput"),
@@ -60,10 +75,12 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
         ("latency_p90_ns", "latency p90", "ns", "latency"),
         ("latency_p99_ns", "latency p99", "ns", "latency"),
         *_TOKENS,
+        *_ENERGY_PER_SAMPLE,
     ],
     "Offline": [
         ("samples_per_second", "throughput", "samples/s", "throughput"),
         ("tokens_per_second", "tokens/s", "tokens/s", "throughput"),
+        *_ENERGY_PER_SAMPLE,
     ],
 }
 
@@ -144,7 +161,9 @@ def compare_metric(
         pb = [next(x for x in pb if x[0].repeat == k) for k in rounds]
     if not pa or not pb:
         return None
-    tolerance = tol.throughput_rel if kind == "throughput" else tol.latency_rel
+    # energy per sample is power over throughput: held to the throughput's tolerance (a field of
+    # its own in Tolerances would change every spec's id)
+    tolerance = tol.throughput_rel if kind in ("throughput", "energy") else tol.latency_rel
     fa, fb = [v for _, v in pa], [v for _, v in pb]
     base = {
         "metric": key,
@@ -180,8 +199,8 @@ def compare_metric(
         reason=cmp.reason,
         mde_rel=cmp.mde_rel,
     )
-    if machines is None or paired:
-        return result
+    if machines is None or paired or kind == "energy":
+        return result  # the machine probes measure speed, not power
     return with_machine(result, cmp, (pa, pb), kind, tolerance, tol.confidence, machines)
 
 

@@ -24,6 +24,8 @@ def value(v: Any, unit: str) -> str:
         return f"{100 * v:.2f} %"
     if unit == "samples/s":
         return f"{v:,.1f}/s"
+    if unit == "W" or unit.startswith("J/"):  # a power result's (J/sample, J/token, J/query)
+        return f"{v:.4g} {unit}"
     return f"{v:g}"
 
 

@@ -24,7 +24,10 @@ SHOWN = ("division", "submitter", "system", "status", "processor", "accelerator"
 
 
 def _columns(objectives: Sequence[Objective], frame: pd.DataFrame) -> list[str]:
-    return [c for c in SHOWN if c in frame] + [c for c, _ in objectives]
+    shown = [c for c in SHOWN if c in frame] + [c for c, _ in objectives]
+    if "energy_j" in shown and "energy_unit" in frame:  # J per sample, token or query
+        shown.insert(shown.index("energy_j") + 1, "energy_unit")
+    return shown
 
 
 def markdown(

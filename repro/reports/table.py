@@ -13,7 +13,8 @@ COLUMNS = (
     "accelerator", "accelerator_count", "node_count", "framework", "status", "benchmark",
     "scenario",
     "metric", "value", "unit", "validity", "loadgen_version", "accuracy_metric",
-    "accuracy_value", "power_w", "energy_j", "compliance", "compliance_detail", "notes", "path",
+    "accuracy_value", "power_w", "energy_j", "energy_unit", "compliance", "compliance_detail",
+    "notes", "path",
 )  # fmt: skip
 
 

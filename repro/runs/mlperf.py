@@ -19,6 +19,9 @@ from repro.runs import layout
 from repro.runs.layout import DETAIL, SUMMARY
 from repro.runs.loadgen_logs import Metrics, merge_logs, read_log_parts
 from repro.runs.mlperf_accuracy import out_of_range, read_accuracy_file
+from repro.runs.mlperf_compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
+from repro.runs.mlperf_compliance import describe, read_compliance, verdicts
+from repro.runs.mlperf_power import TESTING_RUN, add_power, has_power, stray_power_folders
 from repro.runs.mlperf_rules import checker_metric
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
@@ -67,8 +70,6 @@ def headline_metric(scenario: str, tests: list[TestRecord]) -> tuple[str, str]:
 INTERACTIVE = "interactive"
 _SCENARIO_NAMES: dict[str, ScenarioName] = {s.lower(): s for s in SCENARIOS}
 _RUN = re.compile(r"run_\d+")
-#: a compliance test's folder: TEST01, TEST04, and the halves of v1.x's TEST04 (TEST04-A/-B)
-_COMPLIANCE_TEST = re.compile(r"TEST\d+(?:-[A-Z])?", re.IGNORECASE)
 
 
 def _has_runs(folder: Path) -> bool:
@@ -299,41 +300,6 @@ def _text(value: Any) -> str | None:
     return None
 
 
-def _compliance(scenario_dir: Path) -> dict[str, dict[str, str]]:
-    """TEST01/04/05/06 verdicts of a scenario, from either layout: TESTxx/ under the scenario
-    folder, or the sibling `compliance/<system>/<benchmark>/<scenario>/` tree."""
-    places = [scenario_dir]
-    parts = scenario_dir.parts
-    if "results" in parts:
-        i = len(parts) - 1 - parts[::-1].index("results")
-        sibling = Path(*parts[:i], "compliance", *parts[i + 1 :])
-        # the two trees may spell the scenario folder differently (Offline, offline)
-        if not sibling.is_dir() and sibling.parent.is_dir():
-            sibling = next(
-                (p for p in sibling.parent.iterdir() if p.name.lower() == sibling.name.lower()),
-                sibling,
-            )
-        places.append(sibling)
-    out: dict[str, dict[str, str]] = {}
-    for place in places:
-        if not place.is_dir():
-            continue
-        for test in sorted(p for p in place.iterdir() if _COMPLIANCE_TEST.fullmatch(p.name)):
-            for kind in ("accuracy", "performance"):
-                verify = test / f"verify_{kind}.txt"
-                if verify.is_file():
-                    text = verify.read_text(errors="replace")
-                    verdict = (
-                        "PASS"
-                        if "TEST PASS" in text
-                        else "FAIL"
-                        if "TEST FAIL" in text
-                        else "unreadable"
-                    )
-                    out.setdefault(test.name.upper(), {})[kind] = verdict
-    return out
-
-
 #: LoadGen's effective settings (as read_logs names them) -> TestSettings names, per scenario
 _SETTINGS: dict[str, dict[str, str]] = {
     "SingleStream": {},
@@ -478,6 +444,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     notes: list[str] = [problem] if problem else []
     seen: dict[str, tuple[Path, bytes]] = {}
     compliance: dict[str, dict[str, dict[str, str]]] = {}
+    compliance_checks: dict[str, list[dict[str, Any]]] = {}
     # a folder named after its log's scenario goes first: it is the original, not the copy
     logged = {d: _log_scenario(_runs(d)[0]) for d in _scenario_dirs(path)}
     ordered = sorted(
@@ -551,6 +518,10 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                 notes.append(taken.rule)
             if scenario == "Server" and taken.key != metrics.get("mlperf_metric"):
                 metrics["mlperf_metric"] = taken.key  # the round's rule, not the headline's
+            if run.name == TESTING_RUN and has_power(sdir):
+                notes.append(
+                    f"{sdir.name}/: " + add_power(sdir, scenario, taken.key, taken.unit, metrics)
+                )
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
                 TestRecord(
@@ -592,25 +563,17 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                 )
             else:
                 notes.append(f"{acc_txt.relative_to(path)}: no accuracy figure could be read")
-        if checks := _compliance(sdir):
-            compliance[scenario] = checks
+        division = division_of(path) or _text(desc.get("division"))
+        if checks := read_compliance(sdir, round_name=round_of(path), benchmark=benchmark,
+                                     division=division):  # fmt: skip
+            compliance[scenario] = verdicts(checks)
+            compliance_checks[scenario] = [c.as_dict() for c in checks]
+            notes.append(f"compliance, {scenario}: {describe(checks)}")
+        if stray := stray_power_folders(sdir):
             notes.append(
-                f"compliance, {scenario}: "
-                + "; ".join(
-                    f"{test} " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-                    for test, kinds in sorted(checks.items())
-                )
+                f"{sdir.name}/: {', '.join(stray)} not read (the checker reads a power result's "
+                "logs in performance/power/, performance/ranging/ and performance/run_1/)"
             )
-        # power measurements sit beside the scenario's runs or, as the submission checker
-        # reads them, under performance/ (power/, ranging/)
-        power = [
-            str(p.relative_to(sdir))
-            for place in (sdir, sdir / "performance")
-            for p in sorted(place.iterdir())
-            if p.is_dir() and ("power" in p.name.lower() or p.name.lower() == "ranging")
-        ]
-        if power:
-            notes.append(f"{sdir.name}/: power results present ({', '.join(power)}), not read")
     return RunRecord(
         run_id=f"mlperf:{submitter}/{system}/{benchmark}",
         spec_name=benchmark,
@@ -628,6 +591,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             "framework": _text(desc.get("framework")),
             "system_status": _text(desc.get("status")),  # available, preview, rdi
             **({"compliance": compliance} if compliance else {}),
+            **({"compliance_checks": compliance_checks} if compliance_checks else {}),
         },
         fingerprint=fingerprint_from_system(desc),
         tests=tests,

@@ -388,3 +388,36 @@ def test_the_real_v50_round_compares_its_closed_results_only(
     table = pd.read_csv(out_dir / "recommend.csv")
     assert list(table["division"]) == ["closed"]
     assert list(table["status"]) == ["available"]  # systems/<system>.json says so
+
+
+def test_min_energy_picks_the_power_result_with_the_least_energy_per_sample(
+    tmp_path: Path,
+) -> None:
+    """Power results from their logs (tests/mlperf_gen.py): 424, 327 and 112 samples/J; a
+    result without power is listed as missing the objective."""
+    import json
+
+    from tests.mlperf_gen import Power, Result, write_result
+
+    tree = tmp_path / "inference_results_v4.1"
+    for system, watts, per_joule in (("h13_u3", 150.0, 424.0), ("r760_u6", 500.0, 327.0),
+                                     ("H200-MaxQ", 5000.0, 112.0)):  # fmt: skip
+        write_result(tree, Result(system=system, value=per_joule * watts, power=Power((watts,))))
+    write_result(tree, Result(system="no-meter", value=90_000.0))
+    table = tmp_path / "t.csv"
+    made = CliRunner().invoke(cli, ["results", str(tree), "--csv", str(table)])
+    assert made.exit_code == 0, made.output
+    result = CliRunner().invoke(
+        cli,
+        ["recommend", str(table), "--objective", "min:energy", "-o", str(tmp_path / "out"),
+         "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (best,) = data["front"]
+    assert (best["system"], best["energy_j"]) == ("h13_u3", pytest.approx(1 / 424))
+    assert {r["system"] for r in data["dominated"]} == {"r760_u6", "H200-MaxQ"}
+    assert any("no-meter" in m and "no energy_j" in m for m in data["missing"])
+    md = (tmp_path / "out" / "recommend.md").read_text()
+    assert "energy_unit" in md  # the energy's unit beside it
+    assert "J/sample" in md

@@ -50,7 +50,7 @@ def test_compliance_runs_and_repro_runs_are_not_results(tmp_path: Path) -> None:
         "TEST01": {"performance": "PASS"},
         "TEST04": {"performance": "PASS"},
     }
-    assert any("compliance, Offline: TEST01 performance PASS" in n for n in record.notes)
+    assert any("compliance, Offline: TEST01 performance:PASS" in n for n in record.notes)
 
 
 def test_the_scenario_comes_from_the_log_and_copies_are_read_once(tmp_path: Path) -> None:
