@@ -231,3 +231,42 @@ def test_a_division_with_one_unreadable_result_is_still_compared(tmp_path: Path)
     assert "not read: " in result.stderr
     assert "mlperf_log_summary.txt" in result.stderr
     assert list((tmp_path / "r").rglob("report.json"))
+
+
+#: the summary line each metric of the table is printed on (LoadGen's wording, 4.0 to 6.0)
+_LINES = {
+    "samples_per_second": r"^(?:Completed )?[Ss]amples per second\s*:\s*(\S+)",
+    "scheduled_samples_per_second": r"^Scheduled samples per second\s*:\s*(\S+)",
+    "tokens_per_second": r"^(?:Completed )?[Tt]okens per second\s*:\s*(\S+)",
+    "early_stopping_p90_ns": r"Early stopping 90(?:\.0)?th percentile estimate\s*:\s*(\S+)",
+    "early_stopping_p99_ns": r"Early stopping 99(?:\.0)?th percentile estimate\s*:\s*(\S+)",
+    "latency_p90_ns": r"^90(?:\.0)?th percentile latency \(ns\)\s*:\s*(\S+)",
+    "latency_p99_ns": r"^99(?:\.0)?th percentile latency \(ns\)\s*:\s*(\S+)",
+}
+
+
+def test_every_value_of_the_real_rounds_is_the_figure_its_summary_prints(
+    shared_fixtures: Path,
+) -> None:
+    """Each row of the table of the published fixtures, checked against its own file."""
+    import re
+
+    from repro.published import result_rows
+
+    rounds = sorted(p for p in (shared_fixtures / "mlperf").iterdir() if p.is_dir())
+    rows = result_rows(rounds)
+    assert len(rows) >= 6
+    for row in rows:
+        assert row["validity"] in ("VALID", "INVALID"), row
+        folder = next(
+            d for d in Path(row["path"]).iterdir()
+            if d.is_dir() and (d / "performance" / "run_1").is_dir()
+            and row["scenario"].lower() in re.sub(r"[^a-z]", "", d.name.lower())
+        )  # fmt: skip
+        text = (folder / "performance" / "run_1" / "mlperf_log_summary.txt").read_text()
+        found = re.search(_LINES[row["metric"]], text, re.MULTILINE)
+        assert found is not None, (row["metric"], folder)
+        assert row["value"] == pytest.approx(float(found.group(1)), rel=1e-12), folder
+        validity = re.search(r"^Result is\s*:\s*(\S+)", text, re.MULTILINE)
+        assert validity is not None
+        assert row["validity"] == validity.group(1)
