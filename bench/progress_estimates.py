@@ -32,8 +32,9 @@ sys.path.insert(0, str(ROOT))
 from repro.artifacts.cache import ArtifactCache  # noqa: E402
 from repro.environments.registry import realize  # noqa: E402
 from repro.estimates import Estimate, Forecast  # noqa: E402
+from repro.jsonio import read_json  # noqa: E402
 from repro.replay import Replayer, ReplayOptions  # noqa: E402
-from repro.spec.io import parse_spec, read_json  # noqa: E402
+from repro.spec.io import parse_spec  # noqa: E402
 
 
 @dataclass

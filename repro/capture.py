@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
-from repro.artifacts.fetch import download, resolve_path
+from repro.artifacts.fetch import download
 from repro.artifacts.recipes import get_recipe
 from repro.capture_checks import (
     EnvironmentPlan,
@@ -34,7 +34,7 @@ from repro.capture_checks import (
     plan_environment,
 )
 from repro.environments.base import CaptureContext
-from repro.environments.native import NativeManager
+from repro.environments.native.manager import NativeManager
 from repro.errors import SpecError, UsageError
 from repro.fingerprint import collect
 from repro.pylock import LOCK_NAME, write_python_lock
@@ -43,10 +43,11 @@ from repro.runs import layout
 from repro.runs.accuracy import load_predictions
 from repro.runs.layout import component
 from repro.runs.record import RunRecord, TestRecord
-from repro.spack.pins import MANIFEST_NAME as SPACK_MANIFEST
 from repro.spack.pins import pins_from_files as spack_pins
+from repro.spack.section import MANIFEST_NAME as SPACK_MANIFEST
 from repro.spec.io import dump_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware, Original
+from repro.spec.paths import resolve_path
 from repro.validate import check
 
 #: the LoadGen seeds of MLPerf Inference v5.0's mlperf.conf, the default of a new capture

@@ -202,10 +202,10 @@ def view_from_record(record: RunRecord) -> View:
 
 def view_from_spec(path: Path) -> View:
     """A spec's view: its hardware, backend options, lock hashes and the pins of its manager."""
-    from repro.artifacts.fetch import resolve_path
     from repro.environments.registry import get_manager
     from repro.pylock import read_pins
     from repro.spec.io import load_spec, spec_id
+    from repro.spec.paths import resolve_path
 
     spec = load_spec(path)
     view: View = {g: {} for g in GROUPS}
@@ -257,7 +257,7 @@ def _pinned_text(lock_path: Path, sha256: str, spec_path: Path) -> str:
 
 def view_from_flake_lock(path: Path) -> View:
     """A flake.lock alone: its inputs, each as type:source@rev narHash."""
-    from repro.environments.nix import flake_pins
+    from repro.environments.nix.manager import flake_pins
 
     view: View = {g: {} for g in GROUPS}
     view["pins"] = flake_pins(path)

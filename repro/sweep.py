@@ -294,7 +294,7 @@ class Sweep:
         probes: Any,
         realize: Callable[..., Any] | None,
     ) -> None:
-        from repro.spec.io import read_json
+        from repro.jsonio import read_json
 
         self.spec_path, self.opts, self.cache = spec_path, opts, cache
         self.report, self.progress = report, progress
@@ -984,7 +984,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    from repro.spec.io import read_json
+    from repro.jsonio import read_json
 
     data = read_json(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -1035,8 +1035,9 @@ def _csv(state: dict[str, Any], objectives: list[Objective]) -> str:
 def pick(folder: Path, index: int, new_name: str, specs_dir: Path, spec_path: Path) -> Path:
     """The spec of one point, under a new name, ready for `repro capture --from`: derived from
     `spec_path`, which must still be the spec the sweep measured."""
+    from repro.jsonio import read_json
     from repro.runs.layout import component
-    from repro.spec.io import read_json, rebase_paths, write_spec
+    from repro.spec.io import rebase_paths, write_spec
 
     state = _load(folder / "sweep.json")
     points = {p["index"]: p for p in state["points"]}

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from repro.artifacts.cache import sha256_file
-from repro.artifacts.fetch import resolve_path
 from repro.errors import UsageError
+from repro.spec.paths import resolve_path
 
 #: an artifact's fields that say where its bytes come from (and the recipe's parameters)
 _SOURCES = ("url", "path", "recipe", "params")

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Literal
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
-from repro.artifacts.fetch import resolve_path
 from repro.artifacts.npz import npz_shapes
 from repro.artifacts.recipes import RECIPES
 from repro.backends.base import io_name_problems
@@ -19,9 +18,10 @@ from repro.backends.registry import get_backend
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
 from repro.pylock import unhashed_requirements
-from repro.spack.pins import SpackPins
+from repro.spack.section import SpackPins
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName, Workload
+from repro.spec.paths import resolve_path
 
 #: TestSettings fields that belong to one scenario only
 SCENARIO_FIELDS: dict[ScenarioName, tuple[str, ...]] = {

@@ -13,6 +13,7 @@ from pathlib import Path
 from repro.artifacts.cache import CHUNK, ArtifactCache, sha256_file
 from repro.artifacts.recipes import get_recipe
 from repro.errors import ArtifactError, SpecError
+from repro.spec.paths import resolve_path
 from repro.spec.types import Artifact
 
 Progress = Callable[[str], None]
@@ -55,18 +56,6 @@ def download(url: str, dest: Path, *, retries: int = 3, timeout_s: float = 60.0)
 def _copy_file(src: Path, dest: Path) -> None:
     with src.open("rb") as fin, dest.open("wb") as fout:
         shutil.copyfileobj(fin, fout, CHUNK)
-
-
-def resolve_path(artifact_path: str, base_dir: Path) -> Path:
-    """A path source is relative to the spec's folder unless absolute; `~` (a home folder,
-    another one on every machine) is refused."""
-    if artifact_path.startswith("~"):
-        raise SpecError(
-            f"{artifact_path}: starts with '~' (a home folder, another one on every machine)",
-            hint="write the path relative to the spec's folder",
-        )
-    p = Path(artifact_path)
-    return p if p.is_absolute() else base_dir / p
 
 
 def materialize(

@@ -55,9 +55,9 @@ def _statement(
 def spec_files(spec_path: Path, spec: Any) -> list[Path]:
     """The spec file and what it names by path: lock files, path artifacts, a `path:` flake's
     files (those a package carries)."""
-    from repro.artifacts.fetch import resolve_path
     from repro.nix.flake_files import flake_files
     from repro.packaging.paths import references
+    from repro.spec.paths import resolve_path
 
     base = spec_path.parent
     files = [spec_path]
@@ -386,7 +386,7 @@ def _spec_link(spec_path: Path, key: Any | None, ran: str | None) -> list[Link]:
 
 def _lock_digests(spec_path: Path, spec: Any) -> list[str]:
     """Lock files on disk that are not the bytes the spec pins (the spec id covers the pins)."""
-    from repro.artifacts.fetch import resolve_path
+    from repro.spec.paths import resolve_path
 
     out = []
     env = spec.environment

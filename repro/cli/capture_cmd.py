@@ -254,8 +254,8 @@ def capture(
     """
     from repro.capture import CaptureOptions
     from repro.capture import capture as run_capture
+    from repro.jsonio import read_json
     from repro.replay import ReplayOptions
-    from repro.spec.io import read_json
 
     base: dict[str, Any] = {}
     source = "command line"

@@ -53,7 +53,7 @@ def image(
     """
     from repro.artifacts.cache import ArtifactCache
     from repro.containers.image import DEFAULT_BASE, check_reference
-    from repro.environments.docker import DockerManager
+    from repro.environments.docker.manager import DockerManager
     from repro.errors import UsageError
     from repro.fetching import fetch_all
     from repro.validate import require_valid

@@ -476,7 +476,7 @@ def _docker_options(
     cache_dir: Path | None,
 ) -> dict[str, Any]:
     """The docker manager's options; given for another environment, they are an error."""
-    from repro.environments.docker import check_limits
+    from repro.environments.docker.manager import check_limits
 
     given = rebuild or cpuset is not None or memory is not None
     if given and env_name not in ("docker", "auto"):
@@ -585,8 +585,8 @@ def _run_in_rounds(
 
 def _stored_original(spec: ExperimentSpec, spec_path: Path) -> Any:
     """The spec's original run, to judge rounds against (--until-decided without --against)."""
-    from repro.artifacts.fetch import resolve_path
     from repro.runs.store import open_run
+    from repro.spec.paths import resolve_path
 
     if spec.original is None:
         raise UsageError(

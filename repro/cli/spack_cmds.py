@@ -19,9 +19,9 @@ def spack() -> None:
 
 
 def _manifest_for(spec_path: Path, manifest: Path | None) -> Path:
-    from repro.artifacts.fetch import resolve_path
-    from repro.spack.pins import MANIFEST_NAME
+    from repro.spack.section import MANIFEST_NAME
     from repro.spec.io import load_spec
+    from repro.spec.paths import resolve_path
 
     if manifest is not None:
         return manifest
@@ -54,8 +54,9 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
       spack -e lockfiles/tvm-resnet50 concretize
       repro spack pin specs/tvm-resnet50.json
     """
-    from repro.environments.spack import SpackManager
-    from repro.spack.pins import LOCK_NAME, pins_from_files
+    from repro.environments.spack.manager import SpackManager
+    from repro.spack.pins import pins_from_files
+    from repro.spack.section import LOCK_NAME
     from repro.spec.io import load_spec, parse_spec, spec_id, write_spec
 
     target = _manifest_for(spec_path, manifest)
@@ -91,7 +92,7 @@ def _check_one(path: Path) -> list[str]:
     """Problems of one path: a spec, a spack.yaml, a spack.lock or a folder holding them."""
     from repro.spack.lockfile import read_spack_lock
     from repro.spack.manifest import check_consistency, read_manifest
-    from repro.spack.pins import LOCK_NAME, MANIFEST_NAME
+    from repro.spack.section import LOCK_NAME, MANIFEST_NAME
 
     if not path.exists():
         raise SpecError(f"{path}: no such file or folder")

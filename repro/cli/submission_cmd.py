@@ -97,7 +97,7 @@ def submission(
                 )
     given: dict[str, Any] = {}
     if system_json is not None:
-        from repro.spec.io import read_json
+        from repro.jsonio import read_json
 
         loaded = read_json(system_json)
         if not isinstance(loaded, dict):

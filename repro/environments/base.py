@@ -14,13 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field
-
 from repro import _subprocess
+from repro.environments.section import EnvironmentSpecBase, section_locks
 from repro.errors import EnvironmentSetupError, UsageError
 from repro.privacy import RESULT_VARIABLES, is_secret_name
-from repro.spack.pins import SpackPins
-from repro.spec.types import LockFile, SpecModel
+from repro.spec.types import LockFile
 
 if TYPE_CHECKING:
     from repro.backends.base import BackendPlugin
@@ -74,20 +72,6 @@ class RealizedEnvironment:
 
     def worker_command(self, request: Path) -> list[str]:
         return [*self.python, "-m", "repro.harness", str(request)]
-
-
-class EnvironmentSpecBase(SpecModel):
-    """The spec's `environment` section; each manager narrows `manager` and adds its pins."""
-
-    manager: str
-    python_lock: LockFile | None = Field(
-        None, description="the worker's Python packages, hashed (lockfiles/<name>/)"
-    )
-    spack: SpackPins | None = Field(
-        None,
-        description="a Spack environment for the stack (lockfiles/<name>/spack.yaml + "
-        "spack.lock), usable with --env spack whichever manager captured the spec",
-    )
 
 
 @dataclass(frozen=True)
@@ -169,10 +153,7 @@ class EnvironmentManager:
 
     def locks(self, env: EnvironmentSpecBase) -> dict[str, LockFile]:
         """Every lock file the section pins, by field name (`spack.spack_lock` for nested)."""
-        out = {k: v for k, v in env if isinstance(v, LockFile)}
-        if env.spack is not None:
-            out.update({f"spack.{k}": v for k, v in env.spack if isinstance(v, LockFile)})
-        return out
+        return section_locks(env)
 
     def pins_view(self, env: EnvironmentSpecBase, spec_dir: Path) -> dict[str, Any]:
         """Pins beyond the lock hashes, for a drift (e.g. every input of a flake.lock)."""
@@ -207,7 +188,7 @@ def verified_lock(lock: LockFile, spec_path: Path, *, hint: str) -> Path:
     """The pinned file a spec names, resolved from the spec's folder, with the pinned bytes:
     else an EnvironmentSetupError (nothing is realized from a file that changed)."""
     from repro.artifacts.cache import sha256_file
-    from repro.artifacts.fetch import resolve_path
+    from repro.spec.paths import resolve_path
 
     path = resolve_path(lock.path, spec_path.parent)
     if not path.is_file() or sha256_file(path) != lock.sha256:

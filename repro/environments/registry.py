@@ -1,52 +1,85 @@
 """The registry of environment managers, and `auto`: the captured manager if usable, else venv.
 
-The only place that lists the managers: adding one is one module under `repro/environments/`
-and one line here. Manager modules import no heavy package, so the registry loads them eagerly.
+The only place that lists the managers: adding one is its face and its work under
+`repro/environments/<name>/` (`repro.environments.section`) and one line here. The faces are
+loaded with the spec; a manager's work is imported when an environment is captured, checked or
+realized, never by a process that only reads a spec (the worker).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Union
 
 from pydantic import Field
 
-from repro.environments.base import EnvironmentManager, RealizedEnvironment
+from repro.environments.section import EnvironmentFace
 from repro.errors import EnvironmentSetupError, UsageError
 
 if TYPE_CHECKING:
+    from repro.environments.base import EnvironmentManager, RealizedEnvironment
     from repro.spec.models import ExperimentSpec
 
-_MANAGERS: Final = (
-    "repro.environments.native:NativeManager",
-    "repro.environments.venv:VenvManager",
-    "repro.environments.nix:NixManager",
-    "repro.environments.spack:SpackManager",
-    "repro.environments.docker:DockerManager",
+_FACES: Final = (
+    "repro.environments.native:FACE",
+    "repro.environments.venv:FACE",
+    "repro.environments.nix:FACE",
+    "repro.environments.spack:FACE",
+    "repro.environments.docker:FACE",
 )
 #: what `auto` falls back to when the captured manager is not usable here
 FALLBACK: Final = "venv"
 
 
-def _load(ref: str) -> type[EnvironmentManager]:
+def _import(ref: str) -> Any:
     module, attr = ref.split(":")
-    cls: type[EnvironmentManager] = getattr(importlib.import_module(module), attr)
-    return cls
+    return getattr(importlib.import_module(module), attr)
 
 
-MANAGERS: Final[dict[str, type[EnvironmentManager]]] = {c.name: c for c in map(_load, _MANAGERS)}
+#: every manager's face (its spec section and facts), by name: light, loaded with the spec
+FACES: Final[dict[str, EnvironmentFace]] = {f.name: f for f in map(_import, _FACES)}
+
+
+class _Managers(MutableMapping[str, "type[EnvironmentManager]"]):
+    """The managers' classes by name, each imported when first asked for (its tools, builds
+    and containers are no concern of a process that only reads a spec). Tests put fakes in."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, type[EnvironmentManager]] = {}
+
+    def __getitem__(self, name: str) -> type[EnvironmentManager]:
+        if name not in self._loaded:
+            if name not in FACES:
+                raise KeyError(name)
+            self._loaded[name] = _import(FACES[name].manager)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, cls: type[EnvironmentManager]) -> None:
+        self._loaded[name] = cls
+
+    def __delitem__(self, name: str) -> None:
+        del self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FACES)
+
+    def __len__(self) -> int:
+        return len(FACES)
+
+
+MANAGERS: Final = _Managers()
 
 
 def replay_choices() -> list[str]:
     """`--env` choices: auto, then every manager."""
-    return ["auto", *MANAGERS]
+    return ["auto", *FACES]
 
 
 def capture_choices() -> list[str]:
     """`--env-manager` choices: the managers that can pin an environment at capture."""
-    return [n for n, c in MANAGERS.items() if c.can_capture()]
+    return [n for n, f in FACES.items() if f.can_capture]
 
 
 def get_manager(
@@ -55,14 +88,14 @@ def get_manager(
     options: dict[str, Any] | None = None,
 ) -> EnvironmentManager:
     """A manager by name; an unknown name lists the valid ones."""
-    if name not in MANAGERS:
+    if name not in FACES:
         raise UsageError(f"unknown environment {name!r}; expected one of {replay_choices()}")
     return MANAGERS[name](report, options)
 
 
 def environment_spec_union() -> Any:
     """The spec's `environment` field: every manager's section, tagged by `manager`."""
-    models = tuple(c.spec_model for c in MANAGERS.values() if c.spec_model is not None)
+    models = tuple(f.spec_model for f in FACES.values() if f.spec_model is not None)
     return Annotated[Union[models], Field(discriminator="manager")]  # noqa: UP007
 
 

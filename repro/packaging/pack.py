@@ -67,7 +67,7 @@ def _files_of(folder: Path, *, limit: int) -> list[Path]:
 
 def _referenced(spec: ExperimentSpec, spec_path: Path, report: Reporter) -> list[tuple[Path, Role]]:
     """The spec and the files it names by relative path, absolute, with their roles."""
-    from repro.artifacts.fetch import resolve_path
+    from repro.spec.paths import resolve_path
 
     base = spec_path.parent
     out: list[tuple[Path, Role]] = [(_absolute(spec_path), "spec")]
@@ -269,7 +269,7 @@ def _add_wheels(
     import sys
 
     from repro import _subprocess
-    from repro.artifacts.fetch import resolve_path
+    from repro.spec.paths import resolve_path
 
     lock = spec.environment.python_lock
     if lock is None:

@@ -23,8 +23,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repro.jsonio import canonical_json
 from repro.privacy import redact
-from repro.spec.io import canonical_json
 from repro.spec.types import ModeName, ScenarioName, Tolerances
 from repro.verdicts import RunStatus, TestStatus
 

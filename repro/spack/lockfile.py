@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.errors import SpecError
+from repro.jsonio import read_json
 
 SUPPORTED_VERSIONS = range(1, 9)
 #: Spack's compiler-flag parameters: variants only when set
@@ -254,8 +255,6 @@ def _variant_value(value: Any) -> bool:
 
 def read_spack_lock(path: Path) -> SpackLock:
     """Parse a spack.lock; anything Spack would not have written is a SpecError naming it."""
-    from repro.spec.io import read_json
-
     data = read_json(
         path, deep_hint="a spack.lock nests a few levels deep: a damaged file?", constants=False
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from pydantic import ValidationError
 
 from repro.atomic import atomic_write_text
 from repro.errors import SpecError
+from repro.jsonio import canonical_json, read_json
 from repro.spec.models import SUPPORTED_SCHEMAS, ExperimentSpec
 
 #: fields left out of the spec id: the id itself, and where and with what outcome it last ran
@@ -30,11 +30,6 @@ _DEEP_HINT = (
     "an experiment spec nests objects and arrays only a few levels deep: check that this is "
     "the spec you meant and not a damaged or generated file, and flatten the nested value"
 )
-
-
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no whitespace: the form that is hashed."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def spec_id(spec: ExperimentSpec) -> str:
@@ -212,83 +207,9 @@ def parse_spec(raw: Any, *, source: str) -> ExperimentSpec:
         raise SpecError(f"{source}: JSON nested too deeply to validate", hint=_DEEP_HINT) from None
 
 
-class DuplicateKeyError(ValueError):
-    """A JSON object names a key twice."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKeyError(key)
-        out[key] = value
-    return out
-
-
-#: the largest JSON file repro reads (a 300 000-package spack.lock is about 110 MB)
-MAX_JSON_BYTES = 1 << 30
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def read_json(path: Path, *, deep_hint: str = _DEEP_HINT, constants: bool = True) -> Any:
-    """Parse a JSON file; a syntax error names the file, line and column. Only a regular file
-    is read (not a FIFO or a device). NaN and Infinity (not JSON, but Python writes them) are
-    read when `constants` is set, for the schema to refuse them at their field; else here."""
-    import stat
-
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such file") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise SpecError(f"{path}: is a directory, expected a JSON file")
-    if not stat.S_ISREG(st.st_mode):
-        raise SpecError(f"{path}: not a regular file (a device, a pipe or a socket)")
-    if st.st_size > MAX_JSON_BYTES:
-        raise SpecError(f"{path}: {st.st_size} bytes, more than the {MAX_JSON_BYTES} read")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    try:
-        return json.loads(
-            text,
-            object_pairs_hook=_unique_keys,
-            parse_constant=None if constants else _no_constant,
-        )
-    except DuplicateKeyError as exc:
-        raise SpecError(
-            f"{path}: the key {exc.key!r} appears twice in one object; JSON readers disagree on "
-            "which value wins",
-            hint="keep one of them",
-        ) from None
-    except json.JSONDecodeError as exc:
-        truncated = exc.pos >= len(text.rstrip())
-        raise SpecError(
-            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-            + (" (the file ends early: truncated?)" if truncated else ""),
-            hint="fix the JSON syntax there (`python -m json.tool FILE` shows it)",
-        ) from None
-    except RecursionError:
-        raise SpecError(
-            f"{path}: JSON nested too deeply (objects and arrays deeper than the "
-            f"{sys.getrecursionlimit()} or so levels Python's JSON parser follows)",
-            hint=deep_hint,
-        ) from None
-    except ValueError as exc:  # NaN/Infinity, an integer of thousands of digits
-        raise SpecError(f"{path}: not valid JSON: {exc}") from None
-
-
 def load_spec(path: Path, *, check_id: bool = True) -> ExperimentSpec:
     """Read, validate and (unless told otherwise) check the id of a spec file."""
-    spec = parse_spec(read_json(path), source=str(path))
+    spec = parse_spec(read_json(path, deep_hint=_DEEP_HINT), source=str(path))
     if check_id and spec.id is not None and spec.id != spec_id(spec):
         raise SpecError(
             f"{path}: $.id: {spec.id} is not the digest of this spec ({spec_id(spec)}); "

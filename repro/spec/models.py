@@ -16,8 +16,8 @@ from pydantic import ConfigDict, Field
 
 from repro.backends.base import BackendSpecBase
 from repro.backends.registry import backend_spec_union
-from repro.environments.base import EnvironmentSpecBase
 from repro.environments.registry import environment_spec_union
+from repro.environments.section import EnvironmentSpecBase
 from repro.spec.types import (
     SCENARIOS,
     SCHEMA_V1,

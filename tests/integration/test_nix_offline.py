@@ -14,7 +14,8 @@ from typing import ClassVar
 
 import pytest
 
-from repro.environments import nix, registry
+from repro.environments import registry
+from repro.environments.nix import manager as nix
 from repro.spec.io import load_spec
 from tests.fakes import FakeManager
 

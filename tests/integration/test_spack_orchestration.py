@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.environments import registry
-from repro.environments.spack import SpackManager
+from repro.environments.spack.manager import SpackManager
 from repro.errors import EnvironmentSetupError, SpecError
 from repro.spec.io import parse_spec
 from repro.spec.models import ExperimentSpec

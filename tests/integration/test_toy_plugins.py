@@ -60,7 +60,7 @@ class ToyPlugin(BackendPlugin):
 PLUGIN = ToyPlugin()
 '''
 
-TOY_MANAGER = '''"""A toy environment manager: one module, nothing else touched."""
+TOY_MANAGER = '''"""A toy environment manager: one module (face and work), nothing else touched."""
 
 from __future__ import annotations
 
@@ -68,12 +68,8 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from repro.environments.base import (
-    CaptureContext,
-    EnvironmentManager,
-    EnvironmentSpecBase,
-    RealizedEnvironment,
-)
+from repro.environments.base import CaptureContext, EnvironmentManager, RealizedEnvironment
+from repro.environments.section import EnvironmentFace, EnvironmentSpecBase
 from repro.spec.types import LockFile
 
 
@@ -97,6 +93,15 @@ class ToyManager(EnvironmentManager):
 
     def realize(self, spec: Any, spec_path: Path, workdir: Path) -> RealizedEnvironment:
         return RealizedEnvironment(manager=self.name, python=[sys.executable], env={})
+
+
+# both tiers in one module: a toy's work is as light as its face
+FACE = EnvironmentFace(
+    name="toyenv",
+    spec_model=ToyEnvironment,
+    manager="repro.environments.toyenv:ToyManager",
+    can_capture=True,
+)
 '''
 
 CHECK = """
@@ -155,8 +160,8 @@ def test_a_backend_and_a_manager_are_one_module_and_one_line_each(
     (pkg / "environments" / "toyenv.py").write_text(TOY_MANAGER)
     _add_line(
         pkg / "environments" / "registry.py",
-        '    "repro.environments.docker:DockerManager",\n',
-        '    "repro.environments.toyenv:ToyManager",\n',
+        '    "repro.environments.docker:FACE",\n',
+        '    "repro.environments.toyenv:FACE",\n',
     )
     raw = portable_spec(root, "ort-digits")
     raw["backend"] = {"name": "toy", "options": {"weights": "extra"}}

@@ -12,7 +12,8 @@ import pytest
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
 from repro.environments.base import RealizedEnvironment
-from repro.environments.venv import MARKER, VenvEnvironment, VenvManager
+from repro.environments.venv import VenvEnvironment
+from repro.environments.venv.manager import MARKER, VenvManager
 from repro.spec.io import load_spec
 from repro.spec.types import LockFile
 

@@ -151,7 +151,7 @@ def test_the_spec_section_pins_ids_by_digest() -> None:
 def test_container_limits_are_checked_before_anything_runs(
     cpuset: str | None, memory: str | None, message: str
 ) -> None:
-    from repro.environments.docker import check_limits
+    from repro.environments.docker.manager import check_limits
     from repro.errors import SpecError
 
     with pytest.raises(SpecError, match=message):

@@ -6,13 +6,15 @@ import typing
 
 import pytest
 
-from repro.environments.base import EnvironmentManager, EnvironmentSpecBase
+from repro.environments.base import EnvironmentManager
 from repro.environments.registry import (
+    FACES,
     MANAGERS,
     capture_choices,
     get_manager,
     replay_choices,
 )
+from repro.environments.section import EnvironmentSpecBase
 from repro.errors import UsageError
 
 
@@ -29,6 +31,31 @@ def test_each_manager_is_complete(name: str) -> None:
         assert issubclass(cls.spec_model, EnvironmentSpecBase)
         tag = cls.spec_model.model_fields["manager"].annotation
         assert typing.get_args(tag) == (name,)
+    face = FACES[name]  # the light tier says what the work says
+    assert face.name == cls.name
+    assert face.spec_model is cls.spec_model
+    assert face.can_capture == cls.can_capture()
+    assert face.manager.startswith(f"repro.environments.{name}.manager:")
+
+
+def test_reading_a_spec_imports_no_managers_work() -> None:
+    """The faces are all a spec needs: the worker process never imports a manager's tools."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, repro.harness.worker, repro.spec.io\n"
+        "print('\\n'.join(m for m in sys.modules if m.startswith('repro')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    imported = set(proc.stdout.split())
+    heavy = {
+        m for m in imported
+        if m.endswith(".manager") or m.startswith(("repro.containers", "repro.pylock",
+                                                   "repro.nix", "repro.spack.lockfile"))
+    }  # fmt: skip
+    assert heavy == set(), sorted(heavy)
+    assert "repro.environments.nix" in imported  # its face, for the spec's section
 
 
 def test_the_spec_accepts_exactly_the_managers_with_a_section() -> None:

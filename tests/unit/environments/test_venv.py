@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from repro.environments.venv import VenvManager
+from repro.environments.venv.manager import VenvManager
 from repro.errors import EnvironmentSetupError
 
 

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.errors import SpecError
-from repro.spec.io import MAX_SPEC_DEPTH, parse_spec, read_json
+from repro.jsonio import read_json
+from repro.spec.io import MAX_SPEC_DEPTH, parse_spec
 
 TOO_DEEP = "[" * 200_000 + "]" * 200_000
 

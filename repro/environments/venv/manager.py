@@ -24,26 +24,19 @@ from repro import _subprocess
 from repro.environments.base import (
     CaptureContext,
     EnvironmentManager,
-    EnvironmentSpecBase,
     RealizedEnvironment,
     repro_source_root,
     verified_lock,
     worker_environment,
 )
+from repro.environments.section import EnvironmentSpecBase
+from repro.environments.venv import VenvEnvironment
 from repro.errors import EnvironmentSetupError
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
 
 MARKER = ".repro-complete"
-
-
-class VenvEnvironment(EnvironmentSpecBase):
-    """`"environment": {"manager": "venv", ...}`: a venv built from the hashed Python lock."""
-
-    manager: Literal["venv"]
-    python: str = Field(description="Python version the lock was made for, e.g. 3.11")
-    hashes_complete: bool = Field(True, description="false when the index gave no wheel hashes")
 
 
 class VenvManager(EnvironmentManager):

@@ -14,55 +14,28 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
-
-from pydantic import Field, StringConstraints
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
-from repro.artifacts.fetch import resolve_path
 from repro.containers import image as images
 from repro.environments.base import (
     CaptureContext,
     CapturePlan,
     EnvironmentManager,
-    EnvironmentSpecBase,
     RealizedEnvironment,
     repro_source_root,
     verified_lock,
     worker_environment,
 )
+from repro.environments.docker import CPUSET, MEMORY, DockerEnvironment
+from repro.environments.section import EnvironmentSpecBase
 from repro.errors import EnvironmentSetupError, ReproError, SpecError
+from repro.spec.paths import resolve_path
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
 
-ImageId = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
-#: docker's --cpuset-cpus (0-3,6) and --memory (a number of bytes with an optional b/k/m/g)
-CPUSET = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
-MEMORY = r"^[0-9]+[bkmgBKMG]?$"
-#: Docker refuses a memory limit below 6 MiB
 MIN_MEMORY = 6 << 20
-
-
-class DockerEnvironment(EnvironmentSpecBase):
-    """`"environment": {"manager": "docker", ...}`: an image built from the spec, by id."""
-
-    manager: Literal["docker"]
-    image: str = Field(description="the name the image was built as, e.g. repro/ort-digits:...")
-    image_id: ImageId | None = Field(None, description="the pinned image id (sha256:...)")
-    base: str | None = Field(None, description="the base image it was built from")
-    base_id: ImageId | None = None
-    digest: ImageId | None = Field(None, description="the registry digest, once pushed")
-    baked_artifacts: list[str] = Field(
-        default_factory=list, description="sha256 of the artifacts inside the image"
-    )
-    hashes_complete: bool = Field(True, description="false when the index gave no wheel hashes")
-    cpuset: Annotated[str, StringConstraints(pattern=CPUSET)] | None = Field(
-        None, description="CPUs the container may use, e.g. 0-1"
-    )
-    memory: Annotated[str, StringConstraints(pattern=MEMORY)] | None = Field(
-        None, description="the container's memory limit, e.g. 4g"
-    )
 
 
 def default_tag(name: str, lock_sha256: str) -> str:

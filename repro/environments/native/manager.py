@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from repro.artifacts.fetch import resolve_path
 from repro.environments.base import (
     EnvironmentManager,
     RealizedEnvironment,
@@ -14,6 +13,7 @@ from repro.environments.base import (
     worker_environment,
 )
 from repro.pylock import installed_versions, read_pins
+from repro.spec.paths import resolve_path
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec

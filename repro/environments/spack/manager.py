@@ -22,9 +22,7 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
@@ -33,23 +31,22 @@ from repro.environments.base import (
     CaptureContext,
     CapturePlan,
     EnvironmentManager,
-    EnvironmentSpecBase,
     RealizedEnvironment,
     repro_source_root,
     verified_lock,
     worker_environment,
 )
+from repro.environments.section import EnvironmentSpecBase
+from repro.environments.spack import SpackEnvironment
 from repro.errors import EnvironmentSetupError, SpecError
 from repro.spack.lockfile import read_spack_lock
 from repro.spack.pins import (
-    LOCK_NAME,
-    MANIFEST_NAME,
-    SpackPins,
     lock_pins,
     pins_from_files,
     pins_view,
     require_consistent,
 )
+from repro.spack.section import LOCK_NAME, MANIFEST_NAME, SpackPins
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
@@ -67,13 +64,6 @@ ACTIVATE = (
     'activate="$(spack env activate --sh -d "$d")" || exit 3; eval "$activate" || exit 3; '
     'export PYTHONPATH="$src${PYTHONPATH:+:$PYTHONPATH}"; exec python "$@"'
 )
-
-
-class SpackEnvironment(EnvironmentSpecBase):
-    """`"environment": {"manager": "spack", "spack": {...}}`: captured in a Spack environment."""
-
-    manager: Literal["spack"]
-    spack: SpackPins = Field(description="the Spack environment: manifest, lock, key packages")
 
 
 class SpackManager(EnvironmentManager):

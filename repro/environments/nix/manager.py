@@ -12,26 +12,24 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-from pydantic import Field, field_validator
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
-from repro.artifacts.fetch import resolve_path
 from repro.environments.base import (
     CaptureContext,
     CapturePlan,
     EnvironmentManager,
-    EnvironmentSpecBase,
     RealizedEnvironment,
     repro_source_root,
     verified_lock,
     worker_environment,
 )
+from repro.environments.nix import NixEnvironment
+from repro.environments.section import EnvironmentSpecBase
 from repro.errors import EnvironmentSetupError, SpecError
 from repro.nix.flakelock import read_flake_lock
-from repro.spec.types import LockFile, SpecModel
+from repro.spec.paths import resolve_path
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
@@ -39,39 +37,6 @@ if TYPE_CHECKING:
 NIX_FEATURES = ["--extra-experimental-features", "nix-command flakes"]
 #: seconds the first realization may take (downloads and builds on a networked machine)
 REALIZE_TIMEOUT_S = 4 * 3600
-
-
-class NixInput(SpecModel):
-    """One locked input of the flake, as flake.lock pins it."""
-
-    name: str
-    type: str
-    owner: str | None = None
-    repo: str | None = None
-    url: str | None = None
-    path: str | None = None
-    rev: str | None = None
-    nar_hash: str | None = None
-
-
-class NixEnvironment(EnvironmentSpecBase):
-    """`"environment": {"manager": "nix", ...}`: a flake's devShell, its flake.lock pinned."""
-
-    manager: Literal["nix"]
-    flake: str = Field(description="flake reference, e.g. path:nix")
-    shell: str = Field("default", description="devShell attribute")
-    flake_lock: LockFile
-    inputs: list[NixInput] = Field(default_factory=list)
-
-    @field_validator("flake")
-    @classmethod
-    def _not_home(cls, flake: str) -> str:
-        if flake.startswith(("path:~", "~")):
-            raise ValueError(
-                f"{flake!r} names a home folder (another one on every machine): write the "
-                "flake's folder relative to the spec's, e.g. path:../nix"
-            )
-        return flake
 
 
 def nix_base_command() -> list[str]:

@@ -1,0 +1,28 @@
+"""The `spack` environment's face: the worker in the spec's Spack environment.
+
+Its section of the spec and its facts; the work is in `repro.environments.spack.manager`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from repro.environments.section import EnvironmentFace, EnvironmentSpecBase
+from repro.spack.section import SpackPins
+
+
+class SpackEnvironment(EnvironmentSpecBase):
+    """`"environment": {"manager": "spack", "spack": {...}}`: captured in a Spack environment."""
+
+    manager: Literal["spack"]
+    spack: SpackPins = Field(description="the Spack environment: manifest, lock, key packages")
+
+
+FACE = EnvironmentFace(
+    name="spack",
+    spec_model=SpackEnvironment,
+    manager="repro.environments.spack.manager:SpackManager",
+    can_capture=True,
+)
