@@ -7,7 +7,7 @@ SPEC ?= specs/ort-digits.json
 NAME ?= $(basename $(notdir $(SPEC)))
 EXTRAS ?= dev,tvm,optimize
 
-.PHONY: setup demo test lint schema bench clean
+.PHONY: setup demo test lint schema docs bench clean
 
 # Setup says what it does and how far it is; pip's full output goes to $(VENV)/setup.log and
 # its last lines are shown if it fails.
@@ -63,8 +63,20 @@ schema: setup
 	$(BIN)/repro schema > specs/schema/experiment-v1.schema.json
 	$(BIN)/repro schema --report > specs/schema/report-v2.schema.json
 
+# The reference site: docs/ built by MkDocs into $(SITE) (`--strict`: a broken link or anchor, or a
+# page missing from mkdocs.yml's nav, fails). repro[docs] is installed into $(VENV) once.
+SITE ?= site
+$(VENV)/.docs-installed: $(BIN)/repro
+	@echo "docs: repro[docs] (mkdocs, mkdocs-material) into $(VENV)"
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[docs]" \
+	  >> $(VENV)/setup.log 2>&1 || { tail -30 $(VENV)/setup.log; exit 1; }
+	@touch $@
+
+docs: $(VENV)/.docs-installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d $(SITE)
+
 bench: setup
 	$(BIN)/python bench/harness_overhead.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SITE) .pytest_cache .mypy_cache .ruff_cache

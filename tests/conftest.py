@@ -61,6 +61,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if item.get_closest_marker(marker) and not os.environ.get(variable):
                 item.add_marker(
                     pytest.mark.skip(
-                        reason=f"needs {marker}: set {variable}=1 to run it (see README)"
+                        reason=f"needs {marker}: set {variable}=1 to run it (see CONTRIBUTING.md)"
                     )
                 )
