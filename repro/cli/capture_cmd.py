@@ -177,7 +177,7 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
     "--docker-base",
     default=None,
     help="Base image of the image built with --env-manager docker "
-    "(default: local/debian:bookworm-py, see the README's Docker section).",
+    "(default: local/debian:bookworm-py, see docs/docker.md).",
 )
 @click.option(
     "--docker-bake-artifacts",

@@ -16,8 +16,8 @@ from repro.cli.spec_cmds import cache_dir_option, json_option
 @click.option(
     "--base",
     default=None,
-    help="Base image with Python 3 and venv (default: local/debian:bookworm-py; the README's "
-    "Docker section builds it from Debian's packages).",
+    help="Base image with Python 3 and venv (default: local/debian:bookworm-py; docs/docker.md "
+    "builds it from Debian's packages).",
 )
 @click.option(
     "--tag",

@@ -27,7 +27,7 @@ from repro.errors import EnvironmentSetupError, SpecError
 #: where the image keeps what repro puts in it
 PREFIX = "/opt/repro"
 VENV_PYTHON = f"{PREFIX}/venv/bin/python"
-#: the base image `.ci/run` and the README build from Debian's packages (Python 3.11)
+#: the base image `.ci/run` and docs/docker.md build from Debian's packages (Python 3.11)
 DEFAULT_BASE = "local/debian:bookworm-py"
 LABEL = "org.repro"
 Report = Callable[[str], None]
@@ -263,7 +263,7 @@ def build(
     if base_id is None:
         raise SpecError(
             f"base image {base!r} is not on this Docker daemon",
-            hint="build it from Debian's packages as the README's Docker section says, or name "
+            hint="build it from Debian's packages as docs/docker.md says, or name "
             "another (repro image --base, capture --docker-base, the spec's $.environment.base)",
         )
     built: str | None = None

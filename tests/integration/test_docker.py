@@ -43,7 +43,7 @@ def _daemon(request: pytest.FixtureRequest) -> None:
         return
     problem = _daemon_problem()
     if problem is not None:
-        pytest.skip(f"no Docker daemon with {DEFAULT_BASE} (README, Docker): {problem}")
+        pytest.skip(f"no Docker daemon with {DEFAULT_BASE} (docs/docker.md): {problem}")
 
 
 def _invoke(*args: str) -> Any:

@@ -131,7 +131,7 @@ def test_a_package_with_its_image_replays_after_the_image_is_gone(
     try:
         client.images.get(DEFAULT_BASE)
     except Exception:
-        pytest.skip(f"no {DEFAULT_BASE} image (README, Docker)")
+        pytest.skip(f"no {DEFAULT_BASE} image (docs/docker.md)")
     project = tmp_path / "project"
     (project / "artifacts").mkdir(parents=True)
     shutil.copyfile(

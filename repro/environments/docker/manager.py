@@ -131,7 +131,7 @@ class DockerManager(EnvironmentManager):
             if images.image_id(c, base) is None:
                 raise SpecError(
                     f"--docker-base: base image {base!r} is not on this Docker daemon",
-                    hint="build it from Debian's packages as the README's Docker section says",
+                    hint="build it from Debian's packages as docs/docker.md says",
                 )
 
     def pins_view(self, env: EnvironmentSpecBase, spec_dir: Path) -> dict[str, Any]:

@@ -167,7 +167,7 @@ def _enter(ref: str, develop: list[str], env: dict[str, str]) -> str:
         raise EnvironmentSetupError(
             f"`nix develop {ref}` failed: {_last_error(probe)}",
             hint="the first realization fetches nixpkgs and builds the shell (network); "
-            "air-gapped: pre-seed the store as README 'Nix' says, or use --env venv",
+            "air-gapped: pre-seed the store as docs/nix.md says, or use --env venv",
         )
     return probe.stdout
 
@@ -216,7 +216,7 @@ def _run_quick_check(ref: str) -> QuickCheck:
         False,
         f"a quick check of nix (`nix develop {ref}` with one download attempt, "
         f"{CONNECT_TIMEOUT_S} s to connect) failed: {_last_error(proc)} (offline? pre-seed the "
-        "store as README 'Nix' says, or --env nix to wait for Nix's own retries)",
+        "store as docs/nix.md says, or --env nix to wait for Nix's own retries)",
     )
 
 
