@@ -162,22 +162,21 @@ def _spec(
     seeds = {k: v for k, v in record.performance(wanted[0])[0].metrics.items() if k in SEED_KEYS}
     if len(seeds) == len(SEED_KEYS):
         workload["seeds"] = {**workload.get("seeds", {}), **seeds}
-    env = record.environment
+    env, hardware = record.environment_facts(), record.facts().hardware
     data["name"] = name
     data["description"] = (
-        f"LoadGen settings and seeds of the published MLPerf result {env.get('submitter')}/"
-        f"{env.get('system')}/{record.spec_name} ({redact_text(str(source))}); model, data and "
+        f"LoadGen settings and seeds of the published MLPerf result {env.submitter}/"
+        f"{env.system}/{record.spec_name} ({redact_text(str(source))}); model, data and "
         "backend from "
         f"{base.name}"
     )
-    cpu = record.fingerprint.get("hardware", {}).get("cpu", {})
     data["hardware"] = {
         k: v
         for k, v in {
-            "cpu_model": cpu.get("model"),
-            "physical_cores": cpu.get("physical_cores"),
-            "sockets": cpu.get("sockets"),
-            "accelerators": record.fingerprint.get("hardware", {}).get("accelerators"),
+            "cpu_model": hardware.cpu.model,
+            "physical_cores": hardware.cpu.physical_cores,
+            "sockets": hardware.cpu.sockets,
+            "accelerators": hardware.accelerators,
         }.items()
         if v is not None
     }

@@ -66,7 +66,7 @@ def part_record(
             "failed",
             message or f"{slurm}: it left no run (see dispatch/part-{index}.out)",
         )
-    cpu = ((run.fingerprint.get("hardware") or {}).get("cpu") or {}) if run else {}
+    cpu = run.facts().hardware.cpu if run else None
     return (
         PartRecord(
             index=index,
@@ -75,8 +75,8 @@ def part_record(
             state=slurm,
             job_id=state.job_id if state else None,
             node=state.node if state else None,
-            cpu_model=cpu.get("model"),
-            logical_cpus=cpu.get("logical_cpus"),
+            cpu_model=cpu.model if cpu else None,
+            logical_cpus=cpu.logical_cpus if cpu else None,
             message=message,
         ),
         run,
