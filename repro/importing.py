@@ -25,6 +25,7 @@ from repro.atomic import writing
 from repro.errors import SpecError, UsageError
 from repro.privacy import redact_text
 from repro.runs import layout
+from repro.runs.commit import commit_run
 from repro.runs.mlperf import SEED_KEYS, find_results, read_mlperf_result
 from repro.runs.record import RunRecord
 from repro.runs.store import digest_files
@@ -249,9 +250,8 @@ def _write_original(
         notes=[f"imported from the published result {source}", *record.notes],
     )
     run.files_sha256 = digest_files(partial)
-    layout.record_file(partial).write_text(run.dump())
     original.parent.mkdir(parents=True, exist_ok=True)
-    partial.replace(original)
+    commit_run(partial, run, final=original)
 
 
 def _rel(target: Path, start: Path) -> str:

@@ -32,6 +32,7 @@ from repro.fetching import fetch_all
 from repro.privacy import redact, redact_text
 from repro.replay import ReplayOptions, new_run_id, utc_now
 from repro.runs import layout
+from repro.runs.commit import commit_run
 from repro.runs.record import DispatchRecord, RunRecord
 from repro.runs.store import digest_files, load_run
 from repro.signals import interruptible
@@ -254,7 +255,7 @@ def _run_parts(
                 f"the replay that dispatched this run was stopped before it gathered the parts: "
                 f"`repro replay --resume {final}`"
             )
-            atomic_write_text(layout.record_file(work), provisional.dump())
+            commit_run(work, provisional)
             states = _wait(executor, indices, report)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
@@ -293,8 +294,7 @@ def _run_parts(
     atomic_write_text(plan_path, json.dumps(kept_plan, indent=2) + "\n")
     _redact_folder(plan.dispatch_dir())
     gathered.files_sha256 = digest_files(work)
-    atomic_write_text(layout.record_file(work), gathered.dump())
-    work.replace(final)
+    commit_run(work, gathered, final=final)
     if error is not None:
         raise error
     if interrupted:
