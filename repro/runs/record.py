@@ -89,7 +89,7 @@ class DispatchRecord(BaseModel):
     """How a run was dispatched as parts (`--on`)."""
 
     model_config = ConfigDict(extra="forbid")
-    executor: Literal["local", "slurm"]
+    executor: str = Field(description="who ran the parts (a name in the executors' registry)")
     jobs: list[str] = Field(default_factory=list, description="every submission, in order")
     plan: dict[str, Any] = Field(
         default_factory=dict, description="the plan (dispatch/plan.json), home redacted"
@@ -150,7 +150,7 @@ class RunRecord(BaseModel):
     tests: list[TestRecord] = Field(default_factory=list)
     dispatch: DispatchRecord | None = Field(
         None,
-        description="how the run was dispatched (--on local|slurm): executor, job ids, the plan "
+        description="how the run was dispatched (--on EXECUTOR): executor, job ids, the plan "
         "with the home directory redacted (v2)",
     )
     parts: list[PartRecord] = Field(
