@@ -187,15 +187,16 @@ def view_from_run(run_dir: Path) -> View:
 def view_from_record(record: RunRecord) -> View:
     """A run's view: its fingerprint, the backend options that ran, its spec id and locks."""
     view = view_from_fingerprint(record.fingerprint)
+    env = record.environment_facts()
     if record.tests:
         view["backend"] = _backend_view(record.tests[0].backend)
     view["pins"] = {
         "spec_id": record.spec_id,
         **{k: v for k, v in record.environment.items() if k.endswith("sha256")},
-        "environment.manager": record.environment.get("manager"),
+        "environment.manager": env.manager,
     }
     packages = record.environment.get("packages")
-    if record.environment.get("manager") == "spack" and isinstance(packages, dict):
+    if env.manager == "spack" and isinstance(packages, dict):
         view["spack"] = spack_view(packages, version=record.environment.get("spack_version"))
     return view
 

@@ -25,6 +25,7 @@ from repro.atomic import writing
 from repro.errors import SpecError, UsageError
 from repro.privacy import redact_text
 from repro.runs import layout
+from repro.runs.commit import commit_run
 from repro.runs.mlperf import SEED_KEYS, find_results, read_mlperf_result
 from repro.runs.record import RunRecord
 from repro.runs.store import digest_files
@@ -162,22 +163,21 @@ def _spec(
     seeds = {k: v for k, v in record.performance(wanted[0])[0].metrics.items() if k in SEED_KEYS}
     if len(seeds) == len(SEED_KEYS):
         workload["seeds"] = {**workload.get("seeds", {}), **seeds}
-    env = record.environment
+    env, hardware = record.environment_facts(), record.facts().hardware
     data["name"] = name
     data["description"] = (
-        f"LoadGen settings and seeds of the published MLPerf result {env.get('submitter')}/"
-        f"{env.get('system')}/{record.spec_name} ({redact_text(str(source))}); model, data and "
+        f"LoadGen settings and seeds of the published MLPerf result {env.submitter}/"
+        f"{env.system}/{record.spec_name} ({redact_text(str(source))}); model, data and "
         "backend from "
         f"{base.name}"
     )
-    cpu = record.fingerprint.get("hardware", {}).get("cpu", {})
     data["hardware"] = {
         k: v
         for k, v in {
-            "cpu_model": cpu.get("model"),
-            "physical_cores": cpu.get("physical_cores"),
-            "sockets": cpu.get("sockets"),
-            "accelerators": record.fingerprint.get("hardware", {}).get("accelerators"),
+            "cpu_model": hardware.cpu.model,
+            "physical_cores": hardware.cpu.physical_cores,
+            "sockets": hardware.cpu.sockets,
+            "accelerators": hardware.accelerators,
         }.items()
         if v is not None
     }
@@ -250,9 +250,8 @@ def _write_original(
         notes=[f"imported from the published result {source}", *record.notes],
     )
     run.files_sha256 = digest_files(partial)
-    layout.record_file(partial).write_text(run.dump())
     original.parent.mkdir(parents=True, exist_ok=True)
-    partial.replace(original)
+    commit_run(partial, run, final=original)
 
 
 def _rel(target: Path, start: Path) -> str:

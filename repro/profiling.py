@@ -15,12 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from repro.atomic import atomic_write_text, folder_lock
+from repro.atomic import folder_lock
 from repro.errors import SpecError, UsageError
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.privacy import redact
 from repro.profiles.model import Profile, read_profile
 from repro.runs import layout
+from repro.runs.commit import commit_run
 from repro.runs.record import ProfileRecord, RunRecord
 from repro.spec.models import ExperimentSpec, ScenarioName
 
@@ -165,7 +166,7 @@ class ProfilePass:
                 final.replace(old)
             work.replace(final)
             try:
-                atomic_write_text(layout.record_file(run), updated.dump())
+                commit_run(run, updated)
             except BaseException:
                 # the record could not follow: put the run back as it was
                 final.replace(work)

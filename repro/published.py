@@ -38,34 +38,34 @@ if TYPE_CHECKING:
 
 def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
     """One row per scenario of a published result."""
-    env, hardware = record.environment, record.fingerprint.get("hardware", {})
+    env, hardware = record.environment_facts(), record.facts().hardware
     rows = []
     for scenario in HEADLINE:
         perf = record.performance(scenario)
         if not perf:
             continue
         metrics = perf[0].metrics
-        taken = checker_metric(env.get("round"), record.spec_name, scenario, metrics)
+        taken = checker_metric(env.round, record.spec_name, scenario, metrics)
         key, unit = taken.key, taken.unit
         notes = [*record.notes, *([taken.rule] if taken.rule else [])]
         accuracy = (record.accuracy_test(scenario) or perf[0]).accuracy or {}
-        checks = checks_of(env, scenario)
+        checks = checks_of(record.environment, scenario)
         energy, energy_unit = energy_of(metrics)
         rows.append(
             {
                 "round": round_of(bench),
                 "division": division_of(bench),
-                "submitter": env.get("submitter"),
-                "system": env.get("system"),
-                "processor": hardware.get("cpu", {}).get("model"),
+                "submitter": env.submitter,
+                "system": env.system,
+                "processor": hardware.cpu.model,
                 # per node, as systems/<system>.json says; node_count nodes in all
-                "processor_count": hardware.get("cpu", {}).get("sockets"),
-                "accelerator": hardware.get("accelerators"),
-                "accelerator_count": hardware.get("accelerators_per_node"),
-                "node_count": hardware.get("nodes"),
-                "framework": env.get("framework"),
+                "processor_count": hardware.cpu.sockets,
+                "accelerator": hardware.accelerators,
+                "accelerator_count": hardware.accelerators_per_node,
+                "node_count": hardware.nodes,
+                "framework": env.framework,
                 # systems/<system>.json's status: available, preview or rdi
-                "status": env.get("system_status"),
+                "status": env.system_status,
                 "benchmark": record.spec_name,
                 "scenario": scenario,
                 "metric": key,

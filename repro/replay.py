@@ -42,6 +42,7 @@ from repro.profiling import ProfilePass
 from repro.runner import ProcessRunner, WorkerRunner
 from repro.runs import layout
 from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
+from repro.runs.commit import commit_run
 from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import ProfileRecord, RunRecord, TestRecord
 from repro.runs.store import digest_files
@@ -468,8 +469,7 @@ class Replayer:
         record.finished_utc = utc_now()
         record.duration_s = round(time.monotonic() - self._t0, 3)
         record.files_sha256 = digest_files(work)
-        atomic_write_text(layout.record_file(work), record.dump())
-        work.replace(final)
+        commit_run(work, record, final=final)
         shutil.rmtree(self._scratch, ignore_errors=True)
         if interrupted and reraise:
             self.report(f"the run is kept, marked interrupted: {final}")

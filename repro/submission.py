@@ -23,13 +23,16 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repro.atomic import atomic_write_text, writing
 from repro.errors import SpecError, UsageError
 from repro.runs import layout
 from repro.runs.record import RunRecord, TestRecord
 from repro.runs.store import load_run
+
+if TYPE_CHECKING:
+    from repro.spec.types import Artifact
 
 Reporter = Callable[[str], None]
 
@@ -118,34 +121,36 @@ def system_description(
     record: RunRecord, *, division: str, submitter: str, system: str, given: dict[str, Any]
 ) -> dict[str, Any]:
     """The systems JSON: the fingerprint's facts, then the user's fields over them."""
-    fp = record.fingerprint
-    hw = fp.get("hardware") or {}
-    cpu = hw.get("cpu") or {}
-    os_ = fp.get("os") or {}
+    fp = record.facts()
+    hw, cpu = fp.hardware, fp.hardware.cpu
     backend = next((t.backend for t in record.tests if t.backend), {})
-    gpus = hw.get("gpus") or []
+    gpus = hw.gpus or []
     derived: dict[str, Any] = {
         "division": division,
         "submitter": submitter,
         "system_name": system,
         "number_of_nodes": 1,
-        "host_processor_model_name": cpu.get("model"),
-        "host_processor_core_count": cpu.get("physical_cores"),
-        "host_memory_capacity": f"{hw['memory_bytes'] / 2**30:.0f} GB"
-        if hw.get("memory_bytes")
-        else None,
+        "host_processor_model_name": cpu.model,
+        "host_processor_core_count": cpu.physical_cores,
+        "host_memory_capacity": f"{hw.memory_bytes / 2**30:.0f} GB" if hw.memory_bytes else None,
         "accelerators_per_node": len(gpus),
-        "accelerator_model_name": gpus[0].get("name") if gpus else "N/A",
-        "operating_system": os_.get("release") or os_.get("system"),
+        "accelerator_model_name": gpus[0].name if gpus else "N/A",
+        "operating_system": fp.os.release or fp.os.system,
         "framework": f"{backend.get('name')} {backend.get('version')}" if backend else None,
         "other_software_stack": ", ".join(
             f"{k} {v}"
-            for k, v in sorted((fp.get("packages") or {}).items())
+            for k, v in sorted(fp.packages.items())
             if k in ("mlcommons-loadgen", "numpy", "onnx", "onnxruntime", "apache-tvm")
         )
-        + f", Python {(fp.get('python') or {}).get('version')}",
+        + f", Python {fp.python.version}",
     }
     return {k: v for k, v in {**derived, **given}.items() if v is not None}
+
+
+def _model_of(record: RunRecord) -> Artifact | None:
+    """The model artifact of the spec the run replayed (None in a record that has no spec)."""
+    spec = record.replayed_spec()
+    return spec.artifacts.get(spec.workload.model) if spec is not None else None
 
 
 def _truncate(src: Path, dest: Path) -> str:
@@ -350,18 +355,14 @@ def write_tree(
                     f"`repro replay specs/{benchmark}.json --scenario {scenario} {flags}`"
                     f" (spec id {record.spec_id}), run `{record.run_id}`.\n"
                 )
-                model = (
-                    (record.spec or {})
-                    .get("artifacts", {})
-                    .get((record.spec or {}).get("workload", {}).get("model", "model"), {})
-                )
                 # the model's pointer is repro's; data types, retraining and transformations are
                 # the submitter's to say (`--system-json`'s "measurements"), never invented
+                model = _model_of(record)
                 measured = {
-                    "starting_weights_filename": model.get("url")
-                    or model.get("path")
-                    or model.get("recipe"),
-                    "starting_weights_sha256": model.get("sha256"),
+                    "starting_weights_filename": (model.url or model.path or model.recipe)
+                    if model
+                    else None,
+                    "starting_weights_sha256": model.sha256 if model else None,
                     **(given.get("measurements") or {}),
                 }
                 (meas / f"{system}_repro_{scenario}.json").write_text(

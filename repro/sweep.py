@@ -24,7 +24,7 @@ import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
@@ -39,6 +39,9 @@ from repro.spec.io import parse_spec, spec_id
 from repro.stats.dominance import Estimate, interval_front
 from repro.sweep_artifacts import PathPins, artifact_field, only_source
 from repro.sweep_artifacts import check_params as check_artifact_params
+
+if TYPE_CHECKING:
+    from repro.dispatch.executors.base import Executor
 
 SCHEMA = "repro.sweep/v1"
 #: objective metric names -> the run record's metric
@@ -237,10 +240,9 @@ class SweepOptions:
     until_decided: bool = False
     max_rounds: int = 8
     env_options: dict[str, Any] = field(default_factory=dict)
-    #: dispatch each point's rounds as parts (`--on local|slurm`): makes the executor
-    executor: Callable[[], Any] | None = None
-    #: the Slurm options recorded in each point's plan
-    slurm: Any = None
+    #: dispatch each point's rounds as parts (`--on EXECUTOR`): makes the executor (a fresh
+    #: one per point, with the options each point's plan records)
+    executor: Callable[[], Executor] | None = None
     #: where points run (`--on`); None: on this machine, in this process's workers
     on: str | None = None
 
@@ -741,7 +743,6 @@ class Sweep:
         _, record = dispatch(
             spec, self.spec_path, replay_opts, env_name=self.state["env"], cache=self.cache,
             executor=self.opts.executor(), warm_up=self._env, report=self.report,
-            slurm=self.opts.slurm,
         )  # fmt: skip
         return record
 

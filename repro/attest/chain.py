@@ -14,11 +14,16 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text
 from repro.errors import SpecError
+from repro.spec.types import LockFile
+
+if TYPE_CHECKING:
+    from repro.runs.record import RunRecord
+    from repro.spec.models import ExperimentSpec
 
 ATTESTATION = "attestation.intoto.json"
 SPEC_ATTESTATION_SUFFIX = ".intoto.json"
@@ -69,7 +74,7 @@ def spec_files(spec_path: Path, spec: Any) -> list[Path]:
     return [f for f in files if f.is_file()]
 
 
-def spec_statement(spec_path: Path, spec: Any) -> dict[str, Any]:
+def spec_statement(spec_path: Path, spec: ExperimentSpec) -> dict[str, Any]:
     from repro.spec.io import spec_id
 
     return _statement(
@@ -79,21 +84,31 @@ def spec_statement(spec_path: Path, spec: Any) -> dict[str, Any]:
             "name": spec.name,
             "spec_id": spec_id(spec),
             "artifacts": {n: a.sha256 for n, a in spec.artifacts.items()},
-            "environment": _pins(spec.model_dump(mode="json", by_alias=True)),
+            "environment": _pins(spec),
         },
     )
 
 
-def _pins(spec_doc: dict[str, Any]) -> dict[str, Any]:
-    """The environment's pins of a spec document: manager and every digest it holds."""
-    env = spec_doc.get("environment") or {}
-    pins: dict[str, Any] = {"manager": env.get("manager")}
-    for key in ("python_lock", "flake_lock"):
-        if isinstance(env.get(key), dict):
-            pins[key] = env[key].get("sha256")
-    for key in ("image_id", "digest"):
-        if env.get(key):
-            pins[key] = env[key]
+#: the environment's lock files a statement pins by digest, and its image ids (docker)
+_PINNED_LOCKS = ("python_lock", "flake_lock")
+_PINNED_IDS = ("image_id", "digest")
+
+
+def _pins(spec: ExperimentSpec | None) -> dict[str, Any]:
+    """The environment's pins of a spec: its manager and every digest it holds (a record
+    that kept no spec: no manager)."""
+    if spec is None:
+        return {"manager": None}
+    env = spec.environment
+    pins: dict[str, Any] = {"manager": env.manager}
+    for key in _PINNED_LOCKS:
+        lock = getattr(env, key, None)
+        if isinstance(lock, LockFile):
+            pins[key] = lock.sha256
+    for key in _PINNED_IDS:
+        value = getattr(env, key, None)
+        if value:
+            pins[key] = value
     return pins
 
 
@@ -102,9 +117,9 @@ def run_files(run: Path) -> list[Path]:
     return [p for p in run.rglob("*") if p.is_file() and p != run / ATTESTATION]
 
 
-def run_statement(run: Path, record: Any) -> dict[str, Any]:
-    spec_doc = record.spec or {}
-    artifacts = spec_doc.get("artifacts") or {}
+def run_statement(run: Path, record: RunRecord) -> dict[str, Any]:
+    spec = record.replayed_spec()
+    artifacts = spec.artifacts if spec is not None else {}
     return _statement(
         _subjects(run, run_files(run)),
         RUN_PREDICATE,
@@ -118,10 +133,10 @@ def run_statement(run: Path, record: Any) -> dict[str, Any]:
                 },
                 "internalParameters": {"environment": record.environment},
                 "resolvedDependencies": [
-                    {"name": f"artifact:{n}", "digest": {"sha256": a.get("sha256")}}
+                    {"name": f"artifact:{n}", "digest": {"sha256": a.sha256}}
                     for n, a in sorted(artifacts.items())
                 ]
-                + [{"name": "environment", "annotations": _pins(spec_doc)}],
+                + [{"name": "environment", "annotations": _pins(spec)}],
             },
             "runDetails": {
                 "builder": {"id": f"https://repro.dev/repro@{record.repro_version}"},

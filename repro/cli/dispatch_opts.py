@@ -1,121 +1,109 @@
-"""The options that dispatch a replay or a sweep as parts (`--on local|slurm` and Slurm's own),
-shared by `repro replay` and `repro sweep`."""
+"""The options that dispatch a replay or a sweep as parts, shared by `repro replay` and
+`repro sweep`: `--on` (a choice of the executors' registry) and every executor's own flags.
+
+A command takes each flag as a keyword (its `param`); none is given unless typed (None).
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from repro.dispatch.executors.registry import (
+    EXECUTORS,
+    executor_flags,
+    executor_names,
+    get_executor,
+)
 from repro.errors import UsageError
+
+if TYPE_CHECKING:
+    from repro.dispatch.executors.base import (
+        Executor,
+        ExecutorFlag,
+        ExecutorOptions,
+        ExecutorPlugin,
+    )
+    from repro.dispatch.plan import DispatchPlan
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: a partition list as sbatch takes it; a time limit in one of sbatch's forms
-_PARTITION = re.compile(r"^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$")
-_TIME = re.compile(
-    r"^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}"
-    r"|UNLIMITED|INFINITE)$"
-)
+#: the most a count flag takes (parts at once)
+MAX_COUNT = 100_000
 
 
 def dispatch_options(what: str) -> Callable[[F], F]:
-    """--on, --partition, --nodes, --exclusive/--shared, --time."""
+    """--on, then each executor's flags, in registry order."""
 
     def decorate(f: F) -> F:
-        for option in reversed(
-            [
-                click.option(
-                    "--on",
-                    "on",
-                    type=click.Choice(["local", "slurm"]),
-                    default=None,
-                    help=f"Dispatch {what} as parts, one round each: on this machine one after "
-                    "the other, or as a Slurm job array; gathered into one run.",
-                ),
-                click.option("--partition", default=None, help="--on slurm: the jobs' partition."),
-                click.option(
-                    "--nodes",
-                    type=click.IntRange(min=1, max=100_000),
-                    default=None,
-                    help="--on slurm: parts running at once (each on a node of its own with "
-                    "--exclusive).",
-                ),
-                click.option(
-                    "--exclusive/--shared",
-                    default=None,
-                    help="--on slurm: a whole node to each part (the default: benchmarks must "
-                    "not share a node), or not.",
-                ),
-                click.option(
-                    "--time",
-                    "time_limit",
-                    default=None,
-                    help="--on slurm: each part's time limit, as sbatch takes it (e.g. 30:00).",
-                ),
-            ]
-        ):
+        options = [
+            click.option(
+                "--on",
+                "on",
+                type=click.Choice(executor_names()),
+                default=None,
+                help=f"Dispatch {what} as parts, one round each, gathered into one run: "
+                + "; ".join(f"{name}: {p.where}" for name, p in EXECUTORS.items())
+                + ".",
+            ),
+            *(_flag_option(plugin, flag) for plugin, flag in executor_flags()),
+        ]
+        for option in reversed(options):
             f = option(f)
         return f
 
     return decorate
 
 
-def check_slurm_options(
-    *, on: str | None, partition: str | None, nodes: int | None, time_limit: str | None,
-    exclusive: bool | None, resuming: bool = False,
-) -> None:  # fmt: skip
-    """Slurm's options only with --on slurm (or a resume), each in a form sbatch takes: nothing
-    from the command line reaches the batch script unchecked."""
-    given = partition is not None or nodes is not None or time_limit is not None
-    if (given or exclusive is not None) and on != "slurm" and not resuming:
-        raise UsageError("--partition, --nodes, --time and --exclusive/--shared need --on slurm")
-    if partition is not None and not _PARTITION.match(partition):
-        raise UsageError(
-            f"--partition {partition!r}: not a partition name",
-            hint="letters, digits, '_', '.', '-'; several separated by ','",
-        )
-    if time_limit is not None and not _seconds(time_limit):
-        raise UsageError(
-            f"--time {time_limit!r}: not a time limit sbatch takes, or zero",
-            hint="minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED",
-        )
+def _flag_option(plugin: ExecutorPlugin, flag: ExecutorFlag) -> Callable[[F], F]:
+    help_text = f"--on {plugin.name}: {flag.help}"
+    if flag.kind == "switch":
+        return click.option(flag.decl, flag.param, default=None, help=help_text)
+    kind: Any = click.IntRange(min=1, max=MAX_COUNT) if flag.kind == "count" else str
+    return click.option(flag.decl, flag.param, type=kind, default=None, help=help_text)
 
 
-def _seconds(text: str) -> float:
-    """A Slurm time limit in seconds (inf for UNLIMITED); 0 when it is not one."""
-    if text in ("UNLIMITED", "INFINITE"):
-        return float("inf")
-    if not _TIME.match(text):
-        return 0
-    days, _, rest = text.rpartition("-")
-    fields = [int(x) for x in rest.split(":")]
-    if days:  # D-HH[:MM[:SS]]
-        h, m, sec = [*fields, 0, 0][:3]
-        return int(days) * 86400 + h * 3600 + m * 60 + sec
-    if len(fields) == 1:  # minutes
-        return fields[0] * 60
-    if len(fields) == 2:  # MM:SS
-        return fields[0] * 60 + fields[1]
-    return fields[0] * 3600 + fields[1] * 60 + fields[2]
+def check_dispatch_options(*, on: str | None, resuming: bool = False, **given: Any) -> None:
+    """Each executor's flags only with --on that executor (or a resume, which keeps the run's
+    executor), each in a form the executor takes: nothing from the command line reaches a
+    batch script unchecked."""
+    for plugin in EXECUTORS.values():
+        mine = {f.param: given.get(f.param) for f in plugin.flags}
+        if all(value is None for value in mine.values()):
+            continue
+        if on != plugin.name and not resuming:
+            decls = [f.decl for f in plugin.flags]
+            listing = ", ".join(decls[:-1]) + " and " + decls[-1] if len(decls) > 1 else decls[0]
+            raise UsageError(f"{listing} need --on {plugin.name}")
+        plugin.options_from(mine)
 
 
-def make_executor(
-    on: str, *, partition: str | None, nodes: int | None, exclusive: bool | None,
-    time_limit: str | None,
-) -> tuple[Any, Any]:  # fmt: skip
-    """The executor for --on, and the Slurm options the plan records (None for local)."""
-    from repro.dispatch.executors import LocalExecutor, SlurmExecutor
-    from repro.dispatch.plan import SlurmOptions
+def executor_from_flags(
+    on: str, given: Mapping[str, Any], *, saved: ExecutorOptions | None = None
+) -> Executor:
+    """The executor `--on` names, with `saved` options (else its defaults) and the flags given
+    over them; other executors' flags are not its own and are left alone."""
+    plugin = get_executor(on)
+    return plugin.make(plugin.options_from(given, saved))
 
-    if on == "local":
-        return LocalExecutor(), None
-    options = SlurmOptions(
-        partition=partition,
-        exclusive=True if exclusive is None else exclusive,
-        time=time_limit,
-        concurrency=nodes,
-    )
-    return SlurmExecutor(options), options
+
+def resume_executor(plan: DispatchPlan, on: str | None, given: Mapping[str, Any]) -> Executor:
+    """The executor of `--resume RUN`: the run's own with the options it ran with and the flags
+    given again over them; with --on another executor, that one with the flags given."""
+    if on is None or on == plan.executor:
+        return executor_from_flags(plan.executor, given, saved=plan.options())
+    return executor_from_flags(on, given)
+
+
+# compat: `repro/cli/replay_cmd.py` (refactored in parallel) calls these two by their old
+# names and shapes; its refactor moves to check_dispatch_options, executor_from_flags and
+# resume_executor, and these go
+check_slurm_options = check_dispatch_options
+
+
+def make_executor(on: str, **given: Any) -> tuple[Executor, ExecutorOptions]:
+    """The executor for --on and the options it runs with (which it records itself)."""
+    executor = executor_from_flags(on, given)
+    return executor, executor.options

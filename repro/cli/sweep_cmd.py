@@ -8,7 +8,11 @@ from typing import Any
 
 import click
 
-from repro.cli.dispatch_opts import check_slurm_options, dispatch_options, make_executor
+from repro.cli.dispatch_opts import (
+    check_dispatch_options,
+    dispatch_options,
+    executor_from_flags,
+)
 from repro.cli.progress import TimedBar, note
 from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import replay_choices
@@ -108,12 +112,9 @@ def sweep(
     specs_dir: Path,
     results_dir: Path,
     on: str | None,
-    partition: str | None,
-    nodes: int | None,
-    exclusive: bool | None,
-    time_limit: str | None,
     cache_dir: Path | None,
     as_json: bool,
+    **executor_flags: Any,
 ) -> None:
     """Replay every point of a grid of settings and report the uncertainty-aware Pareto front.
 
@@ -163,24 +164,11 @@ def sweep(
     )
     if budget is not None:
         opts.budget_points, opts.budget_s = parse_budget(budget)
-    check_slurm_options(
-        on=on, partition=partition, nodes=nodes, time_limit=time_limit, exclusive=exclusive
-    )
+    check_dispatch_options(on=on, **executor_flags)
     if on is not None:
         chosen = on
-
-        def executor() -> Any:
-            made, _ = make_executor(
-                chosen, partition=partition, nodes=nodes, exclusive=exclusive,
-                time_limit=time_limit,
-            )  # fmt: skip
-            return made
-
-        _, opts.slurm = make_executor(
-            on, partition=partition, nodes=nodes, exclusive=exclusive, time_limit=time_limit
-        )
         opts.on = on
-        opts.executor = executor
+        opts.executor = lambda: executor_from_flags(chosen, executor_flags)
     folder, state = run_sweep(
         spec_path, opts, cache=ArtifactCache(cache_dir), report=note, progress=TimedBar
     )

@@ -33,7 +33,7 @@ def node_summaries(orig: LoadedRun, replay: LoadedRun) -> list[NodeSummary]:
                 with contextlib.suppress(SpecError):  # a damaged part: no figures for it
                     runs.append(load_run(folder))
         fingerprint = runs[0].fingerprint if runs else {}
-        cpu = (fingerprint.get("hardware") or {}).get("cpu") or {}
+        cpu = runs[0].facts().hardware.cpu if runs else None
         tests = [t for t in replay.record.tests if t.part in indices]
         metrics: dict[str, float] = {}
         units: dict[str, str] = {}
@@ -59,8 +59,8 @@ def node_summaries(orig: LoadedRun, replay: LoadedRun) -> list[NodeSummary]:
                 node=node,
                 parts=indices,
                 statuses=[p.status for p in parts],
-                cpu_model=cpu.get("model"),
-                logical_cpus=cpu.get("logical_cpus"),
+                cpu_model=cpu.model if cpu else None,
+                logical_cpus=cpu.logical_cpus if cpu else None,
                 metrics=metrics,
                 units=units,
                 hardware_vs_original=hardware_differences(orig.record.fingerprint, fingerprint)
@@ -81,12 +81,11 @@ def node_drift(orig: LoadedRun, nodes: list[NodeSummary]) -> list[DriftEntry]:
     """The nodes' hardware, first in the drift, when they differ from each other."""
     if not heterogeneous(nodes):
         return []
-    cpu = ((orig.record.fingerprint.get("hardware") or {}).get("cpu") or {}).get("model")
     return [
         DriftEntry(
             group="hardware",
             key="nodes (a dispatched replay on different machines)",
-            original=cpu,
+            original=orig.record.facts().hardware.cpu.model,
             replay="; ".join(f"{n.node}: {n.cpu_model} x{n.logical_cpus}" for n in nodes),
             impact=100,
             level="high",

@@ -1,6 +1,6 @@
-"""Dispatched replays: one replay split into parts (one round each) that an executor runs, on
-this machine one after the other (`local`) or as the tasks of a Slurm job array (`slurm`), then
-gathered into one run.
+"""Dispatched replays: one replay split into parts (one round each) that an executor runs (one
+of `executors/registry.py`'s: on this machine one after the other, `local`, or as the tasks of a
+Slurm job array, `slurm`), then gathered into one run.
 
 A part is a complete run of its own (`<run>/parts/<k>/`, with the fingerprint and probes of the
 node it ran on), made by `python -m repro.dispatch PLAN.json K` from a JSON plan in the run

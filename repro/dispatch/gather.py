@@ -6,16 +6,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from repro.dispatch.executors import ACTIVE, WAITING, PartState
+from repro.dispatch.executors.base import UNFINISHED, PartState
 from repro.dispatch.plan import DispatchPlan
 from repro.errors import SpecError
 from repro.runs import layout
-from repro.runs.record import PartRecord, RunRecord, TestRecord
+from repro.runs.record import PartRecord, PartStatus, RunRecord, TestRecord
 from repro.runs.store import load_run
 from repro.verdicts import RunStatus, run_status
-
-#: executor states that say the part was stopped from outside (not a failure of its own)
-_STOPPED = frozenset({"CANCELLED", "PREEMPTED", "DEADLINE", "NODE_FAIL", "BOOT_FAIL"})
 
 
 def part_record(
@@ -40,47 +37,51 @@ def part_record(
             run = load_run(folder)
         except SpecError as exc:
             message = exc.message
-    slurm = state.state if state else None
-    status: Any
-    if run is not None:
-        status = run.status if run.status != "failed" or slurm != "CANCELLED" else "interrupted"
-        message = run.message
-    elif interrupted and (slurm is None or slurm in WAITING | ACTIVE | {"ENDED"}):
-        status, message = "interrupted", "cancelled with the replay before it finished"
-    elif slurm is None or slurm in WAITING | ACTIVE:
-        status, message = "missing", message or "the part did not run"
-    elif slurm in _STOPPED or slurm.startswith("CANCELLED"):
-        status, message = "interrupted", f"{slurm}: stopped before it finished"
-    elif slurm == "TIMEOUT":
-        status, message = "interrupted", "TIMEOUT: the part ran past its --time limit"
-    elif slurm == "ENDED":
-        status, message = (
-            "missing",
-            (
-                f"it left the queue without a run and Slurm no longer says why (see "
-                f"{layout.part_log(index)})"
-            ),
-        )
-    else:
-        status, message = (
-            "failed",
-            message or f"{slurm}: it left no run (see dispatch/part-{index}.out)",
-        )
-    cpu = ((run.fingerprint.get("hardware") or {}).get("cpu") or {}) if run else {}
+    status, message = _status(run, state, index, message, interrupted=interrupted)
+    cpu = run.facts().hardware.cpu if run else None
     return (
         PartRecord(
             index=index,
             dir=rel,
             status=status,
-            state=slurm,
+            state=state.state if state else None,
             job_id=state.job_id if state else None,
             node=state.node if state else None,
-            cpu_model=cpu.get("model"),
-            logical_cpus=cpu.get("logical_cpus"),
+            cpu_model=cpu.model if cpu else None,
+            logical_cpus=cpu.logical_cpus if cpu else None,
             message=message,
         ),
         run,
     )
+
+
+def _status(
+    run: RunRecord | None,
+    state: PartState | None,
+    index: int,
+    message: str | None,
+    *,
+    interrupted: bool,
+) -> tuple[PartStatus, str | None]:
+    """A part's status, and what to say of it: its run's, else what its executor says of how
+    it ended (in repro's words; the executor's own word heads the message)."""
+    phase = state.phase if state else None
+    log = layout.part_log(index)
+    if run is not None:
+        stopped = run.status == "failed" and phase == "cancelled"
+        return ("interrupted" if stopped else run.status), run.message
+    if interrupted and (state is None or phase in UNFINISHED or phase == "gone"):
+        return "interrupted", "cancelled with the replay before it finished"
+    if state is None or phase in UNFINISHED:
+        return "missing", message or "the part did not run"
+    if phase in ("cancelled", "stopped"):
+        return "interrupted", f"{state.state}: {state.why or 'stopped before it finished'}"
+    if phase == "gone":
+        return (
+            "missing",
+            f"{state.why or 'it ended without a run, and nothing says how'} (see {log})",
+        )
+    return "failed", message or f"{state.state}: {state.why or 'it left no run'} (see {log})"
 
 
 def gather(

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from repro.artifacts.cache import ArtifactCache
+from repro.dispatch.executors.registry import get_executor
 from repro.dispatch.plan import read_plan
 from repro.errors import SpecError, UsageError
 from repro.estimates import Forecast
@@ -44,7 +45,8 @@ def run_part(plan_path: Path, index: int) -> int:
     options = dict(plan.env_options)
     if "mounts" in options:
         options["mounts"] = {k: Path(v) for k, v in options["mounts"].items()}
-    node = os.environ.get("SLURMD_NODENAME")
+    variable = get_executor(plan.executor).node_variable
+    node = os.environ.get(variable) if variable else None
     _note(f"part {index} of {plan.parts}" + (f" on {node}" if node else ""))
     env = realize(plan.env, spec, spec_path, cache.root / "envs", report=_note, options=options)
     modes = list(plan.modes) or list(spec.workload.modes)

@@ -1,4 +1,11 @@
-"""The plan of a dispatched replay (`<run>/dispatch/plan.json`): everything a part needs."""
+"""The plan of a dispatched replay (`<run>/dispatch/plan.json`): everything a part needs.
+
+Format history (the `schema` field):
+# repro.dispatch/v1 - first version; later: the executor's options in `executor_options` (its
+#                     plug-in's options model), where a plan of before held them under the
+#                     executor's name (`"slurm": {...}`, null for another executor): such a plan
+#                     is read as ever.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +13,17 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from repro.atomic import atomic_write_text
+from repro.dispatch.executors.base import ExecutorOptions
+from repro.dispatch.executors.registry import EXECUTORS, get_executor
+
+# compat: `repro/cli/replay_cmd.py` (refactored in parallel) takes a resumed run's Slurm options
+# from here; its refactor drops this line and `DispatchPlan.slurm`
+from repro.dispatch.executors.slurm import SlurmOptions as SlurmOptions
 from repro.errors import SpecError
 from repro.runs import layout
-
-
-class SlurmOptions(BaseModel):
-    """What `sbatch` is asked for."""
-
-    model_config = ConfigDict(extra="forbid")
-    partition: str | None = None
-    exclusive: bool = Field(True, description="a node to each part (benchmarks must not share)")
-    time: str | None = Field(None, description="the time limit of each part, as sbatch takes it")
-    concurrency: int | None = Field(None, description="parts running at once (the array's %N)")
 
 
 class DispatchPlan(BaseModel):
@@ -42,9 +45,46 @@ class DispatchPlan(BaseModel):
     max_duration_ms: int | None = None
     probes: bool = True
     parts: int
-    executor: Literal["local", "slurm"]
-    slurm: SlurmOptions | None = None
+    executor: str = Field(description="who runs the parts (a name in the executors' registry)")
+    executor_options: dict[str, Any] = Field(
+        default_factory=dict, description="the executor's own options (its options model)"
+    )
     python: list[str] = Field(description="the command that runs Python with repro on a node")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _options_under_their_name(cls, data: Any) -> Any:
+        """A plan of before `executor_options` held them under the executor's name."""
+        if not isinstance(data, dict) or "executor_options" in data:
+            return data
+        data = dict(data)
+        for name in EXECUTORS:
+            options = data.pop(name, None)
+            if name == data.get("executor") and options is not None:
+                data["executor_options"] = options
+        return data
+
+    @field_validator("executor")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        if name not in EXECUTORS:
+            raise ValueError(f"unknown executor {name!r}; expected one of {sorted(EXECUTORS)}")
+        return name
+
+    @model_validator(mode="after")
+    def _options_valid(self) -> DispatchPlan:
+        self.options()
+        return self
+
+    def options(self) -> ExecutorOptions:
+        """The executor's options, typed by its plug-in."""
+        return get_executor(self.executor).options_model.model_validate(self.executor_options)
+
+    @property
+    def slurm(self) -> Any:
+        """compat: `repro/cli/replay_cmd.py` (refactored in parallel) reads a resumed run's
+        Slurm options here; None unless the plan's executor is Slurm."""
+        return self.options() if self.executor == "slurm" else None
 
     def part_dir(self, index: int) -> Path:
         return Path(self.run_dir) / layout.part_dir(index)

@@ -1,4 +1,4 @@
-"""Use case: a replay dispatched as parts (`repro replay --on local|slurm`), and its resumption
+"""Use case: a replay dispatched as parts (`repro replay --on EXECUTOR`), and its resumption
 (`repro replay --resume RUN`).
 
 The run is built under its hidden partial name, as every run is. A provisional run.json (status
@@ -24,14 +24,16 @@ from typing import Any
 from repro import __version__
 from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
-from repro.dispatch.executors import ACTIVE, WAITING, Executor, PartState
+from repro.dispatch.executors.base import FINISHED_UNWATCHED, Executor, PartState
+from repro.dispatch.executors.registry import get_executor
 from repro.dispatch.gather import gather, part_record
-from repro.dispatch.plan import DispatchPlan, SlurmOptions, read_plan
+from repro.dispatch.plan import DispatchPlan, read_plan
 from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.fetching import fetch_all
 from repro.privacy import redact, redact_text
 from repro.replay import ReplayOptions, new_run_id, utc_now
 from repro.runs import layout
+from repro.runs.commit import commit_run
 from repro.runs.record import DispatchRecord, RunRecord
 from repro.runs.store import digest_files, load_run
 from repro.signals import interruptible
@@ -43,7 +45,7 @@ Reporter = Callable[[str], None]
 POLL_S = 1.0
 #: how long a cancellation may take before the run is gathered anyway
 CANCEL_WAIT_S = 60.0
-#: how long a part the executor says COMPLETED may take to show its run.json (a network file
+#: how long a part the executor says completed may take to show its run.json (a network file
 #: system's attribute cache)
 VISIBLE_WAIT_S = 10.0
 
@@ -66,8 +68,7 @@ def _plan(
     work: Path,
     env_name: str,
     cache: ArtifactCache,
-    executor: str,
-    slurm: SlurmOptions | None,
+    executor: Executor,
 ) -> DispatchPlan:
     options = {
         k: ({m: str(p) for m, p in v.items()} if k == "mounts" else v)
@@ -88,8 +89,8 @@ def _plan(
         max_duration_ms=opts.max_duration_ms,
         probes=opts.probes,
         parts=opts.repeat,
-        executor=executor,
-        slurm=slurm,
+        executor=executor.name,
+        executor_options=executor.options.model_dump(mode="json"),
         python=[sys.executable],
     )
 
@@ -104,10 +105,12 @@ def dispatch(
     executor: Executor,
     warm_up: Callable[[], Any],
     report: Reporter,
-    slurm: SlurmOptions | None = None,
+    slurm: object = None,
 ) -> tuple[Path, RunRecord]:
     """Every part of a new run, gathered; `warm_up` realizes the environment once here so that
-    parts on other nodes find it built in the shared cache."""
+    parts on other nodes find it built in the shared cache. The executor carries its own
+    options into the plan; `slurm` is ignored (compat: `repro/cli/replay_cmd.py`, refactored in
+    parallel, still passes it)."""
     run_id = opts.run_id or new_run_id()
     final = layout.run_dir(opts.results_dir, spec.name, run_id)
     work = layout.partial_of(final)
@@ -119,7 +122,7 @@ def dispatch(
     work.mkdir(parents=True)
     plan = _plan(
         spec, spec_path, opts, run_id=run_id, work=work, env_name=env_name, cache=cache,
-        executor=executor.name, slurm=slurm,
+        executor=executor,
     )  # fmt: skip
     record = RunRecord(
         run_id=run_id,
@@ -170,7 +173,7 @@ def resume(
     if record.dispatch is None or not record.parts:
         raise UsageError(
             f"{run}: not a dispatched run (it was not replayed with --on)",
-            hint="--resume continues a `repro replay --on local|slurm` run that did not finish",
+            hint="--resume continues a `repro replay --on EXECUTOR` run that did not finish",
         )
     plan = read_plan(source / layout.DISPATCH_PLAN)
     if plan.parts != len(record.parts) or plan.run_id != record.run_id:
@@ -196,11 +199,18 @@ def resume(
         if alive:
             raise UsageError(
                 f"{run}: job(s) {', '.join(alive)} of this run are still queued or running",
-                hint=f"wait for them to end (or `scancel {' '.join(alive)}`), then resume",
+                hint=f"wait for them to end (or {get_executor(executor.name).stop_hint(alive)}), "
+                "then resume",
             )
         if source is run:
             run.replace(work)
-        plan = plan.model_copy(update={"run_dir": str(work.absolute()), "executor": executor.name})
+        plan = plan.model_copy(
+            update={
+                "run_dir": str(work.absolute()),
+                "executor": executor.name,
+                "executor_options": executor.options.model_dump(mode="json"),
+            }
+        )
         for index in todo:
             part = plan.part_dir(index)
             for leftover in (part, layout.partial_of(part)):
@@ -254,7 +264,7 @@ def _run_parts(
                 f"the replay that dispatched this run was stopped before it gathered the parts: "
                 f"`repro replay --resume {final}`"
             )
-            atomic_write_text(layout.record_file(work), provisional.dump())
+            commit_run(work, provisional)
             states = _wait(executor, indices, report)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
@@ -274,10 +284,13 @@ def _run_parts(
         raise KeyboardInterrupt
     _wait_visible(plan, states)
     previous = {p.index: p for p in record.parts}
+    words = get_executor(plan.executor)  # the parts' last words, as recorded, in repro's words
     all_states = {
         i: states[i]
         if i in states
-        else PartState(previous[i].state or "COMPLETED", previous[i].node, previous[i].job_id)
+        else words.state(
+            previous[i].state or FINISHED_UNWATCHED, previous[i].node, previous[i].job_id
+        )
         for i in range(plan.parts)
         if i in states or i in previous
     }
@@ -293,8 +306,7 @@ def _run_parts(
     atomic_write_text(plan_path, json.dumps(kept_plan, indent=2) + "\n")
     _redact_folder(plan.dispatch_dir())
     gathered.files_sha256 = digest_files(work)
-    atomic_write_text(layout.record_file(work), gathered.dump())
-    work.replace(final)
+    commit_run(work, gathered, final=final)
     if error is not None:
         raise error
     if interrupted:
@@ -353,16 +365,16 @@ def _wait_visible(plan: DispatchPlan, states: dict[int, PartState]) -> None:
     deadline = time.monotonic() + VISIBLE_WAIT_S
     for index, state in states.items():
         record = layout.record_file(plan.part_dir(index))
-        while state.state == "COMPLETED" and not record.is_file():
+        while state.phase == "completed" and not record.is_file():
             if time.monotonic() > deadline:
                 break
             time.sleep(0.5)
 
 
 def _phase(state: PartState | None) -> str:
-    if state is None or state.state in WAITING:
+    if state is None or state.phase == "pending":
         return "pending"
-    if state.state in ACTIVE:
+    if state.phase == "running":
         return "running"
     return "ended"
 

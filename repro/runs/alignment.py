@@ -95,8 +95,8 @@ def setting_changes(original: RunRecord, replay: RunRecord) -> list[SettingChang
     out: list[SettingChange] = []
     # a published side's logs name some settings only: compare those both sides know
     published = "published" in (
-        original.environment.get("manager"),
-        replay.environment.get("manager"),
+        original.environment_facts().manager,
+        replay.environment_facts().manager,
     )
     for scenario in SCENARIOS:
         a = next((t.settings for t in original.performance(scenario) if t.settings), None)

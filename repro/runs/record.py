@@ -19,17 +19,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from repro.errors import SpecError
 from repro.jsonio import canonical_json
 from repro.privacy import redact
+from repro.runs.facts import EnvironmentFacts, Facts, Fingerprint
+from repro.spec.io import format_validation_error
 from repro.spec.types import ModeName, ScenarioName, Tolerances
 from repro.verdicts import RunStatus, TestStatus
 
+if TYPE_CHECKING:
+    from repro.spec.models import ExperimentSpec
+
 RUN_SCHEMA: Final = "repro.run/v2"
 RUN_SCHEMAS: Final = ("repro.run/v1", RUN_SCHEMA)
+#: a part of a dispatched run: its run's status, or why it has none that finished
+PartStatus = Literal["complete", "invalid", "failed", "interrupted", "missing"]
+_F = TypeVar("_F", bound=Facts)
 
 
 def record_digest(data: dict[str, Any]) -> str:
@@ -68,7 +77,7 @@ class PartRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     index: int
     dir: str
-    status: Literal["complete", "invalid", "failed", "interrupted", "missing"]
+    status: PartStatus
     state: str | None = Field(None, description="the executor's last word (Slurm's job state)")
     job_id: str | None = None
     node: str | None = None
@@ -81,7 +90,7 @@ class DispatchRecord(BaseModel):
     """How a run was dispatched as parts (`--on`)."""
 
     model_config = ConfigDict(extra="forbid")
-    executor: Literal["local", "slurm"]
+    executor: str = Field(description="who ran the parts (a name in the executors' registry)")
     jobs: list[str] = Field(default_factory=list, description="every submission, in order")
     plan: dict[str, Any] = Field(
         default_factory=dict, description="the plan (dispatch/plan.json), home redacted"
@@ -142,7 +151,7 @@ class RunRecord(BaseModel):
     tests: list[TestRecord] = Field(default_factory=list)
     dispatch: DispatchRecord | None = Field(
         None,
-        description="how the run was dispatched (--on local|slurm): executor, job ids, the plan "
+        description="how the run was dispatched (--on EXECUTOR): executor, job ids, the plan "
         "with the home directory redacted (v2)",
     )
     parts: list[PartRecord] = Field(
@@ -170,6 +179,46 @@ class RunRecord(BaseModel):
         data["record_sha256"] = record_digest(data)
         return json.dumps(data, indent=2) + "\n"
 
+    def facts(self) -> Fingerprint:
+        """The fingerprint of the machine it ran on, typed."""
+        return self._view(Fingerprint, self.fingerprint, "$.fingerprint")
+
+    def environment_facts(self) -> EnvironmentFacts:
+        """The environment it ran in, typed."""
+        return self._view(EnvironmentFacts, self.environment, "$.environment")
+
+    def replayed_spec(self) -> ExperimentSpec | None:
+        """The spec as replayed (`$.spec`), typed; None in a record of before it was kept."""
+        # NOTE: imported here: the spec's models load the backend and environment registries
+        from repro.spec.models import ExperimentSpec
+
+        if self.spec is None:
+            return None
+        try:
+            return ExperimentSpec.model_validate(self.spec)
+        except ValidationError as exc:
+            raise SpecError(
+                format_validation_error(
+                    f"the record of run {self.run_id}",
+                    exc,
+                    self.spec,
+                    root="$.spec",
+                    what="embedded spec",
+                ),
+                hint=DAMAGED_HINT,
+            ) from None
+
+    def _view(self, model: type[_F], raw: dict[str, Any], root: str) -> _F:
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            raise SpecError(
+                format_validation_error(
+                    f"the record of run {self.run_id}", exc, raw, root=root, what=root[2:]
+                ),
+                hint=DAMAGED_HINT,
+            ) from None
+
     def performance(self, scenario: str) -> list[TestRecord]:
         return [t for t in self.tests if t.scenario == scenario and t.mode == "performance"]
 
@@ -177,3 +226,6 @@ class RunRecord(BaseModel):
         return next(
             (t for t in self.tests if t.scenario == scenario and t.mode == "accuracy"), None
         )
+
+
+DAMAGED_HINT = "the run record is damaged or not repro's: re-run the replay, or delete the run"

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from repro.errors import SpecError
 from repro.runs import layout
-from repro.runs.record import RunRecord, record_digest
+from repro.runs.record import DAMAGED_HINT, RunRecord, record_digest
 from repro.spec.io import format_validation_error
 
 SideKind = Literal["repro", "mlperf"]
@@ -51,20 +51,17 @@ def load_run(run: Path) -> RunRecord:
         try:
             raw = json.loads(path.read_text(), object_pairs_hook=_unique)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
-            raise SpecError(f"{path}: not a valid run record: {exc}", hint=_DAMAGED) from None
+            raise SpecError(f"{path}: not a valid run record: {exc}", hint=DAMAGED_HINT) from None
         _check_digest(path, raw)
         try:
             record = RunRecord.model_validate(raw)
         except ValidationError as exc:
             raise SpecError(
-                format_validation_error(str(path), exc, raw, what="run record"), hint=_DAMAGED
+                format_validation_error(str(path), exc, raw, what="run record"), hint=DAMAGED_HINT
             ) from None
         _check_record(path, record)
         _cache[key] = record
     return _cache[key]
-
-
-_DAMAGED = "the run record is damaged or not repro's: re-run the replay, or delete the run"
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -86,7 +83,7 @@ def _check_digest(path: Path, raw: Any) -> None:
         raise SpecError(
             f"{path}: $.record_sha256: the record is not the one repro wrote (its digest does "
             "not match its contents): it was edited",
-            hint=_DAMAGED,
+            hint=DAMAGED_HINT,
         )
 
 
@@ -104,13 +101,13 @@ def _check_spec(path: Path, record: RunRecord) -> None:
             format_validation_error(
                 str(path), exc, record.spec, root="$.spec", what="embedded spec"
             ),
-            hint=_DAMAGED,
+            hint=DAMAGED_HINT,
         ) from None
     if spec_id(spec) != record.spec_id:
         raise SpecError(
             f"{path}: $.spec: the embedded spec's id is {spec_id(spec)[:12]}, $.spec_id says "
             f"{record.spec_id[:12]}: the record was edited",
-            hint=_DAMAGED,
+            hint=DAMAGED_HINT,
         )
 
 
@@ -123,7 +120,7 @@ def _check_settings(where: str, settings: dict[str, Any]) -> None:
             kind = "a boolean" if key in flags else "a number"
             raise SpecError(
                 f"{where}: settings.{key} is {value!r}, not {kind} (LoadGen's TestSettings)",
-                hint=_DAMAGED,
+                hint=DAMAGED_HINT,
             )
 
 
@@ -141,7 +138,7 @@ def _check_record(path: Path, record: RunRecord) -> None:
             raise SpecError(
                 f"{where}: metrics.validity is {validity!r}: a finished performance test "
                 "states LoadGen's VALID or INVALID",
-                hint=_DAMAGED,
+                hint=DAMAGED_HINT,
             )
         value = (t.accuracy or {}).get("value")
         fraction = (t.accuracy or {}).get("unit", "fraction") == "fraction"  # not a F1 or FID
@@ -154,7 +151,7 @@ def _check_record(path: Path, record: RunRecord) -> None:
         ):
             raise SpecError(
                 f"{where}: accuracy.value is {value!r}, not a fraction from 0 to 1",
-                hint=_DAMAGED,
+                hint=DAMAGED_HINT,
             )
 
 

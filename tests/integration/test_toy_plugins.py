@@ -1,9 +1,10 @@
-"""A new backend and a new environment manager are one module and one registry line each.
+"""A new backend, environment manager or executor is one module and one registry line each.
 
-The test copies the package, adds a toy backend and a toy manager the way a contributor would
-(a module each, a line in each registry), and checks in a fresh interpreter that the spec, its
-schema, validation, the CLI's choices, the Python lock, the drift and the fingerprint all know
-them without any other file being touched.
+The tests copy the package, add a toy backend, a toy manager and a toy executor the way a
+contributor would (a module each, a line in each registry), and check in a fresh interpreter
+that the spec, its schema, validation, the CLI's choices, the Python lock, the drift and the
+fingerprint all know them, and that a replay dispatched through the toy executor is gathered
+into one run, without any other file being touched.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+from repro.runs.store import load_run
 from tests.helpers import portable_spec
 
 TOY_BACKEND = '''"""A toy backend: one module, nothing else touched."""
@@ -104,6 +107,85 @@ FACE = EnvironmentFace(
 )
 '''
 
+TOY_EXECUTOR = '''"""A toy executor: one module, nothing else touched. It runs every part as it
+is submitted, one after the other, and says how each went in words of its own."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any, ClassVar
+
+from repro.dispatch.executors.base import ExecutorOptions, ExecutorPlugin, PartState
+
+_PHASES: Any = {"DONE": "completed", "BROKE": "failed", "WAITING": "pending"}
+
+
+class ToyOptions(ExecutorOptions):
+    """None."""
+
+
+class ToyExecutor:
+    name = "toy"
+
+    def __init__(self, options: ExecutorOptions | None = None) -> None:
+        self.options = options or ToyOptions()
+        self.job: str | None = None
+        self._states: dict[int, PartState] = {}
+
+    def submit(self, plan: Any, plan_path: Path, indices: list[int]) -> str:
+        self.job = "toy-1"
+        for i in indices:
+            cmd = [*plan.python, "-m", "repro.dispatch", str(plan_path), str(i)]
+            rc = subprocess.run(cmd, cwd=plan.run_dir, check=False).returncode
+            self._states[i] = PLUGIN.state("DONE" if rc == 0 else "BROKE", "toy-node", f"toy-1.{i}")
+        return self.job
+
+    def poll(self) -> dict[int, PartState]:
+        return dict(self._states)
+
+    def cancel(self) -> None:
+        pass
+
+    def alive(self, jobs: list[str]) -> list[str]:
+        return []
+
+    def check(self) -> None:
+        pass
+
+
+class ToyPlugin(ExecutorPlugin):
+    name: ClassVar[str] = "toy"
+    where = "in a toy's hands"
+    options_model = ToyOptions
+    executor = "repro.dispatch.executors.toy:ToyExecutor"
+
+    def state(self, word: str, node: str | None = None, job_id: str | None = None) -> PartState:
+        return PartState(_PHASES.get(word, "failed"), word, node, job_id)
+
+
+PLUGIN = ToyPlugin()
+'''
+
+DISPATCH = """
+import json, sys
+from pathlib import Path
+from click.testing import CliRunner
+from repro.cli import cli
+
+spec, results, cache = sys.argv[1:4]
+choices = {
+    name: next(list(p.type.choices) for p in cli.commands[name].params if p.name == "on")
+    for name in ("replay", "sweep")
+}
+result = CliRunner().invoke(cli, [
+    "replay", spec, "--env", "native", "-s", "SingleStream", "-m", "performance",
+    "--min-duration-ms", "200", "--min-query-count", "64", "--repeat", "2", "--run-id", "T",
+    "--on", "toy", "--results-dir", results, "--cache-dir", cache,
+])
+print(json.dumps({"choices": choices, "exit_code": result.exit_code, "output": result.output}))
+"""
+
 CHECK = """
 import json, sys
 from pathlib import Path
@@ -145,11 +227,33 @@ def _add_line(path: Path, after: str, line: str) -> None:
     path.write_text(text.replace(after, after + line, 1))
 
 
+def _copy(root: Path, tmp_path: Path) -> Path:
+    """The package, copied to be added to."""
+    pkg = tmp_path / "src" / "repro"
+    shutil.copytree(root / "repro", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    return pkg
+
+
+def _python(tmp_path: Path, script: str, *args: str) -> dict[str, Any]:
+    """`script` in a fresh interpreter that imports the copy; what it printed, as JSON."""
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path / "src"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
+    return got
+
+
 def test_a_backend_and_a_manager_are_one_module_and_one_line_each(
     root: Path, tmp_path: Path
 ) -> None:
-    pkg = tmp_path / "src" / "repro"
-    shutil.copytree(root / "repro", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    pkg = _copy(root, tmp_path)
     (pkg / "backends" / "toy").mkdir()
     (pkg / "backends" / "toy" / "__init__.py").write_text(TOY_BACKEND)
     _add_line(
@@ -169,17 +273,7 @@ def test_a_backend_and_a_manager_are_one_module_and_one_line_each(
     spec_path = tmp_path / "toy.json"
     spec_path.write_text(json.dumps(raw))
 
-    proc = subprocess.run(
-        [sys.executable, "-c", CHECK, str(spec_path)],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(tmp_path / "src"), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    got = json.loads(proc.stdout)
+    got = _python(tmp_path, CHECK, str(spec_path))
     assert got["backend"] == "ToyBackend"
     assert got["environment"] == "ToyEnvironment"
     assert got["problems"] == [
@@ -193,3 +287,36 @@ def test_a_backend_and_a_manager_are_one_module_and_one_line_each(
     assert got["key_packages"] is True
     assert got["build_info"] == {"version": "0.0.1"}
     assert got["locks"] == ["toy_lock"]
+
+
+def test_an_executor_is_one_module_and_one_line(
+    root: Path, tmp_path: Path, shared_cache: Path
+) -> None:
+    pkg = _copy(root, tmp_path)
+    (pkg / "dispatch" / "executors" / "toy.py").write_text(TOY_EXECUTOR)
+    _add_line(
+        pkg / "dispatch" / "executors" / "registry.py",
+        '    "repro.dispatch.executors.slurm:PLUGIN",\n',
+        '    "repro.dispatch.executors.toy:PLUGIN",\n',
+    )
+    spec_path = tmp_path / "ort-digits.json"
+    spec_path.write_text(json.dumps(portable_spec(root, "ort-digits")))
+    results = tmp_path / "results"
+
+    got = _python(tmp_path, DISPATCH, str(spec_path), str(results), str(shared_cache))
+    assert got["choices"] == {
+        "replay": ["local", "slurm", "toy"],
+        "sweep": ["local", "slurm", "toy"],
+    }
+    assert got["exit_code"] in (0, 3), got["output"]  # 3: LoadGen's latency verdict under load
+    assert "submitted 2 part(s) to toy (job toy-1)" in got["output"]
+    record = load_run(results / "ort-digits" / "T")
+    assert record.dispatch is not None
+    assert record.dispatch.executor == "toy"
+    assert record.dispatch.jobs == ["toy-1"]
+    assert [(p.state, p.node, p.job_id) for p in record.parts] == [
+        ("DONE", "toy-node", "toy-1.0"),
+        ("DONE", "toy-node", "toy-1.1"),
+    ]
+    assert [p.status in ("complete", "invalid") for p in record.parts] == [True, True]
+    assert [t.part for t in record.performance("SingleStream")] == [0, 1]

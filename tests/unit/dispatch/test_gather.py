@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repro.dispatch.executors import PartState
+from repro.dispatch.executors.slurm import part_state
 from repro.dispatch.gather import gather
 from repro.dispatch.plan import DispatchPlan
 from repro.runs.record import RunRecord
@@ -42,7 +42,7 @@ def test_every_part_complete_makes_a_complete_run_of_all_their_tests(tmp_path: P
     plan = _plan(tmp_path, 2)
     for k in range(2):
         make_run(plan.part_dir(k), throughput=[100.0 + k])
-    states = {k: PartState("COMPLETED", f"node{k}", f"7_{k}") for k in range(2)}
+    states = {k: part_state("COMPLETED", f"node{k}", f"7_{k}") for k in range(2)}
     run = gather(plan, states, _record(), interrupted=False)
     assert run.status == "complete"
     assert run.message is None
@@ -60,10 +60,10 @@ def test_a_missing_part_never_looks_complete_and_says_why(tmp_path: Path) -> Non
     plan = _plan(tmp_path, 4)
     make_run(plan.part_dir(0), throughput=[100.0])
     states = {
-        0: PartState("COMPLETED", "n0"),
-        1: PartState("CANCELLED", "n1"),
-        2: PartState("TIMEOUT", "n2"),
-        3: PartState("FAILED", "n3"),
+        0: part_state("COMPLETED", "n0"),
+        1: part_state("CANCELLED", "n1"),
+        2: part_state("TIMEOUT", "n2"),
+        3: part_state("FAILED", "n3"),
     }
     run = gather(plan, states, _record(), interrupted=False)
     assert [p.status for p in run.parts] == ["complete", "interrupted", "interrupted", "failed"]
@@ -77,7 +77,7 @@ def test_a_missing_part_never_looks_complete_and_says_why(tmp_path: Path) -> Non
 def test_parts_stopped_with_the_replay_are_interrupted(tmp_path: Path) -> None:
     plan = _plan(tmp_path, 3)
     make_run(plan.part_dir(0), throughput=[100.0])
-    states = {0: PartState("COMPLETED"), 1: PartState("PENDING"), 2: PartState("ENDED")}
+    states = {0: part_state("COMPLETED"), 1: part_state("PENDING"), 2: part_state("ENDED")}
     run = gather(plan, states, _record(), interrupted=True)
     assert [p.status for p in run.parts] == ["complete", "interrupted", "interrupted"]
     assert run.status == "interrupted"
@@ -86,6 +86,28 @@ def test_parts_stopped_with_the_replay_are_interrupted(tmp_path: Path) -> None:
 def test_a_part_that_wrote_a_failed_run_is_failed(tmp_path: Path) -> None:
     plan = _plan(tmp_path, 1)
     make_run(plan.part_dir(0), throughput=[100.0], status="failed")
-    run = gather(plan, {0: PartState("FAILED", "n0")}, _record(), interrupted=False)
+    run = gather(plan, {0: part_state("FAILED", "n0")}, _record(), interrupted=False)
     assert run.parts[0].status == "failed"
     assert run.status == "failed"
+
+
+def test_gathering_reads_repros_words_whatever_the_executor_says(tmp_path: Path) -> None:
+    """An executor of other words (a pod's phases): its phase decides, its word heads the
+    message and is recorded as the part's last word."""
+    from repro.dispatch.executors.base import PartState
+
+    plan = _plan(tmp_path, 3)
+    make_run(plan.part_dir(0), throughput=[100.0])
+    states = {
+        0: PartState("completed", "Succeeded", "pod-0"),
+        1: PartState("stopped", "Evicted", "pod-1", why="the node ran out of memory"),
+        2: PartState("failed", "Error", "pod-2"),
+    }
+    run = gather(plan, states, _record(), interrupted=False)
+    assert [(p.status, p.state) for p in run.parts] == [
+        ("complete", "Succeeded"),
+        ("interrupted", "Evicted"),
+        ("failed", "Error"),
+    ]
+    assert run.parts[1].message == "Evicted: the node ran out of memory"
+    assert run.parts[2].message == "Error: it left no run (see dispatch/part-2.out)"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from repro.dispatch import run as dispatch_run
-from repro.dispatch.executors import PartState
+from repro.dispatch.executors.base import PartState
+from repro.dispatch.executors.slurm import SlurmOptions, part_state
 from repro.dispatch.plan import DispatchPlan
 from repro.dispatch.run import DispatchInterrupted, _run_parts, resume
 from repro.errors import RunError, UsageError
@@ -24,6 +25,7 @@ class ScriptedExecutor:
     """Parts that 'run' by writing their run folder when polled; can be told to fail."""
 
     name = "slurm"
+    options = SlurmOptions()
 
     def __init__(self, plan_dir: Path, *, fail_submit: bool = False, interrupt_at: int = -1):
         self.job: str | None = None
@@ -48,10 +50,10 @@ class ScriptedExecutor:
         if self.polls == self.interrupt_at:
             raise KeyboardInterrupt
         if self.cancelled:
-            return {i: PartState("CANCELLED", "n1", f"42_{i}") for i in self.indices}
+            return {i: part_state("CANCELLED", "n1", f"42_{i}") for i in self.indices}
         for i in self.indices:
             make_run(Path(self.plan_dir) / "parts" / str(i), throughput=[100.0 + i])
-        return {i: PartState("COMPLETED", "n1", f"42_{i}") for i in self.indices}
+        return {i: part_state("COMPLETED", "n1", f"42_{i}") for i in self.indices}
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -146,8 +148,9 @@ def test_resume_waits_for_jobs_of_the_run_that_still_run(tmp_path: Path) -> None
     final = _dispatched_run(tmp_path)
     ex = ScriptedExecutor(final)
     ex.still_alive = ["42"]
-    with pytest.raises(UsageError, match="still queued or running"):
+    with pytest.raises(UsageError, match="still queued or running") as exc:
         resume(final, lambda plan: ex, print)
+    assert "`scancel 42`" in (exc.value.hint or "")  # the executor says how to stop its jobs
     assert final.is_dir()
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from repro.dispatch import executors
-from repro.dispatch.executors import SlurmExecutor, _task_ids
-from repro.dispatch.plan import DispatchPlan, SlurmOptions
+from repro.dispatch.executors import slurm as executors
+from repro.dispatch.executors.slurm import SlurmExecutor, SlurmOptions, _task_ids
+from repro.dispatch.plan import DispatchPlan
 from repro.errors import EnvironmentSetupError, RunError, UsageError
 
 
@@ -179,3 +179,31 @@ def test_sbatch_that_cannot_reach_slurm_is_an_environment_failure(
     with pytest.raises(EnvironmentSetupError, match="cannot reach Slurm") as exc:
         SlurmExecutor(SlurmOptions()).submit(plan, Path("plan.json"), [0])
     assert exc.value.exit_code == 3
+
+
+@pytest.mark.parametrize(
+    ("word", "phase"),
+    [
+        ("PENDING", "pending"),
+        ("REQUEUED", "pending"),
+        ("RUNNING", "running"),
+        ("COMPLETING", "running"),
+        ("COMPLETED", "completed"),
+        ("CANCELLED", "cancelled"),
+        ("CANCELLED+", "cancelled"),
+        ("TIMEOUT", "stopped"),
+        ("PREEMPTED", "stopped"),
+        ("NODE_FAIL", "stopped"),
+        ("ENDED", "gone"),
+        ("FAILED", "failed"),
+        ("OUT_OF_MEMORY", "failed"),
+    ],
+)
+def test_slurms_job_states_in_repros_words(word: str, phase: str) -> None:
+    state = executors.part_state(word, "n1", "7_1")
+    assert (state.phase, state.state, state.node, state.job_id) == (phase, word, "n1", "7_1")
+
+
+def test_slurm_says_why_a_timed_out_or_vanished_part_left_no_run() -> None:
+    assert executors.part_state("TIMEOUT").why == "the part ran past its --time limit"
+    assert "Slurm no longer says why" in (executors.part_state("ENDED").why or "")

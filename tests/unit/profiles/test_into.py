@@ -79,10 +79,10 @@ def test_a_record_that_cannot_be_written_puts_the_old_profile_back(
         ),
     )
 
-    def fail(path: Path, text: str) -> None:
-        raise OSError(30, "Read-only file system", str(path))
+    def fail(folder: Path, record: object, **_: object) -> Path:
+        raise OSError(30, "Read-only file system", str(folder / "run.json"))
 
-    monkeypatch.setattr(profiling, "atomic_write_text", fail)
+    monkeypatch.setattr(profiling, "commit_run", fail)
     with pytest.raises(OSError, match="Read-only"):
         ppass.into(run, "SingleStream", 8)
     assert (run / "profile" / "SingleStream" / "profile.json").read_text() == '{"old": true}'

@@ -1,157 +1,120 @@
-"""Who runs the parts: this machine, one after the other, or Slurm, as a job array.
+"""`--on slurm`: the parts as one Slurm job array, from a generated batch script kept in the run.
 
-An executor submits parts by index, says where each one stands (`poll`), cancels them, and
-says which of its earlier jobs still run (`alive`). The part's own run.json says how it ended;
-the executor's state says why a part left no run (it failed, was cancelled, ran out of time)
-and on which node it ran.
+Slurm's job states are translated here into repro's words (`part_state`); its options are
+checked here before anything reaches the batch script.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import shlex
-import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, ClassVar, Final
+
+from pydantic import Field, field_validator
 
 from repro import _subprocess
 from repro.atomic import atomic_write_text
-from repro.dispatch.plan import DispatchPlan, SlurmOptions
+from repro.dispatch.executors.base import (
+    UNFINISHED,
+    ExecutorFlag,
+    ExecutorOptions,
+    ExecutorPlugin,
+    PartState,
+    Phase,
+    signals_held,
+)
 from repro.errors import ClusterUnavailableError, RunError, UsageError
 from repro.runs import layout
 
-#: states of a part that has not finished
-WAITING = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "RESIZING", "SUSPENDED"})
-ACTIVE = frozenset({"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING"})
+if TYPE_CHECKING:
+    from repro.dispatch.plan import DispatchPlan
+
+#: Slurm's states of a task that waits, and of one that runs
+_WAITING: Final = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "RESIZING", "SUSPENDED"})
+_ACTIVE: Final = frozenset({"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING"})
+#: Slurm's states of a task that Slurm or its node stopped (not a failure of its own)
+_STOPPED: Final = frozenset({"PREEMPTED", "DEADLINE", "NODE_FAIL", "BOOT_FAIL", "TIMEOUT"})
+#: the word for a task that left the queue when nothing (scontrol, sacct) says how it ended
+ENDED: Final = "ENDED"
+_WHY: Final = {
+    "TIMEOUT": "the part ran past its --time limit",
+    ENDED: "it left the queue without a run and Slurm no longer says why",
+}
 
 
-class PartState(NamedTuple):
-    """Where one part stands: a Slurm job state (PENDING, RUNNING, COMPLETED, FAILED,
-    CANCELLED, TIMEOUT, ...; ENDED when it left the queue and nothing says how) and the node,
-    when known."""
-
-    state: str
-    node: str | None = None
-    job_id: str | None = None
-
-
-class Executor(Protocol):
-    name: str
-    #: the id of the current submission, once there is one
-    job: str | None
-
-    def submit(self, plan: DispatchPlan, plan_path: Path, indices: list[int]) -> str:
-        """Start the parts; an id of the submission (a Slurm job id)."""
-
-    def poll(self) -> dict[int, PartState]:
-        """The state of every submitted part (none before a submission)."""
-
-    def cancel(self) -> None:
-        """Stop every part that has not finished (nothing before a submission)."""
-
-    def alive(self, jobs: list[str]) -> list[str]:
-        """Which of these earlier submissions still have parts queued or running."""
-
-    def check(self) -> None:
-        """Raise ClusterUnavailableError when parts could not be submitted at all (before
-        anything is written for them)."""
+def part_state(word: str, node: str | None = None, job_id: str | None = None) -> PartState:
+    """A Slurm job state (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, ...; ENDED)
+    in repro's words."""
+    phase: Phase
+    if word in _WAITING:
+        phase = "pending"
+    elif word in _ACTIVE:
+        phase = "running"
+    elif word == "COMPLETED":
+        phase = "completed"
+    elif word.startswith("CANCELLED"):
+        phase = "cancelled"
+    elif word in _STOPPED:
+        phase = "stopped"
+    elif word == ENDED:
+        phase = "gone"
+    else:
+        phase = "failed"
+    return PartState(phase, word, node, job_id, _WHY.get(word))
 
 
-@contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM held back while a submission is made, so that an interruption
-    arrives once its id is known (and the parts can be cancelled), never in between."""
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    except (ValueError, OSError):  # pragma: no cover - not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+#: a partition list as sbatch takes it; a time limit in one of sbatch's forms
+_PARTITION = re.compile(r"^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$")
+_TIME = re.compile(
+    r"^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}"
+    r"|UNLIMITED|INFINITE)$"
+)
 
 
-class LocalExecutor:
-    """The parts on this machine, one at a time, each a fresh `python -m repro.dispatch`; they
-    die with this process (a lifeline), so no earlier one is ever alive."""
+class SlurmOptions(ExecutorOptions):
+    """What `sbatch` is asked for; each value in a form sbatch takes (nothing reaches the batch
+    script unchecked, from the command line or from an edited plan)."""
 
-    name = "local"
+    partition: str | None = None
+    exclusive: bool = Field(True, description="a node to each part (benchmarks must not share)")
+    time: str | None = Field(None, description="the time limit of each part, as sbatch takes it")
+    concurrency: int | None = Field(
+        None, ge=1, description="parts running at once (the array's %N)"
+    )
 
-    def __init__(self) -> None:
-        self.job: str | None = None
-        self._queue: list[int] = []
-        self._states: dict[int, PartState] = {}
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._current: int | None = None
-        self._plan: DispatchPlan | None = None
-        self._plan_path: Path | None = None
-        self._cancelled = False
+    @field_validator("partition")
+    @classmethod
+    def _partition(cls, value: str | None) -> str | None:
+        if value is not None and not _PARTITION.match(value):
+            raise ValueError("not a partition name")
+        return value
 
-    def submit(self, plan: DispatchPlan, plan_path: Path, indices: list[int]) -> str:
-        self._plan, self._plan_path = plan, plan_path
-        self._queue = list(indices)
-        self._states = {i: PartState("PENDING") for i in indices}
-        self.job = f"local-{os.getpid()}"
-        self._advance()
-        return self.job
+    @field_validator("time")
+    @classmethod
+    def _time(cls, value: str | None) -> str | None:
+        if value is not None and not _seconds(value):
+            raise ValueError("not a time limit sbatch takes, or zero")
+        return value
 
-    def _advance(self) -> None:
-        if self._plan is None or self._plan_path is None:
-            return
-        if self._proc is not None:
-            rc = self._proc.poll()
-            if rc is None:
-                return
-            assert self._current is not None
-            stopped = self._cancelled or rc in (130, -2, -15)
-            state = "COMPLETED" if rc == 0 else ("CANCELLED" if stopped else "FAILED")
-            self._states[self._current] = PartState(state, "localhost", self.job)
-            _subprocess.release(self._proc)
-            self._proc, self._current = None, None
-        if self._queue and not self._cancelled:
-            index = self._queue.pop(0)
-            self._proc = _subprocess.spawn(
-                [*self._plan.python, "-m", "repro.dispatch", str(self._plan_path), str(index)],
-                env=None,
-                cwd=Path(self._plan.run_dir),
-                log_path=Path(self._plan.run_dir) / layout.part_log(index),
-                lifeline=True,
-            )
-            self._current = index
-            self._states[index] = PartState("RUNNING", "localhost", self.job)
 
-    def poll(self) -> dict[int, PartState]:
-        self._advance()
-        return dict(self._states)
-
-    def cancel(self) -> None:
-        self._cancelled = True
-        self._queue.clear()
-        for i, s in self._states.items():
-            if s.state == "PENDING":
-                self._states[i] = PartState("CANCELLED")
-        proc = self._proc
-        if proc is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            self._advance()
-
-    def alive(self, jobs: list[str]) -> list[str]:
-        return []
-
-    def check(self) -> None:
-        """This machine can always run its parts."""
+def _seconds(text: str) -> float:
+    """A Slurm time limit in seconds (inf for UNLIMITED); 0 when it is not one."""
+    if text in ("UNLIMITED", "INFINITE"):
+        return float("inf")
+    if not _TIME.match(text):
+        return 0
+    days, _, rest = text.rpartition("-")
+    fields = [int(x) for x in rest.split(":")]
+    if days:  # D-HH[:MM[:SS]]
+        h, m, sec = [*fields, 0, 0][:3]
+        return int(days) * 86400 + h * 3600 + m * 60 + sec
+    if len(fields) == 1:  # minutes
+        return fields[0] * 60
+    if len(fields) == 2:  # MM:SS
+        return fields[0] * 60 + fields[1]
+    return fields[0] * 3600 + fields[1] * 60 + fields[2]
 
 
 def _need(tool: str) -> str:
@@ -176,8 +139,9 @@ class SlurmExecutor:
 
     name = "slurm"
 
-    def __init__(self, options: SlurmOptions, *, timeout_s: float = 30.0) -> None:
-        self.options = options
+    def __init__(self, options: ExecutorOptions | None = None, *, timeout_s: float = 30.0) -> None:
+        assert options is None or isinstance(options, SlurmOptions), options
+        self.options = options or SlurmOptions()
         self.timeout_s = timeout_s
         self.job: str | None = None
         self._indices: list[int] = []
@@ -251,7 +215,7 @@ class SlurmExecutor:
                 hint="check --partition and --time against `sinfo`",
             )
         self._indices = list(indices)
-        self._last = {i: PartState("PENDING", None, f"{self.job}_{i}") for i in indices}
+        self._last = {i: part_state("PENDING", None, f"{self.job}_{i}") for i in indices}
         return self.job
 
     def check(self) -> None:
@@ -270,11 +234,11 @@ class SlurmExecutor:
             state, _, node = rest.partition("|")
             m = _ARRAY_TASK.match(job.strip())
             if m:
-                queued[int(m.group(2))] = PartState(state.strip(), node.strip() or None, job)
+                queued[int(m.group(2))] = part_state(state.strip(), node.strip() or None, job)
         left = [
             i
             for i in self._indices
-            if i not in queued and self._last.get(i, PartState("PENDING")).state in WAITING | ACTIVE
+            if i not in queued and self._last.get(i, part_state("PENDING")).phase in UNFINISHED
         ]
         final = self._final_states() if left else {}
         for i in self._indices:
@@ -282,9 +246,9 @@ class SlurmExecutor:
                 self._last[i] = queued[i]
             elif i in left:
                 found = final.get(i)
-                previous = self._last.get(i, PartState("PENDING"))
-                self._last[i] = PartState(
-                    found.state if found else "ENDED",
+                previous = self._last.get(i, part_state("PENDING"))
+                self._last[i] = part_state(
+                    found.state if found else ENDED,
                     (found.node if found else None) or previous.node,
                     f"{self.job}_{i}",
                 )
@@ -301,8 +265,8 @@ class SlurmExecutor:
             node = fields.get("NodeList")
             # one line per task, or one for the tasks that never started ("1-3,5%2")
             for task in _task_ids(fields.get("ArrayTaskId", "")):
-                states[task] = PartState(
-                    fields.get("JobState", "ENDED"),
+                states[task] = part_state(
+                    fields.get("JobState", ENDED),
                     node if node and node != "(null)" else None,
                     f"{self.job}_{task}",
                 )
@@ -315,7 +279,7 @@ class SlurmExecutor:
                 parts = line.split("|")
                 m = _ARRAY_TASK.match(parts[0]) if parts else None
                 if m and len(parts) >= 3:
-                    states[int(m.group(2))] = PartState(
+                    states[int(m.group(2))] = part_state(
                         parts[1].split()[0], parts[2] or None, parts[0]
                     )
         return states
@@ -366,3 +330,51 @@ def _task_ids(text: str) -> list[int]:
         if lo.isdigit() and (not hi or hi.isdigit()):
             ids += range(int(lo), int(hi or lo) + 1)
     return ids
+
+
+class SlurmPlugin(ExecutorPlugin):
+    name: ClassVar[str] = "slurm"
+    where = "as a Slurm job array"
+    options_model = SlurmOptions
+    executor = "repro.dispatch.executors.slurm:SlurmExecutor"
+    node_variable = "SLURMD_NODENAME"
+
+    def state(self, word: str, node: str | None = None, job_id: str | None = None) -> PartState:
+        return part_state(word, node, job_id)
+
+    def stop_hint(self, jobs: list[str]) -> str:
+        return f"`scancel {' '.join(jobs)}`"
+
+    flags = (
+        ExecutorFlag(
+            "--partition",
+            "partition",
+            "partition",
+            "the jobs' partition.",
+            hint="letters, digits, '_', '.', '-'; several separated by ','",
+        ),
+        ExecutorFlag(
+            "--nodes",
+            "nodes",
+            "concurrency",
+            "parts running at once (each on a node of its own with --exclusive).",
+            kind="count",
+        ),
+        ExecutorFlag(
+            "--exclusive/--shared",
+            "exclusive",
+            "exclusive",
+            "a whole node to each part (the default: benchmarks must not share a node), or not.",
+            kind="switch",
+        ),
+        ExecutorFlag(
+            "--time",
+            "time_limit",
+            "time",
+            "each part's time limit, as sbatch takes it (e.g. 30:00).",
+            hint="minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED",
+        ),
+    )
+
+
+PLUGIN = SlurmPlugin()

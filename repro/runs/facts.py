@@ -1,0 +1,87 @@
+"""Typed views of what a run record keeps as free-form JSON: the machine's fingerprint and the
+environment as realized (or as a published result describes them).
+
+The record stores them as plain objects (run.json's format does not change, and a reader keeps
+what it does not know: every view allows extra fields); a reader takes them through these views
+(`RunRecord.facts()`, `RunRecord.environment_facts()`), never through `.get` chains that repeat
+the defaults. A fact nobody recorded is None (a published result knows few).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def _absent_is_empty(value: Any) -> Any:
+    """A section recorded as null is a section that says nothing."""
+    return {} if value is None else value
+
+
+class Facts(BaseModel):
+    """A view of a recorded object: the fields a reader takes, typed; the rest kept."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+
+class CpuFacts(Facts):
+    model: str | None = None
+    vendor: str | None = None
+    logical_cpus: int | None = None
+    physical_cores: int | None = None
+    sockets: int | None = None
+
+
+class GpuFacts(Facts):
+    name: str | None = None
+
+
+class HardwareFacts(Facts):
+    machine: str | None = None
+    cpu: Annotated[CpuFacts, BeforeValidator(_absent_is_empty)] = Field(default_factory=CpuFacts)
+    memory_bytes: int | None = None
+    gpus: list[GpuFacts] | None = Field(None, description="as nvidia-smi lists them")
+    accelerators: str | None = Field(None, description="a published system's, in its words")
+    accelerators_per_node: int | None = None
+    nodes: int | None = None
+
+
+class OsFacts(Facts):
+    system: str | None = None
+    kernel: str | None = None
+    release: str | None = None
+
+
+class PythonFacts(Facts):
+    version: str | None = None
+
+
+class Fingerprint(Facts):
+    """The machine a run ran on (`repro.fingerprint`'s collect, or a published system's)."""
+
+    schema_: str | None = Field(None, alias="schema")
+    hardware: Annotated[HardwareFacts, BeforeValidator(_absent_is_empty)] = Field(
+        default_factory=HardwareFacts
+    )
+    os: Annotated[OsFacts, BeforeValidator(_absent_is_empty)] = Field(default_factory=OsFacts)
+    python: Annotated[PythonFacts, BeforeValidator(_absent_is_empty)] = Field(
+        default_factory=PythonFacts
+    )
+    packages: Annotated[dict[str, str], BeforeValidator(_absent_is_empty)] = Field(
+        default_factory=dict
+    )
+
+
+class EnvironmentFacts(Facts):
+    """The environment a run ran in: the manager that realized it and why (a replay), or the
+    submitter's system (a published result, manager `published`)."""
+
+    manager: str | None = None
+    reason: str | None = None
+    submitter: str | None = None
+    system: str | None = None
+    division: str | None = None
+    round: str | None = None
+    framework: str | None = None
+    system_status: str | None = Field(None, description="available, preview or rdi")
