@@ -63,15 +63,25 @@ def dispatch_options(what: str) -> Callable[[F], F]:
     return decorate
 
 
+#: Slurm's own options, and what is said when they come without --on slurm
+SLURM_FLAGS = ("--partition", "--nodes", "--time", "--exclusive")
+SLURM_ONLY = "--partition, --nodes, --time and --exclusive/--shared need --on slurm"
+
+
 def check_slurm_options(
     *, on: str | None, partition: str | None, nodes: int | None, time_limit: str | None,
-    exclusive: bool | None, resuming: bool = False,
+    exclusive: bool | None,
 ) -> None:  # fmt: skip
-    """Slurm's options only with --on slurm (or a resume), each in a form sbatch takes: nothing
-    from the command line reaches the batch script unchecked."""
+    """Slurm's options only with --on slurm, each in a form sbatch takes."""
     given = partition is not None or nodes is not None or time_limit is not None
-    if (given or exclusive is not None) and on != "slurm" and not resuming:
-        raise UsageError("--partition, --nodes, --time and --exclusive/--shared need --on slurm")
+    if (given or exclusive is not None) and on != "slurm":
+        raise UsageError(SLURM_ONLY)
+    check_slurm_values(partition=partition, time_limit=time_limit)
+
+
+def check_slurm_values(*, partition: str | None, time_limit: str | None) -> None:
+    """Slurm's options each in a form sbatch takes: nothing from the command line reaches the
+    batch script unchecked."""
     if partition is not None and not _PARTITION.match(partition):
         raise UsageError(
             f"--partition {partition!r}: not a partition name",
