@@ -11,7 +11,7 @@ import click
 from repro.errors import RunError
 
 if TYPE_CHECKING:
-    from repro.runs.record import RunRecord
+    from repro.runs.record import ProfileRecord, RunRecord, TestRecord
 
 
 def print_run(run_dir: Path, record: RunRecord, as_json: bool) -> None:
@@ -42,35 +42,44 @@ def raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
 
 
 def print_run_summary(run_dir: Path, record: RunRecord) -> None:
+    """The run's status and folder, then a line per part, per test and per profiled pass."""
     click.echo(f"run {record.run_id}: {record.status} -> {run_dir}")
     for part in record.parts:
         where = f" on {part.node}" if part.node else ""
         state = f" ({part.state})" if part.state else ""
         click.echo(f"  part {part.index}{where}: {part.status}{state}")
-    for t in record.tests:
-        m = t.metrics
-        parts = [f"{t.scenario:<12} {t.mode:<11}", t.status.upper()]
-        if t.mode == "performance":
-            if m.get("samples_per_second") is not None:
-                parts.append(f"{float(m['samples_per_second']):.1f} samples/s")
-            for p in ("p50", "p90", "p99"):
-                v = m.get(f"latency_{p}_ns")
-                if v is not None:
-                    parts.append(f"{p} {float(v) / 1e6:.3f} ms")
-        elif t.accuracy and t.accuracy.get("value") is not None:
-            parts.append(f"{t.accuracy['metric']} {100 * float(t.accuracy['value']):.2f}%")
-        if t.error:
-            parts.append(t.error.splitlines()[0][:120])
-        click.echo("  " + "  ".join(parts))
+    for test in record.tests:
+        click.echo("  " + "  ".join(_test_line(test)))
     for prof in record.profiles:
-        if prof.status == "complete":
-            what = f"{prof.layers} layers, {prof.inferences} inferences" + (
-                f", profiler overhead {prof.overhead_rel:+.1%}"
-                if prof.overhead_rel is not None
-                else ""
-            )
-        else:
-            what = (prof.error or "").splitlines()[0][:120] if prof.error else ""
         click.echo(
-            f"  {prof.scenario:<12} {'profile':<11}  {prof.status.upper()}  {what}  -> {prof.dir}"
+            f"  {prof.scenario:<12} {'profile':<11}  {prof.status.upper()}  {_profiled(prof)}  "
+            f"-> {prof.dir}"
         )
+
+
+def _test_line(t: TestRecord) -> list[str]:
+    """A test's scenario, mode and status, its headline figures, and the start of its error."""
+    m = t.metrics
+    parts = [f"{t.scenario:<12} {t.mode:<11}", t.status.upper()]
+    if t.mode == "performance":
+        if m.get("samples_per_second") is not None:
+            parts.append(f"{float(m['samples_per_second']):.1f} samples/s")
+        for p in ("p50", "p90", "p99"):
+            v = m.get(f"latency_{p}_ns")
+            if v is not None:
+                parts.append(f"{p} {float(v) / 1e6:.3f} ms")
+    elif t.accuracy and t.accuracy.get("value") is not None:
+        parts.append(f"{t.accuracy['metric']} {100 * float(t.accuracy['value']):.2f}%")
+    if t.error:
+        parts.append(t.error.splitlines()[0][:120])
+    return parts
+
+
+def _profiled(prof: ProfileRecord) -> str:
+    """What a profiled pass found, or the start of its error."""
+    if prof.status == "complete":
+        overhead = (
+            f", profiler overhead {prof.overhead_rel:+.1%}" if prof.overhead_rel is not None else ""
+        )
+        return f"{prof.layers} layers, {prof.inferences} inferences{overhead}"
+    return (prof.error or "").splitlines()[0][:120] if prof.error else ""
