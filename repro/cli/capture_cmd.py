@@ -13,7 +13,7 @@ from repro.artifacts.cache import ArtifactCache
 from repro.backends.registry import backend_names
 from repro.cli.params import parse_key_value
 from repro.cli.progress import TimedBar, note
-from repro.cli.replay_cmd import print_run_summary
+from repro.cli.run_output import print_run_summary
 from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import capture_choices
 from repro.errors import RunError, SpecError, UsageError

@@ -95,15 +95,3 @@ def resume_executor(plan: DispatchPlan, on: str | None, given: Mapping[str, Any]
     if on is None or on == plan.executor:
         return executor_from_flags(plan.executor, given, saved=plan.options())
     return executor_from_flags(on, given)
-
-
-# compat: `repro/cli/replay_cmd.py` (refactored in parallel) calls these two by their old
-# names and shapes; its refactor moves to check_dispatch_options, executor_from_flags and
-# resume_executor, and these go
-check_slurm_options = check_dispatch_options
-
-
-def make_executor(on: str, **given: Any) -> tuple[Executor, ExecutorOptions]:
-    """The executor for --on and the options it runs with (which it records itself)."""
-    executor = executor_from_flags(on, given)
-    return executor, executor.options

@@ -14,7 +14,7 @@ from repro.cli.spec_cmds import cache_dir_option, env_option, json_option, resul
 from repro.errors import RunError, UsageError
 from repro.profiles.model import Profile
 from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES
-from repro.spec.models import SCENARIOS
+from repro.spec.models import SCENARIOS, ScenarioName
 
 
 @click.command()
@@ -58,7 +58,7 @@ from repro.spec.models import SCENARIOS
 @json_option
 def profile(
     spec_path: Path,
-    scenario: str | None,
+    scenario: ScenarioName | None,
     samples: int,
     into: Path | None,
     trace_out: Path | None,
@@ -82,7 +82,7 @@ def profile(
       repro profile specs/ort-resnet50.json --samples 32 --trace resnet50.trace.json
       repro profile specs/ort-digits.json --into results/ort-digits/original
     """
-    from repro.cli.replay_cmd import _replayer
+    from repro.cli.replay_steps import realized_replayer
     from repro.profiles.model import read_profile
     from repro.profiling import check_into, check_profiler, default_scenario, profile_settings
     from repro.replay import ReplayOptions
@@ -107,19 +107,19 @@ def profile(
         repeat=0,
         results_dir=results_dir,
         run_id=run_id,
-        profile=(chosen, samples),  # type: ignore[arg-type]
+        profile=(chosen, samples),
         probes=False,
     )
     cache = ArtifactCache(cache_dir)
-    replayer = _replayer(spec, spec_path, env_name, opts, cache)
+    replayer = realized_replayer(spec, spec_path, env_name, opts, cache)
     if into is not None:
         found = replayer.profile_into(into, chosen, samples)
         run_dir = into
     else:
         run_dir, record = replayer.run()
-        found = record.profiles[-1] if record.profiles else None
-        if found is None:
+        if not record.profiles:
             raise RunError(f"the profiled pass did not run: {record.message}")
+        found = record.profiles[-1]
     if found.status != "complete":
         raise RunError(
             f"the profiled pass failed: {found.error}",

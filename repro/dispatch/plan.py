@@ -18,10 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from repro.atomic import atomic_write_text
 from repro.dispatch.executors.base import ExecutorOptions
 from repro.dispatch.executors.registry import EXECUTORS, get_executor
-
-# compat: `repro/cli/replay_cmd.py` (refactored in parallel) takes a resumed run's Slurm options
-# from here; its refactor drops this line and `DispatchPlan.slurm`
-from repro.dispatch.executors.slurm import SlurmOptions as SlurmOptions
 from repro.errors import SpecError
 from repro.runs import layout
 
@@ -79,12 +75,6 @@ class DispatchPlan(BaseModel):
     def options(self) -> ExecutorOptions:
         """The executor's options, typed by its plug-in."""
         return get_executor(self.executor).options_model.model_validate(self.executor_options)
-
-    @property
-    def slurm(self) -> Any:
-        """compat: `repro/cli/replay_cmd.py` (refactored in parallel) reads a resumed run's
-        Slurm options here; None unless the plan's executor is Slurm."""
-        return self.options() if self.executor == "slurm" else None
 
     def part_dir(self, index: int) -> Path:
         return Path(self.run_dir) / layout.part_dir(index)

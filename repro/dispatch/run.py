@@ -105,12 +105,10 @@ def dispatch(
     executor: Executor,
     warm_up: Callable[[], Any],
     report: Reporter,
-    slurm: object = None,
 ) -> tuple[Path, RunRecord]:
     """Every part of a new run, gathered; `warm_up` realizes the environment once here so that
     parts on other nodes find it built in the shared cache. The executor carries its own
-    options into the plan; `slurm` is ignored (compat: `repro/cli/replay_cmd.py`, refactored in
-    parallel, still passes it)."""
+    options into the plan."""
     run_id = opts.run_id or new_run_id()
     final = layout.run_dir(opts.results_dir, spec.name, run_id)
     work = layout.partial_of(final)

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "repro"
 LOWER = (
     "spec", "reports", "runs", "stats", "profiles", "attest", "packaging/archive.py",
     "packaging/paths.py",
-    "verdicts.py", "atomic.py", "errors.py",
+    "verdicts.py", "atomic.py", "errors.py", "workflow.py",
 )  # fmt: skip
 FORBIDDEN = (
     "repro.capture",

@@ -1,0 +1,188 @@
+"""`repro replay`'s command line: its values, its modes, and which options go with which mode,
+declared once in a table and checked by one function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal, get_args
+
+import click
+
+from repro.dispatch.executors.registry import executor_flags
+from repro.errors import UsageError
+from repro.spec.models import ModeName, ScenarioName
+
+#: what one `repro replay` does: a plain replay, one followed by a profiled pass, rounds until
+#: decided against the spec's original, rounds against a baseline (with or without
+#: --until-decided), parts dispatched by an executor (`--on`: this machine, Slurm, ...), or a
+#: dispatched run resumed
+Mode = Literal["plain", "profile", "until-decided", "against", "on", "resume"]
+MODES: Final[frozenset[Mode]] = frozenset(get_args(Mode))
+#: the modes that run on this machine, and those that start a run from a SPEC
+HERE: Final[frozenset[Mode]] = frozenset({"plain", "profile", "until-decided", "against"})
+STARTED: Final[frozenset[Mode]] = MODES - {"resume"}
+
+
+@dataclass(frozen=True)
+class ReplayArgs:
+    """The command line as click parsed it: one field per parameter, named as click names it."""
+
+    spec_path: Path | None
+    scenarios: tuple[ScenarioName, ...]
+    modes: tuple[ModeName, ...]
+    min_duration_ms: int | None
+    min_query_count: int | None
+    max_duration_ms: int | None
+    backend_options: tuple[str, ...]
+    repeat: int
+    env_name: str
+    rebuild: bool
+    container_cpuset: str | None
+    container_memory: str | None
+    results_dir: Path
+    run_id: str | None
+    against: str | None
+    baseline_env: str | None
+    baseline_options: tuple[str, ...]
+    until_decided: bool
+    max_rounds: int | None
+    max_time_s: float
+    order_seed: int | None
+    report_dir: Path | None
+    profile: bool
+    profile_samples: int
+    on: str | None
+    resume_run: Path | None
+    cache_dir: Path | None
+    as_json: bool
+    #: each executor's own flags (`repro.dispatch.executors.registry`), by parameter name
+    executor_flags: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_params(cls, values: dict[str, Any]) -> ReplayArgs:
+        """The arguments from click's parameters: the executors' flags (whichever plug-ins
+        add) into `executor_flags`, the rest one field each."""
+        flags = {f.param for _, f in executor_flags()}
+        return cls(
+            **{k: v for k, v in values.items() if k not in flags},
+            executor_flags={k: v for k, v in values.items() if k in flags},
+        )
+
+
+@dataclass(frozen=True)
+class Company:
+    """Options that go with some modes only; given in another, `message` is a usage error (its
+    `{flags}` the options of the row that were given)."""
+
+    flags: tuple[str, ...]
+    modes: frozenset[Mode]
+    message: str
+    hint: str | None = None
+    #: the modes that leave these options unused without a word (what `repro replay` did before
+    #: the table; the run a resume continues holds its own settings)
+    ignored_in: frozenset[Mode] = frozenset()
+    #: the --env values they need as well (None: any)
+    envs: frozenset[str] | None = None
+    #: one of `flags` must be given in `modes`, rather than may be given only there
+    needed: bool = False
+
+
+#: which options go with which mode, checked in this order: the first row broken is the error
+COMPANY: Final[tuple[Company, ...]] = (
+    Company(
+        ("--against", "--until-decided", "--profile"),
+        HERE,
+        "--on and --resume dispatch a plain replay; --against, --until-decided and --profile "
+        "run on this machine",
+    ),
+    Company(("SPEC",), STARTED, "--resume RUN takes no SPEC: the run's plan holds the spec it ran"),
+    Company(
+        (
+            "--min-duration-ms",
+            "--min-query-count",
+            "--max-duration-ms",
+            "--scenario",
+            "--mode",
+            "--repeat",
+        ),
+        STARTED,
+        "--resume continues the run with the settings it started with: {flags} would make its "
+        "parts two experiments",
+        hint="drop them, or start a new replay with them",
+    ),
+    Company(
+        ("SPEC",),
+        STARTED,
+        "missing SPEC",
+        hint="repro replay SPEC (see `repro replay --help`)",
+        needed=True,
+    ),
+    Company(
+        ("--baseline-env", "--baseline-backend-option"),
+        frozenset({"against"}),
+        "--baseline-env and --baseline-backend-option need --against",
+        ignored_in=frozenset({"resume"}),
+    ),
+    Company(
+        ("--profile",),
+        frozenset({"profile"}),
+        "--profile runs after a plain replay; with --against or --until-decided, profile the "
+        "runs afterwards: `repro profile SPEC --into RUN`",
+    ),
+    Company(
+        ("--profile-samples",),
+        frozenset({"profile"}),
+        "--profile-samples needs --profile",
+        ignored_in=frozenset({"resume"}),
+    ),
+    Company(
+        ("--rebuild", "--container-cpuset", "--container-memory"),
+        STARTED,
+        "--rebuild, --container-cpuset and --container-memory need --env docker",
+        ignored_in=frozenset({"resume"}),
+        envs=frozenset({"docker", "auto"}),
+    ),
+)
+
+
+def mode_of(args: ReplayArgs) -> Mode:
+    """The mode the command line asks for; options of other modes are the table's business."""
+    if args.resume_run is not None:
+        return "resume"
+    if args.on is not None:
+        return "on"
+    if args.against is not None:
+        return "against"
+    if args.until_decided:
+        return "until-decided"
+    return "profile" if args.profile else "plain"
+
+
+def given_flags(ctx: click.Context) -> frozenset[str]:
+    """The command's parameters given a value other than their default, by their first flag
+    (SPEC for the argument): `--repeat 1` is not given, as `--repeat` left out is not."""
+    given: set[str] = set()
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if value in (None, ()) or value == param.get_default(ctx):
+            continue
+        metavar = param.metavar if isinstance(param, click.Argument) else None
+        given.add(metavar or param.opts[0])
+    return frozenset(given)
+
+
+def check_company(mode: Mode, given: frozenset[str], *, env_name: str) -> None:
+    """The first row of COMPANY that the options given break, as a usage error."""
+    for row in COMPANY:
+        found = [flag for flag in row.flags if flag in given]
+        if _breaks(row, mode, found, env_name):
+            raise UsageError(row.message.format(flags=", ".join(found)), hint=row.hint)
+
+
+def _breaks(row: Company, mode: Mode, found: list[str], env_name: str) -> bool:
+    if row.needed:
+        return mode in row.modes and not found
+    if not found or mode in row.ignored_in:
+        return False
+    return mode not in row.modes or (row.envs is not None and env_name not in row.envs)

@@ -1,0 +1,423 @@
+"""The steps of `repro replay`, each a small function of what the steps before it found: the
+command assembles them into one list per mode (see `replay_cmd.STEPS`)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from repro.artifacts.cache import ArtifactCache
+from repro.cli.dispatch_opts import executor_from_flags, resume_executor
+from repro.cli.params import parse_key_value
+from repro.cli.progress import TimedBar, note
+from repro.cli.replay_options import ReplayArgs
+from repro.cli.run_output import print_run, print_run_summary, raise_unless_complete
+from repro.errors import RunError, UsageError
+
+if TYPE_CHECKING:
+    from repro.dispatch.plan import DispatchPlan
+    from repro.replay import Replayer, ReplayOptions
+    from repro.rounds import Outcome, Stopping
+    from repro.runs.record import RunRecord
+    from repro.runs.store import LoadedRun
+    from repro.spec.models import ExperimentSpec
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ReplayState:
+    """What a replay knows so far: the command line, then what each step added to it."""
+
+    args: ReplayArgs
+    #: SPEC, or the spec inside the package SPEC names
+    spec_path: Path | None = None
+    #: the environment options a package's contents give (wheels, an image)
+    package_options: dict[str, Any] = field(default_factory=dict)
+    spec: ExperimentSpec | None = None
+    opts: ReplayOptions | None = None
+    #: rounds: when they stop, and the run id the replay's and the baseline's ids derive from
+    stopping: Stopping | None = None
+    base_id: str | None = None
+    baseline: Replayer | None = None
+    original: LoadedRun | None = None
+    replayer: Replayer | None = None
+    run: tuple[Path, RunRecord] | None = None
+    outcome: Outcome | None = None
+
+    @property
+    def cache(self) -> ArtifactCache:
+        """The artifact cache (--cache-dir, else the default)."""
+        return ArtifactCache(self.args.cache_dir)
+
+
+def start(args: ReplayArgs) -> ReplayState:
+    """The state before the first step: the command line only."""
+    return ReplayState(args=args, spec_path=args.spec_path)
+
+
+def need(value: T | None, what: str) -> T:
+    """A value an earlier step makes; its absence is a step list out of order (a bug)."""
+    if value is None:
+        raise AssertionError(f"a replay step needs {what}, which no step before it made")
+    return value
+
+
+# -- before anything is opened
+
+
+def check_values(state: ReplayState) -> ReplayState:
+    """--run-id names one folder (the executors' flags were checked with the command line)."""
+    from repro.runs.layout import component
+
+    if state.args.run_id is not None:
+        component(state.args.run_id, what="--run-id")
+    return state
+
+
+# -- the spec
+
+
+def open_package(state: ReplayState) -> ReplayState:
+    """SPEC a package: unpacked (checked) under the cache, its spec and what its contents give
+    the environment; any other SPEC as it is."""
+    from repro.packaging.pack import is_package
+
+    package = need(state.spec_path, "SPEC")
+    if not is_package(package):
+        return state
+    spec_path, options = _from_package(package, state.args.env_name, state.cache)
+    return replace(state, spec_path=spec_path, package_options=options)
+
+
+def load_spec(state: ReplayState) -> ReplayState:
+    """The spec, valid, with --backend-option applied."""
+    from repro.validate import require_valid
+
+    path = need(state.spec_path, "SPEC")
+    spec = with_backend_options(require_valid(path), path, state.args.backend_options)
+    return replace(state, spec=spec)
+
+
+def check_profiler(state: ReplayState) -> ReplayState:
+    """--profile: the spec's backend has a profiler."""
+    from repro.profiling import check_profiler as check
+
+    check(need(state.spec, "the spec"))
+    return state
+
+
+def plan_replay(state: ReplayState) -> ReplayState:
+    """The replay's options from the command line (docker's checked here)."""
+    from repro.profiling import default_scenario
+    from repro.replay import ReplayOptions
+
+    args, spec = state.args, need(state.spec, "the spec")
+    opts = ReplayOptions(
+        scenarios=args.scenarios,
+        modes=args.modes,
+        min_duration_ms=args.min_duration_ms,
+        min_query_count=args.min_query_count,
+        max_duration_ms=args.max_duration_ms,
+        repeat=args.repeat,
+        results_dir=args.results_dir,
+        run_id=args.run_id,
+        profile=(default_scenario(spec, args.scenarios), args.profile_samples)
+        if args.profile
+        else None,
+        env_options=_docker_options(args, state.cache) | state.package_options,
+    )
+    return replace(state, opts=opts)
+
+
+# -- on this machine
+
+
+def realize_replay(state: ReplayState) -> ReplayState:
+    """The environment realized, and the replay's Replayer in it."""
+    spec_path, opts = need(state.spec_path, "SPEC"), need(state.opts, "the options")
+    replayer = realized_replayer(
+        need(state.spec, "the spec"), spec_path, state.args.env_name, opts, state.cache
+    )
+    return replace(state, replayer=replayer)
+
+
+def replay_once(state: ReplayState) -> ReplayState:
+    """The tests (and a profiled pass with --profile), one run."""
+    return replace(state, run=need(state.replayer, "a replayer").run())
+
+
+def require_profiled(state: ReplayState) -> ReplayState:
+    """--profile: the profiled pass completed."""
+    run_dir, record = need(state.run, "a run")
+    failed = [p for p in record.profiles if p.status != "complete"]
+    if failed:
+        raise RunError(
+            f"the profiled pass failed: {failed[0].error}",
+            hint=f"the tests are complete; the worker's log is in {run_dir / failed[0].dir}",
+        )
+    return state
+
+
+# -- a run's ending
+
+
+def show_run(state: ReplayState) -> ReplayState:
+    """The run's summary (or JSON)."""
+    print_run(*need(state.run, "a run"), state.args.as_json)
+    return state
+
+
+def require_complete(state: ReplayState) -> ReplayState:
+    """A run that did not complete is an error (exit 3); its folder stays."""
+    raise_unless_complete(*need(state.run, "a run"))
+    return state
+
+
+# -- dispatched
+
+
+def require_performance(state: ReplayState) -> ReplayState:
+    """--on: the parts are performance rounds; accuracy alone is no part."""
+    spec = need(state.spec, "the spec")
+    if "performance" not in (state.args.modes or spec.workload.modes):
+        raise UsageError(
+            "--on dispatches performance rounds as parts; accuracy alone runs once, without --on"
+        )
+    return state
+
+
+def dispatch_parts(state: ReplayState) -> ReplayState:
+    """--on EXECUTOR: the parts, gathered into one run."""
+    from repro.dispatch.run import dispatch
+
+    args, opts = state.args, need(state.opts, "the options")
+    spec, spec_path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    executor = executor_from_flags(need(args.on, "--on"), args.executor_flags)
+
+    def warm_up() -> None:
+        from repro.environments.registry import realize
+
+        env = realize(
+            args.env_name, spec, spec_path, state.cache.root / "envs", report=note,
+            options=opts.env_options,
+        )  # fmt: skip
+        note(f"environment: {env.manager} ({env.reason}); each part realizes it on its node")
+
+    with said_when_interrupted(args.as_json):
+        run = dispatch(
+            spec, spec_path, opts, env_name=args.env_name, cache=state.cache, executor=executor,
+            warm_up=warm_up, report=note,
+        )  # fmt: skip
+    return replace(state, run=run)
+
+
+def resume_parts(state: ReplayState) -> ReplayState:
+    """--resume RUN: the parts that did not finish, on the run's own executor and options
+    unless given again."""
+    from repro.dispatch.run import resume
+
+    args = state.args
+
+    def executor_for(plan: DispatchPlan) -> Any:
+        return resume_executor(plan, args.on, args.executor_flags)
+
+    with said_when_interrupted(args.as_json):
+        run = resume(need(args.resume_run, "--resume"), executor_for, note)
+    return replace(state, run=run)
+
+
+@contextlib.contextmanager
+def said_when_interrupted(as_json: bool) -> Iterator[None]:
+    """Ctrl-C of a dispatched run: what was gathered, and how to resume, before exit 130."""
+    from repro.dispatch.run import DispatchInterrupted
+
+    try:
+        yield
+    except DispatchInterrupted as stop:
+        print_run(stop.final, stop.record, as_json)
+        if stop.record.message:
+            note(stop.record.message)
+        raise KeyboardInterrupt from None
+
+
+# -- rounds (--against, --until-decided)
+
+
+def plan_rounds(state: ReplayState) -> ReplayState:
+    """When the rounds stop, and the replay's run id (`<id>-replay` beside a baseline)."""
+    from repro.replay import new_run_id
+    from repro.rounds import Stopping
+
+    args, opts = state.args, need(state.opts, "the options")
+    rounds = args.max_rounds or (8 if args.until_decided else opts.repeat)
+    stopping = Stopping(
+        until_decided=args.until_decided,
+        min_rounds=min(2, rounds),
+        max_rounds=rounds,
+        max_time_s=args.max_time_s,
+    )
+    base_id = opts.run_id or new_run_id()
+    opts = replace(opts, run_id=f"{base_id}-replay" if args.against else base_id)
+    return replace(state, stopping=stopping, base_id=base_id, opts=opts)
+
+
+def realize_baseline(state: ReplayState) -> ReplayState:
+    """--against: the baseline spec as written (the replay's --backend-option are not its own),
+    with --baseline-backend-option, realized in --baseline-env (default --env)."""
+    from repro.validate import require_valid
+
+    args, opts = state.args, need(state.opts, "the options")
+    against = need(args.against, "--against")
+    path = need(state.spec_path, "SPEC") if against == "self" else Path(against)
+    spec = with_backend_options(require_valid(path), path, args.baseline_options)
+    baseline = realized_replayer(
+        spec,
+        path,
+        args.baseline_env or args.env_name,
+        replace(opts, run_id=f"{need(state.base_id, 'a run id')}-baseline"),
+        state.cache,
+    )
+    return replace(state, baseline=baseline)
+
+
+def open_original(state: ReplayState) -> ReplayState:
+    """--until-decided alone: the spec's original run, to judge the rounds against."""
+    from repro.runs.store import open_run
+    from repro.spec.paths import resolve_path
+
+    spec, spec_path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    if spec.original is None:
+        raise UsageError(
+            f"{spec_path}: $.original: --until-decided without --against judges the replay "
+            "against the spec's original, and it has none",
+            hint="capture one (`repro capture`), or compare with --against self",
+        )
+    return replace(state, original=open_run(resolve_path(spec.original.path, spec_path.parent)))
+
+
+def play_rounds(state: ReplayState) -> ReplayState:
+    """The rounds, interleaved with the baseline's or judged against the original."""
+    from repro.rounds import run_rounds
+
+    outcome = run_rounds(
+        need(state.replayer, "a replayer"),
+        stopping=need(state.stopping, "the stopping rule"),
+        against=state.baseline,
+        original=state.original,
+        seed=state.args.order_seed,
+        report=note,
+    )
+    return replace(state, outcome=outcome)
+
+
+def show_rounds(state: ReplayState) -> ReplayState:
+    """The replay's run (or JSON), and the baseline's summary."""
+    outcome = need(state.outcome, "the rounds")
+    print_run(*outcome.run, state.args.as_json)
+    if outcome.baseline is not None and not state.args.as_json:
+        print_run_summary(*outcome.baseline)
+    return state
+
+
+def report_rounds(state: ReplayState) -> ReplayState:
+    """The report written; the command exits as `repro report` does."""
+    from repro.cli.report_cmd import write_report
+
+    outcome = need(state.outcome, "the rounds")
+    if outcome.report is None:
+        raise_unless_complete(*outcome.run)
+        raise RunError("nothing to compare: no scenario finished on both sides")
+    code = write_report(
+        outcome.report, output=state.args.report_dir, formats=("md", "html", "json"),
+        quiet=state.args.as_json,
+    )  # fmt: skip
+    raise click.exceptions.Exit(code)
+
+
+# -- shared with `repro profile`
+
+
+def realized_replayer(
+    spec: ExperimentSpec, spec_path: Path, env_name: str, opts: ReplayOptions, cache: ArtifactCache
+) -> Replayer:
+    """The environment `env_name` realized for the spec, and a Replayer of it there."""
+    from repro.environments.registry import realize
+    from repro.replay import Replayer
+
+    env = realize(
+        env_name, spec, spec_path, cache.root / "envs", report=note, options=opts.env_options
+    )
+    note(f"environment: {env.manager} ({env.reason})")
+    return Replayer(spec, spec_path, env, cache=cache, opts=opts, report=note, progress=TimedBar)
+
+
+def with_backend_options(
+    spec: ExperimentSpec, spec_path: Path, options: tuple[str, ...]
+) -> ExperimentSpec:
+    """The spec with `key=value` backend options (--backend-option) applied, when any."""
+    from repro.spec.io import with_backend_options as apply
+
+    if not options:
+        return spec
+    overrides = dict(parse_key_value(o, option="--backend-option") for o in options)
+    return apply(spec, overrides, source=f"{spec_path} with --backend-option")
+
+
+# -- helpers
+
+
+def _from_package(
+    package: Path, env_name: str, cache: ArtifactCache
+) -> tuple[Path, dict[str, Any]]:
+    """A package unpacked (checked) under the cache: its spec, and the environment options
+    its contents give (wheels to build the venv from, an image to load)."""
+    from repro.packaging.pack import check_inside, offline_gaps, open_package
+    from repro.spec.io import load_spec
+
+    root, manifest = open_package(package, cache)
+    spec_path = root / manifest.spec
+    check_inside(load_spec(spec_path), spec_path, root, package)
+    note(f"package {package}: {len(manifest.members)} files checked, unpacked in {root}")
+    certain, maybe = offline_gaps(load_spec(spec_path), root, manifest, env_name, cache)
+    if certain:
+        raise RunError(
+            f"{package}: the package lacks what this replay needs: " + "; ".join(certain),
+            hint="pack it again with --with-artifacts, or replay where the network is reachable",
+        )
+    for gap in maybe:
+        note(f"not in the package: {gap}")
+    options: dict[str, Any] = {}
+    if manifest.of_role("wheel"):
+        options["wheels"] = str(root / "wheels")
+    if manifest.of_role("image"):
+        options["image_archive"] = str(root / "image" / "image.tar")
+    original = load_spec(spec_path).original
+    if original is not None:
+        folder = (spec_path.parent / original.path).resolve()
+        note(f"the package's original: compare with `repro report --compare {folder} RUN`")
+    return spec_path, options
+
+
+def _docker_options(args: ReplayArgs, cache: ArtifactCache) -> dict[str, Any]:
+    """The docker manager's options (the table refuses them for another environment), each
+    checked, and the folders a container mounts."""
+    from repro.environments.docker.manager import check_limits
+
+    cpuset, memory = args.container_cpuset, args.container_memory
+    for flag, value in (("--container-cpuset", cpuset), ("--container-memory", memory)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{flag}: empty")
+    check_limits(cpuset, memory, where="--container-*")
+    options: dict[str, Any] = {
+        "mounts": {"--results-dir": args.results_dir.absolute(), "--cache-dir": cache.root}
+    }
+    for k, v in (("rebuild", args.rebuild), ("cpuset", cpuset), ("memory", memory)):
+        if v:
+            options[k] = v
+    return options

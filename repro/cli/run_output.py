@@ -1,0 +1,85 @@
+"""What a command that replays says about the run it made: a summary or its JSON, and the
+error when the run did not complete."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from repro.errors import RunError
+
+if TYPE_CHECKING:
+    from repro.runs.record import ProfileRecord, RunRecord, TestRecord
+
+
+def print_run(run_dir: Path, record: RunRecord, as_json: bool) -> None:
+    """The run as JSON (--json), or its summary for a person."""
+    if as_json:
+        click.echo(record.model_dump_json(indent=2, by_alias=True))
+    else:
+        print_run_summary(run_dir, record)
+
+
+def raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
+    """A run that did not complete is a RunError naming the tests (or parts) that did not."""
+    if record.status == "complete":
+        return
+    if record.parts and record.message:
+        raise RunError(f"run {record.status}: {record.message}", hint=f"the parts are in {run_dir}")
+    bad = [t for t in record.tests if t.status != "valid"]
+    details = "; ".join(
+        f"{t.scenario} {t.mode}: {t.status}"
+        + (f" ({t.error or t.metrics.get('errors')})" if t.error or t.metrics.get("errors") else "")
+        for t in bad
+    )
+    raise RunError(
+        f"run {record.status}: {details}",
+        hint=f"the tests' folders are in {run_dir}: LoadGen's mlperf_log_summary.txt says why "
+        "a test was INVALID, the worker's log why one failed",
+    )
+
+
+def print_run_summary(run_dir: Path, record: RunRecord) -> None:
+    """The run's status and folder, then a line per part, per test and per profiled pass."""
+    click.echo(f"run {record.run_id}: {record.status} -> {run_dir}")
+    for part in record.parts:
+        where = f" on {part.node}" if part.node else ""
+        state = f" ({part.state})" if part.state else ""
+        click.echo(f"  part {part.index}{where}: {part.status}{state}")
+    for test in record.tests:
+        click.echo("  " + "  ".join(_test_line(test)))
+    for prof in record.profiles:
+        click.echo(
+            f"  {prof.scenario:<12} {'profile':<11}  {prof.status.upper()}  {_profiled(prof)}  "
+            f"-> {prof.dir}"
+        )
+
+
+def _test_line(t: TestRecord) -> list[str]:
+    """A test's scenario, mode and status, its headline figures, and the start of its error."""
+    m = t.metrics
+    parts = [f"{t.scenario:<12} {t.mode:<11}", t.status.upper()]
+    if t.mode == "performance":
+        if m.get("samples_per_second") is not None:
+            parts.append(f"{float(m['samples_per_second']):.1f} samples/s")
+        for p in ("p50", "p90", "p99"):
+            v = m.get(f"latency_{p}_ns")
+            if v is not None:
+                parts.append(f"{p} {float(v) / 1e6:.3f} ms")
+    elif t.accuracy and t.accuracy.get("value") is not None:
+        parts.append(f"{t.accuracy['metric']} {100 * float(t.accuracy['value']):.2f}%")
+    if t.error:
+        parts.append(t.error.splitlines()[0][:120])
+    return parts
+
+
+def _profiled(prof: ProfileRecord) -> str:
+    """What a profiled pass found, or the start of its error."""
+    if prof.status == "complete":
+        overhead = (
+            f", profiler overhead {prof.overhead_rel:+.1%}" if prof.overhead_rel is not None else ""
+        )
+        return f"{prof.layers} layers, {prof.inferences} inferences{overhead}"
+    return (prof.error or "").splitlines()[0][:120] if prof.error else ""

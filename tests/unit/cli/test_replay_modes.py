@@ -1,0 +1,178 @@
+"""`repro replay`'s modes: picked from the command line, each a list of named steps, and the one
+table of which options go with which mode, refused before anything is opened or run."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.cli import replay_steps as step
+from repro.cli.replay_cmd import STEPS, replay
+from repro.cli.replay_options import (
+    COMPANY,
+    MODES,
+    Mode,
+    ReplayArgs,
+    check_company,
+    given_flags,
+    mode_of,
+)
+from repro.workflow import execute, step_names
+from tests.helpers import make_run
+
+SPEC = "specs/ort-digits.json"
+
+
+def _context(argv: list[str]) -> click.Context:
+    return replay.make_context("replay", argv)
+
+
+def _args(argv: list[str]) -> ReplayArgs:
+    return ReplayArgs.from_params(_context(argv).params)
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No environment is realized, no package opened, no part dispatched."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a refused command line must stop before this")
+
+    for target in (
+        "repro.environments.registry.realize",
+        "repro.packaging.pack.open_package",
+        "repro.dispatch.run.dispatch",
+        "repro.dispatch.run.resume",
+    ):
+        monkeypatch.setattr(target, refuse)
+
+
+def test_the_arguments_have_a_field_per_parameter_of_the_command() -> None:
+    """One field per parameter; the executors' own flags (any plug-in's) in one mapping."""
+    from repro.dispatch.executors.registry import executor_flags
+
+    flags = {f.param for _, f in executor_flags()}
+    fields = {f.name for f in dataclasses.fields(ReplayArgs)}
+    assert fields == ({p.name for p in replay.params} - flags) | {"executor_flags"}
+    assert flags <= {p.name for p in replay.params}
+
+
+def test_every_flag_the_table_names_is_one_of_the_command() -> None:
+    flags = {p.opts[0] for p in replay.params if isinstance(p, click.Option)} | {"SPEC"}
+    for row in COMPANY:
+        assert set(row.flags) <= flags, row
+        assert row.modes <= MODES, row
+        assert row.ignored_in <= MODES, row
+
+
+def test_every_mode_has_its_steps() -> None:
+    assert set(STEPS) == MODES
+
+
+@pytest.mark.parametrize(
+    ("argv", "mode"),
+    [
+        ([SPEC], "plain"),
+        ([SPEC, "--profile"], "profile"),
+        ([SPEC, "--until-decided"], "until-decided"),
+        ([SPEC, "--against", "self"], "against"),
+        ([SPEC, "--against", "self", "--until-decided"], "against"),
+        ([SPEC, "--on", "local"], "on"),
+        ([SPEC, "--on", "slurm"], "on"),
+        (["--resume", "results/x/r1"], "resume"),
+        (["--resume", "results/x/r1", "--on", "slurm"], "resume"),
+    ],
+)
+def test_the_command_line_picks_the_mode(argv: list[str], mode: Mode) -> None:
+    assert mode_of(_args(argv)) == mode
+
+
+def test_each_mode_is_a_list_of_named_steps() -> None:
+    names = {mode: step_names(steps) for mode, steps in STEPS.items()}
+    spec = ["check_values", "open_package", "load_spec"]
+    one_run = ["show_run", "require_complete"]
+    rounds = ["realize_replay", "play_rounds", "show_rounds", "report_rounds"]
+    assert names == {
+        "plain": [*spec, "plan_replay", "realize_replay", "replay_once", *one_run],
+        "profile": [
+            *spec, "check_profiler", "plan_replay", "realize_replay", "replay_once", *one_run,
+            "require_profiled",
+        ],
+        "against": [*spec, "plan_replay", "plan_rounds", "realize_baseline", *rounds],
+        "until-decided": [*spec, "plan_replay", "plan_rounds", "open_original", *rounds],
+        "on": [*spec, "plan_replay", "require_performance", "dispatch_parts", *one_run],
+        "resume": ["check_values", "resume_parts", *one_run],
+    }  # fmt: skip
+
+
+def test_a_step_before_its_inputs_is_a_bug_that_says_what_was_missing() -> None:
+    with pytest.raises(AssertionError, match="needs a replayer"):
+        execute([step.replay_once], step.start(_args([SPEC])))
+
+
+def test_given_means_another_value_than_the_default() -> None:
+    assert given_flags(_context([SPEC, "--repeat", "1", "--profile-samples", "64"])) == {"SPEC"}
+    assert given_flags(_context(["-n", "2", "-s", "Offline", "--shared"])) == {
+        "--repeat",
+        "--scenario",
+        "--exclusive",
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([SPEC, "--on", "local", "--until-decided"], "--on and --resume dispatch a plain replay"),
+        (["--resume", "r1", "--profile"], "--on and --resume dispatch a plain replay"),
+        (
+            ["--resume", "r1", "--repeat", "3", "-s", "Offline"],
+            "--resume continues the run with the settings it started with: --scenario, "
+            "--repeat would make its parts two experiments",
+        ),
+        ([SPEC, "--baseline-env", "venv"], "--baseline-env and --baseline-backend-option need"),
+        ([SPEC, "--until-decided", "--baseline-backend-option", "a=1"], "need --against"),
+        ([SPEC, "--against", "self", "--profile"], "--profile runs after a plain replay"),
+        ([SPEC, "--until-decided", "--profile", "--profile-samples", "5"], "runs after a plain"),
+        ([SPEC, "--on", "local", "--profile-samples", "5"], "--profile-samples needs --profile"),
+        ([SPEC, "--on", "local", "--env", "venv", "--rebuild"], "need --env docker"),
+        (["--on", "local"], "missing SPEC"),
+        ([SPEC, "--on", "local", "--time", "30"], "need --on slurm"),
+    ],
+)
+def test_options_in_the_wrong_mode_are_refused_before_anything_runs(
+    argv: list[str], message: str, root: Path, nothing_runs: None
+) -> None:
+    argv = [str(root / a) if a == SPEC else a for a in argv]
+    result = CliRunner().invoke(cli, ["replay", *argv])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+
+
+def test_a_package_is_not_opened_for_a_command_line_that_cannot_run(
+    tmp_path: Path, nothing_runs: None
+) -> None:
+    package = tmp_path / "exp.repro.tar"
+    result = CliRunner().invoke(cli, ["replay", str(package), "--profile-samples", "5"])
+    assert result.exit_code == 2, result.output
+    assert "--profile-samples needs --profile" in result.stderr
+
+
+def test_a_default_value_given_again_goes_with_resume(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "synthetic" / "r1", throughput=[100.0])
+    result = CliRunner().invoke(cli, ["replay", "--resume", str(run), "--repeat", "1"])
+    assert result.exit_code == 2, result.output
+    assert "not a dispatched run" in result.stderr  # refused by the run, not by the table
+
+
+def test_resume_leaves_what_its_run_holds_unused_as_before() -> None:
+    check_company(
+        "resume",
+        frozenset({"--profile-samples", "--baseline-env", "--rebuild", "--on", "--partition"}),
+        env_name="venv",
+    )
