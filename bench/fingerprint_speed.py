@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from repro.fingerprint import collect
+from repro.machine.fingerprint import collect
 
 
 def main() -> None:

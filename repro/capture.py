@@ -35,9 +35,9 @@ from repro.capture_checks import (
 )
 from repro.environments.base import CaptureContext
 from repro.environments.native.manager import NativeManager
+from repro.environments.pylock import LOCK_NAME, write_python_lock
 from repro.errors import SpecError, UsageError
-from repro.fingerprint import collect
-from repro.pylock import LOCK_NAME, write_python_lock
+from repro.machine.fingerprint import collect
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions

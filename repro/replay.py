@@ -20,6 +20,7 @@ import numpy as np
 
 from repro import __version__
 from repro.artifacts.cache import ArtifactCache, read_verified
+from repro.artifacts.fetching import fetch_all
 from repro.atomic import atomic_write_text
 from repro.backends.registry import get_backend
 from repro.environments.base import RealizedEnvironment
@@ -33,23 +34,22 @@ from repro.estimates import (
     Snapshot,
     plan_estimate,
 )
-from repro.fetching import fetch_all
 from repro.forecast import WorkerForecast
 from repro.harness.request import WorkerRequest, WorkerResult
+from repro.harness.runner import ProcessRunner, WorkerRunner
+from repro.mlperf.loadgen_logs import read_logs
 from repro.privacy import redact, redact_text
 from repro.probes import PROBES_VERSION, Probe, ProbeSet
 from repro.profiling import ProfilePass
-from repro.runner import ProcessRunner, WorkerRunner
 from repro.runs import layout
 from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
 from repro.runs.commit import commit_run
-from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import ProfileRecord, RunRecord, TestRecord
 from repro.runs.store import digest_files
 from repro.signals import interruptible
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
-from repro.verdicts import run_status, test_status
+from repro.stats.verdicts import run_status, test_status
 
 Reporter = Callable[[str], None]
 

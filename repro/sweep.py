@@ -30,10 +30,10 @@ from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
 from repro.errors import ClusterUnavailableError, ReproError, RunError, SpecError, UsageError
 from repro.estimates import duration
+from repro.harness.runner import WorkerRunner
 from repro.privacy import redact
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.reports import sweep as render
-from repro.runner import WorkerRunner
 from repro.runs import layout
 from repro.spec.io import parse_spec, spec_id
 from repro.stats.dominance import Estimate, interval_front

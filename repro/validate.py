@@ -15,9 +15,9 @@ from repro.artifacts.npz import npz_shapes
 from repro.artifacts.recipes import RECIPES
 from repro.backends.base import io_name_problems
 from repro.backends.registry import get_backend
+from repro.environments.pylock import unhashed_requirements
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
-from repro.pylock import unhashed_requirements
 from repro.spack.section import SpackPins
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName, Workload

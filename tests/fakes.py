@@ -91,7 +91,7 @@ class InProcessRunner:
         self.requests: list[WorkerRequest] = []
 
     def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
-        return {"schema": "repro.fingerprint/v1", "hardware": {"machine": "fake"}}
+        return {"schema": "repro.machine.fingerprint/v1", "hardware": {"machine": "fake"}}
 
     def run(
         self, env: RealizedEnvironment, request: Path, out_dir: Path, *, timeout_s: float

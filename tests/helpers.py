@@ -14,7 +14,7 @@ from repro.stats.histogram import LatencyHistogram
 from tests.fakes import SUMMARY
 
 FINGERPRINT: dict[str, Any] = {
-    "schema": "repro.fingerprint/v1",
+    "schema": "repro.machine.fingerprint/v1",
     "hardware": {
         "machine": "x86_64",
         "cpu": {"model": "Test CPU", "logical_cpus": 2, "physical_cores": 2, "flags": ["avx2"]},

@@ -29,8 +29,8 @@ from repro.attest.chain import (
     verify_run,
     verify_spec,
 )
+from repro.environments.pylock import lock_hashes, normalize
 from repro.packaging.paths import paths_outside
-from repro.pylock import lock_hashes, normalize
 from repro.spec.io import load_spec, spec_id
 from repro.spec.models import ExperimentSpec
 

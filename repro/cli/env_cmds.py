@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from repro.cli.spec_cmds import json_option
-from repro.envdiff import key_packages
+from repro.compare.envdiff import key_packages
 
 
 @click.group()
@@ -39,7 +39,7 @@ def env_show(as_json: bool, deep: bool) -> None:
     Example:
       repro env show --json > here.json
     """
-    from repro.fingerprint import collect
+    from repro.machine.fingerprint import collect
 
     fp = collect(deep=deep)
     if as_json:
@@ -82,8 +82,8 @@ def env_diff(a: Path, b: Path, as_json: bool) -> None:
     Example:
       repro env diff results/ort-digits/original results/ort-digits/20261129T171502Z-3fa2c1
     """
-    from repro.envdiff import as_json as changes_json
-    from repro.envdiff import diff_paths
+    from repro.compare.envdiff import as_json as changes_json
+    from repro.compare.envdiff import diff_paths
 
     changes = diff_paths(a, b)
     if as_json:

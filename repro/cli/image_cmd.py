@@ -52,10 +52,10 @@ def image(
       repro replay specs/ort-digits.json --env docker
     """
     from repro.artifacts.cache import ArtifactCache
+    from repro.artifacts.fetching import fetch_all
     from repro.containers.image import DEFAULT_BASE, check_reference
     from repro.environments.docker.manager import DockerManager
     from repro.errors import UsageError
-    from repro.fetching import fetch_all
     from repro.validate import require_valid
 
     if tag is not None:

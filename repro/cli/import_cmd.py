@@ -62,7 +62,7 @@ def import_mlperf(
       repro replay specs/mlperf-resnet50-intel-1-node-2s-emr-pytorch.json --env native
       repro report --compare results/mlperf-resnet50-intel-1-node-2s-emr-pytorch/
     """
-    from repro.importing import import_result, select
+    from repro.mlperf.importing import import_result, select
 
     if not tree.is_dir():
         raise SpecError(f"{tree}: no such directory")

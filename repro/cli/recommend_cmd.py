@@ -72,7 +72,7 @@ def recommend(
     from repro.stats.pareto import recommend as run
 
     if table.is_dir():
-        from repro.published import results_table
+        from repro.mlperf.published import results_table
 
         frame = results_table([table], progress=note)
     else:

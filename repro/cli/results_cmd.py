@@ -51,9 +51,9 @@ def results(
       repro results inference_results_v4.1/ inference_results_v5.0/ --csv round.csv
     """
     from repro.atomic import atomic_path, atomic_write_text
-    from repro.published import UNREADABLE, results_table
+    from repro.mlperf.published import UNREADABLE, results_table
+    from repro.mlperf.tree import find_results
     from repro.reports.table import COLUMNS, spreadsheet_safe
-    from repro.runs.mlperf import find_results
 
     for tree in trees:
         if not tree.is_dir():

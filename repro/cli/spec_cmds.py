@@ -147,7 +147,7 @@ def fetch(specs: tuple[Path, ...], cache_dir: Path | None, as_json: bool) -> Non
     Example:
       repro fetch specs/ort-resnet50.json
     """
-    from repro.fetching import fetch_all
+    from repro.artifacts.fetching import fetch_all
     from repro.validate import require_valid
 
     cache = ArtifactCache(cache_dir)

@@ -76,8 +76,8 @@ def submission(
       repro submission --template > system.json   # then fill it in
       repro submission results/ort-digits/<run> --submitter MyOrg --system-json system.json -o sub
     """
-    from repro.submission import compliance_runner, write_tree
-    from repro.submission import template as fields
+    from repro.mlperf.submission import compliance_runner, write_tree
+    from repro.mlperf.submission import template as fields
 
     if template:
         click.echo(json.dumps({**fields(), "system_name": "your system's name"}, indent=2))

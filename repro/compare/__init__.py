@@ -1,6 +1,6 @@
 """Use case: compare replays with the original, metric by metric, with a verdict and its reason.
 
-The report's types live in `repro.reports.model`, the verdict rules in `repro.verdicts`; this
+The report's types live in `repro.reports.model`, the verdict rules in `repro.stats.verdicts`; this
 module lines the two sides up, computes the comparisons and assembles the report.
 """
 

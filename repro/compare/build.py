@@ -7,6 +7,7 @@ import datetime as dt
 from typing import Any
 
 from repro import __version__
+from repro.compare.envdiff import diff_views, view_from_fingerprint, view_from_record
 from repro.compare.inputs import different_benchmarks
 from repro.compare.machine import Machines, machine_notes, machines_of, with_busy_validity
 from repro.compare.metrics import (
@@ -22,8 +23,9 @@ from repro.compare.metrics import (
 )
 from repro.compare.nodes import heterogeneous, node_drift, node_summaries
 from repro.compare.profiles import profile_section
-from repro.envdiff import diff_views, view_from_fingerprint, view_from_record
 from repro.errors import SpecError
+from repro.mlperf.tree import HEADLINE as MLPERF_METRIC
+from repro.mlperf.tree import headline_metric
 from repro.reports.model import (
     DriftEntry,
     NotCompared,
@@ -33,8 +35,6 @@ from repro.reports.model import (
     SideInfo,
 )
 from repro.runs.alignment import finished, gaps, setting_changes
-from repro.runs.mlperf import HEADLINE as MLPERF_METRIC
-from repro.runs.mlperf import headline_metric
 from repro.runs.record import TestRecord
 from repro.runs.store import (
     LoadedRun,
@@ -42,7 +42,7 @@ from repro.runs.store import (
     check_metrics,
 )
 from repro.spec.models import Tolerances
-from repro.verdicts import VERDICTS, roll_up
+from repro.stats.verdicts import VERDICTS, roll_up
 
 Side = LoadedRun
 

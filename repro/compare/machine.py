@@ -28,7 +28,7 @@ from repro.stats.machine import (
 from repro.stats.significance import (
     Comparison,
 )
-from repro.verdicts import POSITIVE, Verdict, combine
+from repro.stats.verdicts import POSITIVE, Verdict, combine
 
 Side = LoadedRun
 SideName = Literal["original", "replay"]

@@ -6,13 +6,13 @@ import numpy as np
 
 from repro.compare.machine import Machines, with_machine
 from repro.errors import SpecError
+from repro.mlperf.tree import LEGACY_HEADLINE
 from repro.reports.model import (
     CdfPoints,
     MetricResult,
 )
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
-from repro.runs.mlperf import LEGACY_HEADLINE
 from repro.runs.record import TestRecord
 from repro.runs.store import (
     LoadedRun,
@@ -27,14 +27,14 @@ from repro.stats.significance import (
     compare_percentile,
     compare_runs,
 )
-from repro.verdicts import decide_validity
+from repro.stats.verdicts import decide_validity
 
 Side = LoadedRun
 
 
 #: (metric key, label, unit, tolerance kind) compared per scenario; the scenario's MLPerf
 #: metric (build.headline_of) is judged and labelled so, and so is the energy of a power result
-#: (`repro.runs.mlperf_power`: per sample or token for Offline and Server, per query for
+#: (`repro.mlperf.power`: per sample or token for Offline and Server, per query for
 #: SingleStream and MultiStream, as the checker gives it); the others are shown for information
 _ENERGY_PER_QUERY = [
     ("energy_per_query_j", "energy per query", "J/query", "energy"),
@@ -85,7 +85,7 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
 }
 
 
-#: the rows of a legacy MLPerf metric (`repro.runs.mlperf.LEGACY_HEADLINE`, with its unit),
+#: the rows of a legacy MLPerf metric (`repro.mlperf.tree.LEGACY_HEADLINE`, with its unit),
 #: compared where an original states it as its headline: a v4.0 Server result, a v1.x
 #: MultiStream one
 LEGACY_ROWS: dict[str, tuple[str, str, str, str]] = {

@@ -8,10 +8,10 @@ import statistics
 from collections import defaultdict
 
 from repro.errors import SpecError
+from repro.mlperf.tree import headline_metric
 from repro.reports.model import DriftEntry, NodeSummary
 from repro.runs import layout
 from repro.runs.alignment import hardware_differences
-from repro.runs.mlperf import headline_metric
 from repro.runs.record import RunRecord
 from repro.runs.store import LoadedRun, load_run
 from repro.spec.types import SCENARIOS as _ORDER

@@ -12,7 +12,7 @@ from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.record import PartRecord, PartStatus, RunRecord, TestRecord
 from repro.runs.store import load_run
-from repro.verdicts import RunStatus, run_status
+from repro.stats.verdicts import RunStatus, run_status
 
 
 def part_record(

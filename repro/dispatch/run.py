@@ -23,13 +23,13 @@ from typing import Any
 
 from repro import __version__
 from repro.artifacts.cache import ArtifactCache
+from repro.artifacts.fetching import fetch_all
 from repro.atomic import atomic_write_text, folder_lock
 from repro.dispatch.executors.base import FINISHED_UNWATCHED, Executor, PartState
 from repro.dispatch.executors.registry import get_executor
 from repro.dispatch.gather import gather, part_record
 from repro.dispatch.plan import DispatchPlan, read_plan
 from repro.errors import Interrupted, RunError, SpecError, UsageError
-from repro.fetching import fetch_all
 from repro.privacy import redact, redact_text
 from repro.replay import ReplayOptions, new_run_id, utc_now
 from repro.runs import layout

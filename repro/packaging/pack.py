@@ -251,7 +251,7 @@ def _add_artifacts(
     report: Reporter,
 ) -> None:
     """Every artifact's verified bytes by hash (recipes generated, URLs downloaded, once)."""
-    from repro.fetching import fetch_all
+    from repro.artifacts.fetching import fetch_all
 
     for name, m in fetch_all(spec, spec_path, cache=cache, progress=report).items():
         if spec.artifacts[name].path is None:

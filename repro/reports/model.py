@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repro.profiles.diff import ProfileDiff
 from repro.profiles.model import LayerRow
-from repro.verdicts import Verdict, exit_code
+from repro.stats.verdicts import Verdict, exit_code
 
 REPORT_SCHEMA: Final = "repro.report/v2"
 REPORT_SCHEMA_PATH: Final = "specs/schema/report-v2.schema.json"

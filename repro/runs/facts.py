@@ -58,7 +58,7 @@ class PythonFacts(Facts):
 
 
 class Fingerprint(Facts):
-    """The machine a run ran on (`repro.fingerprint`'s collect, or a published system's)."""
+    """The machine a run ran on (`repro.machine.fingerprint`'s collect, or a published system's)."""
 
     schema_: str | None = Field(None, alias="schema")
     hardware: Annotated[HardwareFacts, BeforeValidator(_absent_is_empty)] = Field(

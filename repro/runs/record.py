@@ -29,7 +29,7 @@ from repro.privacy import redact
 from repro.runs.facts import EnvironmentFacts, Facts, Fingerprint
 from repro.spec.io import format_validation_error
 from repro.spec.types import ModeName, ScenarioName, Tolerances
-from repro.verdicts import RunStatus, TestStatus
+from repro.stats.verdicts import RunStatus, TestStatus
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec

@@ -219,7 +219,7 @@ def open_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun
     benchmark, scenario, `performance/run_k`). With `unread`, a level that holds several
     results skips one that cannot be read and says it there (file and reason): one odd file
     never stops a round; a single result that cannot be read is an error as ever."""
-    from repro.runs.mlperf import find_results, read_mlperf_result
+    from repro.mlperf.tree import find_results, read_mlperf_result
 
     if not path.exists():
         raise SpecError(f"{path}: no such directory")
@@ -263,7 +263,7 @@ def open_replay(path: Path) -> LoadedRun:
 def replay_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun]:
     """Every run a replay argument names: a repro run directory, or the published results at
     any level of a tree (never `results/<name>/`'s original: that is not a replay)."""
-    from repro.runs.mlperf import find_results
+    from repro.mlperf.tree import find_results
 
     _refuse_unfinished(path)
     if not layout.record_file(path).is_file() and path.is_dir() and find_results(path):
@@ -323,7 +323,7 @@ def check_metrics(run: LoadedRun) -> list[str]:
     The report judges the record's numbers; the logs are what LoadGen wrote. An edited record
     (or logs replaced by another run's) shows here.
     """
-    from repro.runs.loadgen_logs import read_logs
+    from repro.mlperf.loadgen_logs import read_logs
 
     problems = []
     for t in run.record.tests:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from repro.stats.significance import Comparison, compare_runs
-from repro.verdicts import decide_interval, decide_point
+from repro.stats.verdicts import decide_interval, decide_point
 
 #: a probe's relative error floor: the repeatability of the small compute kernel measured here
 #: (best of 20 runs: 1.0-1.3 % coefficient of variation from probe to probe); the large

@@ -1,9 +1,9 @@
 """Noise-aware verdicts: bootstrap confidence intervals and an equivalence test.
 
 For a metric with a relative tolerance `tol`, the difference is d = replay / original - 1; this
-module estimates d and its confidence interval, and `repro.verdicts` decides from them. When the
-verdict is inconclusive the report gives the smallest difference the data could detect. With one
-value on each side there is no interval: a point comparison, labelled as such.
+module estimates d and its confidence interval, and `repro.stats.verdicts` decides from them.
+When the verdict is inconclusive the report gives the smallest difference the data could
+detect. With one value on each side there is no interval: a point comparison, labelled as such.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 
 from repro.stats.histogram import LatencyHistogram
 from repro.stats.student_t import t_ppf
-from repro.verdicts import Verdict, decide_accuracy, decide_interval, decide_point
+from repro.stats.verdicts import Verdict, decide_accuracy, decide_interval, decide_point
 
 Method = Literal[
     "bootstrap-runs",

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.pylock import read_pins
+from repro.environments.pylock import read_pins
 
 
 @pytest.fixture(scope="module")

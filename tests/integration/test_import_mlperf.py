@@ -92,7 +92,7 @@ def test_import_replay_report(
 
 
 def test_a_long_name_is_cut_to_a_spec_name_and_stays_unique(tmp_path: Path) -> None:
-    from repro.importing import MAX_NAME, _name
+    from repro.mlperf.importing import MAX_NAME, _name
     from repro.runs.record import RunRecord
 
     names = set()

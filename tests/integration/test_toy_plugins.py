@@ -194,9 +194,9 @@ from repro.spec.schema import schema_text
 from repro.validate import check
 from repro.cli.capture_cmd import capture
 from repro.cli.replay_cmd import replay
-from repro.pylock import top_level
-from repro.envdiff import key_packages
-from repro.fingerprint import collect
+from repro.environments.pylock import top_level
+from repro.compare.envdiff import key_packages
+from repro.machine.fingerprint import collect
 from repro.environments.registry import get_manager
 
 raw = json.loads(Path(sys.argv[1]).read_text())

@@ -12,8 +12,8 @@ import pytest
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.capture import CaptureOptions, capture
+from repro.environments.pylock import PythonLock
 from repro.errors import SpecError, UsageError
-from repro.pylock import PythonLock
 from tests.helpers import portable_spec
 
 

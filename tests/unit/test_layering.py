@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "repro"
 LOWER = (
     "spec", "reports", "runs", "stats", "profiles", "attest", "packaging/archive.py",
     "packaging/paths.py",
-    "verdicts.py", "atomic.py", "errors.py", "workflow.py",
+    "atomic.py", "errors.py", "workflow.py",
 )  # fmt: skip
 FORBIDDEN = (
     "repro.capture",
@@ -21,12 +21,12 @@ FORBIDDEN = (
     "repro.cli",
     "repro.backends.tvm.tuning",
     "repro.rounds",
-    "repro.published",
-    "repro.importing",
+    "repro.mlperf.published",
+    "repro.mlperf.importing",
     "repro.sweep",
     "repro.profiling",
     "repro.dispatch",
-    "repro.submission",
+    "repro.mlperf.submission",
     "repro.packaging.pack",
 )
 
@@ -69,7 +69,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
               "repro.signals", "repro.jsonio", "repro.estimates", "repro.harness.lifeline",
               "repro.artifacts.cache")),
     ("formats", ("repro.spec.types", "repro.spec.paths", "repro.nix", "repro.spack",
-                 "repro.artifacts.npz", "repro.profiles.model", "repro.verdicts",
+                 "repro.artifacts.npz", "repro.profiles.model", "repro.stats.verdicts",
                  "repro.runs.layout")),
     ("spec", ("repro.spec", "repro.backends.base", "repro.backends.registry",
               "repro.environments.registry", "repro.environments.section")),
@@ -77,13 +77,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                  "repro.reports", "repro.attest", "repro.packaging.archive",
                  "repro.packaging.paths", "repro.harness", "repro.backends",
                  "repro.environments", "repro.containers", "repro.probes", "repro.compare",
-                 "repro.fingerprint", "repro.envdiff", "repro.pylock", "repro.forecast",
-                 "repro.dispatch")),
+                 "repro.machine", "repro.mlperf", "repro.forecast", "repro.dispatch")),
     ("use case", ("repro.capture", "repro.capture_checks", "repro.replay", "repro.sweep",
-                  "repro.sweep_artifacts", "repro.rounds", "repro.published", "repro.importing",
-                  "repro.submission", "repro.profiling", "repro.packaging", "repro.validate",
-                  "repro.fetching", "repro.runner", "repro.workflow", "repro.dispatch.run",
-                  "repro.dispatch.part", "repro.dispatch.__main__")),
+                  "repro.sweep_artifacts", "repro.rounds", "repro.mlperf.published",
+                  "repro.mlperf.importing", "repro.mlperf.submission", "repro.profiling",
+                  "repro.packaging", "repro.validate", "repro.artifacts.fetching",
+                  "repro.workflow", "repro.dispatch.run", "repro.dispatch.part",
+                  "repro.dispatch.__main__")),
     ("cli", ("repro.cli", "repro._entry", "repro.__main__")),
 )  # fmt: skip
 #: the environment managers' faces are spec-layer (the spec imports them); their work is not

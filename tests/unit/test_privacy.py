@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from repro.environments.base import worker_environment
-from repro.fingerprint import collect
+from repro.machine.fingerprint import collect
 from repro.privacy import is_secret_name, redact, redact_text, result_variables
 
 

@@ -12,7 +12,7 @@ from repro.environments.base import (
     repro_source_root,
     worker_environment,
 )
-from repro.pylock import installed_versions, read_pins
+from repro.environments.pylock import installed_versions, read_pins
 from repro.spec.paths import resolve_path
 
 if TYPE_CHECKING:

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from repro.errors import SpecError
-from repro.fingerprint import collect
+from repro.machine.fingerprint import collect
+from repro.mlperf.tree import fingerprint_from_system
 from repro.runs.facts import EnvironmentFacts, Fingerprint
-from repro.runs.mlperf import fingerprint_from_system
 from repro.runs.record import RunRecord
 from repro.runs.store import load_run
 
 PACKAGE = Path(__file__).resolve().parents[3] / "repro"
 #: the readers of a record's free-form fields that read them typed
-TYPED_READERS = ("submission.py", "attest/chain.py", "dispatch/gather.py", "compare/nodes.py")
+TYPED_READERS = ("mlperf/submission.py", "attest/chain.py", "dispatch/gather.py", "compare/nodes.py")
 FREE_FORM = {"spec", "environment", "fingerprint"}
 
 

@@ -89,7 +89,7 @@ def test_a_search_past_its_bounds_says_how_far_it_went(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from repro.errors import SpecError
-    from repro.runs import mlperf
+    from repro.mlperf import tree as mlperf
 
     for i in range(30):
         (tmp_path / f"d{i}" / "sub").mkdir(parents=True)
@@ -101,7 +101,7 @@ def test_a_search_past_its_bounds_says_how_far_it_went(
 def test_a_tree_reached_through_a_link_is_found_and_a_loop_is_not_followed(
     tmp_path: Path,
 ) -> None:
-    from repro.runs import mlperf
+    from repro.mlperf import tree as mlperf
     from tests.helpers import published_result
 
     bench = published_result(tmp_path / "real")

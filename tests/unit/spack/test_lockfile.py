@@ -341,7 +341,7 @@ def test_a_develop_spec_keeps_no_path(tmp_path: Path) -> None:
 
 
 def test_a_package_turned_external_is_drift(tmp_path: Path) -> None:
-    from repro.envdiff import diff_paths
+    from repro.compare.envdiff import diff_paths
 
     a = _v7(tmp_path / "a", _node("python", "3.11.4", "p" * 32))
     b = _v7(tmp_path / "b", _node("python", "3.11.4", "p" * 32, external={"path": "/usr"}))
@@ -361,7 +361,7 @@ def test_a_dependency_outside_the_lock_or_a_nameless_target_is_refused(tmp_path:
 
 
 def test_a_second_concretization_is_one_package_more_not_the_first_gone(tmp_path: Path) -> None:
-    from repro.envdiff import diff_paths
+    from repro.compare.envdiff import diff_paths
 
     one = _node("python", "3.10.8", "p" * 32)
     two = _node("python", "3.11.4", "q" * 32)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repro.pylock import unhashed_requirements
+from repro.environments.pylock import unhashed_requirements
 from repro.validate import _check_hashes
 
 

@@ -1,0 +1,261 @@
+"""Power and energy of a published MLPerf result, read as the submission checker reads them.
+
+A power result (`<scenario>/performance/power/` present: the PTDaemon client's and server's
+logs) holds two LoadGen runs measured with a power analyzer: `performance/ranging/` (a run that
+sets the analyzer's ranges) and `performance/run_1/` (the testing run, the result). Each has
+`spl.txt`, the analyzer's samples, one a line: `Time,<MM-DD-YYYY HH:MM:SS.fff>,Watts,<W>,
+Volts,<V>,Amps,<A>,PF,<pf>,Mark,<mark>`. The checker (mlcommons/inference `tools/submission`:
+`get_power_metric` of the v4.x checker, `PowerCheck.get_power_metric_check` of the new one,
+the same rule for every round since v1.1):
+
+- the window is the testing run's `power_begin` and `power_end` records of
+  `mlperf_log_detail.txt` (both clocks taken as UTC, as written since v1.1);
+- the power is the mean of the positive Watts of the samples strictly inside the window;
+- Offline and Server: the power metric is that mean in W, and the efficiency the run's
+  performance metric (samples/s, tokens/s for an LLM) over it: samples (tokens) per joule;
+- SingleStream and MultiStream: the energy per query, mean W x window seconds / LoadGen's
+  `result_query_count` (the checker reports it in mJ), and the efficiency samples per query
+  (1; 8 for MultiStream) over it.
+
+repro reports the energy in joules: per sample (or token) for Offline and Server, the inverse
+of the checker's efficiency; per query for SingleStream and MultiStream, the checker's figure.
+The ranging run is read the same way and only noted: the Power WG's checker fails a testing run
+whose power is more than 5 % below the ranging run's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from repro.errors import SpecError
+from repro.mlperf.loadgen_logs import iter_detail_records, parse_detail_text
+from repro.runs.layout import DETAIL
+
+#: the folders of a power result under `<scenario>/performance/` (the checker's names)
+POWER_FOLDER = "power"
+RANGING_RUN = "ranging"
+TESTING_RUN = "run_1"
+SAMPLES_FILE = "spl.txt"
+_TIME = "%m-%d-%Y %H:%M:%S.%f"
+#: samples per query the checker takes for each scenario's energy per query
+_SAMPLES_PER_QUERY = {"SingleStream": 1, "MultiStream": 8}
+#: the energy a scenario's result is given in, by its throughput unit (Offline, Server) or per
+#: query (SingleStream, MultiStream): (metrics key, unit)
+ENERGY = {
+    "samples/s": ("energy_per_sample_j", "J/sample"),
+    "tokens/s": ("energy_per_token_j", "J/token"),
+    "query": ("energy_per_query_j", "J/query"),
+}
+#: the Power WG checker's bound: testing power at most this far below the ranging run's
+_RANGING_DROP = 0.05
+
+
+class PowerLogError(SpecError):
+    """A power log that cannot give the power: the file and the field are named."""
+
+
+@dataclass(frozen=True)
+class PowerReading:
+    """The testing run's power, and its energy per sample, token or query."""
+
+    average_w: float  # mean Watts inside the window
+    samples: int  # the analyzer's samples averaged
+    window_s: float  # power_end - power_begin
+    energy_j: float  # joules per `energy_unit`
+    energy_key: str  # energy_per_sample_j, energy_per_token_j, energy_per_query_j
+    energy_unit: str  # J/sample, J/token, J/query
+    per_joule: float  # the checker's efficiency: samples (tokens) per joule
+    per_joule_unit: str  # samples/J, tokens/J
+    ranging_w: float | None = None  # the ranging run's mean, where it could be read
+
+    def metrics(self) -> dict[str, float]:
+        """What a run record keeps of it, beside LoadGen's metrics."""
+        return {
+            "power_w": self.average_w,
+            self.energy_key: self.energy_j,
+            self.per_joule_unit.replace("/J", "_per_joule"): self.per_joule,
+        }
+
+    def note(self) -> str:
+        text = (
+            f"power: {self.average_w:.6g} W mean of {self.samples} {SAMPLES_FILE} samples over "
+            f"{self.window_s:.6g} s (run_1), {self.energy_j:.6g} {self.energy_unit}, "
+            f"{self.per_joule:.6g} {self.per_joule_unit}"
+        )
+        if self.ranging_w is not None:
+            text += f"; ranging run {self.ranging_w:.6g} W"
+            if self.average_w < self.ranging_w * (1 - _RANGING_DROP):
+                text += (
+                    " (the testing run is more than 5 % below it: the Power WG checker fails it)"
+                )
+        return text
+
+
+def has_power(scenario_dir: Path) -> bool:
+    """A power result: the checker's `performance/power/` folder is there."""
+    return (scenario_dir / "performance" / POWER_FOLDER).is_dir()
+
+
+def window(detail: Path) -> tuple[dt.datetime, dt.datetime]:
+    """(power_begin, power_end) of a LoadGen detail log, as UTC."""
+    if not detail.is_file():
+        raise PowerLogError(
+            f"{detail}: missing: the power window (power_begin, power_end) is unknown",
+            hint="restore the file from the published tree",
+        )
+    found: dict[str, dt.datetime] = {}
+    for record in iter_detail_records(detail.read_text(errors="replace")):
+        key = record.get("key")
+        if key in ("power_begin", "power_end") and key not in found:
+            found[key] = _time(str(record.get("value")), detail, key)
+    for key in ("power_begin", "power_end"):
+        if key not in found:
+            raise PowerLogError(
+                f"{detail}: no {key} record: the power window is unknown",
+                hint="a power run's detail log states power_begin and power_end; restore it",
+            )
+    begin, end = found["power_begin"], found["power_end"]
+    if end <= begin:
+        raise PowerLogError(f"{detail}: power_end ({end}) is not after power_begin ({begin})")
+    return begin, end
+
+
+def _time(text: str, where: Path, field: str) -> dt.datetime:
+    try:
+        return dt.datetime.strptime(text.strip(), _TIME).replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        raise PowerLogError(
+            f"{where}: {field} is {text!r}, not a time as MM-DD-YYYY HH:MM:SS.fff",
+            hint="the log is damaged: restore it from the published tree",
+        ) from None
+
+
+def average_power(spl: Path, begin: dt.datetime, end: dt.datetime) -> tuple[float, int]:
+    """(mean Watts, samples) of the positive samples of `spl.txt` strictly inside the window;
+    lines that are not samples (`Time,...`) are skipped, as the checker skips them."""
+    if not spl.is_file():
+        raise PowerLogError(f"{spl}: missing: a power run's samples are in it")
+    values: list[float] = []
+    for number, line in enumerate(spl.read_text(errors="replace").splitlines(), start=1):
+        if not line.startswith("Time"):
+            continue
+        fields = line.split(",")
+        if len(fields) < 4:
+            raise PowerLogError(f"{spl}:{number}: {line!r} is not a Time,<time>,Watts,<W> sample")
+        stamp = _time(fields[1], Path(f"{spl}:{number}"), "the time")
+        try:
+            watts = float(fields[3])
+        except ValueError:
+            raise PowerLogError(f"{spl}:{number}: Watts is {fields[3]!r}, not a number") from None
+        if begin < stamp < end and watts > 0:
+            values.append(watts)
+    if not values:
+        raise PowerLogError(
+            f"{spl}: no power sample between power_begin {begin:%m-%d-%Y %H:%M:%S.%f} and "
+            f"power_end {end:%m-%d-%Y %H:%M:%S.%f} of {DETAIL}",
+            hint="the samples and the run's log come from different runs or clocks",
+        )
+    return sum(values) / len(values), len(values)
+
+
+def read_power(
+    scenario_dir: Path, scenario: str, metric: str, unit: str, metrics: dict[str, Any]
+) -> PowerReading:
+    """The power of a power result's testing run (performance/run_1/): `metric` is the key of
+    the run's performance metric (the checker's), `unit` its unit; the detail log's exact figure
+    is taken, else the run's `metrics` (its summary's)."""
+    run = scenario_dir / "performance" / TESTING_RUN
+    begin, end = window(run / DETAIL)
+    watts, samples = average_power(run / SAMPLES_FILE, begin, end)
+    seconds = (end - begin).total_seconds()
+    detail = parse_detail_text((run / DETAIL).read_text(errors="replace"))
+    if scenario in _SAMPLES_PER_QUERY:
+        queries = detail.get("query_count")
+        if not isinstance(queries, int | float) or isinstance(queries, bool) or queries <= 0:
+            raise PowerLogError(
+                f"{run / DETAIL}: result_query_count is {queries!r}: the energy per query is "
+                "unknown",
+                hint="LoadGen logs the queries it issued since 2.0; restore the log",
+            )
+        key, energy_unit = ENERGY["query"]
+        energy = watts * seconds / float(queries)
+        per_joule, per_unit = _SAMPLES_PER_QUERY[scenario] / energy, "samples/J"
+    else:
+        throughput = _positive(detail.get(metric)) or _positive(metrics.get(metric))
+        if throughput is None or unit not in ENERGY:
+            raise PowerLogError(
+                f"{run}: no {metric} in {unit}: the energy per sample is unknown",
+                hint="restore the run's LoadGen logs from the published tree",
+            )
+        key, energy_unit = ENERGY[unit]
+        energy, per_joule = watts / throughput, throughput / watts
+        per_unit = unit.replace("/s", "/J")
+    return PowerReading(
+        average_w=watts,
+        samples=samples,
+        window_s=seconds,
+        energy_j=energy,
+        energy_key=key,
+        energy_unit=energy_unit,
+        per_joule=per_joule,
+        per_joule_unit=per_unit,
+        ranging_w=_ranging_power(scenario_dir),
+    )
+
+
+def _positive(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        return None
+    return float(value)
+
+
+def _ranging_power(scenario_dir: Path) -> float | None:
+    """The ranging run's mean power, read as the testing run's; None where it cannot be."""
+    run = scenario_dir / "performance" / RANGING_RUN
+    try:
+        begin, end = window(run / DETAIL)
+        return average_power(run / SAMPLES_FILE, begin, end)[0]
+    except PowerLogError:
+        return None
+
+
+def add_power(
+    scenario_dir: Path, scenario: str, metric: str, unit: str, metrics: dict[str, Any]
+) -> str:
+    """Read the scenario's power into the testing run's `metrics`; the note that says what was
+    read, or which file could not give it (the power cells then stay empty)."""
+    try:
+        reading = read_power(scenario_dir, scenario, metric, unit, metrics)
+    except PowerLogError as exc:
+        return f"power not read: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+    metrics.update(reading.metrics())
+    return reading.note()
+
+
+def energy_of(metrics: dict[str, Any]) -> tuple[float | None, str | None]:
+    """(energy, its unit) of a run's metrics, where its power was read."""
+    for key, unit in ENERGY.values():
+        if isinstance(metrics.get(key), int | float):
+            return float(metrics[key]), unit
+    return None, None
+
+
+def stray_power_folders(scenario_dir: Path) -> list[str]:
+    """Power-like folders the checker does not read: beside the scenario's runs, or under
+    performance/ without the power/ folder that makes a power result. Named, never read."""
+
+    def power_like(folder: Path) -> list[Path]:
+        return [
+            p
+            for p in sorted(folder.iterdir())
+            if p.is_dir() and ("power" in p.name.lower() or p.name.lower() == RANGING_RUN)
+        ]
+
+    stray = [p.name for p in power_like(scenario_dir)]
+    performance = scenario_dir / "performance"
+    if performance.is_dir() and not has_power(scenario_dir):
+        stray += [f"performance/{p.name}" for p in power_like(performance)]
+    return stray

@@ -1,0 +1,599 @@
+"""Read a published MLPerf Inference result (v4.0 to v5.x trees) as a run record.
+
+Accepted paths: `<division>/<submitter>/results/<system>/<benchmark>/` (all its scenarios) or
+one scenario folder below it. The system description comes from
+`<division>/<submitter>/systems/<system>.json`; LoadGen's logs from
+`<scenario>/performance/run_<k>/`; accuracy from `<scenario>/accuracy/accuracy.txt`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from repro.errors import SpecError
+from repro.mlperf.accuracy import out_of_range, read_accuracy_file
+from repro.mlperf.compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
+from repro.mlperf.compliance import describe, read_compliance, verdicts
+from repro.mlperf.loadgen_logs import Metrics, merge_logs, read_log_parts
+from repro.mlperf.power import TESTING_RUN, add_power, has_power, stray_power_folders
+from repro.mlperf.rules import checker_metric
+from repro.runs import layout
+from repro.runs.layout import DETAIL, SUMMARY
+from repro.runs.record import RunRecord, TestRecord
+from repro.spec.types import SCENARIOS, ScenarioName
+from repro.stats.machine import positive
+
+#: the metric MLPerf reports for each scenario, and its unit
+HEADLINE: dict[str, tuple[str, str]] = {
+    "SingleStream": ("latency_p90_ns", "ns"),
+    "MultiStream": ("latency_p99_ns", "ns"),
+    "Server": ("samples_per_second", "samples/s"),
+    "Offline": ("samples_per_second", "samples/s"),
+}
+
+
+#: what MLPerf reported before today's metric, where a summary's headline states it: Server's
+#: scheduled rate (LoadGen up to 4.0; the completed rate since 4.1) and MultiStream's samples
+#: per query (LoadGen 1.x: the streams sustained within the bound; a latency since 2.0)
+LEGACY_HEADLINE: dict[str, tuple[str, str]] = {
+    "Server": ("scheduled_samples_per_second", "samples/s"),
+    "MultiStream": ("samples_per_query", "samples/query"),
+}
+
+
+def headline_metric(scenario: str, tests: list[TestRecord]) -> tuple[str, str]:
+    """(metric, unit) MLPerf reports for a scenario: tokens/s for the Offline and Server runs of
+    an LLM benchmark (every run given counted tokens); the legacy metric where a run's summary
+    states it as its headline (a v4.0 Server result) and every run has it (a replay's LoadGen
+    logs the scheduled rate too); else HEADLINE's."""
+    if (
+        scenario in ("Offline", "Server")
+        and tests
+        and all(t.metrics.get("tokens_per_second") is not None for t in tests)
+    ):
+        return "tokens_per_second", "tokens/s"
+    legacy = LEGACY_HEADLINE.get(scenario)
+    if (
+        legacy is not None
+        and any(t.metrics.get("mlperf_metric") == legacy[0] for t in tests)
+        and all(t.metrics.get(legacy[0]) is not None for t in tests)
+    ):
+        return legacy
+    return HEADLINE[scenario]
+
+
+#: the folder of llama2-70b's Server runs under interactive latency bounds (read on its own)
+INTERACTIVE = "interactive"
+_SCENARIO_NAMES: dict[str, ScenarioName] = {s.lower(): s for s in SCENARIOS}
+_RUN = re.compile(r"run_\d+")
+
+
+def _has_runs(folder: Path) -> bool:
+    """A scenario folder: LoadGen summaries under performance/run_k/."""
+    return (folder / "performance").is_dir() and any(
+        _RUN.fullmatch(p.parent.name) for p in (folder / "performance").glob(f"run_*/{SUMMARY}")
+    )
+
+
+def _scenario_dirs(path: Path) -> list[Path]:
+    if _has_runs(path):
+        return [path]
+    return sorted(p for p in path.iterdir() if p.is_dir() and _has_runs(p))
+
+
+def _scenario_level(path: Path) -> Path:
+    """`performance/run_k`, `performance/` or `accuracy/` stand for their scenario folder."""
+    if _RUN.fullmatch(path.name) and path.parent.name == "performance":
+        return path.parent.parent
+    if path.name in ("performance", "accuracy") and _has_runs(path.parent):
+        return path.parent
+    return path
+
+
+def _is_repro_run(path: Path) -> bool:
+    return layout.record_file(path).exists()
+
+
+def find_results(path: Path) -> list[Path]:
+    """The published results at or below `path`, at any level of a tree (a round, division,
+    submitter, `results/`, system, benchmark, scenario, `performance/run_k`): benchmark
+    folders, or the one scenario folder asked for. Compliance runs (TEST01...) and repro's own
+    run directories are not results."""
+    if not path.is_dir():
+        return []
+    path = _scenario_level(path.resolve())
+    if _is_repro_run(path) or _is_repro_run(path.parent):
+        return []
+    if _has_runs(path):
+        return [path]
+    if _scenario_dirs(path):
+        return [path]
+    found: set[Path] = set()
+    for summary in _summaries(path):
+        run = summary.parent
+        if not _RUN.fullmatch(run.name) or run.parent.name != "performance":
+            continue
+        scenario = run.parent.parent
+        bench = scenario.parent
+        rel = bench.relative_to(path).parts
+        if "compliance" in rel or any(_COMPLIANCE_TEST.fullmatch(p) for p in rel):
+            continue
+        if any(p.startswith(".") for p in run.relative_to(path).parts):
+            continue  # a hidden folder: an unfinished repro run (.<id>.partial), never a result
+        if _COMPLIANCE_TEST.fullmatch(scenario.name) or _is_repro_run(bench):
+            continue
+        found.add(bench)
+    return sorted(found)
+
+
+#: how deep and how wide a search for published results goes: a round is 9 levels deep
+#: (round/division/submitter/results/system/benchmark/scenario/performance/run_1) and the
+#: largest (v2.1) about 60,000 folders; a bigger search is a mistaken path, not a tree
+MAX_SEARCH_DEPTH = 12
+MAX_SEARCH_FOLDERS = 400_000
+
+
+def _summaries(path: Path) -> list[Path]:
+    """Every LoadGen summary below `path`, found by a bounded walk: hidden folders and
+    compliance folders are not entered, links to folders are followed (a tree assembled from
+    links is a tree) but never in a loop; a search that would go past the bounds is refused,
+    saying how far it went (`repro report --compare /` must not walk the whole disk)."""
+    import os
+
+    if path == Path(path.anchor):
+        raise SpecError(
+            f"{path}: the root of the file system is not a published tree",
+            hint="name the tree's folder (a round, a division, a submitter or a result)",
+        )
+    out: list[Path] = []
+    seen = 0
+    top = len(path.parts)
+    visited: set[tuple[int, int]] = set()
+    for folder, dirs, files in os.walk(path, followlinks=True):
+        here = Path(folder)
+        st = here.stat()
+        if (st.st_dev, st.st_ino) in visited:
+            dirs.clear()
+            continue
+        visited.add((st.st_dev, st.st_ino))
+        seen += 1
+        if seen > MAX_SEARCH_FOLDERS:
+            raise SpecError(
+                f"{path}: searched {MAX_SEARCH_FOLDERS} folders for published results "
+                f"(found {len(out)} LoadGen summaries so far) without reaching the end: too "
+                "large to be one tree",
+                hint="name the tree's folder (a round, a division, a submitter or a result)",
+            )
+        if SUMMARY in files:
+            out.append(here / SUMMARY)
+        if len(here.parts) - top >= MAX_SEARCH_DEPTH:
+            dirs.clear()
+            continue
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".") and d != "compliance" and not _COMPLIANCE_TEST.fullmatch(d)
+        ]
+    return out
+
+
+def is_mlperf_result(path: Path) -> bool:
+    """True for any level of a published tree that holds at least one result."""
+    return bool(find_results(path))
+
+
+def _system(path: Path) -> tuple[str, str, dict[str, Any], str | None]:
+    """(submitter, system name, systems/<system>.json, what is wrong with that file) found
+    above a benchmark folder; a missing or damaged description is said, never guessed."""
+    parts = _absolute_parts(path)
+    if "results" not in parts:
+        return "unknown", path.name, {}, "not inside <submitter>/results/: no system description"
+    i = len(parts) - 1 - parts[::-1].index("results")
+    if i + 1 >= len(parts):
+        return "unknown", path.name, {}, None
+    system, submitter_dir = parts[i + 1], Path(*parts[:i])
+    desc_path = submitter_dir / "systems" / f"{system}.json"
+    if not desc_path.is_file():
+        return submitter_dir.name, system, {}, f"{desc_path}: missing: the hardware is unknown"
+    try:
+        loaded = json.loads(desc_path.read_text(errors="replace"))
+    except json.JSONDecodeError:
+        loaded = None
+    if not isinstance(loaded, dict):
+        problem = f"{desc_path}: not a JSON object: the hardware is unknown"
+        return submitter_dir.name, system, {}, problem
+    return submitter_dir.name, system, loaded, None
+
+
+#: a folder that names a round: `v4.1`, or a results repository's name ending in it
+#: (`inference_results_v4.1`, `mlperf_inference_submissions_v5.0`); never a version inside
+#: another name (`venv3.11`, `python-v3.10`)
+_ROUND = re.compile(
+    r"(?:.*(?:inference|results|submissions?)[\w.-]*[_-])?v(\d+\.\d+)(?:-(?:main|master))?",
+    re.IGNORECASE,
+)
+
+
+def _absolute_parts(path: Path) -> tuple[str, ...]:
+    """The parts of `path` made absolute with `..` folded: no system call for a path that is
+    absolute already (a round has thousands), a resolved one otherwise."""
+    import os
+
+    return Path(os.path.normpath(path)).parts if path.is_absolute() else path.resolve().parts
+
+
+def round_of(path: Path) -> str | None:
+    """The round the tree's own folder names (`inference_results_v4.1` -> v4.1), if it does:
+    the folders above `<division>/<submitter>/results/` (a system's name may hold versions)."""
+    parts = _absolute_parts(path)
+    if "results" in parts:
+        parts = parts[: max(len(parts) - 1 - parts[::-1].index("results") - 2, 0)]
+    for part in reversed(parts):
+        if m := _ROUND.fullmatch(part):
+            return f"v{m.group(1)}"
+    return None
+
+
+def division_of(path: Path) -> str | None:
+    """The division folder above `<submitter>/results/` (closed, open, network)."""
+    parts = _absolute_parts(path)
+    if "results" in parts:
+        i = len(parts) - 1 - parts[::-1].index("results")
+        if i >= 2:
+            return parts[i - 2]
+    return None
+
+
+def fingerprint_from_system(desc: dict[str, Any]) -> dict[str, Any]:
+    """A partial fingerprint from an MLPerf system description (unknown stays None)."""
+
+    def num(v: Any) -> int | None:
+        try:
+            n = int(str(v).split()[0])
+        except (ValueError, IndexError):
+            return None
+        return n if n > 0 else None  # a count of sockets, cores or nodes is at least one
+
+    def text(key: str) -> str | None:
+        return _text(desc.get(key))
+
+    per_node = num(desc.get("host_processors_per_node"))
+    cores = num(desc.get("host_processor_core_count"))
+    return {
+        "schema": "repro.machine.fingerprint/v1",
+        "hardware": {
+            "cpu": {
+                "model": text("host_processor_model_name"),
+                "physical_cores": cores * per_node if cores and per_node else cores,
+                "sockets": per_node,
+            },
+            "memory": text("host_memory_capacity"),
+            "accelerators": text("accelerator_model_name"),
+            "accelerators_per_node": num(desc.get("accelerators_per_node")),
+            "nodes": num(desc.get("number_of_nodes")),
+        },
+        "os": {"release": text("operating_system")},
+        "python": {},
+        "packages": {},
+        "native": {
+            "framework": text("framework"),
+            "software": text("other_software_stack"),
+        },
+        "variables": {},
+    }
+
+
+def _text(value: Any) -> str | None:
+    """A system description's field as text: a number as written, a list joined by commas
+    (a hand-edited file may hold `["H100", null]`), anything else (an object, true) unknown."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, list):
+        items = [t for v in value if (t := _text(v))]
+        return ", ".join(items) or None
+    return None
+
+
+#: LoadGen's effective settings (as read_logs names them) -> TestSettings names, per scenario
+_SETTINGS: dict[str, dict[str, str]] = {
+    "SingleStream": {},
+    "MultiStream": {"samples_per_query": "multi_stream_samples_per_query"},
+    "Server": {"target_qps": "server_target_qps", "target_latency_ns": "server_target_latency_ns"},
+    "Offline": {"target_qps": "offline_expected_qps"},
+}
+SEED_KEYS = ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")
+
+
+def effective_settings(scenario: str, metrics: dict[str, Any]) -> dict[str, Any]:
+    """The TestSettings a published run ran with, from its logs (what the logs do not say is
+    left out, never guessed)."""
+    names = {"min_duration_ms": "min_duration_ms", "min_query_count": "min_query_count"}
+    names.update(_SETTINGS.get(scenario, {}))
+    out = {
+        ours: metrics[theirs] for theirs, ours in names.items() if metrics.get(theirs) is not None
+    }
+    if scenario == "Server" and metrics.get("ttft_latency_ns") and metrics.get("tpot_latency_ns"):
+        # an LLM's Server run is bounded by its token latencies; its sample bound is 0
+        out.pop("server_target_latency_ns", None)
+        out.update(
+            use_token_latencies=True,
+            ttft_latency=metrics["ttft_latency_ns"],
+            tpot_latency=metrics["tpot_latency_ns"],
+        )
+    return out
+
+
+#: how far a summary's figure may differ from the detail log's: the summary rounds (six
+#: significant digits, `1.25507e+06`); an edited or mixed-up log differs by more
+_LOGS_AGREE = 1e-3
+
+
+def _check_logs(run: Path, scenario: str, summary: Metrics, detail: Metrics | None) -> None:
+    """A published run's summary (and its detail log, where read) must say whether the run is
+    VALID and give its MLPerf metric as a positive number, and the two logs must agree on both:
+    a damaged, truncated or edited log is an error naming the files, never a silent NaN and
+    never hidden by the other log."""
+    legacy = LEGACY_HEADLINE.get(scenario)
+    key = (
+        legacy[0] if legacy and summary.get("mlperf_metric") == legacy[0] else HEADLINE[scenario][0]
+    )
+    for where, metrics in ((run / SUMMARY, summary), (run / DETAIL, detail)):
+        if metrics is None:
+            continue
+        if where.name == SUMMARY and metrics.get("validity") not in ("VALID", "INVALID"):
+            raise SpecError(
+                f"{where}: no 'Result is : VALID' or 'INVALID' line: the log is truncated or "
+                "damaged",
+                hint="restore the file from the published tree",
+            )
+        value = metrics.get(key)
+        if where.name == DETAIL and value is None:
+            continue  # a detail log may leave the figure to the summary
+        if not positive(value):
+            raise SpecError(
+                f"{where}: {key} is {value!r}, not a positive number: the log is damaged",
+                hint="restore the file from the published tree",
+            )
+    if detail is not None:
+        _check_agree(run, summary, detail, ("validity", key))
+
+
+def _check_agree(run: Path, summary: Metrics, detail: Metrics, keys: tuple[str, ...]) -> None:
+    """The summary and the detail log of one run state the same validity and MLPerf metric
+    (a figure as the summary rounds it: `0.50` samples/s agrees with the detail log's 0.4951)."""
+    for key in keys:
+        a, b = summary.get(key), detail.get(key)
+        if a is None or b is None:
+            continue
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (a, b))
+        if numbers and math.isclose(float(a), float(b), rel_tol=_LOGS_AGREE):
+            continue
+        if numbers and abs(float(a) - float(b)) <= _printed_half_unit(run / SUMMARY, float(a)):
+            continue
+        if not numbers and a == b:
+            continue
+        raise SpecError(
+            f"{run}: {SUMMARY} and {DETAIL} disagree on {key}: the summary says {a!r}, the "
+            f"detail log {b!r}: one of them was edited or comes from another run",
+            hint="restore both files from the published tree (LoadGen writes them together)",
+        )
+
+
+def _printed_half_unit(summary: Path, value: float) -> float:
+    """Half the last printed digit of `value` as the summary prints it (`0.50` -> 0.005,
+    `1.25507e+06` -> 5): how far the exact figure may lie from what the summary shows."""
+    from decimal import Decimal, InvalidOperation
+
+    text = summary.read_text(errors="replace")
+    for token in re.findall(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", text):
+        try:
+            if float(token) != value:
+                continue
+            exponent = Decimal(token).as_tuple().exponent
+        except (ValueError, InvalidOperation):
+            continue
+        if isinstance(exponent, int):
+            return 0.5 * 10.0**exponent * (1 + 1e-9)
+    return 0.0
+
+
+def _runs(sdir: Path) -> list[Path]:
+    """A scenario folder's performance/run_k/ that hold a summary, by k (a `run_1_2` beside
+    `run_1` is a copy the checker does not read: never taken for a run)."""
+    return sorted(
+        (
+            r
+            for r in (sdir / "performance").glob("run_*")
+            if _RUN.fullmatch(r.name) and (r / SUMMARY).is_file()
+        ),
+        key=lambda r: int(r.name[4:]),
+    )
+
+
+_SCENARIO_LINE = re.compile(r"^Scenario\s*:\s*(\S+)", re.MULTILINE)
+
+
+def _log_scenario(run: Path) -> ScenarioName | None:
+    """The scenario a run's summary states (its `Scenario :` line, not a whole parse)."""
+    m = _SCENARIO_LINE.search((run / SUMMARY).read_text(errors="replace"))
+    return _SCENARIO_NAMES.get(m.group(1).lower()) if m else None
+
+
+def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
+    """The published result as a RunRecord: one test per performance run, plus accuracy.
+
+    The scenario is LoadGen's (its logs), not the folder's: edge submissions hold copies of the
+    SingleStream run under `offline/` and `multistream/`; such a folder is read as what its log
+    says, a copy of a run already read is skipped, and the record's notes say so.
+    `detail_logs` False reads the summaries only (and LoadGen's version): fast, for tables.
+    """
+    path = path.resolve()
+    submitter, system, desc, problem = _system(path)
+    benchmark = path.parent.name if _has_runs(path) else path.name
+    if _COMPLIANCE_TEST.fullmatch(path.name):  # <benchmark>/<scenario>/TEST04: a compliance run
+        benchmark = path.parent.parent.name
+    if path.name.lower() == INTERACTIVE:
+        benchmark += "-interactive"  # a result of its own, never one with the main Server's name
+    tests: list[TestRecord] = []
+    notes: list[str] = [problem] if problem else []
+    seen: dict[str, tuple[Path, bytes]] = {}
+    compliance: dict[str, dict[str, dict[str, str]]] = {}
+    compliance_checks: dict[str, list[dict[str, Any]]] = {}
+    # a folder named after its log's scenario goes first: it is the original, not the copy
+    logged = {d: _log_scenario(_runs(d)[0]) for d in _scenario_dirs(path)}
+    ordered = sorted(
+        logged, key=lambda d: (_SCENARIO_NAMES.get(d.name.lower()) != logged[d], d.name)
+    )
+    if not _has_runs(path):
+        for d in sorted(path.iterdir()):
+            if d.is_dir() and (d / "performance").is_dir() and not _has_runs(d):
+                raise SpecError(
+                    f"{d / 'performance'}: no LoadGen summary (run_k/{SUMMARY}) can be read: "
+                    "the result is incomplete or unreadable",
+                    hint="restore the file from the published tree, or compare the other "
+                    "scenario folders one by one",
+                )
+    for sdir in ordered:
+        if sdir.name.lower() == INTERACTIVE and sdir != path:
+            notes.append(
+                f"{sdir.name}/: Server runs under interactive latency bounds, a result of its "
+                f"own: compare it as `repro report --compare {path.name}/{sdir.name} ...`"
+            )
+            continue
+        runs = _runs(sdir)
+        copies = sorted(
+            p.name
+            for p in (sdir / "performance").glob("run_*")
+            if p.is_dir() and not _RUN.fullmatch(p.name)
+        )
+        if copies:
+            notes.append(
+                f"{sdir.name}/performance/: {', '.join(copies)} not read (the checker reads "
+                "run_<k> folders only)"
+            )
+        folder_scenario = _SCENARIO_NAMES.get(sdir.name.lower())
+        found = logged[sdir] or folder_scenario
+        if found is None:
+            raise SpecError(
+                f"{sdir}: neither the folder name nor LoadGen's log names a scenario "
+                f"(expected one of {', '.join(SCENARIOS)})",
+                hint="a published result keeps each scenario's runs in a folder of that name",
+            )
+        scenario: ScenarioName = found
+        summary = (runs[0] / SUMMARY).read_bytes()
+        if sdir.name.lower() == INTERACTIVE:
+            notes.append(f"{sdir.name}/: {scenario} runs under interactive latency bounds")
+        elif folder_scenario != scenario:
+            notes.append(
+                f"{sdir.name}/: the folder says {folder_scenario or 'nothing known'}, LoadGen's "
+                f"log says {scenario}; read as {scenario}"
+            )
+        if scenario in seen:
+            other, other_summary = seen[scenario]
+            if other_summary != summary:
+                raise SpecError(
+                    f"{runs[0] / SUMMARY}: {sdir.name}/ holds a {scenario} run that differs from "
+                    f"the one in {other.name}/: which is the {scenario} result?",
+                    hint="a published result keeps one run per scenario, in the folder of its "
+                    "scenario; fix the tree or compare the scenario folders one by one",
+                )
+            notes.append(
+                f"{sdir.name}/ holds a byte-identical copy of the {scenario} run in "
+                f"{other.name}/: not read twice"
+            )
+            continue
+        seen[scenario] = (sdir, summary)
+        for k, run in enumerate(runs, start=1):
+            summary_metrics, detail_metrics = read_log_parts(run, detail_log=detail_logs)
+            _check_logs(run, scenario, summary_metrics, detail_metrics)
+            metrics = merge_logs(summary_metrics, detail_metrics)
+            taken = checker_metric(round_of(path), benchmark, scenario, metrics)
+            if scenario == "Server" and taken.rule and k == 1:
+                notes.append(taken.rule)
+            if scenario == "Server" and taken.key != metrics.get("mlperf_metric"):
+                metrics["mlperf_metric"] = taken.key  # the round's rule, not the headline's
+            if run.name == TESTING_RUN and has_power(sdir):
+                notes.append(
+                    f"{sdir.name}/: " + add_power(sdir, scenario, taken.key, taken.unit, metrics)
+                )
+            status = "valid" if metrics.get("validity") == "VALID" else "invalid"
+            tests.append(
+                TestRecord(
+                    scenario=scenario,
+                    mode="performance",
+                    repeat=k,
+                    dir=str(run.relative_to(path)),
+                    status=status,
+                    metrics=metrics,
+                    settings=effective_settings(scenario, metrics),
+                )
+            )
+        acc_txt = sdir / "accuracy" / "accuracy.txt"
+        if acc_txt.is_file():
+            reading = read_accuracy_file(acc_txt, benchmark)
+            why = out_of_range(reading) if reading is not None else None
+            if reading is not None and (why or not math.isfinite(reading.value)):
+                raise SpecError(
+                    f"{acc_txt}: {why or f'{reading.metric} = {reading.value:g}'}: not a "
+                    "possible figure",
+                    hint="the accuracy file is damaged; the accuracy script prints e.g. "
+                    "accuracy=76.456%",
+                )
+            if reading is not None:
+                tests.append(
+                    TestRecord(
+                        scenario=scenario,
+                        mode="accuracy",
+                        dir=str(acc_txt.parent.relative_to(path)),
+                        status="valid",
+                        accuracy={
+                            "metric": reading.metric,
+                            "value": reading.value,
+                            "unit": reading.unit,
+                            "higher_is_better": reading.higher_is_better,
+                            "values": reading.values,
+                        },
+                    )
+                )
+            else:
+                notes.append(f"{acc_txt.relative_to(path)}: no accuracy figure could be read")
+        division = division_of(path) or _text(desc.get("division"))
+        if checks := read_compliance(sdir, round_name=round_of(path), benchmark=benchmark,
+                                     division=division):  # fmt: skip
+            compliance[scenario] = verdicts(checks)
+            compliance_checks[scenario] = [c.as_dict() for c in checks]
+            notes.append(f"compliance, {scenario}: {describe(checks)}")
+        if stray := stray_power_folders(sdir):
+            notes.append(
+                f"{sdir.name}/: {', '.join(stray)} not read (the checker reads a power result's "
+                "logs in performance/power/, performance/ranging/ and performance/run_1/)"
+            )
+    return RunRecord(
+        run_id=f"mlperf:{submitter}/{system}/{benchmark}",
+        spec_name=benchmark,
+        spec_id="",
+        spec_path="",
+        status="complete",
+        started_utc="",
+        repro_version="",
+        environment={
+            "manager": "published",
+            "submitter": submitter,
+            "system": system,
+            "division": division_of(path) or _text(desc.get("division")),
+            "round": round_of(path),
+            "framework": _text(desc.get("framework")),
+            "system_status": _text(desc.get("status")),  # available, preview, rdi
+            **({"compliance": compliance} if compliance else {}),
+            **({"compliance_checks": compliance_checks} if compliance_checks else {}),
+        },
+        fingerprint=fingerprint_from_system(desc),
+        tests=tests,
+        notes=notes,
+    )

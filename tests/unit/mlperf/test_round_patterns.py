@@ -1,0 +1,272 @@
+"""Patterns of whole published rounds, each made by tests/mlperf_gen.py: a genuine result is
+read, never refused as edited, and its headline is the one the round's checker takes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repro.errors import SpecError
+from repro.mlperf.tree import read_mlperf_result
+from tests.mlperf_gen import Result, write_result
+
+
+def _read(tmp_path: Path, r: Result) -> dict[str, object]:
+    record = read_mlperf_result(write_result(tmp_path, r).parent)
+    return record.performance(r.scenario)[0].metrics
+
+
+def test_a_v2_multistream_result_is_its_per_query_p99_not_the_per_sample_one(
+    tmp_path: Path,
+) -> None:
+    r = Result(scenario="MultiStream", loadgen="2.1.0", value=45_433_218, sample_p99_ns=30_000_000)
+    metrics = _read(tmp_path, r)
+    assert metrics["latency_p99_ns"] == 45_433_218
+    assert metrics["sample_latency_p99_ns"] == 30_000_000
+
+
+def test_a_v6_multistream_log_states_the_figure_once(tmp_path: Path) -> None:
+    metrics = _read(tmp_path, Result(scenario="MultiStream", loadgen="6.0.17", value=50_152))
+    assert metrics["latency_p99_ns"] == 50_152
+    assert "sample_latency_p99_ns" not in metrics
+
+
+@pytest.mark.parametrize("value", [0.4951, 12.345, 2531.005])
+def test_a_server_summary_rounded_to_two_decimals_agrees_with_its_detail_log(
+    tmp_path: Path, value: float
+) -> None:
+    r = Result(scenario="Server", value=value, summary_decimals=2)
+    assert _read(tmp_path, r)["samples_per_second"] == value  # the detail log's exact figure
+
+
+def test_a_summary_that_differs_beyond_its_rounding_is_still_refused(tmp_path: Path) -> None:
+    r = Result(scenario="Server", value=0.4951, summary_decimals=2)
+    sdir = write_result(tmp_path, r)
+    summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
+    summary.write_text(summary.read_text().replace(": 0.50", ": 0.52"))
+    with pytest.raises(SpecError, match="disagree on samples_per_second"):
+        read_mlperf_result(sdir.parent)
+
+
+def _row(tmp_path: Path, r: Result) -> dict[str, object]:
+    from repro.mlperf.published import result_rows
+
+    write_result(tmp_path / f"inference_results_{r.round}", r)
+    (row,) = result_rows([tmp_path / f"inference_results_{r.round}"])
+    return row
+
+
+def test_an_llm_edge_singlestream_result_is_its_latency_not_the_tpot_estimate(
+    tmp_path: Path,
+) -> None:
+    r = Result(
+        round="v5.1", loadgen="5.1.0", benchmark="llama3.1-8b-edge", scenario="SingleStream",
+        llm=True, value=4_150_000_000, tpot_estimate_ns=21_700_000,
+    )  # fmt: skip
+    row = _row(tmp_path, r)
+    assert (row["metric"], row["value"]) == ("latency_p90_ns", 4_150_000_000)
+    assert "llama3.1-8b-edge: the checker takes the 90th percentile latency" in str(row["notes"])
+
+
+def test_a_singlestream_result_of_the_99_9th_percentile_is_its_estimate_of_that(
+    tmp_path: Path,
+) -> None:
+    r = Result(benchmark="3d-unet-99", scenario="SingleStream", percentile=99.9, value=2e9)
+    row = _row(tmp_path, r)
+    assert row["metric"] == "early_stopping_p99.9_ns"
+    assert row["value"] == int(2e9 * 1.001)
+
+
+def test_run_1_is_read_and_a_run_1_2_copy_beside_it_is_not(tmp_path: Path) -> None:
+    r = Result(runs=("run_1", "run_1_2"), value=13570.3)
+    sdir = write_result(tmp_path / "inference_results_v4.1", r)
+    copy = sdir / "performance" / "run_1_2"
+    for name in ("mlperf_log_summary.txt", "mlperf_log_detail.txt"):
+        (copy / name).write_text((copy / name).read_text().replace("13570.3", "13663.8"))
+    from repro.mlperf.published import result_rows
+
+    (row,) = result_rows([tmp_path / "inference_results_v4.1"])
+    assert row["value"] == 13570.3
+    assert "run_1_2 not read" in str(row["notes"])
+
+
+@pytest.mark.parametrize(
+    ("round_", "headline", "metric", "rule"),
+    [
+        ("v4.1", "scheduled", "samples_per_second", "v4.1 rule: the completed rate"),
+        ("v4.0", "scheduled", "scheduled_samples_per_second", None),
+        ("v4.1", "completed", "samples_per_second", None),
+    ],
+)
+def test_a_server_result_takes_the_rate_its_rounds_checker_takes(
+    tmp_path: Path, round_: str, headline: str, metric: str, rule: str | None
+) -> None:
+    r = Result(round=round_, loadgen="4.0.2", scenario="Server", server_headline=headline)
+    row = _row(tmp_path, r)
+    assert row["metric"] == metric
+    assert (rule in str(row["notes"])) if rule else "rule" not in str(row["notes"])
+    record = read_mlperf_result(
+        next((tmp_path / f"inference_results_{round_}").rglob("server")).parent
+    )
+    from repro.mlperf.tree import headline_metric
+
+    assert headline_metric("Server", record.performance("Server"))[0] == metric
+
+
+def test_two_dlrm_results_printing_auc_on_two_scales_compare_on_one(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    a = write_result(
+        tmp_path / "a", Result(benchmark="dlrm-v2-99", submitter="ASUSTeK", accuracy="AUC=80.17%\n")
+    )
+    b = write_result(
+        tmp_path / "b", Result(benchmark="dlrm-v2-99", submitter="Cisco", accuracy="AUC=80.2379\n")
+    )
+    out = tmp_path / "r"
+    result = CliRunner().invoke(cli, ["report", "--compare", str(a), str(b), "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads((out / "report.json").read_text())
+    rows = [m for s in report["scenarios"] for m in s["metrics"] if m["metric"] == "accuracy"]
+    assert [(m["original"], m["replay"]) for m in rows] == [([0.8017], [0.802379])]
+    assert "8023" not in (out / "report.md").read_text()
+
+
+def test_a_round_with_one_unreadable_result_is_read_and_lists_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+    from repro.stats.pareto import load_table
+
+    tree = tmp_path / "inference_results_v6.0"
+    write_result(tree, Result(round="v6.0", submitter="Good", loadgen="6.0.17"))
+    bad = write_result(tree, Result(round="v6.0", division="open", submitter="Odd"))
+    (bad / "performance" / "run_1" / "mlperf_log_summary.txt").write_text("Result is : \n")
+    out = tmp_path / "t.csv"
+    result = CliRunner().invoke(cli, ["results", str(tree), "--csv", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "1 could not be read" in result.stderr
+    assert "mlperf_log_summary.txt" in result.stderr
+    table = load_table(out)
+    assert sorted(table["validity"]) == ["VALID", "unreadable"]
+    odd = table[table["validity"] == "unreadable"].iloc[0]
+    assert (odd["submitter"], odd["division"], odd["benchmark"]) == ("Odd", "open", "resnet50")
+    assert "truncated or damaged" in odd["notes"]
+    strict = tmp_path / "strict.csv"
+    result = CliRunner().invoke(cli, ["results", str(tree), "--csv", str(strict), "--strict"])
+    assert result.exit_code == 2, result.output
+    assert not strict.exists()
+
+
+def test_an_llm_server_result_imports_with_its_token_latency_bounds(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    tree = tmp_path / "inference_results_v5.0"
+    write_result(
+        tree,
+        Result(round="v5.0", loadgen="5.0.25", benchmark="llama2-70b-99", scenario="Server",
+               llm=True, value=25_000.0, accuracy=None),
+    )  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["import-mlperf", str(tree), "--base", str(root / "specs" / "ort-digits.json"),
+         "--scenario", "Server"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (spec_path,) = (tmp_path / "specs").glob("*.json")
+    settings = json.loads(spec_path.read_text())["workload"]["scenarios"][0]["settings"]
+    assert settings["use_token_latencies"] is True
+    assert (settings["ttft_latency"], settings["tpot_latency"]) == (2_000_000_000, 200_000_000)
+    assert "server_target_latency_ns" not in settings or settings["server_target_latency_ns"]
+
+
+def test_token_latency_settings_leave_earlier_spec_ids_alone_and_need_both_bounds(
+    root: Path,
+) -> None:
+    import json
+
+    from pydantic import ValidationError
+
+    from repro.spec.io import load_spec, spec_id
+    from repro.spec.models import ExperimentSpec
+
+    spec = load_spec(root / "specs" / "ort-digits.json")  # its committed id still holds
+    doc = json.loads((root / "specs" / "ort-digits.json").read_text())
+    server = next(s for s in doc["workload"]["scenarios"] if s["scenario"] == "Server")
+    server["settings"].update(use_token_latencies=True, ttft_latency=2_000_000_000)
+    with pytest.raises(ValidationError, match=r"give settings\.tpot_latency"):
+        ExperimentSpec.model_validate(doc)
+    server["settings"]["tpot_latency"] = 200_000_000
+    assert spec_id(ExperimentSpec.model_validate(doc)) != spec_id(spec)
+
+
+def test_a_division_with_one_unreadable_result_is_still_compared(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    for tree in ("a", "b"):
+        for system in ("box", "odd"):
+            write_result(tmp_path / tree, Result(system=system, value=1000.0))
+    odd = tmp_path / "a" / "closed" / "Acme" / "results" / "odd" / "resnet50" / "offline"
+    summary = odd / "performance" / "run_1" / "mlperf_log_summary.txt"
+    summary.write_text(summary.read_text().replace("Result is : VALID", "Result is :"))
+    result = CliRunner().invoke(
+        cli,
+        ["report", "--compare", str(tmp_path / "a" / "closed"), str(tmp_path / "b" / "closed"),
+         "-o", str(tmp_path / "r")],
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    assert "not read: " in result.stderr
+    assert "mlperf_log_summary.txt" in result.stderr
+    assert list((tmp_path / "r").rglob("report.json"))
+
+
+#: the summary line each metric of the table is printed on (LoadGen's wording, 4.0 to 6.0)
+_LINES = {
+    "samples_per_second": r"^(?:Completed )?[Ss]amples per second\s*:\s*(\S+)",
+    "scheduled_samples_per_second": r"^Scheduled samples per second\s*:\s*(\S+)",
+    "tokens_per_second": r"^(?:Completed )?[Tt]okens per second\s*:\s*(\S+)",
+    "early_stopping_p90_ns": r"Early stopping 90(?:\.0)?th percentile estimate\s*:\s*(\S+)",
+    "early_stopping_p99_ns": r"Early stopping 99(?:\.0)?th percentile estimate\s*:\s*(\S+)",
+    "latency_p90_ns": r"^90(?:\.0)?th percentile latency \(ns\)\s*:\s*(\S+)",
+    "latency_p99_ns": r"^99(?:\.0)?th percentile latency \(ns\)\s*:\s*(\S+)",
+}
+
+
+def test_every_value_of_the_real_rounds_is_the_figure_its_summary_prints(
+    shared_fixtures: Path,
+) -> None:
+    """Each row of the table of the published fixtures, checked against its own file."""
+    import re
+
+    from repro.mlperf.published import result_rows
+
+    rounds = sorted(p for p in (shared_fixtures / "mlperf").iterdir() if p.is_dir())
+    rows = result_rows(rounds)
+    assert len(rows) >= 6
+    for row in rows:
+        assert row["validity"] in ("VALID", "INVALID"), row
+        folder = next(
+            d for d in Path(row["path"]).iterdir()
+            if d.is_dir() and (d / "performance" / "run_1").is_dir()
+            and row["scenario"].lower() in re.sub(r"[^a-z]", "", d.name.lower())
+        )  # fmt: skip
+        text = (folder / "performance" / "run_1" / "mlperf_log_summary.txt").read_text()
+        found = re.search(_LINES[row["metric"]], text, re.MULTILINE)
+        assert found is not None, (row["metric"], folder)
+        assert row["value"] == pytest.approx(float(found.group(1)), rel=1e-12), folder
+        validity = re.search(r"^Result is\s*:\s*(\S+)", text, re.MULTILINE)
+        assert validity is not None
+        assert row["validity"] == validity.group(1)
