@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.atomic import folder_lock
+from repro.backends.registry import backends_with_profilers, get_backend
 from repro.errors import SpecError, UsageError
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.privacy import redact
@@ -23,6 +24,7 @@ from repro.profiles.model import Profile, read_profile
 from repro.runs import layout
 from repro.runs.commit import commit_run
 from repro.runs.record import ProfileRecord, RunRecord
+from repro.runs.store import digest_files, load_run
 from repro.spec.models import ExperimentSpec, ScenarioName
 
 #: samples a profiled pass infers unless told (the CLI's default), and at most: onnxruntime's
@@ -58,7 +60,6 @@ def profile_settings(spec: ExperimentSpec, scenario: str, samples: int) -> dict[
 
 def check_profiler(spec: ExperimentSpec) -> None:
     """A backend without a layer profiler is refused before anything is built."""
-    from repro.backends.registry import backends_with_profilers, get_backend
 
     if get_backend(spec.backend.name).profiler is None:
         raise UsageError(
@@ -134,7 +135,6 @@ class ProfilePass:
         """The pass added to a finished run: built beside it, then swapped in with run.json
         updated (the profile and the digests of its files; the rest of the record is left as
         it was). A pass that fails leaves the run as it was; one pass at a time per run."""
-        from repro.runs.store import digest_files
 
         with folder_lock(
             run,
@@ -188,7 +188,6 @@ def _remove(path: Path) -> None:
 
 def check_into(run: Path, spec_id: str) -> RunRecord:
     """The record of a finished run of the spec `spec_id`, or a SpecError saying why not."""
-    from repro.runs.store import load_run
 
     if layout.is_partial(run):
         raise UsageError(f"{run}: a run still being built (or abandoned); profile a finished run")

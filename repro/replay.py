@@ -48,8 +48,9 @@ from repro.runs.record import ProfileRecord, RunRecord, TestRecord
 from repro.runs.store import digest_files
 from repro.signals import interruptible
 from repro.spec.io import spec_id
-from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
+from repro.spec.models import ExperimentSpec, LoadGenSettings, ModeName, ScenarioName
 from repro.stats.verdicts import run_status, test_status
+from repro.validate import MAX_PLANNED_SAMPLES, check_contents, planned_samples
 
 Reporter = Callable[[str], None]
 
@@ -185,9 +186,6 @@ def _check_planned(scenario: str, settings: dict[str, Any]) -> None:
     """The overrides must not make LoadGen generate more samples than a machine holds (it
     builds the whole schedule before the first query: 2**64 queries is a crash, not a run)."""
     from pydantic import ValidationError
-
-    from repro.spec.models import LoadGenSettings
-    from repro.validate import MAX_PLANNED_SAMPLES, planned_samples
 
     try:
         effective = LoadGenSettings.model_validate(settings)
@@ -338,7 +336,6 @@ class Replayer:
         """The names the workload gives are the model's and the data set's, and the data set
         holds its samples: a spec that names what is not there is refused before any test
         (the same check as capture's, from the model's graph and the .npz headers)."""
-        from repro.validate import check_contents
 
         problems = check_contents(self.spec, self.artifacts)
         if problems:

@@ -28,14 +28,26 @@ from typing import TYPE_CHECKING, Any
 
 from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
-from repro.errors import ClusterUnavailableError, ReproError, RunError, SpecError, UsageError
+from repro.dispatch.run import dispatch
+from repro.errors import (
+    ClusterUnavailableError,
+    Interrupted,
+    ReproError,
+    RunError,
+    SpecError,
+    UsageError,
+)
 from repro.estimates import duration
 from repro.harness.runner import WorkerRunner
+from repro.jsonio import read_json
 from repro.privacy import redact
-from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
+from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter, WorkerKilled
 from repro.reports import sweep as render
+from repro.reports.table import spreadsheet_safe
 from repro.runs import layout
-from repro.spec.io import parse_spec, spec_id
+from repro.runs.layout import component
+from repro.signals import interruptible
+from repro.spec.io import parse_spec, rebase_paths, spec_id, write_spec
 from repro.stats.dominance import Estimate, interval_front
 from repro.sweep_artifacts import PathPins, artifact_field, only_source
 from repro.sweep_artifacts import check_params as check_artifact_params
@@ -248,7 +260,6 @@ class SweepOptions:
 
 
 def sweep_dir(results_dir: Path, name: str, sweep_id: str) -> Path:
-    from repro.runs.layout import component
 
     return results_dir / name / "sweeps" / component(sweep_id, what="sweep id")
 
@@ -296,7 +307,6 @@ class Sweep:
         probes: Any,
         realize: Callable[..., Any] | None,
     ) -> None:
-        from repro.jsonio import read_json
 
         self.spec_path, self.opts, self.cache = spec_path, opts, cache
         self.report, self.progress = report, progress
@@ -737,7 +747,6 @@ class Sweep:
 
     def _dispatched(self, spec: Any, replay_opts: ReplayOptions) -> Any:
         """The point's rounds as the parts of a dispatched run (each a job with --on slurm)."""
-        from repro.dispatch.run import dispatch
 
         assert self.opts.executor is not None
         _, record = dispatch(
@@ -750,9 +759,6 @@ class Sweep:
         """Rounds until every objective is measured closely enough to compare (its 95 %
         interval's half-width within the spec's tolerance), at least `repeat`, at most
         `max_rounds`; the point records how many ran and why it stopped."""
-        from repro.errors import Interrupted
-        from repro.replay import WorkerKilled
-        from repro.signals import interruptible
 
         cap = max(self.opts.max_rounds, self.state["repeat"])
         stopped = f"the round cap ({cap}) was reached"
@@ -985,7 +991,6 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    from repro.jsonio import read_json
 
     data = read_json(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -1028,17 +1033,12 @@ def _rows(state: dict[str, Any], objectives: list[Objective]) -> list[dict[str, 
 def _csv(state: dict[str, Any], objectives: list[Objective]) -> str:
     import pandas as pd
 
-    from repro.reports.table import spreadsheet_safe
-
     return str(spreadsheet_safe(pd.DataFrame(_rows(state, objectives))).to_csv(index=False))
 
 
 def pick(folder: Path, index: int, new_name: str, specs_dir: Path, spec_path: Path) -> Path:
     """The spec of one point, under a new name, ready for `repro capture --from`: derived from
     `spec_path`, which must still be the spec the sweep measured."""
-    from repro.jsonio import read_json
-    from repro.runs.layout import component
-    from repro.spec.io import rebase_paths, write_spec
 
     state = _load(folder / "sweep.json")
     points = {p["index"]: p for p in state["points"]}

@@ -18,6 +18,8 @@ from repro.backends.registry import get_backend
 from repro.environments.pylock import unhashed_requirements
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
+from repro.spack.lockfile import read_spack_lock
+from repro.spack.manifest import check_consistency, read_manifest
 from repro.spack.section import SpackPins
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName, Workload
@@ -105,8 +107,6 @@ def _check_hashes(path: Path, shown: str) -> list[Problem]:
 def _check_spack(pins: SpackPins, base: Path) -> list[Problem]:
     """The pinned spack.yaml has Spack's structure; the pinned spack.lock was concretized from
     it (its roots are the manifest's specs)."""
-    from repro.spack.lockfile import read_spack_lock
-    from repro.spack.manifest import check_consistency, read_manifest
 
     where = "$.environment.spack"
     try:

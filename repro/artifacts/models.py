@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from repro.artifacts.datasets import digits_split
+
 
 class _GraphBuilder:
     """Accumulates ONNX nodes and initializers with unique names."""
@@ -107,8 +109,6 @@ def write_digits_mlp(
     from onnx import TensorProto, helper, numpy_helper
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
-
-    from repro.artifacts.datasets import digits_split
 
     x_train, _, y_train, _ = digits_split(test_fraction=test_fraction, seed=seed)
     clf = MLPClassifier(hidden_layer_sizes=(hidden,), max_iter=max_iter, random_state=seed)

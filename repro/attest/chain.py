@@ -19,6 +19,13 @@ from typing import TYPE_CHECKING, Any
 from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text
 from repro.errors import SpecError
+from repro.nix.flake_files import flake_files
+from repro.packaging.paths import references
+from repro.reports.model import Report
+from repro.runs import layout
+from repro.runs.store import load_run
+from repro.spec.io import load_spec, spec_id
+from repro.spec.paths import resolve_path
 from repro.spec.types import LockFile
 
 if TYPE_CHECKING:
@@ -60,9 +67,6 @@ def _statement(
 def spec_files(spec_path: Path, spec: Any) -> list[Path]:
     """The spec file and what it names by path: lock files, path artifacts, a `path:` flake's
     files (those a package carries)."""
-    from repro.nix.flake_files import flake_files
-    from repro.packaging.paths import references
-    from repro.spec.paths import resolve_path
 
     base = spec_path.parent
     files = [spec_path]
@@ -75,7 +79,6 @@ def spec_files(spec_path: Path, spec: Any) -> list[Path]:
 
 
 def spec_statement(spec_path: Path, spec: ExperimentSpec) -> dict[str, Any]:
-    from repro.spec.io import spec_id
 
     return _statement(
         _subjects(spec_path.parent, spec_files(spec_path, spec)),
@@ -154,8 +157,6 @@ REPORT_FILES = ("report.json", "report.md", "report.html")
 
 
 def report_statement(folder: Path, report: Any) -> dict[str, Any]:
-
-    from repro.runs import layout
 
     inputs = []
     for role, side in (("original", report.original), *(("replay", r) for r in report.replays)):
@@ -311,8 +312,6 @@ def _bound_to(spec_path: Path, statement: dict[str, Any], link: Link) -> None:
     """The statement is of this spec: it names this file among its subjects, this spec's id,
     and every file the spec names (an envelope copied beside another spec does not verify)."""
 
-    from repro.spec.io import load_spec, spec_id
-
     try:
         spec = load_spec(spec_path, check_id=False)
     except SpecError as exc:
@@ -336,7 +335,6 @@ def _bound_to(spec_path: Path, statement: dict[str, Any], link: Link) -> None:
 def verify_run(run: Path, key: Any | None, *, follow_spec: bool = True) -> list[Link]:
     """A run's link; with `follow_spec`, the spec it names too (found from here or beside the
     run's results folder): its file must be the spec the run's signed statement says it ran."""
-    from repro.runs.store import load_run
 
     links: list[Link] = []
     link = Link("run", str(run))
@@ -375,7 +373,6 @@ def _find_spec(recorded: Path, run: Path) -> Path | None:
 
 def _spec_link(spec_path: Path, key: Any | None, ran: str | None) -> list[Link]:
     """The spec's own link (when it is attested) and whether it is the spec the run ran."""
-    from repro.spec.io import load_spec, spec_id
 
     attested = spec_path.with_name(spec_path.name + SPEC_ATTESTATION_SUFFIX).is_file()
     links = (
@@ -401,7 +398,6 @@ def _spec_link(spec_path: Path, key: Any | None, ran: str | None) -> list[Link]:
 
 def _lock_digests(spec_path: Path, spec: Any) -> list[str]:
     """Lock files on disk that are not the bytes the spec pins (the spec id covers the pins)."""
-    from repro.spec.paths import resolve_path
 
     out = []
     env = spec.environment
@@ -462,10 +458,6 @@ def verify_report(folder: Path, key: Any | None) -> list[Link]:
 
 def write_attestation(target: Path, signer: Any) -> Path:
     """Attest a spec file, a run folder or a report folder; the envelope's path."""
-    from repro.reports.model import Report
-    from repro.runs import layout
-    from repro.runs.store import load_run
-    from repro.spec.io import load_spec
 
     if target.is_dir() and layout.record_file(target).is_file():
         out = target / ATTESTATION
@@ -492,7 +484,6 @@ def write_attestation(target: Path, signer: Any) -> Path:
 
 
 def verify_target(target: Path, key: Any | None) -> list[Link]:
-    from repro.runs import layout
 
     if target.is_dir() and layout.record_file(target).is_file():
         return verify_run(target, key)

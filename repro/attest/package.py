@@ -30,6 +30,7 @@ from repro.attest.chain import (
     verify_spec,
 )
 from repro.environments.pylock import lock_hashes, normalize
+from repro.environments.registry import get_manager
 from repro.packaging.paths import paths_outside
 from repro.spec.io import load_spec, spec_id
 from repro.spec.models import ExperimentSpec
@@ -184,7 +185,6 @@ def pin_problems(root: Path, manifest: Any, spec: ExperimentSpec) -> list[str]:
     """Members whose bytes contradict what the spec pins: a second spec, an artifact or lock
     the spec does not pin, a wheel the pinned lock does not list with its sha256, an image
     that is not the pinned one. Signed or not, such a package is not the experiment."""
-    from repro.environments.registry import get_manager
 
     env = spec.environment
     artifacts = {a.sha256 for a in spec.artifacts.values()}

@@ -12,7 +12,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repro.artifacts.cache import sha256_file
+from repro.backends.registry import BACKENDS
+from repro.environments.nix.manager import flake_pins
+from repro.environments.pylock import normalize, read_pins
+from repro.environments.registry import get_manager
 from repro.errors import SpecError
+from repro.runs.store import load_run
+from repro.spack.lockfile import KEY_PACKAGES, read_spack_lock
+from repro.spec.io import load_spec, spec_id
+from repro.spec.paths import resolve_path
 
 if TYPE_CHECKING:
     from repro.runs.record import RunRecord
@@ -25,7 +34,6 @@ HARNESS_PACKAGES = frozenset({"mlcommons-loadgen", "numpy"})
 
 def key_packages() -> frozenset[str]:
     """The harness's packages and every backend's key packages."""
-    from repro.backends.registry import BACKENDS
 
     return HARNESS_PACKAGES.union(*(p.key_packages for p in BACKENDS.values()))
 
@@ -87,7 +95,6 @@ def _impact(group: str, key: str) -> int:
 def _spack_impact(key: str) -> int:
     """A Spack package's change: a key package's compiler, target, version or variants first;
     a DAG hash alone changes whenever anything below it does, so it explains least."""
-    from repro.spack.lockfile import KEY_PACKAGES
 
     package, _, attribute = key.rpartition(".")
     if package in ("", "spack"):  # spack.version: the tool that concretized
@@ -110,7 +117,6 @@ def _spack_impact(key: str) -> int:
 def _spack_presence(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
     """A package only one side has: any package when both sides list every package (two
     locks), else only the key packages (a spec or a run records those alone)."""
-    from repro.spack.lockfile import KEY_PACKAGES
 
     full = a.get("spack.packages") == b.get("spack.packages") == "all"
     return {
@@ -138,7 +144,6 @@ def spack_view(
 
 def view_from_spack_lock(path: Path) -> View:
     """A spack.lock alone: every package's version, variants, compiler, target and hash."""
-    from repro.spack.lockfile import read_spack_lock
 
     lock = read_spack_lock(path)
     view: View = {g: {} for g in GROUPS}
@@ -179,7 +184,6 @@ def _backend_view(backend: dict[str, Any]) -> dict[str, Any]:
 
 
 def view_from_run(run_dir: Path) -> View:
-    from repro.runs.store import load_run
 
     return view_from_record(load_run(run_dir))
 
@@ -203,10 +207,6 @@ def view_from_record(record: RunRecord) -> View:
 
 def view_from_spec(path: Path) -> View:
     """A spec's view: its hardware, backend options, lock hashes and the pins of its manager."""
-    from repro.environments.pylock import read_pins
-    from repro.environments.registry import get_manager
-    from repro.spec.io import load_spec, spec_id
-    from repro.spec.paths import resolve_path
 
     spec = load_spec(path)
     view: View = {g: {} for g in GROUPS}
@@ -241,7 +241,6 @@ def view_from_spec(path: Path) -> View:
 def _pinned_text(lock_path: Path, sha256: str, spec_path: Path) -> str:
     """A lock file's text, when it is the one the spec pins (its sha256): a lock edited or
     replaced since would describe another environment than the spec's."""
-    from repro.artifacts.cache import sha256_file
 
     if sha256_file(lock_path) != sha256:
         raise SpecError(
@@ -258,7 +257,6 @@ def _pinned_text(lock_path: Path, sha256: str, spec_path: Path) -> str:
 
 def view_from_flake_lock(path: Path) -> View:
     """A flake.lock alone: its inputs, each as type:source@rev narHash."""
-    from repro.environments.nix.manager import flake_pins
 
     view: View = {g: {} for g in GROUPS}
     view["pins"] = flake_pins(path)
@@ -339,8 +337,6 @@ def _flags_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
 
 
 def _needed_packages(a: View, b: View) -> set[str]:
-    from repro.backends.registry import BACKENDS
-    from repro.environments.pylock import normalize
 
     names = {v.get("name") for v in (a.get("backend", {}), b.get("backend", {}))}
     return {normalize(p) for n in names if n in BACKENDS for p in BACKENDS[str(n)].worker_packages}

@@ -17,6 +17,7 @@ from repro.runs.store import (
     open_sides,
     replay_sides,
 )
+from repro.spec.io import load_spec
 from repro.spec.models import Tolerances
 from repro.spec.types import FOLDER_NAME_MAX
 
@@ -383,7 +384,6 @@ def tolerances_for(
     else those a replay recorded; else MLPerf's defaults. Runs record their effective
     tolerances, so the verdict is the same from any folder and after the spec is edited.
     """
-    from repro.spec.io import load_spec
 
     if spec_path is not None:
         return load_spec(spec_path, check_id=False).tolerances, f"from {spec_path} (--spec)"

@@ -12,8 +12,11 @@ from pathlib import Path
 from repro.artifacts.cache import ArtifactCache
 from repro.dispatch.executors.registry import get_executor
 from repro.dispatch.plan import read_plan
+from repro.environments.registry import realize
 from repro.errors import SpecError, UsageError
 from repro.estimates import Forecast
+from repro.replay import Replayer, ReplayOptions
+from repro.spec.models import ExperimentSpec
 
 
 def _note(message: str) -> None:
@@ -29,9 +32,6 @@ def _progress(label: str, forecast: Forecast) -> Iterator[None]:
 
 def run_part(plan_path: Path, index: int) -> int:
     """The part's exit status: 0 complete, 3 otherwise."""
-    from repro.environments.registry import realize
-    from repro.replay import Replayer, ReplayOptions
-    from repro.spec.models import ExperimentSpec
 
     plan = read_plan(plan_path)
     if not 0 <= index < plan.parts:

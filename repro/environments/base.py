@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
+from repro.artifacts.cache import sha256_file
 from repro.environments.section import EnvironmentSpecBase, section_locks
 from repro.errors import EnvironmentSetupError, UsageError
 from repro.privacy import RESULT_VARIABLES, is_secret_name
+from repro.spec.paths import resolve_path
 from repro.spec.types import LockFile
 
 if TYPE_CHECKING:
@@ -187,8 +189,6 @@ class PendingManager(EnvironmentManager):
 def verified_lock(lock: LockFile, spec_path: Path, *, hint: str) -> Path:
     """The pinned file a spec names, resolved from the spec's folder, with the pinned bytes:
     else an EnvironmentSetupError (nothing is realized from a file that changed)."""
-    from repro.artifacts.cache import sha256_file
-    from repro.spec.paths import resolve_path
 
     path = resolve_path(lock.path, spec_path.parent)
     if not path.is_file() or sha256_file(path) != lock.sha256:

@@ -20,7 +20,10 @@ import numpy as np
 from repro.artifacts.cache import read_verified
 from repro.atomic import atomic_write_text
 from repro.backends.base import Engine, Profiler
+from repro.backends.registry import get_backend
 from repro.errors import ReproError, SpecError
+from repro.harness.dataset import npz_array_from_bytes
+from repro.harness.profiling import profiler_of, run_profiled_pass
 from repro.harness.progress import ProgressFile
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.runs.layout import (
@@ -41,7 +44,6 @@ def _write(out_dir: Path, result: WorkerResult) -> None:
 def load_backend(req: WorkerRequest) -> Engine:
     """The request's engine, loaded with its options from the model's verified bytes (the
     plain-loop benchmark uses it too)."""
-    from repro.backends.registry import get_backend
 
     model = Path(req.model_path)
     data = read_verified(model, req.model_sha256, what="model")
@@ -59,7 +61,6 @@ def load_backend(req: WorkerRequest) -> Engine:
 
 def load_dataset(req: WorkerRequest) -> np.ndarray:
     """The request's input array, from the data set's verified bytes."""
-    from repro.harness.dataset import npz_array_from_bytes
 
     path = Path(req.dataset_path)
     data = read_verified(path, req.dataset_sha256, what="dataset")
@@ -211,7 +212,6 @@ def _profiled(
     timings: dict[str, float],
 ) -> WorkerResult:
     """The profiled pass instead of a measured test."""
-    from repro.harness.profiling import profiler_of, run_profiled_pass
 
     t = time.perf_counter()
     profiler = profiler_of(backend, out_dir, req.backend.name)

@@ -18,6 +18,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from repro import _subprocess
+from repro.backends.registry import BACKENDS
 from repro.privacy import redact_text, result_variables
 
 FINGERPRINT_SCHEMA = "repro.machine.fingerprint/v1"
@@ -164,7 +166,6 @@ def _os_release() -> str | None:
 
 
 def _gpus() -> list[dict[str, str]] | None:
-    from repro import _subprocess
 
     if _subprocess.which("nvidia-smi") is None:
         return None
@@ -196,7 +197,6 @@ def _native(deep: bool) -> dict[str, Any]:
     """Each backend's build information (imports the backends, so only when `deep`)."""
     if not deep:
         return {}
-    from repro.backends.registry import BACKENDS
 
     return {name: plugin.build_info() for name, plugin in BACKENDS.items()}
 

@@ -25,11 +25,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repro import _subprocess
+from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text, writing
+from repro.environments.registry import realize
 from repro.errors import SpecError, UsageError
+from repro.mlperf.accuracy import primary_metric
+from repro.mlperf.loadgen_logs import read_logs
+from repro.mlperf.tree import headline_metric
+from repro.replay import Replayer, ReplayOptions
 from repro.runs import layout
 from repro.runs.record import RunRecord, TestRecord
-from repro.runs.store import load_run
+from repro.runs.store import check_files, load_run, open_run
+from repro.spec.io import load_spec, parse_spec
 
 if TYPE_CHECKING:
     from repro.spec.types import Artifact
@@ -156,7 +164,6 @@ def _model_of(record: RunRecord) -> Artifact | None:
 def _truncate(src: Path, dest: Path) -> str:
     """The accuracy log as MLPerf's truncation keeps it: whole under 4096 bytes, else its first
     and last 4096 bytes joined by a marker; the full log's sha256 (read in chunks)."""
-    from repro.artifacts.cache import sha256_file
 
     digest = sha256_file(src)
     size = src.stat().st_size
@@ -256,7 +263,6 @@ def check_given(given: Any, *, division: str, submitter: str, system: str) -> No
 def _runs_to_submit(runs: list[Path]) -> list[tuple[Path, RunRecord]]:
     """Finished runs, each once, whole (every file as its record says), each scenario of a
     benchmark from one run only."""
-    from repro.runs.store import check_files, open_run
 
     if len({r.resolve() for r in runs}) != len(runs):
         raise UsageError("a run is given twice")
@@ -418,8 +424,6 @@ def round_seeds() -> dict[str, int] | None:
     import subprocess
     import sys
 
-    from repro import _subprocess
-
     try:
         proc = _subprocess.run([sys.executable, "-c", _ROUND_SEEDS], timeout_s=60)
         seeds: dict[str, int] = json.loads(proc.stdout)
@@ -478,7 +482,6 @@ def _check_result(
 ) -> list[Violation]:
     """One result folder (`results/<system>/<benchmark>/<Scenario>`): every rule, none skipped
     because another failed."""
-    from repro.mlperf.accuracy import primary_metric
 
     out: list[Violation] = []
     where = str(scenario_dir)
@@ -556,7 +559,6 @@ def _check_result(
 def _check_performance(
     run1: Path, scenario: str, *, division: str, seeds: dict[str, int] | None
 ) -> list[Violation]:
-    from repro.mlperf.loadgen_logs import read_logs
 
     out: list[Violation] = []
     m = read_logs(run1)
@@ -598,7 +600,6 @@ def _check_performance(
 def _headline(test: TestRecord) -> tuple[str, float | None, bool]:
     """(metric, value, higher is better) the compliance checks compare: SingleStream's early
     stopping estimate where LoadGen gave one, else the scenario's MLPerf metric."""
-    from repro.mlperf.tree import headline_metric
 
     key, _ = headline_metric(test.scenario, [test])
     if test.scenario == "SingleStream" and test.metrics.get("early_stopping_p90_ns"):
@@ -663,10 +664,6 @@ def compliance_runner(
     """Runs TEST01 and TEST04 of a scenario with LoadGen's audit.config, in the spec's
     environment, and writes them with their verification into the compliance folder."""
     import tempfile
-
-    from repro.environments.registry import realize
-    from repro.replay import Replayer, ReplayOptions
-    from repro.spec.io import load_spec, parse_spec
 
     def run(run_dir: Path, record: RunRecord, scenario: str, comp: Path) -> None:
         spec_path = spec_override or Path(record.spec_path)

@@ -26,7 +26,7 @@ from typing import IO, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repro.artifacts.cache import sha256_file
-from repro.atomic import writing
+from repro.atomic import atomic_path, writing
 from repro.errors import ArtifactError, ReproError, SpecError, UsageError
 
 MANIFEST = "manifest.json"
@@ -154,7 +154,6 @@ def _open(path: Path, *, write: bool, mode: str) -> Iterator[IO[bytes]]:
 
 def write_package(out: Path, sources: list[Source], manifest: PackageManifest) -> None:
     """The archive at `out` (written beside it under a temporary name, then renamed)."""
-    from repro.atomic import atomic_path
 
     mode = _mode(out)
     with (

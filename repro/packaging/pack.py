@@ -20,24 +20,32 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from repro import __version__
+from repro import __version__, _subprocess
 from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.artifacts.fetching import fetch_all
+from repro.attest.package import SIGNATURE, sign_members
 from repro.errors import ArtifactError, EnvironmentSetupError, SpecError, UsageError
 from repro.nix.flake_files import flake_files
 from repro.packaging.archive import (
+    MANIFEST,
     MAX_TOTAL_BYTES,
     Member,
     PackageManifest,
     Role,
     Source,
+    _mode,
+    _open,
+    _parse_manifest,
     check_cached_name,
     extract,
     write_package,
 )
 from repro.packaging.paths import paths_outside, references
 from repro.runs import layout
+from repro.runs.store import list_runs
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec
+from repro.spec.paths import resolve_path
 
 Reporter = Callable[[str], None]
 PACKAGE_ENDINGS = (".repro.tar", ".repro.tar.gz", ".repro.tgz", ".repro.tar.xz", ".repro.tar.zst")
@@ -67,7 +75,6 @@ def _files_of(folder: Path, *, limit: int) -> list[Path]:
 
 def _referenced(spec: ExperimentSpec, spec_path: Path, report: Reporter) -> list[tuple[Path, Role]]:
     """The spec and the files it names by relative path, absolute, with their roles."""
-    from repro.spec.paths import resolve_path
 
     base = spec_path.parent
     out: list[tuple[Path, Role]] = [(_absolute(spec_path), "spec")]
@@ -226,7 +233,6 @@ def _signature(
     sources: dict[str, Source],
 ) -> Member:
     """The package's signature member, over every other member."""
-    from repro.attest.package import SIGNATURE, sign_members
 
     if SIGNATURE in sources:
         raise UsageError(
@@ -251,7 +257,6 @@ def _add_artifacts(
     report: Reporter,
 ) -> None:
     """Every artifact's verified bytes by hash (recipes generated, URLs downloaded, once)."""
-    from repro.artifacts.fetching import fetch_all
 
     for name, m in fetch_all(spec, spec_path, cache=cache, progress=report).items():
         if spec.artifacts[name].path is None:
@@ -267,9 +272,6 @@ def _add_wheels(
 ) -> None:
     """The Python lock's wheels, downloaded by pip and checked against the lock's hashes."""
     import sys
-
-    from repro import _subprocess
-    from repro.spec.paths import resolve_path
 
     lock = spec.environment.python_lock
     if lock is None:
@@ -304,7 +306,6 @@ def _add_image(
     report: Reporter,
 ) -> None:
     """The spec's pinned Docker image, as `docker save` writes it."""
-    from repro import _subprocess
 
     image_id = getattr(spec.environment, "image_id", None)
     if image_id is None:
@@ -330,7 +331,6 @@ def _add_results(
     spec: ExperimentSpec, results_dir: Path, add: Callable[[str, Role, Path], None]
 ) -> None:
     """The spec's finished runs (not partial ones, not the original: that is in already)."""
-    from repro.runs.store import list_runs
 
     for run in list_runs(layout.spec_results(results_dir, spec.name)):
         if run.name == layout.ORIGINAL_RUN_ID:
@@ -342,8 +342,6 @@ def _add_results(
 def _is_our_package(path: Path) -> bool:
     """A regular file whose first member is a manifest (a package repro wrote)."""
     import tarfile
-
-    from repro.packaging.archive import MANIFEST, _mode, _open
 
     if not path.is_file():
         return False
@@ -370,8 +368,6 @@ def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageMani
     its bytes are wrong. Its cached artifacts are put into the artifact cache."""
     import fcntl
     import json
-
-    from repro.packaging.archive import MANIFEST, _parse_manifest
 
     if not package.is_file():
         raise SpecError(f"{package}: no such package file")

@@ -28,6 +28,7 @@ from repro.jsonio import canonical_json
 from repro.privacy import redact
 from repro.runs.facts import EnvironmentFacts, Facts, Fingerprint
 from repro.spec.io import format_validation_error
+from repro.spec.models import ExperimentSpec
 from repro.spec.types import ModeName, ScenarioName, Tolerances
 from repro.stats.verdicts import RunStatus, TestStatus
 
@@ -190,7 +191,6 @@ class RunRecord(BaseModel):
     def replayed_spec(self) -> ExperimentSpec | None:
         """The spec as replayed (`$.spec`), typed; None in a record of before it was kept."""
         # NOTE: imported here: the spec's models load the backend and environment registries
-        from repro.spec.models import ExperimentSpec
 
         if self.spec is None:
             return None

@@ -10,10 +10,14 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from repro.artifacts.cache import sha256_file
 from repro.errors import SpecError
+from repro.mlperf.loadgen_logs import read_logs
+from repro.mlperf.tree import find_results, read_mlperf_result
 from repro.runs import layout
 from repro.runs.record import DAMAGED_HINT, RunRecord, record_digest
-from repro.spec.io import format_validation_error
+from repro.spec.io import format_validation_error, spec_id
+from repro.spec.models import ExperimentSpec
 
 SideKind = Literal["repro", "mlperf"]
 
@@ -89,8 +93,6 @@ def _check_digest(path: Path, raw: Any) -> None:
 
 def _check_spec(path: Path, record: RunRecord) -> None:
     """The spec a record embeds is a spec, and the one its `spec_id` names."""
-    from repro.spec.io import spec_id
-    from repro.spec.models import ExperimentSpec
 
     if record.spec is None:
         return
@@ -219,7 +221,6 @@ def open_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun
     benchmark, scenario, `performance/run_k`). With `unread`, a level that holds several
     results skips one that cannot be read and says it there (file and reason): one odd file
     never stops a round; a single result that cannot be read is an error as ever."""
-    from repro.mlperf.tree import find_results, read_mlperf_result
 
     if not path.exists():
         raise SpecError(f"{path}: no such directory")
@@ -263,7 +264,6 @@ def open_replay(path: Path) -> LoadedRun:
 def replay_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun]:
     """Every run a replay argument names: a repro run directory, or the published results at
     any level of a tree (never `results/<name>/`'s original: that is not a replay)."""
-    from repro.mlperf.tree import find_results
 
     _refuse_unfinished(path)
     if not layout.record_file(path).is_file() and path.is_dir() and find_results(path):
@@ -285,7 +285,6 @@ def _refuse_unfinished(path: Path) -> None:
 
 def digest_files(run: Path) -> dict[str, str]:
     """sha256 of every file of a run directory but its record, by relative path."""
-    from repro.artifacts.cache import sha256_file
 
     record = layout.record_file(run)
     return {
@@ -303,7 +302,6 @@ def check_files(run: LoadedRun) -> list[str]:
         if not path.is_file():
             problems.append(f"{path}: missing (the run recorded it)")
             continue
-        from repro.artifacts.cache import sha256_file
 
         got = sha256_file(path)
         if got != want:
@@ -323,7 +321,6 @@ def check_metrics(run: LoadedRun) -> list[str]:
     The report judges the record's numbers; the logs are what LoadGen wrote. An edited record
     (or logs replaced by another run's) shows here.
     """
-    from repro.mlperf.loadgen_logs import read_logs
 
     problems = []
     for t in run.record.tests:

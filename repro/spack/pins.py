@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from repro.artifacts.cache import sha256_file
 from repro.errors import SpecError
 from repro.spack.lockfile import SpackLock, read_spack_lock
 from repro.spack.manifest import check_consistency, read_manifest
@@ -33,7 +34,6 @@ def pins_from_files(manifest_path: Path, spec_dir: Path) -> dict[str, Any]:
     The lock must have been concretized from this manifest (its roots are the manifest's
     specs), or the pins would claim a stack the manifest does not describe.
     """
-    from repro.artifacts.cache import sha256_file
 
     manifest = read_manifest(manifest_path)
     pins: dict[str, Any] = {

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from repro.artifacts.cache import read_verified
 from repro.atomic import atomic_path
 from repro.backends.base import check_io_names
 from repro.backends.tvm import TvmOptions, TvmRuntime
@@ -70,7 +71,6 @@ def module_key(
 def unpack_database(path: Path, work_dir: Path, *, sha256: str | None = None) -> tuple[Path, Path]:
     """The two JSON-lines files of a MetaSchedule database from repro's one-file form; with
     `sha256`, the bytes read are checked against the pin first."""
-    from repro.artifacts.cache import read_verified
 
     data = read_verified(path, sha256, what="tuning database") if sha256 else path.read_bytes()
     doc = json.loads(data)

@@ -13,12 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from repro import _subprocess
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetch import materialize
 from repro.atomic import atomic_path
 from repro.backends.tvm import TvmOptions
-from repro.errors import BackendUnavailableError, SpecError
-from repro.spec.io import parse_spec, write_spec
+from repro.errors import BackendUnavailableError, ReproError, RunError, SpecError
+from repro.spec.io import load_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec
 
 Reporter = Callable[[str], None]
@@ -43,9 +44,6 @@ def tune(
     import importlib.util
     import json
     import sys
-
-    from repro import _subprocess
-    from repro.errors import RunError
 
     opts = spec.backend.options
     if not isinstance(opts, TvmOptions):
@@ -185,9 +183,6 @@ def tune_database(
 def main(argv: list[str]) -> int:
     """`python -m repro.backends.tvm.tuning SPEC TRIALS OUT CACHE_DIR` (run by `tune`)."""
     import json
-
-    from repro.errors import ReproError
-    from repro.spec.io import load_spec
 
     spec_path, trials, out_path, cache_dir = argv
     try:

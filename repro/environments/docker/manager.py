@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
 from repro.containers import image as images
+from repro.containers.launch import LaunchError, check_mount
 from repro.environments.base import (
     CaptureContext,
     CapturePlan,
@@ -30,6 +31,7 @@ from repro.environments.base import (
 from repro.environments.docker import CPUSET, MEMORY, DockerEnvironment
 from repro.environments.section import EnvironmentSpecBase
 from repro.errors import EnvironmentSetupError, ReproError, SpecError
+from repro.spec.io import spec_id
 from repro.spec.paths import resolve_path
 
 if TYPE_CHECKING:
@@ -143,7 +145,6 @@ class DockerManager(EnvironmentManager):
             return self._realize(c, spec, spec_path)
 
     def _realize(self, c: Any, spec: ExperimentSpec, spec_path: Path) -> RealizedEnvironment:
-        from repro.containers.launch import LaunchError, check_mount
 
         env_spec = spec.environment
         rebuild = bool(self.options.get("rebuild"))
@@ -275,7 +276,6 @@ class DockerManager(EnvironmentManager):
         reuse: bool = False,
     ) -> images.BuiltImage:
         """The image of the spec's Python lock: reused by its tag when `reuse`, else built."""
-        from repro.spec.io import spec_id
 
         lock_path = self._lock_path(spec, spec_path)
         lock = spec.environment.python_lock
@@ -311,7 +311,6 @@ class DockerManager(EnvironmentManager):
         base = base or (env.base if isinstance(env, DockerEnvironment) else None)
         if not artifacts:
             return self._from_lock(spec, spec_path, base, tag=tag)
-        from repro.spec.io import spec_id
 
         lock_path = self._lock_path(spec, spec_path)
         lock = spec.environment.python_lock

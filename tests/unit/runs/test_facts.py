@@ -18,7 +18,9 @@ from repro.runs.store import load_run
 
 PACKAGE = Path(__file__).resolve().parents[3] / "repro"
 #: the readers of a record's free-form fields that read them typed
-TYPED_READERS = ("mlperf/submission.py", "attest/chain.py", "dispatch/gather.py", "compare/nodes.py")
+TYPED_READERS = (
+    "mlperf/submission.py", "attest/chain.py", "dispatch/gather.py", "compare/nodes.py",
+)  # fmt: skip
 FREE_FORM = {"spec", "environment", "fingerprint"}
 
 
