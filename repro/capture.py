@@ -33,11 +33,12 @@ from repro.capture_checks import (
     check_spec,
     plan_environment,
 )
-from repro.environments.base import CaptureContext
+from repro.claims import CheckOptions, check_claims, with_evidence
+from repro.environments.base import CaptureContext, RealizedEnvironment
 from repro.environments.native.manager import NativeManager
 from repro.environments.pylock import LOCK_NAME, write_python_lock
 from repro.errors import SpecError, UsageError
-from repro.machine.fingerprint import collect
+from repro.machine.fingerprint import collect, hardware_from
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
@@ -94,6 +95,8 @@ class CaptureOptions:
     replay: ReplayOptions = field(default_factory=ReplayOptions)
     #: command-line flags changed the --from spec (errors then say so)
     flags_over_from: bool = False
+    #: measure the spec's claims after the original (their evidence goes into the spec)
+    claims: bool = True
 
 
 def _rel(target: Path, start: Path) -> str:
@@ -147,21 +150,6 @@ def _keep_in_cache(produced: Path, cache: ArtifactCache) -> str:
         cache.path_for(sha256).parent.mkdir(parents=True, exist_ok=True)
         cache.commit(produced, sha256)
     return sha256
-
-
-def hardware_from(fp: dict[str, Any]) -> dict[str, Any]:
-    """The spec's hardware section from a fingerprint."""
-    hw, cpu = fp.get("hardware", {}), fp.get("hardware", {}).get("cpu", {})
-    return Hardware(
-        cpu_model=cpu.get("model"),
-        cpu_vendor=cpu.get("vendor"),
-        logical_cpus=cpu.get("logical_cpus"),
-        physical_cores=cpu.get("physical_cores"),
-        sockets=cpu.get("sockets"),
-        memory_bytes=hw.get("memory_bytes"),
-        machine=hw.get("machine"),
-        cpu_flags=cpu.get("flags") or [],
-    ).model_dump(exclude_none=True)
 
 
 def pin_environment(
@@ -564,13 +552,44 @@ def _run_original(
     refs = reference_predictions(staged, record)
     if refs is not None:
         original["reference_predictions"] = refs
-    final = write_spec(
-        spec.model_copy(update={"original": Original.model_validate(original)}), spec_path
-    )
+    measured = spec.model_copy(update={"original": Original.model_validate(original)})
+    if opts.claims and measured.claims:
+        try:
+            measured = _measure_claims(measured, spec_path, env, cache, opts, report, progress)
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            report("the claims could not be measured: the new original is discarded")
+            raise
+    final = write_spec(measured, spec_path)
     _replace_dir(staged, original_dir)  # last: until here the earlier original stands
     _say_what_changed(previous, final, report)
     report(f"wrote {spec_path} (id {final.id})")
     return Captured(spec_path, final, original_dir, record)
+
+
+def _measure_claims(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    env: RealizedEnvironment,
+    cache: ArtifactCache,
+    opts: CaptureOptions,
+    report: Reporter,
+    progress: ProgressFactory,
+) -> ExperimentSpec:
+    """Every claim measured on this machine, in the original's environment, its evidence in
+    the spec (with the original's reference predictions: an agreement metric scores by them)."""
+
+    def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
+        return Replayer(
+            variant, spec_path, env, cache=cache, opts=replay_opts, report=report,
+            progress=progress,
+        )  # fmt: skip
+
+    outcomes = check_claims(
+        spec, spec_path, factory=factory, opts=CheckOptions(results_dir=opts.results_dir),
+        report=report,
+    )  # fmt: skip
+    return with_evidence(spec, outcomes)
 
 
 def _replace_dir(new: Path, old: Path) -> None:

@@ -283,6 +283,11 @@ class Replayer:
         return self._work
 
     @property
+    def started(self) -> bool:
+        """`begin()` made the run's folder and record (and `finish()` has yet to be called)."""
+        return self._record is not None and self._work is not None and self._work.exists()
+
+    @property
     def record(self) -> RunRecord:
         """The run record as far as it got."""
         assert self._record is not None, "begin() first"

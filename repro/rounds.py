@@ -83,7 +83,7 @@ def run_rounds(
             side.begin()
         try:
             for k in range(1, stopping.max_rounds + 1):
-                order = _order(k, len(sides), rng, orders)
+                order = balanced_order(k, len(sides), rng, orders)
                 orders.append(["a" if i == 0 else "b" for i in order])
                 started = time.monotonic()
                 for i in order:
@@ -176,7 +176,9 @@ def _still_open(
     return {s for s in running if s in open_now}
 
 
-def _order(k: int, n_sides: int, rng: np.random.Generator, previous: list[list[str]]) -> list[int]:
+def balanced_order(
+    k: int, n_sides: int, rng: np.random.Generator, previous: list[list[str]]
+) -> list[int]:
     """Which side runs first in round k. Rounds come in balanced pairs: the order of an odd
     round is drawn, the next round runs the reverse, so that each side runs first equally
     often (running second after the other side's tests is measurably different here: a 5 %

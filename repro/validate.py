@@ -21,9 +21,11 @@ from repro.errors import SpecError
 from repro.spack.lockfile import read_spack_lock
 from repro.spack.manifest import check_consistency, read_manifest
 from repro.spack.section import SpackPins
+from repro.spec.claims import SIDES, Claim, Side
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName, Workload
 from repro.spec.paths import resolve_path
+from repro.spec.variants import VariantError, claim_where, variant_specs
 
 #: TestSettings fields that belong to one scenario only
 SCENARIO_FIELDS: dict[ScenarioName, tuple[str, ...]] = {
@@ -272,7 +274,70 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                     f"has {len(ref.top1)} entries, total_sample_count is {wl.total_sample_count}",
                 )
             )
+    return problems + _check_claims(spec, spec_path, problems)
+
+
+#: the latency percentiles LoadGen's summary gives (a Server bound at another one cannot be
+#: read from a run's metrics)
+_PERCENTILES = {0.5: "latency_p50_ns", 0.9: "latency_p90_ns", 0.99: "latency_p99_ns"}
+
+
+def _check_claims(spec: ExperimentSpec, spec_path: Path, own: list[Problem]) -> list[Problem]:
+    """Each claim's variants are valid experiments that measure its metric; a problem a
+    variant shares with the spec itself is the spec's, said once."""
+    problems: list[Problem] = []
+    seen = {(p.where, p.message) for p in own}
+    for claim in spec.claims or []:
+        where = claim_where(spec, claim)
+        try:
+            sides = variant_specs(spec, claim, source=str(spec_path))
+        except VariantError as exc:
+            problems.append(Problem(exc.where, exc.detail))
+            continue
+        for side in SIDES:
+            variant = sides[side]
+            problems += _measures(claim, side, variant, where)
+            problems += [
+                Problem(f"{where}.{side}: {p.where}", p.message, p.severity)
+                for p in check(variant, spec_path)
+                if (p.where, p.message) not in seen
+            ]
     return problems
+
+
+def _measures(claim: Claim, side: Side, variant: ExperimentSpec, where: str) -> list[Problem]:
+    """The variant runs the scenario (and the mode) the claim's metric needs."""
+    metric = claim.parsed_metric
+    wl = variant.workload
+    runs = [s.scenario for s in wl.scenarios]
+    if metric.is_accuracy:
+        if "accuracy" in wl.modes:
+            return []
+        return [Problem(f"{where}.metric", f"accuracy: the {side} variant runs no accuracy mode "
+                        f"(its modes: {wl.modes})")]  # fmt: skip
+    scenario = metric.scenarios()[side]
+    if scenario not in runs:
+        return [
+            Problem(
+                f"{where}.metric",
+                f"{claim.metric}: the {side} variant runs no {scenario} scenario (it runs "
+                f"{', '.join(runs)}), so it does not measure it",
+            )
+        ]
+    if "performance" not in wl.modes:
+        return [Problem(f"{where}.metric", f"{claim.metric}: the {side} variant runs no "
+                        "performance mode")]  # fmt: skip
+    settings = next(s.settings for s in wl.scenarios if s.scenario == scenario)
+    percentile = settings.server_target_latency_percentile
+    if metric.is_feasibility and side == "candidate" and percentile not in (None, *_PERCENTILES):
+        return [
+            Problem(
+                f"{where}.metric",
+                f"{claim.metric}: Server's latency bound is at percentile {percentile}; a "
+                "feasibility claim reads LoadGen's p50, p90 or p99",
+            )
+        ]
+    return []
 
 
 def check_contents(spec: ExperimentSpec, files: Mapping[str, Path]) -> list[Problem]:

@@ -187,6 +187,12 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 )
 @click.option("--no-run", is_flag=True, help="Pin and write the spec, run nothing.")
 @click.option(
+    "--no-claims",
+    is_flag=True,
+    help="Do not measure the spec's claims after the original (they keep the evidence they "
+    "have); by default each is measured here, in paired rounds, and its evidence recorded.",
+)
+@click.option(
     "--repeat",
     type=click.IntRange(min=1),
     default=None,
@@ -227,6 +233,7 @@ def capture(
     docker_base: str | None,
     docker_bake_artifacts: bool,
     no_run: bool,
+    no_claims: bool,
     repeat: int | None,
     min_duration_ms: int | None,
     force: bool,
@@ -282,6 +289,7 @@ def capture(
         docker_base=docker_base,
         docker_bake=docker_bake_artifacts,
         run=not no_run,
+        claims=not no_claims,
         force=force,
         flags_over_from=from_spec is not None and raw != unflagged,
         replay=ReplayOptions(repeat=repeat or _rounds_of(base), min_duration_ms=min_duration_ms),

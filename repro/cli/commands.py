@@ -6,6 +6,7 @@ import click
 
 from repro.cli.attest_cmds import attest, keygen, verify
 from repro.cli.capture_cmd import capture
+from repro.cli.claim_cmds import claim
 from repro.cli.env_cmds import env
 from repro.cli.image_cmd import image
 from repro.cli.import_cmd import import_mlperf
@@ -24,6 +25,7 @@ from repro.cli.sweep_cmd import sweep
 COMMANDS: list[click.Command] = [
     capture,
     replay,
+    claim,
     sweep,
     profile,
     report,

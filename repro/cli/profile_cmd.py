@@ -82,7 +82,7 @@ def profile(
       repro profile specs/ort-resnet50.json --samples 32 --trace resnet50.trace.json
       repro profile specs/ort-digits.json --into results/ort-digits/original
     """
-    from repro.cli.replay_steps import realized_replayer
+    from repro.cli.realize import realized_replayer
     from repro.profiles.model import read_profile
     from repro.profiling import check_into, check_profiler, default_scenario, profile_settings
     from repro.replay import ReplayOptions

@@ -47,6 +47,10 @@ STEPS: Final[Mapping[Mode, Steps]] = {
     "until-decided": (
         *_FROM_SPEC, step.plan_replay, step.plan_rounds, step.open_original, *_ROUNDS,
     ),
+    "claims": (
+        *_FROM_SPEC, step.require_claims, step.plan_replay, step.realize_replay,
+        step.replay_once, step.show_run, step.check_claims, step.report_claims,
+    ),
     "on": _DISPATCHED,
     "resume": (step.check_values, step.resume_parts, *_ONE_RUN),
 }  # fmt: skip
@@ -147,19 +151,27 @@ STEPS: Final[Mapping[Mode, Steps]] = {
     "the baseline or, without --against, the spec's stored original.",
 )
 @click.option(
+    "--claims",
+    "claims",
+    is_flag=True,
+    help="Check the spec's claims too: each claim's variants interleaved on this machine until "
+    "decided; the report's Claims section comes first, and --json and the exit code follow the "
+    "claims (0 hold, 1 one does not hold).",
+)
+@click.option(
     "--max-rounds",
     type=click.IntRange(min=1, max=1000),
     default=None,
     help="Cap on rounds with --until-decided (default 8); the rounds with --against otherwise "
-    "(default: --repeat).",
+    "(default: --repeat); per claim with --claims (default: the claim's).",
 )
 @click.option(
     "--max-time",
     "max_time_s",
     type=click.FloatRange(min=1, max=7 * 24 * 3600),
-    default=600.0,
-    show_default=True,
-    help="Cap on the seconds of rounds with --until-decided.",
+    default=None,
+    help="Cap on the seconds of rounds with --until-decided (default 600); per claim with "
+    "--claims (default: the claim's).",
 )
 @click.option(
     "--report-dir",
@@ -213,6 +225,7 @@ def replay(ctx: click.Context, /, **values: Any) -> None:
     Example:
       repro replay specs/ort-digits.json --min-duration-ms 1000 --repeat 3
       repro replay specs/ort-digits.json --against self --until-decided --max-rounds 6
+      repro replay specs/ort-resnet50.json --claims --min-duration-ms 1000
       repro replay specs/ort-resnet50.json --against self --baseline-backend-option \\
         intra_op_threads=1 --repeat 3
       repro replay specs/ort-digits.json --on slurm --repeat 4 --partition debug

@@ -15,12 +15,12 @@ from repro.spec.models import ModeName, ScenarioName
 
 #: what one `repro replay` does: a plain replay, one followed by a profiled pass, rounds until
 #: decided against the spec's original, rounds against a baseline (with or without
-#: --until-decided), parts dispatched by an executor (`--on`: this machine, Slurm, ...), or a
-#: dispatched run resumed
-Mode = Literal["plain", "profile", "until-decided", "against", "on", "resume"]
+#: --until-decided), a replay and the spec's claims checked (`--claims`), parts dispatched by
+#: an executor (`--on`: this machine, Slurm, ...), or a dispatched run resumed
+Mode = Literal["plain", "profile", "until-decided", "against", "claims", "on", "resume"]
 MODES: Final[frozenset[Mode]] = frozenset(get_args(Mode))
 #: the modes that run on this machine, and those that start a run from a SPEC
-HERE: Final[frozenset[Mode]] = frozenset({"plain", "profile", "until-decided", "against"})
+HERE: Final[frozenset[Mode]] = frozenset({"plain", "profile", "until-decided", "against", "claims"})
 STARTED: Final[frozenset[Mode]] = MODES - {"resume"}
 
 
@@ -46,8 +46,9 @@ class ReplayArgs:
     baseline_env: str | None
     baseline_options: tuple[str, ...]
     until_decided: bool
+    claims: bool
     max_rounds: int | None
-    max_time_s: float
+    max_time_s: float | None
     order_seed: int | None
     report_dir: Path | None
     profile: bool
@@ -91,10 +92,17 @@ class Company:
 #: which options go with which mode, checked in this order: the first row broken is the error
 COMPANY: Final[tuple[Company, ...]] = (
     Company(
-        ("--against", "--until-decided", "--profile"),
+        ("--against", "--until-decided", "--profile", "--claims"),
         HERE,
-        "--on and --resume dispatch a plain replay; --against, --until-decided and --profile "
-        "run on this machine",
+        "--on and --resume dispatch a plain replay; --against, --until-decided, --profile and "
+        "--claims run on this machine",
+    ),
+    Company(
+        ("--against", "--until-decided", "--profile"),
+        HERE - {"claims"},
+        "--claims replays the spec and checks its claims, each claim's variants interleaved "
+        "until decided: without --against, --until-decided or --profile",
+        hint="check a baseline with `repro replay SPEC --against BASELINE` on its own",
     ),
     Company(("SPEC",), STARTED, "--resume RUN takes no SPEC: the run's plan holds the spec it ran"),
     Company(
@@ -152,6 +160,8 @@ def mode_of(args: ReplayArgs) -> Mode:
         return "resume"
     if args.on is not None:
         return "on"
+    if args.claims:
+        return "claims"
     if args.against is not None:
         return "against"
     if args.until_decided:

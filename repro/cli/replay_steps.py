@@ -14,12 +14,14 @@ import click
 from repro.artifacts.cache import ArtifactCache
 from repro.cli.dispatch_opts import executor_from_flags, resume_executor
 from repro.cli.params import parse_key_value
-from repro.cli.progress import TimedBar, note
+from repro.cli.progress import note
+from repro.cli.realize import realized_replayer
 from repro.cli.replay_options import ReplayArgs
 from repro.cli.run_output import print_run, print_run_summary, raise_unless_complete
 from repro.errors import RunError, UsageError
 
 if TYPE_CHECKING:
+    from repro.claims import Outcome as ClaimOutcome
     from repro.dispatch.plan import DispatchPlan
     from repro.replay import Replayer, ReplayOptions
     from repro.rounds import Outcome, Stopping
@@ -49,6 +51,8 @@ class ReplayState:
     replayer: Replayer | None = None
     run: tuple[Path, RunRecord] | None = None
     outcome: Outcome | None = None
+    #: --claims: what each claim's rounds measured
+    claims: list[ClaimOutcome] | None = None
 
     @property
     def cache(self) -> ArtifactCache:
@@ -260,7 +264,7 @@ def plan_rounds(state: ReplayState) -> ReplayState:
         until_decided=args.until_decided,
         min_rounds=min(2, rounds),
         max_rounds=rounds,
-        max_time_s=args.max_time_s,
+        max_time_s=600.0 if args.max_time_s is None else args.max_time_s,
     )
     base_id = opts.run_id or new_run_id()
     opts = replace(opts, run_id=f"{base_id}-replay" if args.against else base_id)
@@ -340,21 +344,91 @@ def report_rounds(state: ReplayState) -> ReplayState:
     raise click.exceptions.Exit(code)
 
 
-# -- shared with `repro profile`
+# -- claims (--claims)
 
 
-def realized_replayer(
-    spec: ExperimentSpec, spec_path: Path, env_name: str, opts: ReplayOptions, cache: ArtifactCache
-) -> Replayer:
-    """The environment `env_name` realized for the spec, and a Replayer of it there."""
-    from repro.environments.registry import realize
-    from repro.replay import Replayer
+def require_claims(state: ReplayState) -> ReplayState:
+    """--claims: the spec states claims (checked, with their variants, by `load_spec`)."""
+    spec, path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    if not spec.claims:
+        raise UsageError(
+            f"{path}: $.claims: --claims checks the spec's claims, and it states none",
+            hint="add one with `repro claim add`",
+        )
+    return state
 
-    env = realize(
-        env_name, spec, spec_path, cache.root / "envs", report=note, options=opts.env_options
+
+def check_claims(state: ReplayState) -> ReplayState:
+    """Each claim's variants interleaved on this machine until decided."""
+    from repro.claims import CheckOptions
+    from repro.cli.claim_cmds import replayer_factory, run_claims
+
+    args, spec, path = state.args, need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    opts = CheckOptions(
+        results_dir=args.results_dir, max_rounds=args.max_rounds, max_time_s=args.max_time_s,
+        seed=args.order_seed, check_id=f"{need(state.run, 'a run')[1].run_id}-claims",
+    )  # fmt: skip
+    outcomes = run_claims(spec, path, replayer_factory(path, args.env_name, state.cache), opts)
+    return replace(state, claims=outcomes)
+
+
+def report_claims(state: ReplayState) -> ReplayState:
+    """The report: the claims first, then the replay against the spec's original (when it has
+    one, and they have something to compare); the exit code and --json follow the claims."""
+    from repro.claims import claims_check, results_of
+    from repro.cli.claim_cmds import write_claims
+    from repro.cli.report_cmd import write_report
+    from repro.reports.claims import render_text
+    from repro.reports.model import claims_summary
+    from repro.stats.verdicts import claims_verdict
+
+    spec, outcomes = need(state.spec, "the spec"), need(state.claims, "the claims")
+    check = claims_check(spec, outcomes)
+    if state.args.as_json:
+        click.echo(check.model_dump_json(indent=2, by_alias=True))
+    absolute = _absolute_report(state)
+    if absolute is None:
+        write_claims(check, state.args.report_dir or Path("reports") / spec.name)
+        if not state.args.as_json:
+            click.echo(render_text(check), nl=False)
+        raise click.exceptions.Exit(check.exit_code())
+    results = results_of(spec, outcomes)
+    report = absolute.model_copy(
+        update={"claims": results, "claims_verdict": claims_verdict(c.verdict for c in results)}
     )
-    note(f"environment: {env.manager} ({env.reason})")
-    return Replayer(spec, spec_path, env, cache=cache, opts=opts, report=note, progress=TimedBar)
+    note(f"claims: {claims_summary(results)}")
+    code = write_report(
+        report, output=state.args.report_dir, formats=("md", "html", "json"),
+        quiet=state.args.as_json,
+    )  # fmt: skip
+    raise click.exceptions.Exit(code)
+
+
+def _absolute_report(state: ReplayState) -> Any:
+    """The replay against the spec's original, or None (no original, nothing comparable)."""
+    from repro.compare import build_report
+    from repro.errors import SpecError
+    from repro.runs.store import LoadedRun, open_run
+    from repro.spec.paths import resolve_path
+
+    spec, path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    if spec.original is None:
+        note("the spec has no original: the report is the claims alone")
+        return None
+    original = open_run(resolve_path(spec.original.path, path.parent))
+    run_dir, record = need(state.run, "a run")
+    try:
+        return build_report(
+            original,
+            [LoadedRun(run_dir, "repro", record)],
+            tolerances=original.record.tolerances or spec.tolerances,
+        )
+    except SpecError as exc:
+        note(f"the replay is not compared with the original: {exc.message}")
+        return None
+
+
+# -- shared with `repro profile`
 
 
 def with_backend_options(

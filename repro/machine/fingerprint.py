@@ -21,6 +21,7 @@ from typing import Any
 from repro import _subprocess
 from repro.backends.registry import BACKENDS
 from repro.privacy import redact_text, result_variables
+from repro.spec.types import Hardware
 
 FINGERPRINT_SCHEMA = "repro.machine.fingerprint/v1"
 #: CPU flags that change which kernels inference libraries pick
@@ -242,6 +243,21 @@ def collect(*, deep: bool = False) -> dict[str, Any]:
         "native": _native(deep),
         "variables": result_variables(),
     }
+
+
+def hardware_from(fp: dict[str, Any]) -> dict[str, Any]:
+    """The spec's hardware section from a fingerprint."""
+    hw, cpu = fp.get("hardware", {}), fp.get("hardware", {}).get("cpu", {})
+    return Hardware(
+        cpu_model=cpu.get("model"),
+        cpu_vendor=cpu.get("vendor"),
+        logical_cpus=cpu.get("logical_cpus"),
+        physical_cores=cpu.get("physical_cores"),
+        sockets=cpu.get("sockets"),
+        memory_bytes=hw.get("memory_bytes"),
+        machine=hw.get("machine"),
+        cpu_flags=cpu.get("flags") or [],
+    ).model_dump(exclude_none=True)
 
 
 if __name__ == "__main__":

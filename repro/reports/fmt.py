@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from repro.reports.model import MetricResult
+    from repro.reports.model import ClaimResult, MetricResult
 
 
 def value(v: Any, unit: str) -> str:
@@ -96,3 +97,41 @@ def profile_side(name: str, side: Any) -> str:
         f"{side.per_sample_ns / 1e3:.1f} us per sample; {side.outside_share:.1%} outside the "
         f"layers; {overhead} (a separate pass: the measured tests were not profiled)"
     )
+
+
+CLAIM_MARK = {
+    "holds": "✓ holds",
+    "does not hold": "✗ does not hold",
+    "inconclusive": "⚠ inconclusive",
+}
+MATCH_MARK = {
+    "matches": "✓ matches",
+    "differs": "≠ differs",
+    "inconclusive": "⚠ inconclusive",
+    "no original": "- no original",
+}
+
+
+def claim_figure(quantity: str, value: float | None, ci: list[float] | None) -> str:
+    """A claim's quantity: `1.87x [1.80, 1.95]`, `0.0312`, `0.62 of the bound [0.55, 0.70]`."""
+    if value is None:
+        return "-"
+    if quantity == "drop":
+        return f"{value:.4f}" + ("" if ci is None else f" [{ci[0]:.4f}, {ci[1]:.4f}]")
+    unit = " of the bound" if quantity == "margin" else "x"
+    if ci is None:
+        return f"{value:.3g}{unit} (exact)"
+    if math.isinf(ci[1]):
+        return f"{value:.3g}{unit} (one round)"
+    return f"{value:.3g}{unit} [{ci[0]:.3g}, {ci[1]:.3g}]"
+
+
+def here_figure(c: ClaimResult) -> str:
+    """This machine's figure of a claim, with the Server rate a feasibility claim tested."""
+    shown = claim_figure(c.quantity, c.value, c.ci)
+    return shown + (f" at {c.target_qps:.3g} QPS" if c.target_qps is not None else "")
+
+
+def original_figure(c: ClaimResult) -> str:
+    """The original's figure of a claim."""
+    return claim_figure(c.quantity, c.original_value, c.original_ci)

@@ -6,15 +6,19 @@ import html
 import math
 
 from repro.reports.fmt import (
+    CLAIM_MARK,
+    MATCH_MARK,
     VERDICT_MARK,
     adjusted_verdict,
     delta,
+    here_figure,
     interval,
+    original_figure,
     runs,
     speed_index,
     value,
 )
-from repro.reports.model import CdfPoints, MetricResult, Report
+from repro.reports.model import CdfPoints, ClaimResult, MetricResult, Report, claims_summary
 from repro.reports.profile_html import render_profile
 
 CSS = """
@@ -155,6 +159,29 @@ def bars_svg(metrics: list[MetricResult], title: str) -> str:
     return "".join(parts)
 
 
+def claims_html(claims: list[ClaimResult], summary: str) -> list[str]:
+    """The Claims section: one row per claim, with its verdicts and why."""
+    e = html.escape
+    out = [
+        f"<h2>Claims</h2><p><b>{e(summary)}</b></p>",
+        "<table><tr><th>claim</th><th>bound</th><th>original</th><th>this machine</th>"
+        "<th>verdict</th><th>vs the original</th><th>why</th></tr>",
+    ]
+    for c in claims:
+        cls = {"holds": "reproduced", "does not hold": "not-reproduced"}.get(
+            c.verdict, "inconclusive"
+        )
+        out.append(
+            f"<tr><td><b>{e(c.id)}</b>: {e(c.statement)}</td><td>{e(c.bound)}</td>"
+            f"<td>{e(original_figure(c))}</td><td>{e(here_figure(c))}</td>"
+            f"<td class='{cls}'>{e(CLAIM_MARK[c.verdict])}</td><td>{e(MATCH_MARK[c.match])}</td>"
+            f"<td>{e(c.reason)}; vs the original: {e(c.match_reason)} <small>({c.rounds} "
+            f"round(s), {c.elapsed_s:.0f} s)</small></td></tr>"
+        )
+    out.append("</table>")
+    return out
+
+
 def render(report: Report) -> str:
     e = html.escape
     out = [
@@ -162,7 +189,9 @@ def render(report: Report) -> str:
         f"<title>repro report: {e(report.spec_name)}</title><style>{CSS}</style></head><body>",
         f"<h1>Reproducibility report: {e(report.spec_name)}</h1>",
         f"<p class='verdict {_cls(report.verdict)}'>{e(VERDICT_MARK[report.verdict])}</p>",
-        f"<p>{e(report.summary)}</p><ul>",
+        f"<p>{e(report.summary)}</p>",
+        *(claims_html(report.claims, claims_summary(report.claims)) if report.claims else []),
+        "<ul>",
         f"<li>original: <code>{e(report.original.path)}</code> ({e(report.original.kind)}, "
         f"run <code>{e(report.original.run_id)}</code>)</li>",
     ]

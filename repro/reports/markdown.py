@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from repro.reports.fmt import (
+    CLAIM_MARK,
+    MATCH_MARK,
     VERDICT_MARK,
     adjusted_verdict,
     delta,
+    here_figure,
     interval,
     micros,
+    original_figure,
     profile_side,
     runs,
     speed_index,
     value,
 )
-from repro.reports.model import Report
+from repro.reports.model import ClaimResult, Report, claims_summary
 
 
 def render(report: Report) -> str:
@@ -23,6 +27,11 @@ def render(report: Report) -> str:
         "",
         f"**{VERDICT_MARK[report.verdict]}** — {text(report.summary)}",
         "",
+        *(
+            [*claims_lines(report.claims, claims_summary(report.claims)), ""]
+            if report.claims
+            else []
+        ),
         f"- original: {code(report.original.path)} ({report.original.kind}, run "
         f"{code(report.original.run_id)})",
         *[
@@ -118,6 +127,32 @@ def render(report: Report) -> str:
         lines.append("No difference between the two environments' fingerprints.")
     lines += ["", f"_repro {report.repro_version}, {report.generated_utc}_", ""]
     return "\n".join(lines)
+
+
+def claims_lines(claims: list[ClaimResult], summary: str) -> list[str]:
+    """`## Claims`: one row per claim (the claim, its bound, the original's figure and this
+    machine's, the verdicts), then each claim's reasons."""
+    lines = [
+        "## Claims",
+        "",
+        f"**{text(summary)}**",
+        "",
+        "| claim | bound | original | this machine | verdict | vs the original |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in claims:
+        lines.append(
+            f"| {code(c.id)}: {cell(c.statement)} | {cell(c.bound)} | {cell(original_figure(c))} "
+            f"| {cell(here_figure(c))} | {CLAIM_MARK[c.verdict]} | {MATCH_MARK[c.match]} |"
+        )
+    lines.append("")
+    for c in claims:
+        lines.append(
+            f"- {code(c.id)}: {text(c.reason)} ({c.method}; {c.rounds} round(s), "
+            f"{c.elapsed_s:.0f} s; {text(c.stopped)}); vs the original: {text(c.match_reason)}"
+            + (f"; the original ran on {text(c.original_machine)}" if c.original_machine else "")
+        )
+    return lines
 
 
 def _mark(verdict: str, judged: bool) -> str:

@@ -13,7 +13,9 @@ Format history (the `schema` field):
 #                   `adjusted.note` (why an adjusted verdict that differs from the
 #                   metric's does not count); `unknown_hardware` and the verdict
 #                   `not comparable: hardware unknown` (no fact of the hardware known to
-#                   both sides: a published result without its system description).
+#                   both sides: a published result without its system description);
+#                   `claims` and `claims_verdict` (the spec's claims checked on the replay's
+#                   machine, `repro replay --claims`: `ClaimResult`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from repro.profiles.diff import ProfileDiff
 from repro.profiles.model import LayerRow
-from repro.stats.verdicts import Verdict, exit_code
+from repro.stats.verdicts import (
+    ClaimVerdict,
+    MatchVerdict,
+    Verdict,
+    claims_exit_code,
+    claims_verdict,
+    exit_code,
+)
 
 REPORT_SCHEMA: Final = "repro.report/v2"
 REPORT_SCHEMA_PATH: Final = "specs/schema/report-v2.schema.json"
@@ -193,6 +202,73 @@ class ProfileSection(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+class ClaimResult(BaseModel):
+    """One claim checked on this machine: its bound, the original's figure and this machine's,
+    whether it holds here, and whether the figure matches the original's."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    statement: str
+    source: str | None = None
+    metric: str
+    bound: str = Field(description="the claim as a bound, e.g. 'candidate/baseline >= 1.7'")
+    quantity: Literal["ratio", "drop", "margin"] = Field(
+        description="ratio: candidate/baseline; drop: baseline - candidate (accuracy); margin: "
+        "Server's latency percentile over its bound at the claimed rate (< 1: within it)"
+    )
+    value: float = Field(description="this machine's quantity")
+    ci: list[float] | None = Field(None, description="its interval (None: exact)")
+    method: str
+    verdict: ClaimVerdict
+    reason: str
+    mde: float | None = Field(None, description="inconclusive: the smallest difference seen")
+    original_value: float | None = None
+    original_ci: list[float] | None = None
+    original_verdict: ClaimVerdict | None = None
+    original_machine: str | None = None
+    match: MatchVerdict
+    match_reason: str
+    rounds: int
+    stopped: str
+    elapsed_s: float
+    baseline: list[float] = Field(description="the baseline's metric, per round")
+    candidate: list[float] = Field(description="the candidate's metric, per round")
+    target_qps: float | None = Field(None, description="the Server rate a feasibility tested")
+    runs: dict[str, str] = Field(description="baseline/candidate -> the run's folder")
+
+
+class ClaimsCheck(BaseModel):
+    """The claims of a spec checked on one machine (`repro claim check`: claims.json)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    schema_: Literal["repro.claims/v1"] = Field("repro.claims/v1", alias="schema")
+    spec_name: str
+    spec_id: str
+    generated_utc: str
+    repro_version: str
+    machine: str = Field(description="this machine, in a line")
+    strict: bool = False
+    verdict: ClaimVerdict
+    summary: str
+    claims: list[ClaimResult]
+
+    def exit_code(self) -> int:
+        """1 when a claim does not hold (strict: or is inconclusive), else 0."""
+        return claims_exit_code((c.verdict for c in self.claims), strict=self.strict)
+
+
+def claims_summary(claims: list[ClaimResult]) -> str:
+    """`HOLDS: 3 claim(s) hold, 0 do not hold, 1 inconclusive; 2 match the original's`."""
+    verdict = claims_verdict(c.verdict for c in claims)
+    n = {v: sum(c.verdict == v for c in claims) for v in ("holds", "does not hold", "inconclusive")}
+    matches = sum(c.match == "matches" for c in claims)
+    return (
+        f"{verdict.upper()}: {n['holds']} claim(s) hold, {n['does not hold']} do not hold, "
+        f"{n['inconclusive']} inconclusive; {matches} of {len(claims)} match the original's "
+        "figure"
+    )
+
+
 class Report(BaseModel):
     """The reproducibility report (report.json)."""
 
@@ -238,10 +314,21 @@ class Report(BaseModel):
         None, description="layer profiles (a separate, unmeasured pass) when the runs have them"
     )
     notes: list[str] = Field(default_factory=list)
+    claims: list[ClaimResult] = Field(
+        default_factory=list,
+        description="the spec's claims checked on the replay's machine (`repro replay --claims`)",
+    )
+    claims_verdict: ClaimVerdict | None = Field(
+        None, description="the worst claim's verdict; the exit code follows it when present"
+    )
 
     def exit_code(self, *, strict: bool | None = None) -> int:
-        """The CLI's exit status for this report (`strict` defaults to the report's own)."""
-        return exit_code(self.verdict, strict=self.strict if strict is None else strict)
+        """The CLI's exit status for this report (`strict` defaults to the report's own); with
+        claims, the claims' (they are what `--claims` asked about)."""
+        strict = self.strict if strict is None else strict
+        if self.claims_verdict is not None:
+            return claims_exit_code((c.verdict for c in self.claims), strict=strict)
+        return exit_code(self.verdict, strict=strict)
 
 
 def report_schema_text() -> str:

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from repro.reports.model import Report
+from repro.reports.fmt import here_figure, original_figure
+from repro.reports.model import ClaimResult, Report, claims_summary
+
+
+def claims_lines(claims: list[ClaimResult], summary: str) -> list[str]:
+    """The claims, a line each: the verdict, the bound, this machine's and the original's."""
+    lines = [f"claims: {summary}"]
+    for c in claims:
+        lines.append(
+            f"  {c.id:<16} {c.verdict:<13} {c.bound}: here {here_figure(c)}, original "
+            f"{original_figure(c)} ({c.match}); {c.reason}"
+        )
+    return lines
 
 
 def render(report: Report) -> str:
-    """A few lines for a terminal or a CI log."""
-    lines = [report.summary]
+    """A few lines for a terminal or a CI log (the claims first, when checked)."""
+    lines = claims_lines(report.claims, claims_summary(report.claims)) if report.claims else []
+    lines.append(report.summary)
     if report.different_hardware:
         lines.append(f"  different hardware: {'; '.join(report.different_hardware)}")
     if report.unknown_hardware:

@@ -16,8 +16,10 @@ from repro.errors import SpecError
 from repro.jsonio import canonical_json, read_json
 from repro.spec.models import SUPPORTED_SCHEMAS, ExperimentSpec
 
-#: fields left out of the spec id: the id itself, and where and with what outcome it last ran
-ID_EXCLUDED = ("id", "original", "hardware")
+#: fields left out of the spec id: the id itself, where and with what outcome it last ran, and
+#: the claims made about it (statements and their evidence, not what it runs:
+#: `repro.spec.claims`), so that stating or measuring a claim keeps the id of every run
+ID_EXCLUDED = ("id", "original", "hardware", "claims")
 #: LoadGen settings v1 gained after specs were published (an LLM's token latencies): unset,
 #: they are left out of the id, so that every earlier spec keeps its id
 LATER_SETTINGS = ("use_token_latencies", "ttft_latency", "tpot_latency")
@@ -33,7 +35,7 @@ _DEEP_HINT = (
 
 
 def spec_id(spec: ExperimentSpec) -> str:
-    """sha256 of the canonical JSON of the spec, without its id, original and hardware (and
+    """sha256 of the canonical JSON of the spec, without its id, original, hardware and claims (and
     without Spack pins when Spack is not the captured manager, and without the LoadGen settings
     v1 gained later, `LATER_SETTINGS`, where they are unset).
 
@@ -137,13 +139,23 @@ def format_validation_error(
     """
     lines = [f"{source}: invalid {what} ({exc.error_count()} problem(s))"]
     for err in exc.errors():
-        where = json_path(tuple(err["loc"]), raw, root=root)
+        where = json_path(tuple(err["loc"]), raw, root=root) + _claim_named(err["loc"], raw)
         got = ""
         if err["type"] not in ("missing", "extra_forbidden") and "input" in err:
             shown = json.dumps(err["input"], default=str)
             got = f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
         lines.append(f"  {where}: {_describe(err)}{got}")
     return "\n".join(lines)
+
+
+def _claim_named(loc: tuple[int | str, ...], raw: Any) -> str:
+    """` (claim 'threads')` after the path of a problem inside a claim that has an id."""
+    if len(loc) < 2 or loc[0] != "claims" or not isinstance(loc[1], int):
+        return ""
+    claims = raw.get("claims") if isinstance(raw, dict) else None
+    claim = claims[loc[1]] if isinstance(claims, list) and loc[1] < len(claims) else None
+    name = claim.get("id") if isinstance(claim, dict) else None
+    return f" (claim {name!r})" if isinstance(name, str) else ""
 
 
 def _too_deep(raw: Any, limit: int) -> list[int | str] | None:

@@ -5,7 +5,8 @@ the backends and environment managers declare (their registries). Nothing else n
 or a manager.
 
 Format history (the `schema` field):
-# repro.experiment/v1 - first published version.
+# repro.experiment/v1 - first published version; later, optional: `claims` (relative results
+#                       stated about the experiment, with their evidence; not part of the id).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from repro.backends.base import BackendSpecBase
 from repro.backends.registry import backend_spec_union
 from repro.environments.registry import environment_spec_union
 from repro.environments.section import EnvironmentSpecBase
+from repro.spec.claims import ClaimList
 from repro.spec.types import (
     SCENARIOS,
     SCHEMA_V1,
@@ -78,7 +80,7 @@ class ExperimentSpec(SpecModel):
     id: Sha256 | None = Field(
         None,
         description="sha256 of the canonical JSON (sorted keys, compact, defaults filled in) "
-        "without `id`, `original` and `hardware`",
+        "without `id`, `original`, `hardware` and `claims`",
     )
     name: Name
     description: str = ""
@@ -90,5 +92,10 @@ class ExperimentSpec(SpecModel):
     hardware: Hardware = Field(default_factory=Hardware)
     original: Original | None = None
     tolerances: Tolerances = Field(default_factory=Tolerances)
+    claims: ClaimList = Field(
+        None,
+        description="relative results stated about the experiment (two variants, a metric, a "
+        "bound on their ratio), checked on any machine by `repro claim check`; not part of the id",
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

@@ -27,6 +27,15 @@ its tests) its INVALID runs are undecided, inconclusive: machine unstable, as it
 A scenario and a report take the worst verdict of their parts. The exit code follows `diff`:
 0 reproduced, with or without adjustment (or inconclusive or not comparable, unless strict);
 1 not reproduced.
+
+A claim (`repro.spec.claims`) bounds a ratio (or an accuracy drop) by `relation bound`:
+  holds             the interval of the ratio lies inside the claimed side of the bound
+  does not hold     it lies wholly on the other side
+  inconclusive      it straddles the bound (at the cap: with the smallest difference the rounds
+                    could tell)
+and, separately, the ratio matches the original's when the interval of here / original - 1 lies
+within the metric's tolerance (differs: outside; inconclusive: straddles). Claims exit 1 when
+one does not hold, 0 otherwise (1 with strict when one is inconclusive).
 """
 
 from __future__ import annotations
@@ -59,6 +68,10 @@ SEVERITY: Final[tuple[Verdict, ...]] = (
 VERDICTS: Final[tuple[Verdict, ...]] = SEVERITY
 #: verdicts that are a success (exit 0 even with --strict)
 POSITIVE: Final = frozenset({"reproduced", "reproduced after machine adjustment"})
+ClaimVerdict = Literal["holds", "does not hold", "inconclusive"]
+#: worst first
+CLAIM_SEVERITY: Final[tuple[ClaimVerdict, ...]] = ("does not hold", "inconclusive", "holds")
+MatchVerdict = Literal["matches", "differs", "inconclusive", "no original"]
 TestStatus = Literal["valid", "invalid", "failed", "interrupted"]
 RunStatus = Literal["complete", "invalid", "failed", "interrupted"]
 
@@ -157,6 +170,28 @@ def roll_up(verdicts: Iterable[Verdict]) -> Verdict:
 def exit_code(verdict: Verdict, *, strict: bool) -> int:
     """0 for a positive verdict (and an undecided one unless strict), 1 for a negative one."""
     if verdict == "not reproduced" or (strict and verdict not in POSITIVE):
+        return EXIT_NEGATIVE
+    return EXIT_OK
+
+
+def decide_claim(lo: float, hi: float, relation: str, bound: float) -> ClaimVerdict:
+    """A claim `value relation bound` from the interval [lo, hi] of the value."""
+    inside, outside = (hi <= bound, lo > bound) if relation == "<=" else (lo >= bound, hi < bound)
+    if inside:
+        return "holds"
+    return "does not hold" if outside else "inconclusive"
+
+
+def claims_verdict(verdicts: Iterable[ClaimVerdict]) -> ClaimVerdict:
+    """The worst of the claims' verdicts; no claim checked is inconclusive."""
+    seen = set(verdicts)
+    return next((v for v in CLAIM_SEVERITY if v in seen), "inconclusive")
+
+
+def claims_exit_code(verdicts: Iterable[ClaimVerdict], *, strict: bool) -> int:
+    """1 when a claim does not hold (or, strict, one is inconclusive); else 0."""
+    worst = claims_verdict(verdicts)
+    if worst == "does not hold" or (strict and worst != "holds"):
         return EXIT_NEGATIVE
     return EXIT_OK
 

@@ -28,6 +28,7 @@ FORBIDDEN = (
     "repro.dispatch",
     "repro.mlperf.submission",
     "repro.packaging.pack",
+    "repro.claims",
 )
 
 
@@ -78,8 +79,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                  "repro.packaging.paths", "repro.harness", "repro.backends",
                  "repro.environments", "repro.containers", "repro.probes", "repro.compare",
                  "repro.machine", "repro.mlperf", "repro.forecast", "repro.dispatch")),
-    ("use case", ("repro.capture", "repro.capture_checks", "repro.replay", "repro.sweep",
-                  "repro.sweep_artifacts", "repro.rounds", "repro.mlperf.published",
+    ("use case", ("repro.capture", "repro.capture_checks", "repro.claims", "repro.replay",
+                  "repro.sweep", "repro.sweep_artifacts", "repro.rounds", "repro.mlperf.published",
                   "repro.mlperf.importing", "repro.mlperf.submission", "repro.profiling",
                   "repro.packaging", "repro.validate", "repro.artifacts.fetching",
                   "repro.workflow", "repro.dispatch.run", "repro.dispatch.part",

@@ -1,0 +1,439 @@
+"""Use case: measure or check a spec's claims on this machine, in paired interleaved rounds.
+
+Each claim's two variants (`repro.spec.variants`) alternate within every round in an order drawn
+from a recorded seed and balanced over pairs of rounds (`repro.rounds.balanced_order`), one
+short LoadGen test of each per round, until the interval of the claim's quantity lies on one
+side of its bound or a cap fixed before the first round is reached (the claim's `rounds`, or the
+command line's). Each variant's tests are one run (`results/<name>/<check>-<claim>-<side>/`,
+marked as one side of an interleaved pair). An accuracy claim runs one accuracy test of each: a
+model on a data set scores the same every time. A feasibility claim (`Server.max_valid_qps`)
+runs the baseline's Offline test first, then Server at `bound` x that throughput.
+
+`check_claims` returns what each claim measured; `evidence_of` turns it into the evidence the
+spec keeps (`repro claim measure`, `repro capture`), `claims_check` into the report's rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repro import __version__
+from repro.compare.claims import Measured, claim_result, estimate, machine_line, verdict
+from repro.errors import Interrupted, RunError, SpecError, UsageError
+from repro.estimates import duration
+from repro.machine.fingerprint import hardware_from
+from repro.replay import Replayer, ReplayOptions, Reporter, new_run_id, utc_now
+from repro.reports.model import ClaimResult, ClaimsCheck, claims_summary
+from repro.rounds import balanced_order
+from repro.runs.record import RunRecord, TestRecord
+from repro.signals import interruptible
+from repro.spec.claims import SIDES, Claim, ClaimEvidence, Side
+from repro.spec.io import parse_spec, spec_id, with_id
+from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
+from repro.spec.types import Hardware
+from repro.spec.variants import apply_overrides, variant_specs
+from repro.stats.verdicts import claims_verdict
+
+#: builds the Replayer of one variant (its environment realized): the command's, or a test's
+ReplayerFactory = Callable[[ExperimentSpec, ReplayOptions], Replayer]
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What the command line chose: where the runs go, which claims, caps over the claims'."""
+
+    results_dir: Path = Path("results")
+    #: the runs are named <check_id>-<claim>-<side> (default: a new time-based id)
+    check_id: str | None = None
+    only: tuple[str, ...] = ()
+    max_rounds: int | None = None
+    max_time_s: float | None = None
+    min_duration_ms: int | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One claim measured here: what the rounds found, and the runs of its variants."""
+
+    claim: Claim
+    measured: Measured
+    variants: dict[str, str]
+    records: dict[Side, RunRecord]
+    seed: int
+    orders: list[list[str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One claim's rounds, fixed before the first."""
+
+    scenarios: dict[Side, ScenarioName]
+    mode: ModeName
+    max_rounds: int
+    max_time_s: float
+    min_duration_ms: int
+    min_query_count: int | None
+
+
+def selected(spec: ExperimentSpec, only: tuple[str, ...], *, source: str) -> list[Claim]:
+    """The claims to run (`only`: by id, each one the spec states)."""
+    claims = spec.claims or []
+    if not claims:
+        raise SpecError(
+            f"{source}: $.claims: the spec states no claim",
+            hint="add one: `repro claim add SPEC --id ... --metric ... --candidate ...`",
+        )
+    ids = [c.id for c in claims]
+    for name in only:
+        if name not in ids:
+            raise UsageError(f"--claim {name}: the spec states no such claim; it has {ids}")
+    return [c for c in claims if not only or c.id in only]
+
+
+def check_claims(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    *,
+    factory: ReplayerFactory,
+    opts: CheckOptions,
+    report: Reporter,
+) -> list[Outcome]:
+    """Run every selected claim's rounds (one claim after another); every variant of every
+    claim is derived and validated before the first test."""
+    claims = selected(spec, opts.only, source=str(spec_path))
+    sides = {c.id: variant_specs(spec, c, source=str(spec_path)) for c in claims}
+    check_id = opts.check_id or new_run_id()
+    outcomes = []
+    for claim in claims:
+        report(f"claim {claim.id}: {claim.statement} ({claim.bound_text()})")
+        outcome = _ClaimRounds(claim, sides[claim.id], factory, opts, check_id, report).run()
+        report(
+            f"claim {claim.id}: {outcome.measured.judgement.verdict} after "
+            f"{outcome.measured.rounds} round(s), {duration(outcome.measured.elapsed_s)}: "
+            f"{outcome.measured.judgement.reason}"
+        )
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _plan(claim: Claim, variants: dict[Side, ExperimentSpec], opts: CheckOptions) -> _Plan:
+    metric = claim.parsed_metric
+    rounds = claim.rounds
+    wanted = metric.scenarios()
+    scenarios: dict[Side, ScenarioName] = {}
+    for side in SIDES:
+        runs = [s.scenario for s in variants[side].workload.scenarios]
+        chosen = wanted[side] or ("Offline" if "Offline" in runs else runs[0])
+        scenarios[side] = chosen
+    return _Plan(
+        scenarios=scenarios,
+        mode="accuracy" if metric.is_accuracy else "performance",
+        max_rounds=1 if metric.is_accuracy else opts.max_rounds or rounds.max_rounds,
+        max_time_s=opts.max_time_s or rounds.max_time_s,
+        min_duration_ms=opts.min_duration_ms or rounds.min_duration_ms,
+        min_query_count=rounds.min_query_count,
+    )
+
+
+class _ClaimRounds:
+    """The rounds of one claim: two replayers, a balanced random order, stopping when decided."""
+
+    def __init__(
+        self,
+        claim: Claim,
+        variants: dict[Side, ExperimentSpec],
+        factory: ReplayerFactory,
+        opts: CheckOptions,
+        check_id: str,
+        report: Reporter,
+    ) -> None:
+        self.claim, self.variants, self.factory, self.report = claim, variants, factory, report
+        self.plan = _plan(claim, variants, opts)
+        self.results_dir, self.check_id = opts.results_dir, check_id
+        self.seed = secrets.randbits(32) if opts.seed is None else opts.seed
+        self.rng = np.random.Generator(np.random.PCG64(self.seed))
+        self.confidence = variants["baseline"].tolerances.confidence
+        self.replayers: dict[Side, Replayer] = {}
+        self.orders: list[list[str]] = []
+        self.target_qps: float | None = None
+
+    def run(self) -> Outcome:
+        with interruptible(), self._finished_on_error():
+            self._start("baseline")
+            if not self.claim.parsed_metric.is_feasibility:
+                self._start("candidate")
+            measured = self._rounds()
+            records = self._finish(measured)
+        return Outcome(
+            self.claim,
+            replace(measured, runs={s: p for s, (p, _) in records.items()}),
+            {side: spec_id(self.variants[side]) for side in SIDES},
+            {side: record for side, (_, record) in records.items()},
+            self.seed,
+            self.orders,
+        )
+
+    def _start(self, side: Side) -> None:
+        plan = self.plan
+        opts = ReplayOptions(
+            scenarios=(plan.scenarios[side],),
+            modes=(plan.mode,),
+            min_duration_ms=plan.min_duration_ms,
+            min_query_count=plan.min_query_count,
+            repeat=plan.max_rounds,
+            results_dir=self.results_dir,
+            run_id=f"{self.check_id}-{self.claim.id}-{side}",
+            overrides={"claim": self.claim.id, "variant": side},
+        )
+        replayer = self.factory(self.variants[side], opts)
+        replayer.begin()
+        self.replayers[side] = replayer
+
+    def _rounds(self) -> Measured:
+        plan, t0 = self.plan, time.monotonic()
+        stopped = f"the round cap ({plan.max_rounds}) was reached"
+        found = None
+        values: tuple[list[float], list[float]] = ([], [])
+        for k in range(1, plan.max_rounds + 1):
+            self._round(k)
+            values = self._values(k)
+            found = estimate(self.claim, *values, confidence=self.confidence)
+            judged = verdict(self.claim, found, confidence=self.confidence)
+            elapsed = time.monotonic() - t0
+            if self.plan.mode == "accuracy":
+                stopped = "an accuracy test of each variant (a model scores the same every time)"
+                break
+            # a side runs first in one round of each pair: a whole pair cancels the position
+            if k % 2 == 0 and judged.verdict != "inconclusive":
+                stopped = f"decided after round {k}"
+                break
+            if elapsed >= plan.max_time_s:
+                stopped = f"the time cap ({plan.max_time_s:g} s) was reached"
+                break
+            self.report(f"  round {k}: {judged.reason}")
+        assert found is not None
+        return Measured(
+            estimate=found,
+            judgement=verdict(self.claim, found, confidence=self.confidence),
+            baseline=values[0],
+            candidate=values[1],
+            rounds=len(self.orders),
+            stopped=stopped,
+            elapsed_s=round(time.monotonic() - t0, 1),
+            target_qps=self.target_qps,
+        )
+
+    def _round(self, k: int) -> None:
+        # as in `repro.rounds`: index 0 ("a") is the candidate, 1 ("b") the baseline
+        if self.claim.parsed_metric.is_feasibility and k == 1:
+            order = [1, 0]  # Server's rate comes from the baseline's Offline throughput
+        else:
+            order = balanced_order(k, 2, self.rng, self.orders)
+        self.orders.append(["a" if i == 0 else "b" for i in order])
+        for i in order:
+            side: Side = "candidate" if i == 0 else "baseline"
+            if side not in self.replayers:
+                self._start_server(k)
+            self.replayers[side].run_round(k)
+
+    def _start_server(self, k: int) -> None:
+        """The feasibility claim's candidate: Server at `bound` x the baseline's throughput."""
+        rate = self._value("baseline", k)
+        self.target_qps = round(self.claim.bound * rate, 3)
+        path = "workload.scenarios.Server.settings.server_target_qps"
+        data = self.variants["candidate"].model_dump(mode="json", by_alias=True, exclude_none=True)
+        data.pop("id", None)
+        apply_overrides(data, {path: self.target_qps}, where=f"claim {self.claim.id}")
+        self.variants["candidate"] = with_id(parse_spec(data, source=f"claim {self.claim.id}"))
+        self.report(
+            f"  Server at {self.target_qps:.4g} QPS ({self.claim.bound:g} x the Offline "
+            f"{rate:.4g} samples/s)"
+        )
+        self._start("candidate")
+
+    def _values(self, k: int) -> tuple[list[float], list[float]]:
+        """Each side's value of every round so far (a feasibility's candidate: its margins)."""
+        rounds = range(1, k + 1)
+        return (
+            [self._value("baseline", r) for r in rounds],
+            [self._value("candidate", r) for r in rounds],
+        )
+
+    def _value(self, side: Side, k: int) -> float:
+        metric = self.claim.parsed_metric
+        test = self._test(side, k)
+        if metric.is_accuracy:
+            found = (test.accuracy or {}).get("value")
+            if found is None:
+                raise RunError(
+                    f"claim {self.claim.id}: the {side}'s accuracy test has no score: "
+                    f"{(test.accuracy or {}).get('note') or 'its log could not be scored'}",
+                    hint="an agreement metric needs the original's reference predictions: "
+                    "capture the spec first (`repro capture`)",
+                )
+            return float(found)
+        margin = metric.is_feasibility and side == "candidate"
+        if metric.is_feasibility:  # Offline's throughput; Server's latency at the bound
+            key = self._key() if margin else "samples_per_second"
+        else:
+            key = metric.record_key
+        value = test.metrics.get(key)
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise RunError(
+                f"claim {self.claim.id}: the {side}'s {test.scenario} test measured no {key}",
+                hint=f"its run is kept: {self.replayers[side].work_dir}",
+            )
+        return float(value) / self._bound_ns() if margin else float(value)
+
+    def _server_settings(self) -> Any:
+        scenarios = self.variants["candidate"].workload.scenarios
+        return next(s.settings for s in scenarios if s.scenario == "Server")
+
+    def _key(self) -> str:
+        percentile = self._server_settings().server_target_latency_percentile or 0.99
+        return {0.5: "latency_p50_ns", 0.9: "latency_p90_ns"}.get(percentile, "latency_p99_ns")
+
+    def _bound_ns(self) -> float:
+        return float(self._server_settings().server_target_latency_ns)
+
+    def _test(self, side: Side, k: int) -> TestRecord:
+        record = self.replayers[side].record
+        test = next(
+            (t for t in record.tests if t.repeat == k and t.mode == self.plan.mode),
+            None,
+        )
+        if test is None or test.status not in ("valid", "invalid"):
+            said = test.error if test is not None else "it did not run"
+            raise RunError(
+                f"claim {self.claim.id}: the {side} variant's {self.plan.scenarios[side]} "
+                f"{self.plan.mode} test of round {k} failed: {said}",
+                hint=f"its run is kept: {self.replayers[side].work_dir}",
+            )
+        return test
+
+    def _finish(self, measured: Measured) -> dict[Side, tuple[Path, RunRecord]]:
+        pairing = secrets.token_hex(8)
+        out = {}
+        for side in SIDES:
+            replayer = self.replayers[side]
+            replayer.record.interleave = {
+                "id": pairing, "side": "a" if side == "candidate" else "b", "seed": self.seed,
+                "rounds": len(self.orders), "orders": self.orders, "claim": self.claim.id,
+            }  # fmt: skip
+            replayer.record.stopping = {
+                "max_rounds": self.plan.max_rounds, "max_time_s": self.plan.max_time_s,
+                "rounds": measured.rounds, "stopped": measured.stopped,
+                "elapsed_s": measured.elapsed_s,
+            }  # fmt: skip
+            out[side] = replayer.finish()
+        return out
+
+    @contextlib.contextmanager
+    def _finished_on_error(self) -> Iterator[None]:
+        """An interruption or a failure leaves each started run marked interrupted."""
+        try:
+            yield
+        except (KeyboardInterrupt, Interrupted):
+            self._abandon("stopped by a signal before the claim was decided")
+            raise KeyboardInterrupt from None
+        except BaseException as exc:
+            self._abandon(f"stopped by an error: {exc}")
+            raise
+
+    def _abandon(self, message: str) -> None:
+        for replayer in self.replayers.values():
+            if replayer.started:
+                with contextlib.suppress(OSError):
+                    replayer.finish(interrupted=True, reraise=False, message=message)
+
+
+# -- what a measurement becomes
+
+
+def evidence_of(outcome: Outcome, *, confidence: float) -> ClaimEvidence:
+    """The evidence the spec keeps of a claim measured on this machine."""
+    m = outcome.measured
+    records = list(outcome.records.values())
+    return ClaimEvidence(
+        value=m.estimate.value,
+        ci=m.estimate.ci,
+        confidence=confidence,
+        verdict=m.judgement.verdict,
+        reason=m.judgement.reason,
+        mde=m.judgement.mde,
+        rounds=m.rounds,
+        stopped=m.stopped,
+        baseline=m.baseline,
+        candidate=m.candidate,
+        target_qps=m.target_qps,
+        elapsed_s=m.elapsed_s,
+        measured_utc=utc_now(),
+        repro_version=__version__,
+        variants=dict(outcome.variants),
+        runs={side: r.run_id for side, r in outcome.records.items()},
+        machine=Hardware.model_validate(hardware_from(records[0].fingerprint)),
+        probes=probe_summary([t for r in records for t in r.tests]),
+    )
+
+
+def probe_summary(tests: list[TestRecord]) -> dict[str, float | None]:
+    """The speed index's range over the probes around the tests, and the largest share of the
+    machine's CPU time other processes took."""
+    probes = [p for t in tests for p in (t.probe_before, t.probe_after) if p]
+    speed = [float(p["compute_large_gflops"]) for p in probes if p.get("compute_large_gflops")]
+    others = [float(p["others_cpu_frac"]) for p in probes if p.get("others_cpu_frac") is not None]
+    return {
+        "speed_gflops_min": round(min(speed), 2) if speed else None,
+        "speed_gflops_max": round(max(speed), 2) if speed else None,
+        "others_cpu_frac_max": round(max(others), 4) if others else None,
+    }
+
+
+def with_evidence(spec: ExperimentSpec, outcomes: list[Outcome]) -> ExperimentSpec:
+    """The spec with each measured claim's evidence replaced (its id unchanged: claims are not
+    part of it)."""
+    confidence = spec.tolerances.confidence
+    found = {o.claim.id: evidence_of(o, confidence=confidence) for o in outcomes}
+    claims = [
+        c.model_copy(update={"evidence": found[c.id]}) if c.id in found else c
+        for c in spec.claims or []
+    ]
+    return spec.model_copy(update={"claims": claims})
+
+
+def results_of(spec: ExperimentSpec, outcomes: list[Outcome]) -> list[ClaimResult]:
+    """The report's rows: each claim checked here, against the evidence the spec holds."""
+    by_id = {c.id: c for c in spec.claims or []}
+    return [
+        claim_result(by_id[o.claim.id], o.measured, tolerances=spec.tolerances) for o in outcomes
+    ]
+
+
+def claims_check(
+    spec: ExperimentSpec, outcomes: list[Outcome], *, strict: bool = False
+) -> ClaimsCheck:
+    """`repro claim check`'s report."""
+    results = results_of(spec, outcomes)
+    records = [r for o in outcomes for r in o.records.values()]
+    machine = Hardware.model_validate(hardware_from(records[0].fingerprint)) if records else None
+    return ClaimsCheck(
+        spec_name=spec.name,
+        spec_id=spec_id(spec),
+        generated_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        repro_version=__version__,
+        machine=machine_line(machine) if machine is not None else "unknown",
+        strict=strict,
+        verdict=claims_verdict(c.verdict for c in results),
+        summary=claims_summary(results),
+        claims=results,
+    )

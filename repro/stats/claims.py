@@ -1,0 +1,188 @@
+"""A claim's quantity from paired rounds: the estimate, its interval, the verdict, the match.
+
+A performance claim's quantity is the ratio candidate/baseline. The two variants ran
+interleaved, one test of each per round, so the per-round log ratio cancels what the machine
+did during the round (randomized multiple interleaved trials: Abedi & Brecht, ICPE 2017), and
+the rounds' spread is the error term (Kalibera & Jones, ISMM 2013): a t interval of the mean
+log ratio, turned back into a ratio. A feasibility claim's quantity is the margin (Server's
+latency percentile over its bound at the claimed rate), one per round, in the same way. An
+accuracy drop is exact: the same model on the same data set scores the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from repro.stats.student_t import t_ppf
+from repro.stats.verdicts import ClaimVerdict, MatchVerdict, decide_claim, decide_interval
+
+
+@dataclass(frozen=True)
+class ClaimEstimate:
+    """A claim's quantity as measured: the value, its interval, and what it came from."""
+
+    value: float
+    lo: float
+    hi: float
+    method: str  # "paired-rounds", "rounds" or "exact"
+    n: int
+    #: the standard error and degrees of freedom of the mean log (None: exact)
+    log_se: float | None = None
+    df: int | None = None
+
+    @property
+    def ci(self) -> list[float] | None:
+        return None if self.method == "exact" else [self.lo, self.hi]
+
+
+@dataclass(frozen=True)
+class ClaimJudgement:
+    """The verdict on a claim, why, and (inconclusive) what the rounds could tell."""
+
+    verdict: ClaimVerdict
+    reason: str
+    mde: float | None = None
+
+
+def log_estimate(logs: Sequence[float], confidence: float, method: str) -> ClaimEstimate:
+    """The geometric mean of exp(logs) with a t interval; one value has no interval (it spans
+    everything, so that nothing is decided from one round)."""
+    x = np.asarray(logs, dtype=np.float64)
+    mean = float(x.mean())
+    if len(x) < 2:
+        return ClaimEstimate(math.exp(mean), 0.0, math.inf, method, len(x))
+    df = len(x) - 1
+    se = float(x.std(ddof=1) / math.sqrt(len(x)))
+    t = t_ppf(0.5 + confidence / 2, df)
+    lo, hi = math.exp(mean - t * se), math.exp(mean + t * se)
+    return ClaimEstimate(math.exp(mean), lo, hi, method, len(x), se, df)
+
+
+def ratio_estimate(
+    baseline: Sequence[float], candidate: Sequence[float], *, confidence: float
+) -> ClaimEstimate:
+    """candidate/baseline from one pair of values per round."""
+    if len(baseline) != len(candidate) or not baseline:
+        raise ValueError("need one value of each variant per round")
+    if min(baseline) <= 0 or min(candidate) <= 0:
+        raise ValueError("a metric is not a positive number")
+    logs = [math.log(c / b) for b, c in zip(baseline, candidate, strict=True)]
+    return log_estimate(logs, confidence, "paired-rounds")
+
+
+def margin_estimate(margins: Sequence[float], *, confidence: float) -> ClaimEstimate:
+    """Server's latency percentile over its bound, one per round."""
+    if not margins or min(margins) <= 0:
+        raise ValueError("need a positive margin per round")
+    return log_estimate([math.log(m) for m in margins], confidence, "rounds")
+
+
+def exact_estimate(value: float) -> ClaimEstimate:
+    """A deterministic quantity (an accuracy drop or ratio): no interval but the value."""
+    return ClaimEstimate(value, value, value, "exact", 1)
+
+
+def judge(
+    estimate: ClaimEstimate, relation: str, bound: float, *, confidence: float
+) -> ClaimJudgement:
+    """The claim `quantity relation bound` against the estimate's interval."""
+    verdict = decide_claim(estimate.lo, estimate.hi, relation, bound)
+    shown = _interval(estimate)
+    if verdict == "holds":
+        return ClaimJudgement(verdict, f"{shown} lies inside {relation} {bound:g}")
+    if verdict == "does not hold":
+        return ClaimJudgement(verdict, f"{shown} lies outside {relation} {bound:g}")
+    mde = smallest_difference(estimate, confidence)
+    if mde is None:
+        return ClaimJudgement(
+            verdict, f"{shown} straddles {bound:g}: one round has no interval; more rounds"
+        )
+    return ClaimJudgement(
+        verdict,
+        f"{shown} straddles {bound:g}: the rounds could tell the ratio from the bound only "
+        f"if they differed by {mde:.1%} or more",
+        mde,
+    )
+
+
+def judge_margin(
+    estimate: ClaimEstimate, relation: str, bound: float, *, confidence: float
+) -> ClaimJudgement:
+    """A feasibility claim `Server's valid rate / Offline throughput relation bound` from the
+    margin at `bound` x the Offline rate: within the latency bound (margin < 1), Server's
+    highest valid rate is at least that; beyond it, less (a queue only grows with the rate)."""
+    within = decide_claim(estimate.lo, estimate.hi, "<=", 1.0)
+    if within == "inconclusive":
+        found = judge(estimate, "<=", 1.0, confidence=confidence)
+        return ClaimJudgement("inconclusive", f"the margin {found.reason}", found.mde)
+    holds_there = within == "holds"
+    verdict: ClaimVerdict = "holds" if holds_there == (relation == ">=") else "does not hold"
+    said = "within" if holds_there else "beyond"
+    return ClaimJudgement(
+        verdict,
+        f"at {bound:g} x the Offline rate the latency percentile is {_interval(estimate)} of "
+        f"its bound: {said} it, so Server's highest valid rate is "
+        f"{'at least' if holds_there else 'below'} {bound:g} x the Offline throughput",
+    )
+
+
+def smallest_difference(estimate: ClaimEstimate, confidence: float) -> float | None:
+    """The relative difference a test at this confidence would detect with 80 % power."""
+    if estimate.log_se is None or estimate.df is None:
+        return None
+    t = t_ppf(0.5 + confidence / 2, estimate.df) + t_ppf(0.80, estimate.df)
+    return math.expm1(t * estimate.log_se)
+
+
+def match_original(
+    here: ClaimEstimate, original: ClaimEstimate | None, *, tolerance: float, drop: bool,
+    confidence: float,
+) -> tuple[MatchVerdict, str]:  # fmt: skip
+    """Whether this machine's quantity matches the original's: the interval of here/original
+    - 1 (for a drop: here - original) within +-tolerance."""
+    if original is None:
+        return "no original", "the spec has no evidence of this claim (`repro claim measure`)"
+    if drop or here.method == "exact" or original.method == "exact":
+        diff = here.value - original.value if drop else here.value / original.value - 1
+        exact: MatchVerdict = "matches" if abs(diff) <= tolerance else "differs"
+        unit = f"{diff:+.4f}" if drop else f"{diff:+.1%}"
+        return exact, f"{unit} from the original's (tolerance +/-{tolerance:g}; exact)"
+    if original.log_se is None or here.log_se is None or original.df is None or here.df is None:
+        return "inconclusive", "a side measured one round: no interval to compare"
+    d = math.log(here.value) - math.log(original.value)
+    se = math.hypot(here.log_se, original.log_se)
+    df = _welch_df(here.log_se, here.df, original.log_se, original.df)
+    t = t_ppf(0.5 + confidence / 2, df)
+    lo, hi = math.expm1(d - t * se), math.expm1(d + t * se)
+    verdict = decide_interval(lo, hi, tolerance)
+    word: MatchVerdict = (
+        "matches"
+        if verdict == "reproduced"
+        else "differs"
+        if verdict == "not reproduced"
+        else "inconclusive"
+    )
+    return word, (
+        f"{math.expm1(d):+.1%} from the original's, interval [{lo:+.1%}, {hi:+.1%}] "
+        f"(tolerance +/-{tolerance:.0%})"
+    )
+
+
+def _welch_df(se_a: float, df_a: int, se_b: float, df_b: int) -> int:
+    """Welch-Satterthwaite degrees of freedom of a difference of two means, at least 1."""
+    va, vb = se_a**2, se_b**2
+    if va + vb == 0:
+        return max(df_a + df_b, 1)
+    return max(int((va + vb) ** 2 / (va**2 / df_a + vb**2 / df_b)), 1)
+
+
+def _interval(estimate: ClaimEstimate) -> str:
+    if estimate.method == "exact":
+        return f"{estimate.value:.4g} (exact)"
+    if math.isinf(estimate.hi):
+        return f"{estimate.value:.3g} (one round)"
+    return f"{estimate.value:.3g} [{estimate.lo:.3g}, {estimate.hi:.3g}]"
