@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from repro.runs.record import RunRecord, TestRecord
+from repro.spec.io import move_claim_paths
 from repro.spec.models import Tolerances
 from repro.stats.histogram import LatencyHistogram
 from tests.fakes import SUMMARY
@@ -197,6 +198,7 @@ def portable_spec(root: Path, name: str) -> dict[str, Any]:
         env["flake"] = "path:" + str((spec_dir / env["flake"][5:]).resolve())
     if "original" in spec:
         spec["original"]["path"] = str((spec_dir / spec["original"]["path"]).resolve())
+    move_claim_paths(spec, lambda path: str((spec_dir / path).resolve()))
     return spec
 
 

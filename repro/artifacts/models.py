@@ -14,8 +14,13 @@ from repro.artifacts.datasets import digits_split
 class _GraphBuilder:
     """Accumulates ONNX nodes and initializers with unique names."""
 
-    def __init__(self, rng: np.random.Generator) -> None:
+    def __init__(
+        self, rng: np.random.Generator, noise: tuple[float, np.random.Generator] | None = None
+    ) -> None:
         self.rng = rng
+        #: (relative scale, its own generator): every weight and bias perturbed by it, so that
+        #: the weights without noise stay the seed's, byte for byte
+        self.noise = noise
         self.nodes: list[Any] = []
         self.inits: list[Any] = []
         self._n = 0
@@ -28,6 +33,9 @@ class _GraphBuilder:
         from onnx import numpy_helper
 
         name = self.name(prefix)
+        if self.noise is not None and value.dtype == np.float32:
+            scale, rng = self.noise
+            value = (value * (1 + scale * rng.standard_normal(value.shape))).astype(np.float32)
         self.inits.append(numpy_helper.from_array(value, name))
         return name
 
@@ -53,16 +61,28 @@ class _GraphBuilder:
         )
 
 
-def write_resnet50(out: Path, *, seed: int, num_classes: int, base_width: int, opset: int) -> None:
+def write_resnet50(
+    out: Path,
+    *,
+    seed: int,
+    num_classes: int,
+    base_width: int,
+    opset: int,
+    perturb: float = 0.0,
+    perturb_seed: int = 1,
+) -> None:
     """ResNet-50 v1.5: bottlenecks [3, 4, 6, 3], stride on the 3x3 conv, 1001-way ArgMax output.
 
     Names follow MLPerf's resnet50_v1.onnx: input `input_tensor:0` (NCHW float32, dynamic
-    batch), outputs `ArgMax:0` (int64) and `softmax_tensor:0`.
+    batch), outputs `ArgMax:0` (int64) and `softmax_tensor:0`. `perturb` > 0 multiplies every
+    weight by 1 + perturb x N(0, 1) (a model variant close to the seed's: a few predictions
+    change, as a quantized or pruned model's do).
     """
     import onnx
     from onnx import TensorProto, helper
 
-    g = _GraphBuilder(np.random.Generator(np.random.PCG64(seed)))
+    noise = (perturb, np.random.Generator(np.random.PCG64(perturb_seed))) if perturb else None
+    g = _GraphBuilder(np.random.Generator(np.random.PCG64(seed)), noise)
     w = base_width
     x = g.node("Relu", [g.conv("input_tensor:0", 3, w, 7, 2)])
     x = g.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])

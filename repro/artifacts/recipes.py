@@ -154,6 +154,10 @@ RECIPES: dict[str, Recipe] = {
                 "base_width": Param(64, "channels of the first stage (ResNet-50: 64)", 1, 128),
                 # onnxruntime reads opset 7 and later; ReduceMean's axes attribute ends at 17.
                 "opset": Param(13, "ONNX opset of the graph", 7, 17),
+                "perturb": Param(
+                    0.0, "relative noise on every weight (0: the seed's weights)", 0.0, 1.0
+                ),
+                "perturb_seed": Param(1, "seeds the noise", 0, UINT64_MAX),
             },
             media_type="application/onnx",
             description="ONNX graph with the layers of MLPerf's ResNet-50 v1.5 "

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from repro.errors import SpecError
 from repro.spec.models import ExperimentSpec
+from repro.spec.variants import claim_where, variant_specs
 
 Kind = Literal["artifact", "lock", "flake", "original"]
 
@@ -25,7 +27,25 @@ class Reference:
 
 def references(spec: ExperimentSpec) -> list[Reference]:
     """Every path the spec names: path artifacts, lock files (the Spack pins beside another
-    manager's too), a `path:` flake's folder, the original's run folder."""
+    manager's too), a `path:` flake's folder, the original's run folder; and those its claims'
+    variants name besides (another backend's lock file, a model variant's file)."""
+    out = _own_references(spec)
+    seen = {(r.path, r.kind) for r in out}
+    for claim in spec.claims or []:
+        try:
+            variants = variant_specs(spec, claim, source="the spec")
+        except SpecError:
+            continue  # `repro validate` names it; a package carries what it can
+        for side, variant in variants.items():
+            for ref in _own_references(variant):
+                if (ref.path, ref.kind) not in seen and ref.kind != "original":
+                    seen.add((ref.path, ref.kind))
+                    where = f"{claim_where(spec, claim)}.{side}: {ref.field}"
+                    out.append(Reference(where, ref.path, ref.kind, ref.key))
+    return out
+
+
+def _own_references(spec: ExperimentSpec) -> list[Reference]:
     env = spec.environment
     out = [
         Reference(f"$.artifacts.{n}.path", a.path, "artifact", n)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +286,37 @@ def rebase_paths(data: dict[str, Any], base_dir: Path, new_dir: Path) -> None:
                 section[key]["path"] = moved(section[key]["path"])
     if str(env.get("flake", "")).startswith("path:"):
         env["flake"] = "path:" + moved(env["flake"][5:])
+    move_claim_paths(data, moved)
+
+
+_LOCK_KEYS = ("python_lock", "flake_lock", "spack_yaml", "spack_lock")
+
+
+def move_claim_paths(data: dict[str, Any], moved: Callable[[str], str]) -> None:
+    """The relative paths the claims' variants name (an artifact's or a lock file's path, a
+    `path:` flake), each passed through `moved`, in a raw spec."""
+    for claim in data.get("claims") or []:
+        for side in ("baseline", "candidate"):
+            variant = claim.get(side) if isinstance(claim, dict) else None
+            overrides = variant.get("overrides") if isinstance(variant, dict) else None
+            if isinstance(overrides, dict):
+                for key, value in overrides.items():
+                    overrides[key] = _moved_override(key, value, moved)
+
+
+def _moved_override(key: str, value: Any, moved: Callable[[str], str]) -> Any:
+    parts = key.split(".")
+    names_file = (parts[0] == "artifacts" and len(parts) == 2) or (
+        parts[0] == "environment" and parts[-1] in _LOCK_KEYS
+    )
+    if names_file and isinstance(value, dict) and isinstance(value.get("path"), str):
+        return {**value, "path": moved(value["path"])}
+    is_path = parts[-1] == "path" and (
+        (parts[0] == "artifacts" and len(parts) == 3)
+        or (parts[0] == "environment" and len(parts) >= 2 and parts[-2] in _LOCK_KEYS)
+    )
+    if is_path and isinstance(value, str):
+        return moved(value)
+    if key == "environment.flake" and isinstance(value, str) and value.startswith("path:"):
+        return "path:" + moved(value[5:])
+    return value

@@ -83,6 +83,8 @@ def test_every_mode_has_its_steps() -> None:
         ([SPEC, "--until-decided"], "until-decided"),
         ([SPEC, "--against", "self"], "against"),
         ([SPEC, "--against", "self", "--until-decided"], "against"),
+        ([SPEC, "--claims"], "claims"),
+        ([SPEC, "--claims", "--against", "self"], "claims"),
         ([SPEC, "--on", "local"], "on"),
         ([SPEC, "--on", "slurm"], "on"),
         (["--resume", "results/x/r1"], "resume"),
@@ -106,6 +108,10 @@ def test_each_mode_is_a_list_of_named_steps() -> None:
         ],
         "against": [*spec, "plan_replay", "plan_rounds", "realize_baseline", *rounds],
         "until-decided": [*spec, "plan_replay", "plan_rounds", "open_original", *rounds],
+        "claims": [
+            *spec, "require_claims", "plan_replay", "realize_replay", "replay_once", "show_run",
+            "check_claims", "report_claims",
+        ],
         "on": [*spec, "plan_replay", "require_performance", "dispatch_parts", *one_run],
         "resume": ["check_values", "resume_parts", *one_run],
     }  # fmt: skip
@@ -143,6 +149,9 @@ def test_given_means_another_value_than_the_default() -> None:
         ([SPEC, "--on", "local", "--env", "venv", "--rebuild"], "need --env docker"),
         (["--on", "local"], "missing SPEC"),
         ([SPEC, "--on", "local", "--time", "30"], "need --on slurm"),
+        ([SPEC, "--on", "local", "--claims"], "--claims run on this machine"),
+        ([SPEC, "--claims", "--against", "self"], "--claims replays the spec and checks"),
+        ([SPEC, "--claims", "--until-decided"], "without --against, --until-decided"),
     ],
 )
 def test_options_in_the_wrong_mode_are_refused_before_anything_runs(

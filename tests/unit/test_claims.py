@@ -1,0 +1,275 @@
+"""Checking claims: each claim's variants interleaved round by round until decided, the runs they
+leave, the evidence a measurement records, and the report's rows (fakes for the workers)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from repro.artifacts.cache import ArtifactCache
+from repro.backends import registry
+from repro.claims import (
+    CheckOptions,
+    Outcome,
+    check_claims,
+    claims_check,
+    evidence_of,
+    with_evidence,
+)
+from repro.environments.base import RealizedEnvironment
+from repro.errors import RunError, UsageError
+from repro.harness.request import WorkerRequest
+from repro.replay import Replayer, ReplayOptions
+from repro.runs.store import open_run
+from repro.spec.io import parse_spec, spec_id
+from repro.spec.models import ExperimentSpec
+from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
+from tests.helpers import portable_spec
+
+Speed = Callable[[WorkerRequest], float]
+
+
+@pytest.fixture(autouse=True)
+def _echo_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.BACKENDS, "onnxruntime", EchoPlugin())
+
+
+@contextlib.contextmanager
+def _no_bar(label: str, forecast: Any) -> Iterator[None]:
+    yield
+
+
+def _threads(req: WorkerRequest) -> int:
+    return int(req.backend.options.intra_op_threads)  # type: ignore[attr-defined]
+
+
+def by_threads(req: WorkerRequest) -> float:
+    """1000 samples/s per thread: 2 threads are exactly twice as fast."""
+    return 1000.0 * max(_threads(req), 1)
+
+
+def _spec(root: Path, tmp_path: Path, *claims: dict[str, Any]) -> tuple[ExperimentSpec, Path]:
+    raw = portable_spec(root, "ort-digits")
+    raw["claims"] = list(claims)
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(raw))
+    return parse_spec(raw, source=str(path)), path
+
+
+def _claim(claim_id: str = "threads", **changes: Any) -> dict[str, Any]:
+    return {
+        "id": claim_id,
+        "statement": "2 threads give twice the Offline throughput of 1",
+        "metric": "Offline.throughput",
+        "candidate": {"overrides": {"backend.options.intra_op_threads": 2}},
+        "relation": ">=",
+        "bound": 1.8,
+        "rounds": {"min_duration_ms": 100, "max_rounds": 6},
+        **changes,
+    }
+
+
+def _check(
+    spec: ExperimentSpec, path: Path, tmp_path: Path, speed: Speed = by_threads, **opts: Any
+) -> list[Outcome]:
+    runners: list[InProcessRunner] = []
+
+    def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
+        runner = InProcessRunner(speed=speed)
+        runners.append(runner)
+        return Replayer(
+            variant, path, RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
+            cache=ArtifactCache(tmp_path / "cache"), opts=replay_opts, report=lambda _: None,
+            progress=_no_bar, runner=runner, probes=FakeProbes([90.0, 110.0]),
+        )  # fmt: skip
+
+    check_opts = CheckOptions(results_dir=tmp_path / "results", seed=5, **opts)
+    return check_claims(spec, path, factory=factory, opts=check_opts, report=lambda _: None)
+
+
+def test_a_true_claim_holds_after_a_pair_of_rounds(root: Path, tmp_path: Path) -> None:
+    spec, path = _spec(root, tmp_path, _claim())
+    [out] = _check(spec, path, tmp_path)
+    m = out.measured
+    assert m.judgement.verdict == "holds"
+    assert m.estimate.value == pytest.approx(2.0)
+    assert m.rounds == 2
+    assert m.stopped == "decided after round 2"
+    assert m.baseline == [1000.0, 1000.0]
+    assert m.candidate == [2000.0, 2000.0]
+    assert out.variants["baseline"] == spec_id(spec)  # ort-digits runs 1 thread
+
+
+def test_a_false_claim_does_not_hold(root: Path, tmp_path: Path) -> None:
+    spec, path = _spec(root, tmp_path, _claim(bound=2.4))
+    [out] = _check(spec, path, tmp_path)
+    assert out.measured.judgement.verdict == "does not hold"
+
+
+def test_the_variants_alternate_in_a_balanced_recorded_order(root: Path, tmp_path: Path) -> None:
+    rng = np.random.Generator(np.random.PCG64(3))
+
+    def noisy(req: WorkerRequest) -> float:
+        return by_threads(req) * float(rng.uniform(0.7, 1.3))
+
+    spec, path = _spec(root, tmp_path, _claim(bound=2.0))
+    [out] = _check(spec, path, tmp_path, speed=noisy)
+    assert out.measured.rounds == 6  # never decided: the cap, fixed before the first round
+    assert out.measured.stopped == "the round cap (6) was reached"
+    assert out.measured.judgement.verdict == "inconclusive"
+    assert out.measured.judgement.mde is not None
+    for first, second in zip(out.orders[::2], out.orders[1::2], strict=True):
+        assert first == second[::-1]
+    runs = {side: open_run(folder) for side, folder in out.measured.runs.items()}
+    interleave = [r.record.interleave or {} for r in runs.values()]
+    assert interleave[0]["id"] == interleave[1]["id"]
+    assert interleave[0]["claim"] == "threads"
+    assert interleave[0]["orders"] == out.orders
+    assert {r.record.overrides["variant"] for r in runs.values()} == {"baseline", "candidate"}
+    assert all(len(r.record.tests) == 6 for r in runs.values())
+
+
+def test_the_command_line_caps_override_the_claims(root: Path, tmp_path: Path) -> None:
+    rng = np.random.Generator(np.random.PCG64(4))
+    spec, path = _spec(root, tmp_path, _claim(bound=2.0))
+
+    def noisy(req: WorkerRequest) -> float:
+        return by_threads(req) * float(rng.uniform(0.7, 1.3))
+
+    [out] = _check(spec, path, tmp_path, speed=noisy, max_rounds=3)
+    assert out.measured.rounds == 3
+
+
+def test_a_latency_claim_compares_the_percentile(root: Path, tmp_path: Path) -> None:
+    claim = _claim(metric="SingleStream.latency_p90", relation="<=", bound=0.6)
+    spec, path = _spec(root, tmp_path, claim)
+    [out] = _check(spec, path, tmp_path)
+    assert out.measured.estimate.value == pytest.approx(0.5, rel=1e-3)  # twice as fast
+    assert out.measured.judgement.verdict == "holds"
+
+
+def test_an_accuracy_drop_runs_one_accuracy_test_of_each(root: Path, tmp_path: Path) -> None:
+    claim = _claim(
+        "offset", metric="accuracy", quantity="drop", relation="<=", bound=0.5,
+        candidate={"overrides": {"workload.accuracy.class_offset": 1}},
+    )  # fmt: skip
+    spec, path = _spec(root, tmp_path, claim)
+    [out] = _check(spec, path, tmp_path)
+    m = out.measured
+    assert m.rounds == 1
+    assert m.estimate.method == "exact"
+    assert m.estimate.value == pytest.approx(m.baseline[0] - m.candidate[0])
+    assert m.judgement.verdict == "holds"
+    runs = [open_run(p).record for p in m.runs.values()]
+    assert all([t.mode for t in r.tests] == ["accuracy"] for r in runs)
+
+
+def test_a_feasibility_claim_tests_server_at_the_fraction_of_the_offline_rate(
+    root: Path, tmp_path: Path
+) -> None:
+    claim = _claim("server", metric="Server.max_valid_qps", candidate={}, bound=0.5)
+    spec, path = _spec(root, tmp_path, claim)
+    [out] = _check(spec, path, tmp_path)
+    m = out.measured
+    assert m.target_qps == pytest.approx(500.0)  # 0.5 x the Offline 1000 samples/s
+    assert out.orders[0] == ["b", "a"]  # the Offline test first: it sets Server's rate
+    server = open_run(m.runs["candidate"]).record.tests[0]
+    assert server.scenario == "Server"
+    assert server.settings["server_target_qps"] == pytest.approx(500.0)
+    # the fake's p99 is 1.5 ms at 1000/s against ort-digits' 5 ms bound
+    assert m.candidate[0] == pytest.approx(1500 / 5e6)
+    assert m.judgement.verdict == "holds"
+
+
+def test_a_feasibility_claim_beyond_the_latency_bound_does_not_hold(
+    root: Path, tmp_path: Path
+) -> None:
+    def slow_server(req: WorkerRequest) -> float:
+        return 0.1 if req.scenario == "Server" else 1000.0  # p99 15 ms > the 5 ms bound
+
+    claim = _claim("server", metric="Server.max_valid_qps", candidate={}, bound=0.5)
+    spec, path = _spec(root, tmp_path, claim)
+    [out] = _check(spec, path, tmp_path, speed=slow_server)
+    assert out.measured.judgement.verdict == "does not hold"
+
+
+def test_a_failed_test_stops_the_claim_and_keeps_its_runs_marked(
+    root: Path, tmp_path: Path
+) -> None:
+    spec, path = _spec(root, tmp_path, _claim())
+
+    def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
+        return Replayer(
+            variant, path, RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
+            cache=ArtifactCache(tmp_path / "cache"), opts=replay_opts, report=lambda _: None,
+            progress=_no_bar, runner=InProcessRunner({"Offline/performance": "fail"}),
+            probes=FakeProbes(),
+        )  # fmt: skip
+
+    opts = CheckOptions(results_dir=tmp_path / "results", check_id="c1")
+    with pytest.raises(RunError, match="test of round 1 failed: RuntimeError: scripted"):
+        check_claims(spec, path, factory=factory, opts=opts, report=lambda _: None)
+    runs = sorted((tmp_path / "results" / "ort-digits").iterdir())
+    assert [r.name for r in runs] == ["c1-threads-baseline", "c1-threads-candidate"]
+    assert all(open_run(r).record.status == "interrupted" for r in runs)
+
+
+def test_an_unknown_claim_and_a_spec_without_claims_are_refused(root: Path, tmp_path: Path) -> None:
+    spec, path = _spec(root, tmp_path, _claim())
+    with pytest.raises(UsageError, match="no such claim; it has"):
+        _check(spec, path, tmp_path, only=("nope",))
+    bare, bare_path = _spec(root, tmp_path)
+    with pytest.raises(Exception, match="the spec states no claim"):
+        _check(bare, bare_path, tmp_path)
+
+
+def test_the_evidence_records_the_ratio_rounds_machine_and_probes(
+    root: Path, tmp_path: Path
+) -> None:
+    spec, path = _spec(root, tmp_path, _claim())
+    outcomes = _check(spec, path, tmp_path)
+    evidence = evidence_of(outcomes[0], confidence=0.95)
+    assert evidence.value == pytest.approx(2.0)
+    assert evidence.verdict == "holds"
+    assert evidence.rounds == 2
+    assert evidence.probes == {
+        "speed_gflops_min": 90.0, "speed_gflops_max": 110.0, "others_cpu_frac_max": None,
+    }  # fmt: skip
+    assert set(evidence.runs) == {"baseline", "candidate"}
+    measured = with_evidence(spec, outcomes)
+    assert spec_id(measured) == spec_id(spec)  # the evidence is no part of the id
+    assert measured.claims is not None
+    assert measured.claims[0].evidence == evidence.model_copy(
+        update={"measured_utc": measured.claims[0].evidence.measured_utc}  # type: ignore[union-attr]
+    )
+
+
+def test_the_report_compares_this_machine_with_the_original_evidence(
+    root: Path, tmp_path: Path
+) -> None:
+    latency = _claim("latency", metric="SingleStream.latency_p90", relation="<=", bound=0.7)
+    spec, path = _spec(root, tmp_path, _claim(bound=1.6), latency)
+    measured = with_evidence(spec, _check(spec, path, tmp_path))
+
+    def slower_threads(req: WorkerRequest) -> float:  # 2 threads now give 1.7x, not 2x
+        return 1000.0 * (1.7 if _threads(req) == 2 else 1.0)
+
+    check = claims_check(measured, _check(measured, path, tmp_path, speed=slower_threads))
+    rows = {c.id: c for c in check.claims}
+    assert rows["threads"].verdict == "holds"
+    assert rows["threads"].original_value == pytest.approx(2.0)
+    assert rows["threads"].value == pytest.approx(1.7)
+    assert rows["threads"].match == "differs"  # -15 %: outside the throughput's +-5 %
+    assert rows["latency"].match == "differs"  # +18 %: outside the latency's +-10 %
+    assert check.verdict == "holds"
+    assert check.exit_code() == 0
+    assert "2 claim(s) hold" in check.summary
+    again = claims_check(measured, _check(measured, path, tmp_path))
+    assert {c.match for c in again.claims} == {"matches"}
