@@ -123,13 +123,15 @@ def _add_external(manifest: Path, name: str, spec: str, prefix: str) -> None:
 
 def _llvm() -> tuple[str, str] | None:
     """Debian's LLVM (llvm-*-dev): `llvm-config --version` and `--prefix`; Spack's own
-    detection looks for its compilers (clang), which the -dev package does not bring."""
+    detection looks for its compilers (clang), which the -dev package does not bring. The
+    version alone: Spack's llvm recipe rejects an external spelled `~clang` (its other
+    defaults need clang), and nothing here builds against LLVM's clang."""
     candidates = sorted(Path("/usr/bin").glob("llvm-config*"), reverse=True)
     for exe in candidates:
         proc = _subprocess.run([str(exe), "--version", "--prefix"], timeout_s=30)
         lines = proc.stdout.split()
         if proc.returncode == 0 and len(lines) >= 2:
-            return f"llvm@{lines[0].split('git')[0].rstrip('.-')}~clang", lines[1]
+            return f"llvm@{lines[0].split('git')[0].rstrip('.-')}", lines[1]
     return None
 
 

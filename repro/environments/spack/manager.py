@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -62,6 +63,22 @@ ACTIVATE = (
     'activate="$("$spack" env activate --sh -d "$d")" || exit 3; eval "$activate" || exit 3; '
     'export PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}"; exec python "$@"'
 )
+
+
+def pin_builtin_commit(pins: dict[str, Any], report: Callable[[str], None]) -> None:
+    """Add the commit of the builtin repository this Spack uses to `pins`, unless the manifest
+    names one: a git checkout's HEAD or `REPRO_SPACK_BUILTIN_COMMIT`; said when neither is."""
+    if "builtin_commit" in pins:
+        return
+    _, commit = tool.builtin_repository()
+    if commit is not None:
+        pins["builtin_commit"] = commit
+    else:
+        report(
+            "spack: the builtin repository here is not a git checkout and "
+            "REPRO_SPACK_BUILTIN_COMMIT is not set: its commit is not pinned (the lock's "
+            "recipe hashes are)"
+        )
 
 
 class SpackManager(EnvironmentManager):
@@ -109,15 +126,8 @@ class SpackManager(EnvironmentManager):
                     f"{manifest.parent} concretize` runs where Spack is"
                 )
         pins = pins_from_files(manifest, ctx.spec_dir)
-        if "builtin_commit" not in pins:  # the builtin repository Spack used here
-            _, commit = tool.builtin_repository()
-            if commit is not None:
-                pins["builtin_commit"] = commit
-            else:
-                ctx.report(
-                    "spack: the builtin repository here is not a git checkout: its commit is "
-                    "not pinned (the lock's recipe hashes are)"
-                )
+        if self.available()[0]:
+            pin_builtin_commit(pins, ctx.report)
         env: dict[str, Any] = {"manager": self.name, "spack": pins}
         if ctx.python_lock is not None:
             env["python_lock"] = ctx.python_lock
@@ -367,6 +377,22 @@ def _manifest_of(lock_dir: Path) -> Path:
             hint="write it (lockfiles/ort-digits/spack.yaml is an example), then capture",
         )
     return manifest
+
+
+def pinned_environment(
+    manager: SpackManager, spec: ExperimentSpec, spec_path: Path, target: Path
+) -> Path:
+    """A Spack environment folder holding the spec's pinned manifest and lock (nothing
+    installed): what Spack reads to say what the lock needs (`repro spack mirror`)."""
+    pins = spec.environment.spack
+    if pins is None or pins.spack_lock is None:
+        raise SpecError(
+            f"{spec_path}: $.environment.spack.spack_lock: the spec pins no spack.lock",
+            hint=f"concretize and pin it first: `repro spack pin {spec_path} --concretize`",
+        )
+    manifest, lock = manager._pinned_files(pins, spec_path)
+    manager._create(target, manifest, lock, None)
+    return target
 
 
 def _failed_package(tail: list[str]) -> str:

@@ -101,16 +101,22 @@ def version_tuple(text: str) -> tuple[int, ...]:
 
 
 def builtin_repository() -> tuple[Path | None, str | None]:
-    """The builtin package repository this Spack uses (`spack repo list`) and its git commit
-    (None when it is not a git checkout: a release tarball says no commit)."""
+    """The builtin package repository this Spack uses (`spack repo list`) and its git commit:
+    a git checkout's HEAD; else the commit `REPRO_SPACK_BUILTIN_COMMIT` declares (an archive of
+    the repository carries none); else None."""
     out = run(["repo", "list"], timeout_s=300, what="listing its package repositories")
+    declared = os.environ.get("REPRO_SPACK_BUILTIN_COMMIT", "").strip().lower() or None
+    if declared is not None and not re.fullmatch(r"[0-9a-f]{40}", declared):
+        raise SpecError(
+            f"REPRO_SPACK_BUILTIN_COMMIT={declared!r}: not a full 40-hex git commit",
+            hint="give the commit the builtin repository's archive was made from",
+        )
     for line in out.splitlines():
         parts = line.split()
         if "builtin" in parts:
             path = Path(parts[-1])
-            commit = _git_commit(path)
-            return path, commit
-    return None, None
+            return path, _git_commit(path) or declared
+    return None, declared
 
 
 def _git_commit(path: Path) -> str | None:
