@@ -210,3 +210,84 @@ def test_replay_claims_on_a_spec_without_claims_is_refused_before_it_runs(
     result = _repro("replay", str(spec_file), "--claims")
     assert result.exit_code == 2
     assert "$.claims: --claims checks the spec's claims, and it states none" in result.stderr
+
+
+BAD_CLAIMS: list[tuple[dict[str, Any], str, str]] = [
+    # (the claim's changes, the field named, what the message says)
+    (
+        {"candidate": {"overrides": {"backend.options.intra_op_threads": 1}}},
+        "$.claims[0] (claim 'threads').candidate",
+        "the same experiment",
+    ),
+    ({"metric": "MultiStream.latency_p99"}, "$.claims[0]", "runs no MultiStream scenario"),
+    ({"metric": "Offline.latency_p90"}, "metric", "Offline does not measure 'latency_p90'"),
+    ({"bound": float("inf")}, "bound", "finite"),
+    ({"bound": float("nan")}, "bound", "finite"),
+    ({"bound": 0}, "bound", "greater than 0"),
+    ({"bound": -1.0}, "bound", "greater than 0"),
+    (
+        {"candidate": {"overrides": {"workload.batch_size": 0}}},
+        "$.claims[0] (claim 'threads').candidate",
+        "does not validate",
+    ),
+    (
+        {"candidate": {"overrides": {"backend.options.intra_opthreads": 2}}},
+        "$.claims[0] (claim 'threads').candidate",
+        "intra_op_threads",
+    ),
+]
+
+
+@pytest.mark.parametrize("command", ["check", "measure", "replay"])
+@pytest.mark.parametrize(("change", "field", "message"), BAD_CLAIMS)
+def test_a_bad_claim_is_refused_with_exit_2_before_anything_runs(
+    spec_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    change: dict[str, Any],
+    field: str,
+    message: str,
+) -> None:
+    """`claim check`, `claim measure` and `replay --claims` refuse a claim that cannot be
+    checked (exit 2, the claim and the field named) before an environment is realized."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("nothing may run")
+
+    monkeypatch.setattr("repro.environments.registry.realize", refuse)
+    monkeypatch.setattr("repro.cli.realize.realized_replayer", refuse)
+    monkeypatch.setattr("repro.cli.replay_steps.realized_replayer", refuse)
+    raw = json.loads(spec_file.read_text())
+    raw["claims"] = [
+        {
+            "id": "threads",
+            "statement": "2 threads give 1.8x the Offline throughput of 1",
+            "metric": "Offline.throughput",
+            "baseline": {"overrides": {"backend.options.intra_op_threads": 1}},
+            "candidate": {"overrides": {"backend.options.intra_op_threads": 2}},
+            "relation": ">=",
+            "bound": 1.6,
+            **change,
+        }
+    ]
+    if "MultiStream" in json.dumps(change):
+        raw["workload"]["scenarios"] = [
+            s for s in raw["workload"]["scenarios"] if s["scenario"] != "MultiStream"
+        ]
+        raw.pop("id")  # another experiment: its id is computed on load
+    spec_file.write_text(json.dumps(raw))  # json writes inf and nan as Infinity and NaN
+    before = spec_file.read_text()
+    argv = (
+        ["replay", str(spec_file), "--claims"]
+        if command == "replay"
+        else ["claim", command, str(spec_file)]
+    )
+    result = _repro(*argv, "--results-dir", str(tmp_path / "results"))
+    assert result.exit_code == 2, result.output
+    assert str(spec_file) in result.stderr
+    assert field in result.stderr, result.stderr
+    assert message in result.stderr, result.stderr
+    assert "Traceback" not in result.output
+    assert spec_file.read_text() == before
+    assert not (tmp_path / "results").exists()
