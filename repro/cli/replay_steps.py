@@ -177,7 +177,9 @@ def require_profiled(state: ReplayState) -> ReplayState:
 
 
 def show_run(state: ReplayState) -> ReplayState:
-    """The run's summary (or JSON)."""
+    """The run's summary (or JSON; with --claims, the claims' JSON alone follows)."""
+    if state.args.claims and state.args.as_json:
+        return state  # one JSON document on stdout: the claims'
     print_run(*need(state.run, "a run"), state.args.as_json)
     return state
 

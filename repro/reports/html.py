@@ -188,9 +188,16 @@ def render(report: Report) -> str:
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>repro report: {e(report.spec_name)}</title><style>{CSS}</style></head><body>",
         f"<h1>Reproducibility report: {e(report.spec_name)}</h1>",
+        *(
+            [
+                *claims_html(report.claims, claims_summary(report.claims)),
+                "<h2>Absolute figures against the original</h2>",
+            ]
+            if report.claims
+            else []
+        ),
         f"<p class='verdict {_cls(report.verdict)}'>{e(VERDICT_MARK[report.verdict])}</p>",
         f"<p>{e(report.summary)}</p>",
-        *(claims_html(report.claims, claims_summary(report.claims)) if report.claims else []),
         "<ul>",
         f"<li>original: <code>{e(report.original.path)}</code> ({e(report.original.kind)}, "
         f"run <code>{e(report.original.run_id)}</code>)</li>",

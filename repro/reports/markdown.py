@@ -25,13 +25,20 @@ def render(report: Report) -> str:
     lines = [
         f"# Reproducibility report: {text(report.spec_name)}",
         "",
-        f"**{VERDICT_MARK[report.verdict]}** — {text(report.summary)}",
-        "",
+        # the claims first: they are what `replay --claims` asked about, and they are judged
+        # also where the absolute figures are not comparable (other hardware)
         *(
-            [*claims_lines(report.claims, claims_summary(report.claims)), ""]
+            [
+                *claims_lines(report.claims, claims_summary(report.claims)),
+                "",
+                "## Absolute figures against the original",
+                "",
+            ]
             if report.claims
             else []
         ),
+        f"**{VERDICT_MARK[report.verdict]}** — {text(report.summary)}",
+        "",
         f"- original: {code(report.original.path)} ({report.original.kind}, run "
         f"{code(report.original.run_id)})",
         *[

@@ -291,3 +291,31 @@ def test_a_bad_claim_is_refused_with_exit_2_before_anything_runs(
     assert "Traceback" not in result.output
     assert spec_file.read_text() == before
     assert not (tmp_path / "results").exists()
+
+
+def test_replay_claims_on_other_hardware_judges_the_claims_first(
+    spec_file: Path, tmp_path: Path, fake_workers: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On another CPU the absolute rows are "not comparable: different hardware"; the claims
+    are still judged, first on the page, and --json and the exit code follow them."""
+    other = {"cpu": {"model": "Another CPU", "logical_cpus": 64}, "machine": "x86_64"}
+    monkeypatch.setattr(
+        InProcessRunner,
+        "fingerprint",
+        lambda self, env: {"schema": "repro.machine.fingerprint/v1", "hardware": other},
+    )
+    _repro("claim", "add", str(spec_file), *ADD)
+    out = tmp_path / "report"
+    result = _repro(
+        "replay", str(spec_file), "--claims", "--scenario", "Offline", "--mode", "performance",
+        "--min-duration-ms", "100", "--results-dir", str(tmp_path / "results"),
+        "--report-dir", str(out), "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["claims"][0]["verdict"] == "holds"
+    page = (out / "report.md").read_text()
+    assert "different hardware" in page
+    assert page.index("## Claims") < page.index("different hardware")
+    report = json.loads((out / "report.json").read_text())
+    assert report["claims_verdict"] == "holds"
+    assert report["claims"][0]["id"] == "threads"
