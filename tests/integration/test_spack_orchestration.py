@@ -236,6 +236,27 @@ def test_a_failed_install_names_spacks_error_and_is_retried_next_time(
     assert sum("install" in c for c in fake_spack_calls(log)) == 2  # no marker was left
 
 
+def test_an_external_whose_prefix_is_gone_is_refused_before_spack_installs(
+    root: Path, tmp_path: Path, envdir: Path, fake_spack: Path
+) -> None:
+    manifest = yaml.safe_load((envdir / "spack.yaml").read_text())
+    manifest["spack"]["packages"] = {
+        "llvm": {
+            "buildable": False,
+            "externals": [{"spec": "llvm@14.0.6", "prefix": str(tmp_path / "gone")}],
+        }
+    }
+    (envdir / "spack.yaml").write_text(yaml.safe_dump(manifest))
+    write_lock(envdir)
+    spec_path = make_spec(root, tmp_path, envdir)
+    with pytest.raises(
+        EnvironmentSetupError,
+        match=r"packages\.llvm: the external llvm@14\.0\.6 has no prefix .*gone",
+    ):
+        SpackManager().realize(_load(spec_path), spec_path, tmp_path / "envs")
+    assert not any("install" in c for c in fake_spack_calls(fake_spack))
+
+
 def test_a_spec_without_spack_pins_says_how_to_add_them(
     root: Path, tmp_path: Path, fake_spack: Path
 ) -> None:
