@@ -602,6 +602,7 @@ class Replayer:
             accuracy=accuracy,
             backend=result.backend,
             timings_s=result.timings_s,
+            energy=result.energy,
             peak_rss_bytes=result.peak_rss_bytes,
             latencies_file=result.latencies_file,
         )

@@ -159,7 +159,7 @@ def hardware_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 HARDWARE_FACTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CPU", ("hardware", "cpu", "model")),
     ("logical CPUs", ("hardware", "cpu", "logical_cpus")),
-    ("accelerators", ("hardware", "gpus")),
+    ("GPU models", ("hardware", "gpu_models")),
     ("accelerators", ("hardware", "accelerators")),
 )
 
