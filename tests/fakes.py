@@ -221,6 +221,8 @@ elif env is not None and args[:1] == ["install"]:
     (view / "python").write_text("#!/bin/sh\\nexec " + PYTHON + ' "$@"\\n')
     (view / "python").chmod(0o755)
     print("==> Installed the environment")
+elif args == ["--version"]:
+    print("1.1.0-fake")
 elif args[:3] == ["env", "activate", "--sh"] and args[3] == "-d":
     view = pathlib.Path(args[4]) / ".spack-env" / "view" / "bin"
     print(f"export PATH={{view}}:$PATH;")

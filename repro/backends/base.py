@@ -85,6 +85,11 @@ class BackendPlugin:
     install_hint: ClassVar[str]
     #: the devShell of nix/flake.nix that provides this backend
     nix_shell: ClassVar[str] = "default"
+    #: the worker's native stack as Spack builds it (roots of the spack.yaml `repro capture
+    #: --env-manager spack` writes); the backend's Python wheels come from the hashed lock
+    spack_specs: ClassVar[tuple[str, ...]] = ("py-mlcommons-loadgen@6.0.17",)
+    #: native libraries the stack pins as externals of this machine (`spack external find`)
+    spack_externals: ClassVar[tuple[str, ...]] = ()
     #: distributions whose version changes results (ranked high in the drift)
     key_packages: ClassVar[tuple[str, ...]] = ()
     #: the profiler its engine's `profiler(out_dir)` uses, if it has one (`repro profile`)

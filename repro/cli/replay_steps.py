@@ -39,6 +39,9 @@ class ReplayState:
     spec_path: Path | None = None
     #: the environment options a package's contents give (wheels, an image)
     package_options: dict[str, Any] = field(default_factory=dict)
+    #: False for a package packed without its original: the replay has none (and reads no
+    #: folder outside the package that its spec names)
+    original_packed: bool = True
     spec: ExperimentSpec | None = None
     opts: ReplayOptions | None = None
     #: rounds: when they stop, and the run id the replay's and the baseline's ids derive from
@@ -91,8 +94,8 @@ def open_package(state: ReplayState) -> ReplayState:
     package = need(state.spec_path, "SPEC")
     if not is_package(package):
         return state
-    spec_path, options = _from_package(package, state.args.env_name, state.cache)
-    return replace(state, spec_path=spec_path, package_options=options)
+    spec_path, options, packed = _from_package(package, state.args.env_name, state.cache)
+    return replace(state, spec_path=spec_path, package_options=options, original_packed=packed)
 
 
 def load_spec(state: ReplayState) -> ReplayState:
@@ -101,6 +104,8 @@ def load_spec(state: ReplayState) -> ReplayState:
 
     path = need(state.spec_path, "SPEC")
     spec = with_backend_options(require_valid(path), path, state.args.backend_options)
+    if not state.original_packed:
+        spec = spec.model_copy(update={"original": None})  # not in the package: none here
     return replace(state, spec=spec)
 
 
@@ -374,15 +379,16 @@ def with_backend_options(
 
 def _from_package(
     package: Path, env_name: str, cache: ArtifactCache
-) -> tuple[Path, dict[str, Any]]:
-    """A package unpacked (checked) under the cache: its spec, and the environment options
-    its contents give (wheels to build the venv from, an image to load)."""
+) -> tuple[Path, dict[str, Any], bool]:
+    """A package unpacked (checked) under the cache: its spec, the environment options its
+    contents give (wheels to build the venv from, an image to load), and whether its original
+    is in it."""
     from repro.packaging.pack import check_inside, offline_gaps, open_package
     from repro.spec.io import load_spec
 
     root, manifest = open_package(package, cache)
     spec_path = root / manifest.spec
-    check_inside(load_spec(spec_path), spec_path, root, package)
+    packed = check_inside(load_spec(spec_path), spec_path, root, package)
     note(f"package {package}: {len(manifest.members)} files checked, unpacked in {root}")
     certain, maybe = offline_gaps(load_spec(spec_path), root, manifest, env_name, cache)
     if certain:
@@ -398,10 +404,14 @@ def _from_package(
     if manifest.of_role("image"):
         options["image_archive"] = str(root / "image" / "image.tar")
     original = load_spec(spec_path).original
-    if original is not None:
+    if original is not None and packed:
         folder = (spec_path.parent / original.path).resolve()
         note(f"the package's original: compare with `repro report --compare {folder} RUN`")
-    return spec_path, options
+    elif original is not None:
+        note("the package holds no original (packed without it): nothing to compare with here")
+    if manifest.of_role("spack-source"):
+        options["spack_mirror"] = str(root / "spack-mirror")
+    return spec_path, options, packed
 
 
 def _docker_options(args: ReplayArgs, cache: ArtifactCache) -> dict[str, Any]:

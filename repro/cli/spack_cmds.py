@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from repro.cli.progress import note
-from repro.cli.spec_cmds import json_option
+from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.errors import SpecError
 
 
@@ -54,7 +54,7 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
       spack -e lockfiles/tvm-resnet50 concretize
       repro spack pin specs/tvm-resnet50.json
     """
-    from repro.environments.spack.manager import SpackManager
+    from repro.environments.spack.manager import SpackManager, pin_builtin_commit
     from repro.spack.pins import pins_from_files
     from repro.spack.section import LOCK_NAME
     from repro.spec.io import load_spec, parse_spec, spec_id, write_spec
@@ -75,7 +75,18 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
         SpackManager(note).concretize(target.parent)
     spec = load_spec(spec_path)
     raw = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-    raw["environment"]["spack"] = pins_from_files(target, spec_path.parent)
+    pins_raw = pins_from_files(target, spec_path.parent)
+    before_pins = spec.environment.spack
+    if have_spack:
+        pin_builtin_commit(pins_raw, note)
+    elif (  # no Spack to ask: the commit pinned with this very lock still holds
+        before_pins is not None
+        and before_pins.builtin_commit
+        and before_pins.spack_lock is not None
+        and pins_raw.get("spack_lock", {}).get("sha256") == before_pins.spack_lock.sha256
+    ):
+        pins_raw.setdefault("builtin_commit", before_pins.builtin_commit)
+    raw["environment"]["spack"] = pins_raw
     before = spec_id(spec)
     written = write_spec(parse_spec(raw, source=str(spec_path)), spec_path)
     pins = written.environment.spack
@@ -202,3 +213,48 @@ def spack_show(lock_path: Path, as_json: bool) -> None:
         click.echo("key packages:")
         for name, p in summary["key_packages"].items():
             click.echo(f"  {name:<24} {package_text(p)}")
+
+
+@spack.command("mirror")
+@click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    "out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The mirror folder (default: the artifact cache's spack-mirror/, where `repro replay "
+    "--env spack` looks).",
+)
+@cache_dir_option
+@json_option
+def spack_mirror(spec_path: Path, out: Path | None, cache_dir: Path | None, as_json: bool) -> None:
+    """A source mirror with exactly the sources the spec's spack.lock needs, fetched from PyPI
+    and checked against the sha256 each Spack recipe pins, laid out as Spack reads a mirror.
+
+    `repro replay --env spack` installs from it without the network (`--output` elsewhere:
+    REPRO_SPACK_MIRROR=DIR); `repro pack --with-artifacts` of a Spack spec carries it.
+
+    \b
+    Example:
+      repro spack mirror specs/ort-digits.json
+      REPRO_SPACK_MIRROR=/media/usb/mirror repro replay specs/ort-digits.json --env spack
+    """
+    import tempfile
+
+    from repro.artifacts.cache import ArtifactCache
+    from repro.environments.spack.manager import SpackManager, pinned_environment
+    from repro.environments.spack.mirror import make_mirror
+    from repro.spec.io import load_spec
+
+    spec = load_spec(spec_path)
+    target = out or ArtifactCache(cache_dir).root / "spack-mirror"
+    with tempfile.TemporaryDirectory(prefix="repro-spack-mirror-") as tmp:
+        env_dir = pinned_environment(SpackManager(note), spec, spec_path, Path(tmp) / "env")
+        fetched = make_mirror(env_dir, target, report=note)
+    if as_json:
+        click.echo(json.dumps({"mirror": str(target), "sources": [s.__dict__ for s in fetched]}))
+        return
+    click.echo(
+        f"mirror {target}: {len(fetched)} source(s) checked against the spack.lock's recipes"
+    )

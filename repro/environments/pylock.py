@@ -123,6 +123,25 @@ def lock_hashes(lock_text: str) -> dict[str, set[str]]:
     return out
 
 
+def without(lock_text: str, names: set[str]) -> str:
+    """The lock's requirements but those of `names` (normalized project names), joined
+    continuations and all: what pip installs beside a stack that provides `names` itself."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    kept = []
+    for line in _logical_lines(lock_text):
+        text = re.split(r"\s+--hash[=\s]", line, maxsplit=1)[0].strip()
+        if not text:
+            continue
+        try:
+            name = normalize(Requirement(text).name) if not text.startswith("-") else None
+        except InvalidRequirement:
+            name = None
+        if name not in names:
+            kept.append(" ".join(line.split()))
+    return "\n".join(kept) + "\n"
+
+
 def _logical_lines(text: str) -> list[str]:
     """The lines of a requirements file with `\\` continuations joined and comments cut."""
     joined = re.sub(r"\\\r?\n", " ", text)

@@ -49,6 +49,7 @@ Role = Literal[
     "image",
     "attestation",
     "signature",
+    "spack-source",
 ]
 
 

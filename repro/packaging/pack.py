@@ -184,6 +184,8 @@ def pack(
         scratch = Path(tmp)
         if opts.with_artifacts:
             _add_artifacts(spec, spec_path, cache, add, report)
+            if spec.environment.manager == "spack":
+                _add_spack_mirror(spec, spec_path, scratch, add, report)
         if opts.with_wheels:
             _add_wheels(spec, spec_path, scratch, add, report)
         if opts.with_image:
@@ -261,6 +263,31 @@ def _add_artifacts(
     for name, m in fetch_all(spec, spec_path, cache=cache, progress=report).items():
         if spec.artifacts[name].path is None:
             add(f"cache/{spec.artifacts[name].sha256}", "cached-artifact", m.path)
+
+
+def _add_spack_mirror(
+    spec: ExperimentSpec,
+    spec_path: Path,
+    scratch: Path,
+    add: Callable[[str, Role, Path], None],
+    report: Reporter,
+) -> None:
+    """The sources the spec's spack.lock needs (`repro spack mirror`), so that `repro replay
+    PACKAGE --env spack` installs the environment offline."""
+    from repro.environments.spack.manager import SpackManager, pinned_environment
+    from repro.environments.spack.mirror import make_mirror
+
+    if not SpackManager.available()[0]:
+        report(
+            "no Spack here: the package carries no source mirror of its Spack environment "
+            "(pack where Spack is, or `repro spack mirror SPEC` there)"
+        )
+        return
+    env_dir = pinned_environment(SpackManager(report), spec, spec_path, scratch / "spack-env")
+    mirror = scratch / "spack-mirror"
+    make_mirror(env_dir, mirror, report=report)
+    for f in sorted(p for p in mirror.rglob("*") if p.is_file()):
+        add(f"spack-mirror/{f.relative_to(mirror).as_posix()}", "spack-source", f)
 
 
 def _add_wheels(
@@ -404,17 +431,21 @@ def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageMani
     return folder, manifest
 
 
-def check_inside(spec: ExperimentSpec, spec_path: Path, root: Path, package: Path) -> None:
-    """Refuse a packaged spec that names a file outside its package (exit 2, the field named)."""
+def check_inside(spec: ExperimentSpec, spec_path: Path, root: Path, package: Path) -> bool:
+    """Refuse a packaged spec that names a file outside its package (exit 2, the field named);
+    whether its original is inside (one packed without it names a folder outside: the replay
+    then has no original, and reads nothing there)."""
     outside = paths_outside(spec, spec_path, root)
-    if outside:
-        ref = outside[0]
+    files = [ref for ref in outside if ref.kind != "original"]
+    if files:
+        ref = files[0]
         raise SpecError(
             f"{package}: {ref.field}: {ref.path} resolves outside the package; a replay from a "
             "package reads only the package's own files",
             hint="this package was altered or not made by `repro pack`: get it again from its "
             "source",
         )
+    return not any(ref.kind == "original" for ref in outside)
 
 
 def offline_gaps(
@@ -440,4 +471,9 @@ def offline_gaps(
         maybe.append("the Docker image (pack with --with-image) unless this machine has it")
     if manager == "nix":
         maybe.append("the flake's inputs (nixpkgs) unless this machine's Nix store has them")
+    if manager == "spack" and not manifest.of_role("spack-source"):
+        maybe.append(
+            "the Spack environment's sources (pack a Spack spec with --with-artifacts, or "
+            "`repro spack mirror SPEC`) unless this machine's mirror or Spack store has them"
+        )
     return certain, maybe

@@ -72,6 +72,10 @@ class TvmPlugin(BackendPlugin):
     )
     install_hint = "pip install 'repro[tvm]'  (apache-tvm 0.27 with apache-tvm-ffi==0.1.14.post0)"
     nix_shell = "tvm"
+    # TVM's native stack, pinned as this machine's LLVM and oneDNN (Debian's llvm-*-dev,
+    # libdnnl-dev); the apache-tvm wheel links its own LLVM and has no DNNL (docs/spack.md)
+    spack_specs = ("py-mlcommons-loadgen@6.0.17", "llvm", "onednn")
+    spack_externals = ("llvm", "onednn")
     key_packages = ("apache-tvm", "apache-tvm-ffi", "tvm", "onnx")
     profiler = "the Relax VM's instrument"
 

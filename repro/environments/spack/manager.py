@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -34,10 +35,11 @@ from repro.environments.base import (
     RealizedEnvironment,
     repro_source_root,
     verified_lock,
-    worker_environment,
 )
 from repro.environments.section import EnvironmentSpecBase
-from repro.environments.spack import SpackEnvironment
+from repro.environments.spack import SpackEnvironment, compose, tool
+from repro.environments.spack import mirror as mirror_of
+from repro.environments.spack.layer import install_layer, provided
 from repro.errors import EnvironmentSetupError, SpecError
 from repro.spack.lockfile import read_spack_lock
 from repro.spack.pins import (
@@ -54,16 +56,29 @@ if TYPE_CHECKING:
 #: seconds the first installation may take (LLVM and TVM build from source: hours)
 REALIZE_TIMEOUT_S = 12 * 3600
 MARKER = ".repro-complete"
-INSTALL_HINT = (
-    "Spack is installed from git: git clone --depth=2 https://github.com/spack/spack.git && "
-    ". spack/share/spack/setup-env.sh"
-)
-#: activate the environment (dir $1), put repro's source ($2) first on PYTHONPATH, run python
+#: activate the environment (dir $2) with Spack ($1), put repro's source and the lock's wheels
+#: ($3, colon-separated) first on PYTHONPATH, run the view's python
 ACTIVATE = (
-    'd="$1"; src="$2"; shift 2; '
-    'activate="$(spack env activate --sh -d "$d")" || exit 3; eval "$activate" || exit 3; '
-    'export PYTHONPATH="$src${PYTHONPATH:+:$PYTHONPATH}"; exec python "$@"'
+    'spack="$1"; d="$2"; path="$3"; shift 3; '
+    'activate="$("$spack" env activate --sh -d "$d")" || exit 3; eval "$activate" || exit 3; '
+    'export PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}"; exec python "$@"'
 )
+
+
+def pin_builtin_commit(pins: dict[str, Any], report: Callable[[str], None]) -> None:
+    """Add the commit of the builtin repository this Spack uses to `pins`, unless the manifest
+    names one: a git checkout's HEAD or `REPRO_SPACK_BUILTIN_COMMIT`; said when neither is."""
+    if "builtin_commit" in pins:
+        return
+    _, commit = tool.builtin_repository()
+    if commit is not None:
+        pins["builtin_commit"] = commit
+    else:
+        report(
+            "spack: the builtin repository here is not a git checkout and "
+            "REPRO_SPACK_BUILTIN_COMMIT is not set: its commit is not pinned (the lock's "
+            "recipe hashes are)"
+        )
 
 
 class SpackManager(EnvironmentManager):
@@ -74,18 +89,32 @@ class SpackManager(EnvironmentManager):
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
-        if _subprocess.which("spack") is None:
-            return False, f"`spack` is not on PATH ({INSTALL_HINT})"
-        return True, "spack on PATH"
+        spack = tool.find_spack()
+        if spack is None:
+            return False, f"`spack` is not on PATH and SPACK_ROOT is not set ({tool.INSTALL_HINT})"
+        return True, f"spack at {spack}"
 
     def preflight_capture(self, plan: CapturePlan) -> None:
-        """lockfiles/<name>/spack.yaml is there, before anything is locked."""
-        _manifest_of(plan.lock_dir)
+        """lockfiles/<name>/spack.yaml is there, or Spack is here to write and concretize it,
+        before anything is locked."""
+        if not (plan.lock_dir / MANIFEST_NAME).is_file() and not self.available()[0]:
+            _manifest_of(plan.lock_dir)  # names the missing manifest
 
     def capture(self, ctx: CaptureContext) -> dict[str, Any]:
-        """The pins of lockfiles/<name>/spack.yaml; concretized first when Spack is here and
-        there is no spack.lock yet."""
-        manifest = _manifest_of(ctx.lockfiles_dir / ctx.name)
+        """The pins of lockfiles/<name>/spack.yaml (written for the backend's native stack
+        when there is none, `compose.py`), concretized by Spack first when there is no
+        spack.lock yet."""
+        lock_dir = ctx.lockfiles_dir / ctx.name
+        if not (lock_dir / MANIFEST_NAME).is_file():
+            compose.write_environment(
+                lock_dir,
+                name=ctx.name,
+                specs=ctx.backend.spack_specs,
+                repro_repo=repro_source_root() / "spack-repo" / "spack_repo" / "repro",
+                externals=ctx.backend.spack_externals,
+                report=ctx.report,
+            )
+        manifest = _manifest_of(lock_dir)
         if not (manifest.parent / LOCK_NAME).is_file():
             if self.available()[0]:
                 ctx.report(f"concretizing {manifest} (spack -e {manifest.parent} concretize)")
@@ -96,10 +125,10 @@ class SpackManager(EnvironmentManager):
                     "pinned by its manifest only until `spack -e "
                     f"{manifest.parent} concretize` runs where Spack is"
                 )
-        env: dict[str, Any] = {
-            "manager": self.name,
-            "spack": pins_from_files(manifest, ctx.spec_dir),
-        }
+        pins = pins_from_files(manifest, ctx.spec_dir)
+        if self.available()[0]:
+            pin_builtin_commit(pins, ctx.report)
+        env: dict[str, Any] = {"manager": self.name, "spack": pins}
         if ctx.python_lock is not None:
             env["python_lock"] = ctx.python_lock
         return env
@@ -115,6 +144,29 @@ class SpackManager(EnvironmentManager):
                 hint=f"write lockfiles/{spec.name}/spack.yaml and run `repro spack pin "
                 f"{spec_path}`, or replay with --env venv",
             )
+        manifest, lock = self._pinned_files(pins, spec_path)
+        spack = tool.require_spack()
+        here = self._check_version(lock)
+        # one environment per lock, manifest and checkout (its repo paths are made absolute)
+        key = hashlib.sha256(
+            f"{pins.spack_yaml.sha256}:{pins.spack_lock.sha256 if pins.spack_lock else '-'}:"
+            f"{manifest.parent.resolve()}".encode()
+        ).hexdigest()
+        target = workdir / f"spack-{key[:16]}"
+        reused = (target / MARKER).is_file() and (target / MARKER).read_text().strip() == key
+        mirror = self._mirror(workdir)
+        if not reused:
+            self._build(target, manifest, lock, mirror)
+        realized = self._realized_lock(target)
+        if pins.roots:
+            self._check_roots(pins, realized.roots, target)
+        path, probe = self._worker_path(spec, spec_path, spack, target, realized, workdir)
+        if not reused:
+            atomic_write_text(target / MARKER, key + "\n")
+        return self._realized(pins, target, reused, probe, realized, here, mirror, path, spack)
+
+    def _pinned_files(self, pins: SpackPins, spec_path: Path) -> tuple[Path, Path | None]:
+        """The pinned manifest and lock, their bytes checked, the lock made from the manifest."""
         hint = f"restore the file the spec was pinned with, or `repro spack pin {spec_path}`"
         manifest = verified_lock(pins.spack_yaml, spec_path, hint=hint)
         lock = (
@@ -124,53 +176,127 @@ class SpackManager(EnvironmentManager):
         )
         if lock is not None:
             require_consistent(manifest, read_spack_lock(lock))
-        # one environment per lock, manifest and checkout (its repo paths are made absolute)
-        key = hashlib.sha256(
-            f"{pins.spack_yaml.sha256}:{pins.spack_lock.sha256 if pins.spack_lock else '-'}:"
-            f"{manifest.parent.resolve()}".encode()
-        ).hexdigest()
-        target = workdir / f"spack-{key[:16]}"
-        reused = (target / MARKER).is_file() and (target / MARKER).read_text().strip() == key
-        if not reused:
-            self._create(target, manifest, lock)
-            if lock is None:
-                self.report(f"spack: concretizing {manifest} (no spack.lock is pinned)")
-                self._spack(["-e", str(target), "concretize"], what="concretize")
-            self.report(f"spack: installing the environment ({target})")
-            self._spack(["-e", str(target), "install", "--fail-fast"], what="install")
+        return manifest, lock
+
+    @staticmethod
+    def _check_version(lock: Path | None) -> str | None:
+        """This Spack's version; a lock written by a newer Spack (its format or release) is
+        refused, both versions named: an older Spack may misread it."""
         try:
-            realized = read_spack_lock(target / LOCK_NAME)
+            here = tool.spack_version()
+        except EnvironmentSetupError:
+            return None  # a Spack that does not say its version: the install will tell
+        pinned = read_spack_lock(lock).spack_version if lock is not None else None
+        if pinned and tool.version_tuple(pinned)[:2] > tool.version_tuple(here)[:2]:
+            raise EnvironmentSetupError(
+                f"{lock}: written by Spack {pinned}, newer than the Spack here ({here})",
+                hint=f"use Spack {pinned} or newer, or concretize again with this one "
+                "(`repro spack pin SPEC --concretize`)",
+            )
+        return here
+
+    def _mirror(self, workdir: Path) -> Path | None:
+        """The source mirror to install from: the replay's (a package's), else
+        $REPRO_SPACK_MIRROR, else the cache's (`repro spack mirror` writes it there)."""
+        given = self.options.get("spack_mirror") or os.environ.get("REPRO_SPACK_MIRROR")
+        if given:
+            return Path(given)
+        default = workdir.parent / "spack-mirror"
+        return default if default.is_dir() else None
+
+    def _build(self, target: Path, manifest: Path, lock: Path | None, mirror: Path | None) -> None:
+        """The environment at `target`, installed: made anew (an unfinished earlier attempt
+        is never used), concretized when no lock is pinned, installed from the mirror."""
+        self._create(target, manifest, lock, mirror)
+        if lock is None:
+            self.report(f"spack: concretizing {manifest} (no spack.lock is pinned)")
+            tool.concretize(target)
+        if mirror is not None:
+            lacking = mirror_of.missing_from(mirror, mirror_of.sources(target))
+            if lacking:
+                raise EnvironmentSetupError(
+                    f"the source mirror {mirror} lacks "
+                    + ", ".join(f"{s.name}@{s.version}" for s in lacking[:8]),
+                    hint="make it where PyPI is reachable: `repro spack mirror SPEC -o DIR`",
+                )
+        log = target / "install.log"
+        self.report(f"spack: installing the environment ({target}; Spack's output: {log})")
+        status, tail = tool.run_logged(
+            ["-e", str(target), "install", "--fail-fast"],
+            log=log, report=self.report, timeout_s=REALIZE_TIMEOUT_S,
+        )  # fmt: skip
+        if status != 0:
+            raise EnvironmentSetupError(
+                f"`spack install` failed (exit {status}): {_failed_package(tail)}; its whole "
+                f"output: {log}",
+                hint="a first install fetches sources and builds: offline, install from a "
+                "mirror (`repro spack mirror SPEC` where PyPI is reachable)",
+            )
+
+    @staticmethod
+    def _realized_lock(target: Path) -> Any:
+        try:
+            return read_spack_lock(target / LOCK_NAME)
         except SpecError as exc:  # Spack's own output, in the cache: a failure, not bad input
             raise EnvironmentSetupError(
                 f"the environment Spack realized is unreadable: {exc.message}",
                 hint=f"delete {target} and replay again",
             ) from None
-        if pins.roots:
-            self._check_roots(pins, realized.roots, target)
-        python = ["bash", "-c", ACTIVATE, "repro-spack", str(target), str(repro_source_root())]
-        env = worker_environment()
-        probe = _subprocess.run(
-            [*python, "-c", "import sys, mlperf_loadgen; print(sys.executable)"],
-            env=env,
-            timeout_s=600,
-        )
+
+    def _worker_path(
+        self, spec: ExperimentSpec, spec_path: Path, spack: str, target: Path, realized: Any,
+        workdir: Path,
+    ) -> tuple[str, str]:  # fmt: skip
+        """PYTHONPATH of the worker (repro's source, then the lock's wheels where the view
+        lacks them) and the interpreter it runs: the view's python must import the worker's
+        packages, or the spec's Python lock is installed beside the view (`layer.py`)."""
+        path = str(repro_source_root())
+        probe = self._probe(spec, spack, target, path)
+        if probe.returncode != 0 and spec.environment.python_lock is not None:
+            lock = verified_lock(spec.environment.python_lock, spec_path, hint="restore it")
+            names = [n.name for n in realized.nodes.values()]
+            wheels = self.options.get("wheels")
+            layer = install_layer(
+                lock, provided(names), workdir, wheels=Path(wheels) if wheels else None,
+                report=self.report,
+            )  # fmt: skip
+            path = f"{path}:{layer}"
+            probe = self._probe(spec, spack, target, path)
         if probe.returncode != 0:
             tail = (probe.stderr or probe.stdout).strip()[-800:] or "no output"
             raise EnvironmentSetupError(
                 f"the Spack environment {target} cannot run the worker: {tail}",
-                hint="its specs need python and py-mlcommons-loadgen (see lockfiles/*/spack.yaml)",
+                hint="its specs need python and py-mlcommons-loadgen, the spec a Python lock "
+                "for the rest (lockfiles/<name>/)",
             )
-        if not reused:
-            atomic_write_text(target / MARKER, key + "\n")
+        return path, probe.stdout.strip().splitlines()[-1]
+
+    @staticmethod
+    def _probe(spec: ExperimentSpec, spack: str, target: Path, path: str) -> Any:
+        from repro.backends.registry import get_backend
+
+        engine = get_backend(spec.backend.name).engine.split(":")[0]
+        code = f"import sys, mlperf_loadgen, importlib; importlib.import_module({engine!r}); " \
+            "print(sys.executable)"  # fmt: skip
+        return _subprocess.run(
+            ["bash", "-c", ACTIVATE, "repro-spack", spack, str(target), path, "-c", code],
+            env=tool.spack_env(),
+            timeout_s=600,
+        )
+
+    def _realized(
+        self, pins: SpackPins, target: Path, reused: bool, python: str, realized: Any,
+        here: str | None, mirror: Path | None, path: str, spack: str,
+    ) -> RealizedEnvironment:  # fmt: skip
         pinned = "pinned by " + (
-            f"{pins.spack_lock.path} (sha256 {key[:12]})"
+            f"{pins.spack_lock.path} (sha256 {pins.spack_lock.sha256[:12]})"
             if pins.spack_lock is not None
             else f"nothing: {pins.spack_yaml.path} was concretized here, not pinned"
         )
         return RealizedEnvironment(
             manager=self.name,
-            python=python,
-            env=env,
+            python=["bash", "-c", ACTIVATE, "repro-spack", spack, str(target), path],
+            env=tool.spack_env(),
             reason=f"spack environment {target} ({'reused' if reused else 'created'}), {pinned}",
             details={
                 "spack_env": str(target),
@@ -180,7 +306,15 @@ class SpackManager(EnvironmentManager):
                 "spack_lock_sha256": pins.spack_lock.sha256 if pins.spack_lock else None,
                 "realized_lock_sha256": sha256_file(target / LOCK_NAME),
                 "locked": pins.spack_lock is not None,
-                "python": probe.stdout.strip().splitlines()[-1] if probe.stdout.strip() else None,
+                "python": python,
+                "spack_version_here": here,
+                "builtin_commit": pins.builtin_commit,
+                "mirror": str(mirror) if mirror is not None else None,
+                "python_layer": path.split(":", 1)[1] if ":" in path else None,
+                "concrete_specs": [
+                    {"name": n.name, "version": n.version, "hash": h}
+                    for h, n in sorted(realized.nodes.items(), key=lambda kv: kv[1].name)
+                ],
                 **lock_pins(realized),
             },
         )
@@ -188,9 +322,9 @@ class SpackManager(EnvironmentManager):
     # --- steps ----------------------------------------------------------------------------
 
     @staticmethod
-    def _create(target: Path, manifest: Path, lock: Path | None) -> None:
+    def _create(target: Path, manifest: Path, lock: Path | None, mirror: Path | None) -> None:
         """An independent environment: the manifest (relative repo paths made absolute, so
-        they resolve from here) and the lock, byte for byte."""
+        they resolve from here; the source mirror added) and the lock, byte for byte."""
         import yaml
 
         if target.exists():
@@ -209,29 +343,16 @@ class SpackManager(EnvironmentManager):
             data["spack"]["repos"] = {
                 k: absolute(v) if isinstance(v, str) else v for k, v in repos.items()
             }
+        if mirror is not None:
+            data["spack"].setdefault("mirrors", {})["repro"] = mirror.resolve().as_uri()
         (target / MANIFEST_NAME).write_text(yaml.safe_dump(data, sort_keys=False))
         if lock is not None:
             shutil.copyfile(lock, target / LOCK_NAME)
 
     def concretize(self, folder: Path) -> None:
-        """`spack -e FOLDER concretize`: writes FOLDER/spack.lock from FOLDER/spack.yaml."""
-        self._spack(["-e", str(folder), "concretize"], what="concretize")
-
-    def _spack(self, args: list[str], *, what: str) -> None:
-        status, tail = _subprocess.run_streaming(
-            ["spack", *args],
-            env=worker_environment(),
-            timeout_s=REALIZE_TIMEOUT_S,
-            echo=lambda line: self.report(f"  spack: {line}"),
-        )
-        if status != 0:
-            errors = [ln for ln in tail if "error" in ln.lower()]
-            raise EnvironmentSetupError(
-                f"`spack {' '.join(args)}` failed (exit {status}): "
-                + ((errors or tail or ["no output"])[-1])[:600],
-                hint=f"a first {what} fetches sources (network) and builds; air-gapped: "
-                "`spack mirror create` on a networked machine, then `spack mirror add`",
-            )
+        """`spack -e FOLDER concretize --fresh`: FOLDER/spack.lock from FOLDER/spack.yaml (a
+        manifest that does not concretize is bad input, clingo's message named)."""
+        tool.concretize(folder)
 
     @staticmethod
     def _check_roots(pins: SpackPins, realized: Any, target: Path) -> None:
@@ -256,3 +377,25 @@ def _manifest_of(lock_dir: Path) -> Path:
             hint="write it (lockfiles/ort-digits/spack.yaml is an example), then capture",
         )
     return manifest
+
+
+def pinned_environment(
+    manager: SpackManager, spec: ExperimentSpec, spec_path: Path, target: Path
+) -> Path:
+    """A Spack environment folder holding the spec's pinned manifest and lock (nothing
+    installed): what Spack reads to say what the lock needs (`repro spack mirror`)."""
+    pins = spec.environment.spack
+    if pins is None or pins.spack_lock is None:
+        raise SpecError(
+            f"{spec_path}: $.environment.spack.spack_lock: the spec pins no spack.lock",
+            hint=f"concretize and pin it first: `repro spack pin {spec_path} --concretize`",
+        )
+    manifest, lock = manager._pinned_files(pins, spec_path)
+    manager._create(target, manifest, lock, None)
+    return target
+
+
+def _failed_package(tail: list[str]) -> str:
+    """The package whose build failed, from Spack's last lines (its `Error:` line)."""
+    errors = [ln.strip() for ln in tail if "Error" in ln]
+    return (errors or [ln.strip() for ln in tail if ln.strip()] or ["no output"])[0][:600]

@@ -5,6 +5,7 @@ structure Spack's schema gives it and pins its repositories."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -91,38 +92,63 @@ def test_tvm_variants_depend_on_llvm_and_onednn() -> None:
 
 #: the structure of spack.yaml for the keys these environments use, as Spack's environment
 #: schema has it (https://spack.readthedocs.io/en/latest/environments.html; `repos` as a map
-#: of name -> path | {git, commit}: https://spack.readthedocs.io/en/latest/repositories.html)
+#: of name -> path | {git, commit}: https://spack.readthedocs.io/en/latest/repositories.html;
+#: `packages` as in packages.yaml: externals, buildable, target)
 EXPECTED_KEYS = {"specs": list, "concretizer": dict, "view": bool, "repos": dict}
+OPTIONAL_KEYS = {"packages": dict}
+FROM_SOURCE = ROOT / "lockfiles" / "tvm-resnet50" / "spack-from-source.yaml"
 
 
-@pytest.mark.parametrize("path", ENVIRONMENTS, ids=lambda p: p.parent.name)
+def _spec_pins(path: Path) -> dict:
+    spec = json.loads((ROOT / "specs" / f"{path.parent.name}.json").read_text())
+    return spec["environment"]["spack"]
+
+
+@pytest.mark.parametrize(
+    "path", [*ENVIRONMENTS, FROM_SOURCE], ids=lambda p: p.parent.name + "/" + p.name
+)
 def test_every_environment_has_spacks_structure_and_pins_its_repos(path: Path) -> None:
     raw = yaml.safe_load(path.read_text())
     assert set(raw) == {"spack"}
     env = raw["spack"]
-    assert set(env) == set(EXPECTED_KEYS)
-    for key, kind in EXPECTED_KEYS.items():
-        assert isinstance(env[key], kind), key
+    assert set(EXPECTED_KEYS) <= set(env) <= set(EXPECTED_KEYS) | set(OPTIONAL_KEYS)
+    for key, kind in {**EXPECTED_KEYS, **OPTIONAL_KEYS}.items():
+        assert key not in env or isinstance(env[key], kind), key
     assert env["concretizer"] == {"unify": True}
     manifest = read_manifest(path)  # Spack's rules for every section, as repro checks them
     repro_repo, builtin = manifest.repo("repro"), manifest.repo("builtin")
     assert repro_repo is not None
-    assert builtin is not None
     assert next(iter(env["repos"])) == "repro", "spack-repo/ must come before builtin"
     assert (path.parent / str(repro_repo.path)).resolve() == REPO
-    assert builtin.pinned
-    assert builtin.ref_kind == "commit"
+    if builtin is not None:  # named: pinned by commit
+        assert builtin.pinned
+        assert builtin.ref_kind == "commit"
+    else:  # Spack's own: the spec pins the commit it was concretized with
+        assert re.fullmatch(r"[0-9a-f]{40}", _spec_pins(path)["builtin_commit"])
     known = _builtin() | set(_recipes())
     for spec in manifest.specs:
         assert _package_name(spec) in known, spec
         assert canonical_spec(spec)  # parses
 
 
-def test_the_tvm_environment_builds_tvm_with_llvm_and_dnnl() -> None:
-    manifest = read_manifest(ROOT / "lockfiles" / "tvm-resnet50" / "spack.yaml")
+def test_the_from_source_environment_builds_tvm_with_llvm_and_dnnl() -> None:
+    manifest = read_manifest(FROM_SOURCE)
     names = {_package_name(s): canonical_spec(s)[0][1] for s in manifest.specs}
     assert {"+llvm", "+dnnl"} <= names["apache-tvm"]
     assert {"llvm", "onednn", "python", "py-mlcommons-loadgen"} <= set(names)
+
+
+def test_the_captured_tvm_environment_takes_llvm_and_onednn_from_the_system() -> None:
+    env = yaml.safe_load((ROOT / "lockfiles" / "tvm-resnet50" / "spack.yaml").read_text())["spack"]
+    assert {"py-mlcommons-loadgen@6.0.17", "llvm", "onednn"} <= set(env["specs"])
+    for name in ("llvm", "onednn", "python"):
+        conf = env["packages"][name]
+        assert conf["buildable"] is False, name
+        assert conf["externals"][0]["prefix"].startswith("/usr"), name
+    pins = _spec_pins(ROOT / "lockfiles" / "tvm-resnet50" / "spack.yaml")
+    assert pins["packages"]["llvm"]["external"]
+    assert pins["packages"]["onednn"]["external"]
+    assert not pins["packages"]["py-mlcommons-loadgen"]["external"]  # Spack builds it
 
 
 def test_every_reference_spec_has_an_environment() -> None:
