@@ -100,6 +100,8 @@ def submission(**kw: Any) -> None:
 
     A short run keeps the violations only a full-length run (--full-length) or the benchmark's
     data set can meet: they are marked. `repro import-mlperf OUT` reads the tree back.
+    --check exits 0 (no violation), 1 (only those a short run keeps) or 2 (the tree breaks
+    other rules: a missing file, a missing field, another round's seeds).
 
     \b
     Example:
@@ -117,7 +119,7 @@ def submission(**kw: Any) -> None:
     if kw["check_dir"] is not None:
         if kw["runs"] or kw["out"] is not None:
             raise UsageError("--check DIR checks a tree: give no RUN and no -o")
-        _report(kw, rules, kw["check_dir"], _check(kw["check_dir"], rules), {})
+        _report(kw, rules, kw["check_dir"], _check(kw["check_dir"], rules), {}, checking=True)
         return
     top, findings, extra = _write(kw, rules)
     _report(kw, rules, top, findings, extra)
@@ -213,7 +215,13 @@ def _official(kw: dict[str, Any], rules: Any, top: Path) -> list[Any]:
 
 
 def _report(
-    kw: dict[str, Any], rules: Any, top: Path, findings: Any, extra: dict[str, Any]
+    kw: dict[str, Any],
+    rules: Any,
+    top: Path,
+    findings: Any,
+    extra: dict[str, Any],
+    *,
+    checking: bool = False,
 ) -> None:
     from repro.mlperf.official_checker import side_by_side
 
@@ -232,6 +240,16 @@ def _report(
         click.echo(json.dumps(doc, indent=2))
     else:
         _print(top, findings, extra, runs, rows)
+    own = [v for v in findings.violations if v.cause is None]
+    if checking and own:
+        click.secho(
+            f"error: {top}: {len(own)} violation(s) no full-length run on the benchmark's data "
+            f"set would fix ({', '.join(sorted({v.rule for v in own}))}): each above names its "
+            "file and rule",
+            err=True,
+            fg="red",
+        )
+        raise click.exceptions.Exit(2)
     if findings.violations or any(r.errors or r.crash for r in runs):
         raise click.exceptions.Exit(1)
 

@@ -51,7 +51,7 @@ from repro.mlperf.submission_tree import (
     VERIFY_PERFORMANCE,
     SubmissionTree,
 )
-from repro.mlperf.system_description import check_given, system_description
+from repro.mlperf.system_description import check_given, require_fields, system_description
 from repro.mlperf.truncation import accuracy_text, truncate_log
 from repro.runs import layout
 from repro.runs.alignment import hardware_differences
@@ -100,6 +100,7 @@ def write_tree(
     check_given(req.given, division=req.division, submitter=req.submitter, system=req.system)
     records = _runs_to_submit(runs)
     _check_hardware(records)
+    require_fields(_system_doc(records[0][1], req), req.given)
     notes = _check_loadgen(records, req.rules)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
@@ -122,6 +123,13 @@ def write_tree(
         findings,
         writer.made,
         [*notes, *writer.notes],
+    )
+
+
+def _system_doc(record: RunRecord, req: Request) -> dict[str, Any]:
+    given = {k: v for k, v in req.given.items() if k != "measurements"}
+    return system_description(
+        record, division=req.division, submitter=req.submitter, system=req.system, given=given
     )
 
 
@@ -446,12 +454,9 @@ class _Writer:
     def finish(self, records: list[tuple[Path, RunRecord]]) -> None:
         tree, req = self.tree, self.req
         first = records[0][1]
-        given = {k: v for k, v in req.given.items() if k != "measurements"}
-        sys_json = system_description(
-            first, division=req.division, submitter=req.submitter, system=req.system, given=given
-        )
         tree.systems().mkdir(parents=True, exist_ok=True)
-        tree.system_json(req.system).write_text(json.dumps(sys_json, indent=2) + "\n")
+        doc = _system_doc(first, req)
+        tree.system_json(req.system).write_text(json.dumps(doc, indent=2) + "\n")
         for run, record in records:
             folder, _ = self.benchmark(run, record)
             for code in (tree.code(folder), tree.extra_code(folder)):

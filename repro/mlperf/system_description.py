@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import Any, Final
 
 from repro.errors import SpecError
-from repro.mlperf.round_rules import AVAILABILITIES, MEASUREMENT_FIELDS, SYSTEM_FIELDS, SYSTEM_TYPES
+from repro.mlperf.round_rules import (
+    AVAILABILITIES,
+    MEANINGFUL_FIELDS,
+    MEASUREMENT_FIELDS,
+    SYSTEM_FIELDS,
+    SYSTEM_TYPES,
+)
+from repro.mlperf.submission_findings import RULES
 from repro.runs.record import RunRecord
 
 #: the accelerator fields that say nothing on a system without one
@@ -172,4 +179,37 @@ def _check_measurements(measurements: Any, where: str) -> None:
     ):
         raise SpecError(
             f"{where}: $.measurements: an object of strings ({', '.join(MEASUREMENT_FIELDS)})"
+        )
+
+
+def missing_fields(doc: dict[str, Any]) -> list[str]:
+    """The fields a system description lacks, or leaves empty where the checkers want an
+    answer (SystemCheck.required_fields_check)."""
+    return [
+        key
+        for key in SYSTEM_FIELDS
+        if key not in doc or (key in MEANINGFUL_FIELDS and not doc[key])
+    ]
+
+
+def require_fields(doc: dict[str, Any], given: dict[str, Any]) -> None:
+    """Refuse a submission whose system description or measurements would lack a field the
+    checkers require: neither the fingerprint nor `--system-json` says it (never invented)."""
+    problems = []
+    if missing := missing_fields(doc):
+        problems.append(
+            f"the system description lacks {', '.join(missing)} (rule system.field: "
+            f"{RULES['system.field']})"
+        )
+    measured = given.get("measurements") or {}
+    if unsaid := [k for k in MEASUREMENT_HINTS if not measured.get(k)]:
+        problems.append(
+            f"$.measurements lacks {', '.join(unsaid)} (rule measurements.field: "
+            f"{RULES['measurements.field']})"
+        )
+    if problems:
+        raise SpecError(
+            f"--system-json: {'; '.join(problems)}",
+            hint="only you know these: `repro submission --template > system.json`, fill in "
+            "those fields, then give --system-json system.json",
         )
