@@ -13,13 +13,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.mlperf.official_checker import result_key
+from tests.helpers import SUBMISSION_SYSTEM as SYSTEM
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "ort-resnet50.json"
@@ -48,27 +48,6 @@ ROLLUP = re.compile(
     r".* has issues$)"
 )
 ERROR = re.compile(r"^\[[^\]]* ERROR\] (.*)$")
-SYSTEM: dict[str, Any] = {
-    "status": "available",
-    "system_type": "edge",
-    "system_type_detail": "virtual machine",
-    "host_processor_frequency": "N/A",
-    "host_memory_configuration": "N/A",
-    "host_storage_capacity": "10 GB",
-    "host_storage_type": "SSD",
-    "host_processor_interconnect": "N/A",
-    "host_networking": "N/A",
-    "host_networking_topology": "N/A",
-    "host_network_card_count": "1",
-    "cooling": "air",
-    "hw_notes": "",
-    "measurements": {
-        "input_data_types": "fp32",
-        "weight_data_types": "fp32",
-        "retraining": "no",
-        "weight_transformations": "none",
-    },
-}
 
 
 @pytest.fixture(scope="module")
