@@ -181,3 +181,15 @@ def test_runs_and_fields_that_would_make_a_wrong_tree_are_refused(
          str(tmp_path / "o6")]
     )  # fmt: skip
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(("o", ".o"))]
+
+
+def test_check_reads_a_tree_repro_did_not_write(shared_fixtures: Path) -> None:
+    tree = shared_fixtures / "mlperf" / "mlperf_inference_test_submissions_v5.0"
+    result = CliRunner().invoke(cli, ["submission", "--check", str(tree), "--round", "v5.0"])
+    # MLCommons' own test submission, trimmed for the fixtures: its files are missing, and its
+    # runs have another round's seeds; each violation names its rule
+    assert result.exit_code == 2, result.output
+    assert "[seeds]" in result.output
+    assert "qsl_rng_seed is wrong, expected=6023615788873153749" in result.output
+    assert "[min_duration] (needs a full-length run)" in result.output
+    assert "Traceback" not in result.output

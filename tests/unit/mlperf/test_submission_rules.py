@@ -20,10 +20,12 @@ from repro.mlperf.round_rules import (
     round_rules,
 )
 from repro.mlperf.submission_check import check_tree
+from repro.mlperf.submission_runs import length_settings, round_spec
 from repro.mlperf.submission_tree import SubmissionTree
 from repro.mlperf.system_description import missing_fields, require_fields
 from repro.mlperf.truncation import accuracy_text, truncate_log
-from repro.runs.record import TestRecord
+from repro.runs.record import RunRecord, TestRecord
+from repro.spec.io import load_spec
 
 
 def _test(scenario: str, **metrics: float) -> TestRecord:
@@ -178,3 +180,27 @@ def test_the_check_lists_a_missing_system_file_and_fields(tmp_path: Path) -> Non
     assert [(v.rule, v.why) for v in found.violations if v.rule.startswith("system")] == [
         ("system.field", "field host_storage_type is missing")
     ]
+
+
+def test_full_length_runs_take_mlperfs_durations_query_counts_and_the_rounds_seeds(
+    root: Path,
+) -> None:
+    rules = round_rules("v6.0")
+    bench = rules.benchmarks["resnet"]
+    record = RunRecord(
+        run_id="r", spec_name="s", spec_id="a" * 64, spec_path="", status="complete",
+        started_utc="2026-01-01T00:00:00+00:00", repro_version="0",
+        overrides={"min_duration_ms": 300},
+    )  # fmt: skip
+    assert length_settings(record, "Offline", bench, full_length=False)["min_duration_ms"] == 300
+    full = length_settings(record, "Offline", bench, full_length=True)
+    assert full == {"min_duration_ms": 600_000, "min_query_count": 24_576, "max_duration_ms": None}
+    spec = load_spec(root / "specs" / "ort-resnet50.json")
+    made, notes = round_spec(spec, rules, bench, full_length=True)
+    assert made.workload.seeds.qsl_rng_seed == rules.seeds["qsl_rng_seed"]
+    # 64 synthetic images: as many as the data set has, and said
+    assert made.workload.performance_sample_count == spec.workload.total_sample_count == 64
+    assert any("the data set has 64 samples" in n for n in notes)
+    short, notes = round_spec(spec, rules, bench, full_length=False)
+    assert short.workload.performance_sample_count == spec.workload.performance_sample_count
+    assert notes == ()
