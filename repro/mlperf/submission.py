@@ -577,7 +577,7 @@ def _write_code(code: Path, run: Path, record: RunRecord, req: Request, story: l
     code.mkdir(parents=True, exist_ok=True)
     if record.spec is not None:
         (code / f"{record.spec_name}.json").write_text(json.dumps(record.spec, indent=2) + "\n")
-    env = str((record.environment or {}).get("manager") or "auto")
+    env = record.environment_facts().manager or "auto"
     submit = (
         f"repro submission results/{record.spec_name}/{record.run_id} --round {req.rules.name} "
         f"--division {req.division} --submitter {req.submitter} --system-name {req.system} "
