@@ -26,6 +26,29 @@ FINGERPRINT: dict[str, Any] = {
     "variables": {},
 }
 
+#: what only a submitter knows of the system (`repro submission --system-json`), filled in
+SUBMISSION_SYSTEM: dict[str, Any] = {
+    "status": "available",
+    "system_type": "edge",
+    "system_type_detail": "virtual machine",
+    "host_processor_frequency": "N/A",
+    "host_memory_configuration": "N/A",
+    "host_storage_capacity": "10 GB",
+    "host_storage_type": "SSD",
+    "host_processor_interconnect": "N/A",
+    "host_networking": "N/A",
+    "host_networking_topology": "N/A",
+    "host_network_card_count": "1",
+    "cooling": "air",
+    "hw_notes": "",
+    "measurements": {
+        "input_data_types": "fp32",
+        "weight_data_types": "fp32",
+        "retraining": "no",
+        "weight_transformations": "none",
+    },
+}
+
 
 def make_run(
     path: Path,
