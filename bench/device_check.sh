@@ -68,7 +68,11 @@ for t in rec.get("tests", []):
                  "samples_per_second": m.get("samples_per_second"),
                  "latency_p90_ns": m.get("latency_p90_ns"),
                  "joules_per_sample": e.get("joules_per_sample"),
-                 "average_watts": e.get("average_watts")})
+                 "average_watts": e.get("average_watts"),
+                 "power_max_w": e.get("power_max_w"),
+                 "gpu_matmul_tflops": (t.get("probe_after") or {}).get("gpu_matmul_tflops"),
+                 "gpu_copy_gbps": (t.get("probe_after") or {}).get("gpu_copy_gbps"),
+                 "gpu_state": ((t.get("probe_after") or {}).get("gpu") or {}).get("state")})
 summary = {"gpu_models": fp["hardware"].get("gpu_models"), "nvml": fp["hardware"].get("nvml"),
            "tests": rows}
 (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

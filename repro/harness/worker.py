@@ -186,7 +186,10 @@ def execute(req: WorkerRequest) -> WorkerResult:
             done=done,
         )
     timings["loadgen_s"] = time.perf_counter() - t
-    energy = meter.stop(log.samples) if meter is not None else None
+    # per query too where a query is not one batch of the whole set (MLPerf's SingleStream and
+    # MultiStream energy is per query)
+    per_query = len(log.values) if req.scenario in ("SingleStream", "MultiStream") else None
+    energy = meter.stop(log.samples, per_query) if meter is not None else None
     latencies = None
     if log.values:
         LatencyHistogram.from_latencies(log.array()).save(out_dir / HIST_FILE)

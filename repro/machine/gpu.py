@@ -9,13 +9,16 @@ says so (`nvml_error`) and a GPU run fails (`NvmlAccessError`, exit 3) instead o
 without its GPU's facts.
 
 Energy: `EnergyMeter` reads NVML's total-energy counter (mJ since the driver loaded) at the
-start and end of a LoadGen test and gives joules and average watts.
+start and end of a LoadGen test and gives joules and average watts; a `PowerSampler` thread
+polls NVML's power reading at POWER_HZ meanwhile (mean and max W). `energy_metrics` turns a
+test's energy into the metrics the report judges (`energy_per_sample_j`, ...).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import threading
 import time
 from types import ModuleType
 from typing import Any
@@ -164,6 +167,64 @@ def collect(module: ModuleType | None = None) -> dict[str, Any] | None:
         _safe(nvml, "nvmlShutdown")
 
 
+#: how often the power is sampled during a test (NVML updates it about every 20-100 ms)
+POWER_HZ = 10.0
+
+
+class PowerSampler:
+    """NVML's power reading of one GPU, polled by a daemon thread from `start` to `stop`."""
+
+    def __init__(self, nvml: ModuleType, handle: Any, *, hz: float = POWER_HZ) -> None:
+        self.nvml, self.handle, self.period_s = nvml, handle, 1.0 / hz
+        self.watts: list[float] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _read(self) -> None:
+        mw = _safe(self.nvml, "nvmlDeviceGetPowerUsage", self.handle)
+        if mw is not None:
+            self.watts.append(float(mw) / 1000)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self._read()
+
+    def start(self) -> None:
+        self._read()
+        self._thread = threading.Thread(target=self._loop, name="repro-power", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict[str, Any]:
+        """mean and max W of the samples, and how many (none: the fields are absent)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._read()
+        if not self.watts:
+            return {}
+        return {
+            "power_mean_w": round(sum(self.watts) / len(self.watts), 3),
+            "power_max_w": round(max(self.watts), 3),
+            "power_samples": len(self.watts),
+            "power_hz": round(1.0 / self.period_s, 3),
+        }
+
+
+def energy_metrics(energy: dict[str, Any] | None) -> dict[str, float]:
+    """The metrics of a test's energy, as the report compares them (`repro.compare.metrics`):
+    joules per sample (per query too for SingleStream and MultiStream, as MLPerf gives their
+    energy) and the average power. Empty without energy: absent, never zero."""
+    if not energy or not energy.get("joules_per_sample"):
+        return {}
+    out = {"energy_per_sample_j": float(energy["joules_per_sample"])}
+    if energy.get("joules_per_query"):
+        out["energy_per_query_j"] = float(energy["joules_per_query"])
+    watts = energy.get("power_mean_w") or energy.get("average_watts")
+    if watts:
+        out["power_w"] = float(watts)
+    return out
+
+
 class EnergyMeter:
     """NVML's total-energy counter of one GPU, read at the start and the end of a test."""
 
@@ -172,6 +233,7 @@ class EnergyMeter:
         self.handle = nvml.nvmlDeviceGetHandleByIndex(index)
         self.index = index
         self._start: tuple[float, int] | None = None
+        self._sampler: PowerSampler | None = None
 
     @classmethod
     def for_device(cls, device: str, module: ModuleType | None = None) -> EnergyMeter | None:
@@ -192,10 +254,14 @@ class EnergyMeter:
     def start(self) -> None:
         mj = self._read()
         self._start = None if mj is None else (time.perf_counter(), int(mj))
+        self._sampler = PowerSampler(self.nvml, self.handle)
+        self._sampler.start()
 
-    def stop(self, samples: int) -> dict[str, Any] | None:
-        """Joules, seconds, average watts and joules per sample since `start`."""
+    def stop(self, samples: int, queries: int | None = None) -> dict[str, Any] | None:
+        """Joules, seconds, average watts, joules per sample (and per query) since `start`, and
+        the sampled power's mean and max."""
         mj = self._read()
+        power = self._sampler.stop() if self._sampler is not None else {}
         if self._start is None or mj is None:
             return None
         t0, mj0 = self._start
@@ -209,4 +275,6 @@ class EnergyMeter:
             "average_watts": round(joules / seconds, 3) if seconds > 0 else None,
             "samples": samples,
             "joules_per_sample": round(joules / samples, 6) if samples else None,
+            **({"joules_per_query": round(joules / queries, 6)} if queries else {}),
+            **power,
         }

@@ -13,7 +13,9 @@ Format history (the `schema` field):
 #                   `adjusted.note` (why an adjusted verdict that differs from the
 #                   metric's does not count); `unknown_hardware` and the verdict
 #                   `not comparable: hardware unknown` (no fact of the hardware known to
-#                   both sides: a published result without its system description).
+#                   both sides: a published result without its system description);
+#                   `adjusted.speed_index` "gpu_matmul_tflops" (a GPU run's GPU probe); an
+#                   energy row `not measured` where one side has no energy figure.
 """
 
 from __future__ import annotations
@@ -46,10 +48,13 @@ class MachineAdjustment(BaseModel):
     probe_spread_replay: float = Field(
         description="90th / 10th percentile - 1 of the replay's probes"
     )
-    speed_index: Literal["compute_large_gflops", "compute_gflops"] | None = Field(
-        None,
-        description="the probe figure both sides were adjusted by: the large compute kernel's "
-        "(probes v2) where every probe of both sides has it, else the small kernel's",
+    speed_index: Literal["gpu_matmul_tflops", "compute_large_gflops", "compute_gflops"] | None = (
+        Field(
+            None,
+            description="the probe figure both sides were adjusted by: a GPU run's fp16 product "
+            "(gpu_matmul_tflops), else the large compute kernel's (probes v2) where every probe "
+            "of both sides has it, else the small kernel's",
+        )
     )
     note: str | None = Field(
         None,

@@ -129,3 +129,29 @@ def test_reference_spec_predictions_agree_with_onnxruntime(root: Path, tmp_path:
     assert test["backend"]["name"] == "torch"
     assert test["accuracy"]["metric"] == "agreement"
     assert test["accuracy"]["value"] >= 0.99
+
+
+def _compile_works() -> str | None:
+    """Why torch.compile cannot run here (None when it can): Inductor needs a C compiler."""
+    import shutil
+
+    if not any(shutil.which(cc) for cc in ("gcc", "cc", "clang")):
+        return "torch.compile (Inductor) needs a C compiler, and none is on PATH"
+    return None
+
+
+@pytest.mark.skipif(_compile_works() is not None, reason=str(_compile_works()))
+def test_compile_mode_runs_on_the_cpu_and_is_recorded(tmp_path: Path) -> None:
+    """mode "compile" on a tiny model (the digits MLP): the same predictions as eager, and the
+    run's backend record says it was compiled, with which mode."""
+    model = tmp_path / "digits.onnx"
+    RECIPES["digits-mlp"].generate(model, {"hidden": 16, "max_iter": 20})
+    x = np.random.default_rng(1).random((4, 64), dtype=np.float32)
+    eager = _torch(model, "predictions")
+    compiled = _torch(model, "predictions", mode="compile")
+    assert np.array_equal(compiled.predict(x), eager.predict(x))
+    info = compiled.describe()
+    assert info["compile"] == {"mode": "default", "backend": "inductor"}
+    assert info["options"]["mode"] == "compile"
+    assert info["warm_up"] is not None  # it compiled in the warm-up, timed there
+    assert "compile" not in eager.describe()

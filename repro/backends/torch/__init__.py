@@ -104,6 +104,10 @@ class TorchPlugin(BackendPlugin):
         assert isinstance(options, TorchOptions)
         return options.threads
 
+    def device(self, options: SpecModel) -> str:
+        assert isinstance(options, TorchOptions)
+        return options.device
+
     def build_info(self) -> dict[str, Any] | None:
         try:
             import torch

@@ -4,101 +4,14 @@ model is other hardware, energy per sample, and a refused permission said clearl
 from __future__ import annotations
 
 import hashlib
-from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
 
 from repro.compare.envdiff import diff_views, view_from_fingerprint
 from repro.machine import fingerprint, gpu
-from repro.runs.alignment import hardware_differences
-
-
-class FakeNvml(ModuleType):
-    """pynvml's calls that repro makes, for one or more fake GPUs."""
-
-    NVML_CLOCK_SM = 1
-    NVML_CLOCK_MEM = 2
-    NVML_ERROR_NO_PERMISSION = 4
-
-    class NVMLError(Exception):
-        def __init__(self, value: int) -> None:
-            super().__init__(f"NVML error {value}")
-            self.value = value
-
-    def __init__(self, *, name: str = "NVIDIA H200", driver: str = "580.65", count: int = 1,
-                 sm_max: int = 1980, refuse: bool = False) -> None:  # fmt: skip
-        super().__init__("pynvml")
-        self.name, self.driver, self.count, self.sm_max = name, driver, count, sm_max
-        self.refuse = refuse
-        self.energy_mj = 1_000_000
-
-    def nvmlInit(self) -> None:
-        if self.refuse:
-            raise self.NVMLError(self.NVML_ERROR_NO_PERMISSION)
-
-    def nvmlShutdown(self) -> None:
-        pass
-
-    def nvmlDeviceGetCount(self) -> int:
-        return self.count
-
-    def nvmlDeviceGetHandleByIndex(self, i: int) -> int:
-        return i
-
-    def nvmlSystemGetDriverVersion(self) -> str:
-        return self.driver
-
-    def nvmlSystemGetCudaDriverVersion_v2(self) -> int:
-        return 13000
-
-    def nvmlDeviceGetName(self, h: int) -> bytes:
-        return self.name.encode()
-
-    def nvmlDeviceGetUUID(self, h: int) -> str:
-        return f"GPU-secret-{h}"
-
-    def nvmlDeviceGetVbiosVersion(self, h: int) -> str:
-        return "96.00.AF.00.01"
-
-    def nvmlDeviceGetMemoryInfo(self, h: int) -> Any:
-        return SimpleNamespace(total=150_000_000_000)
-
-    def nvmlDeviceGetMaxClockInfo(self, h: int, kind: int) -> int:
-        return self.sm_max if kind == 1 else 3201
-
-    def nvmlDeviceGetClockInfo(self, h: int, kind: int) -> int:
-        return 1755 if kind == 1 else 3201
-
-    def nvmlDeviceGetPowerManagementLimit(self, h: int) -> int:
-        return 700_000
-
-    def nvmlDeviceGetPersistenceMode(self, h: int) -> int:
-        return 1
-
-    def nvmlDeviceGetEccMode(self, h: int) -> tuple[int, int]:
-        return (1, 1)
-
-    def nvmlDeviceGetMigMode(self, h: int) -> tuple[int, int]:
-        raise self.NVMLError(3)  # not supported: recorded as None
-
-    def nvmlDeviceGetCurrPcieLinkGeneration(self, h: int) -> int:
-        return 5
-
-    def nvmlDeviceGetCurrPcieLinkWidth(self, h: int) -> int:
-        return 16
-
-    def nvmlDeviceGetTemperature(self, h: int, sensor: int) -> int:
-        return 41
-
-    def nvmlDeviceGetPowerUsage(self, h: int) -> int:
-        return 120_000
-
-    def nvmlDeviceGetCurrentClocksEventReasons(self, h: int) -> int:
-        return 0
-
-    def nvmlDeviceGetTotalEnergyConsumption(self, h: int) -> int:
-        return self.energy_mj
+from repro.runs.alignment import hardware_compared, hardware_differences, known_hardware
+from tests.fakes_nvml import FakeNvml
 
 
 def test_the_gpus_facts_with_the_uuid_hashed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,3 +84,21 @@ def test_energy_is_absent_on_the_cpu_or_without_nvml(monkeypatch: pytest.MonkeyP
     assert gpu.EnergyMeter.for_device("cpu", FakeNvml()) is None
     monkeypatch.setattr(gpu, "load_nvml", lambda module=None: None)
     assert gpu.EnergyMeter.for_device("cuda:0") is None
+
+
+def test_an_older_fingerprint_compares_on_its_gpus_names() -> None:
+    """Before `gpu_models`, a fingerprint had only nvidia-smi's rows (`hardware.gpus`): their
+    names stand in for the models, so an older run is still told apart by its GPUs."""
+    old_h200 = {"hardware": {"gpus": [{"name": "NVIDIA H200", "driver": "570.1"}]}}
+    old_a100 = {"hardware": {"gpus": [{"name": "NVIDIA A100-SXM4-80GB"}]}}
+    new_h200 = {"hardware": {"gpu_models": ["NVIDIA H200"], "gpus": [{"name": "NVIDIA H200"}]}}
+    assert hardware_differences(old_h200, new_h200) == []
+    assert hardware_differences(old_h200, old_a100) == [
+        "GPU models: NVIDIA H200 vs NVIDIA A100-SXM4-80GB"
+    ]
+    assert hardware_differences(old_a100, new_h200) == [
+        "GPU models: NVIDIA A100-SXM4-80GB vs NVIDIA H200"
+    ]
+    assert known_hardware(old_h200) == ["GPU models"]
+    assert hardware_compared(old_h200, new_h200)
+    assert not hardware_compared(old_h200, {"hardware": {"gpus": []}})
