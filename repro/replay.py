@@ -37,9 +37,11 @@ from repro.estimates import (
 from repro.forecast import WorkerForecast
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.runner import ProcessRunner, WorkerRunner
+from repro.machine.gpu import energy_metrics
 from repro.mlperf.loadgen_logs import read_logs
 from repro.privacy import redact, redact_text
 from repro.probes import PROBES_VERSION, Probe, ProbeSet
+from repro.probes.gpu import gpu_probe_for
 from repro.profiling import ProfilePass
 from repro.runs import layout
 from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
@@ -259,9 +261,11 @@ class Replayer:
         self.progress = progress
         self.probes = probes
         if probes is None and opts.probes:
+            plugin = get_backend(spec.backend.name)
             self.probes = ProbeSet(
-                get_backend(spec.backend.name).threads(spec.backend.options),
+                plugin.threads(spec.backend.options),
                 count_others=env.workers_are_children,
+                gpu=gpu_probe_for(plugin.device(spec.backend.options)),
             )
         self.artifacts: dict[str, Path] = {}
         self.pairs = selected(spec, opts)
@@ -580,6 +584,7 @@ class Replayer:
             return TestRecord(**base, status="failed", error=result.error)
         metrics = read_logs(out_dir)
         metrics["sut_queries_completed"] = result.queries_completed
+        metrics.update(energy_metrics(result.energy))
         try:
             accuracy = self._accuracy(out_dir, result) if req.mode == "accuracy" else None
         except SpecError as exc:
@@ -607,6 +612,7 @@ class Replayer:
             accuracy=accuracy,
             backend=result.backend,
             timings_s=result.timings_s,
+            energy=result.energy,
             peak_rss_bytes=result.peak_rss_bytes,
             latencies_file=result.latencies_file,
         )

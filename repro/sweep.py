@@ -63,6 +63,8 @@ METRICS = {
     "latency_p50": "latency_p50_ns",
     "latency_p90": "latency_p90_ns",
     "latency_p99": "latency_p99_ns",
+    # joules per sample from NVML's counter (a GPU run; absent without NVML, never zero)
+    "energy": "energy_per_sample_j",
 }
 SCENARIOS = ("SingleStream", "MultiStream", "Server", "Offline")
 #: what each point measures beside its scenarios' metrics

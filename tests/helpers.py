@@ -27,6 +27,29 @@ FINGERPRINT: dict[str, Any] = {
     "variables": {},
 }
 
+#: what only a submitter knows of the system (`repro submission --system-json`), filled in
+SUBMISSION_SYSTEM: dict[str, Any] = {
+    "status": "available",
+    "system_type": "edge",
+    "system_type_detail": "virtual machine",
+    "host_processor_frequency": "N/A",
+    "host_memory_configuration": "N/A",
+    "host_storage_capacity": "10 GB",
+    "host_storage_type": "SSD",
+    "host_processor_interconnect": "N/A",
+    "host_networking": "N/A",
+    "host_networking_topology": "N/A",
+    "host_network_card_count": "1",
+    "cooling": "air",
+    "hw_notes": "",
+    "measurements": {
+        "input_data_types": "fp32",
+        "weight_data_types": "fp32",
+        "retraining": "no",
+        "weight_transformations": "none",
+    },
+}
+
 
 def make_run(
     path: Path,
@@ -47,11 +70,15 @@ def make_run(
     others: float | None = None,
     large_speeds: list[float] | None = None,
     server: list[str] | None = None,
+    gpu_speeds: list[float | None] | None = None,
+    energy: list[float] | None = None,
 ) -> Path:
     """An Offline + SingleStream run with given per-repeat throughputs and latency scale;
     `speeds`, `large_speeds` and `others` are what the probes read (the small and the large
-    compute kernel's speed, other processes' CPU share); `server`, LoadGen's validity of a
-    Server run in each of the first rounds (none without it)."""
+    compute kernel's speed, other processes' CPU share); `gpu_speeds`, a GPU run's GPU probe
+    (TFLOP/s; None: its GPU was not probed); `energy`, the Offline tests' joules per sample
+    (at 300 W); `server`, LoadGen's validity of a Server run in each of the first rounds (none
+    without it)."""
     rng = np.random.Generator(np.random.PCG64(seed))
     tests = []
     for k, tp in enumerate(throughput, start=1):
@@ -60,6 +87,15 @@ def make_run(
             probe = {**(probe or {}), "others_cpu_frac": others}
         if large_speeds is not None:
             probe = {**(probe or {}), "compute_large_gflops": large_speeds[k - 1]}
+        if gpu_speeds is not None:
+            tflops = gpu_speeds[k - 1]
+            gpu = {"device": "cuda:0"} if tflops else {"device": "cuda:0", "unmeasured": "no"}
+            probe = {**(probe or {}), "gpu": gpu}
+            if tflops:
+                probe["gpu_matmul_tflops"] = tflops
+        joules = (
+            {"energy_per_sample_j": energy[k - 1], "power_w": 300.0} if energy is not None else {}
+        )
         rel = f"Offline/performance/run_{k}"
         (path / rel).mkdir(parents=True)
         tests.append(
@@ -69,7 +105,7 @@ def make_run(
                 repeat=k,
                 dir=rel,
                 status="valid",
-                metrics={"validity": "VALID", "samples_per_second": tp},
+                metrics={"validity": "VALID", "samples_per_second": tp, **joules},
                 settings=settings or {"min_duration_ms": 1000},
                 probe_before=probe,
                 probe_after=probe,

@@ -110,6 +110,11 @@ class BackendPlugin:
         measure at the same count."""
         return 0
 
+    def device(self, options: SpecModel) -> str:
+        """Where the engine computes: "cpu", or "cuda:N" (the machine probes then measure that
+        GPU too, `repro.probes.gpu`)."""
+        return "cpu"
+
     def model_io_names(self, model: Path) -> tuple[list[str], list[str]] | None:
         """The model file's input and output names, read without the backend (in the
         orchestrator, before anything runs); None: this backend cannot tell."""

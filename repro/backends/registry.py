@@ -18,6 +18,7 @@ from repro.errors import SpecError
 _PLUGINS: Final = (
     "repro.backends.onnxruntime:PLUGIN",
     "repro.backends.tvm:PLUGIN",
+    "repro.backends.torch:PLUGIN",
 )
 
 

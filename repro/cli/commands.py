@@ -10,6 +10,7 @@ from repro.cli.claim_cmds import claim
 from repro.cli.env_cmds import env
 from repro.cli.image_cmd import image
 from repro.cli.import_cmd import import_mlperf
+from repro.cli.model_cmd import model
 from repro.cli.nix_cmds import prefetch
 from repro.cli.pack_cmds import pack, unpack
 from repro.cli.profile_cmd import profile
@@ -32,6 +33,7 @@ COMMANDS: list[click.Command] = [
     results,
     import_mlperf,
     recommend,
+    model,
     validate,
     schema,
     fetch,

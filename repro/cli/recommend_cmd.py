@@ -13,7 +13,7 @@ from repro.cli.spec_cmds import json_option
 @click.command()
 @click.argument("table", type=click.Path(path_type=Path))
 @click.option(
-    "--objective", "objectives", multiple=True, required=True,
+    "--objective", "objectives", multiple=True,
     help="max:NAME or min:NAME (throughput, latency, accuracy, energy, power, cost, or a column).",
 )  # fmt: skip
 @click.option(
@@ -36,6 +36,20 @@ from repro.cli.spec_cmds import json_option
     default=Path("reports") / "recommend", show_default=True,
     help="Folder for recommend.{md,csv,html}.",
 )  # fmt: skip
+@click.option(
+    "--predict", is_flag=True,
+    help="Rank configurations, unsubmitted ones included, by a model's prediction "
+    "(--model FILE, else one fitted on TABLE for --target).",
+)  # fmt: skip
+@click.option(
+    "--model", "model_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="With --predict: a model written by `repro model fit` (checked before loading).",
+)  # fmt: skip
+@click.option(
+    "--target", type=click.Choice(["throughput", "energy", "cost"]), default="throughput",
+    show_default=True, help="With --predict and no --model: what to fit.",
+)  # fmt: skip
+@click.option("--top", type=int, default=15, show_default=True, help="With --predict: rows shown.")
 @json_option
 def recommend(
     table: Path,
@@ -45,6 +59,10 @@ def recommend(
     prices: Path | None,
     per_accelerator: bool,
     output: Path,
+    predict: bool,
+    model_path: Path | None,
+    target: str,
+    top: int,
     as_json: bool,
 ) -> None:
     """The systems no other system beats on every objective at once, from a table written by
@@ -54,12 +72,27 @@ def recommend(
     output says how many rows each step left out and why, and which systems on the front are
     not available (the table's status column: preview, rdi).
 
+    --predict ranks every hardware configuration of the table (each processor, accelerator
+    and framework, at 1, 2, 4, 8 accelerators and its own count) for the --where benchmark
+    and scenario, submitted or not, by a model's prediction with a conformal prediction
+    interval, flags extrapolations beyond the training data, and names the features that
+    moved each prediction.
+
     \b
     Example:
       repro results inference_results_v5.0/ --csv v5.csv
       repro recommend v5.csv --objective max:throughput --objective min:cost \\
           --where benchmark=resnet50,scenario=Offline --prices prices.csv
+      repro recommend v5.csv --predict --model reports/model/throughput.pkl \\
+          --where benchmark=resnet50,scenario=Offline
     """
+    if predict:
+        _predicted(table, where, model_path, target, top, output, as_json)
+        return
+    if not objectives:
+        from repro.errors import UsageError
+
+        raise UsageError("give at least one --objective (e.g. max:throughput), or --predict")
     from repro.atomic import atomic_write_text
     from repro.reports import pareto
     from repro.stats.pareto import (
@@ -118,3 +151,49 @@ def recommend(
     else:
         click.echo(md, nl=False)
     note(f"recommendation written to {output}/recommend.{{md,csv,html}}")
+
+
+def _predicted(
+    table: Path,
+    where: tuple[str, ...],
+    model_path: Path | None,
+    target: str,
+    top: int,
+    output: Path,
+    as_json: bool,
+) -> None:
+    """`--predict`: candidates ranked by a model, with intervals and extrapolation flags."""
+    from repro.atomic import atomic_write_text
+    from repro.stats.hwfront import candidates, rank
+    from repro.stats.hwmodel import cross_validate, fit, load_model, target_frame
+    from repro.stats.pareto import load_table, parse_where
+
+    if model_path is not None:
+        fitted = load_model(model_path)
+        target = str(fitted.meta["target"])
+    frame = target_frame(load_table(table), target)
+    if model_path is None:
+        note(f"no --model: fitting a {target} model on {table} (5 folds by system)")
+        validation = cross_validate(frame, target=target, importance_repeats=0)
+        fitted = fit(frame, target=target, kind="boosting", seed=0, validation=validation)
+    ranked = rank(fitted, candidates(frame, parse_where(where)))
+    shown = [
+        "processor_hw", "accelerator_hw", "accelerator_count", "benchmark", "scenario",
+        "submitted", "predicted", "low", "high", "extrapolation", "contributions",
+    ]  # fmt: skip
+    coverage = f"{float(fitted.meta['coverage']):.0%}"
+    atomic_write_text(output / "recommend-predict.csv", ranked[shown].to_csv(index=False))
+    if as_json:
+        click.echo(ranked[shown].head(top).to_json(orient="records", indent=2))
+    else:
+        click.echo(
+            f"{target} predicted by {fitted.meta['model']} ({fitted.meta['rows']} rows, "
+            f"{fitted.meta['systems']} systems); interval: {coverage} conformal, from the "
+            "cross-validation residuals\n"
+        )
+        click.echo(ranked[shown].head(top).to_string(index=False, float_format="{:.4g}".format))
+        unsubmitted = int((~ranked["submitted"]).sum())
+        flagged = int((ranked["extrapolation"] != "").sum())
+        click.echo(f"\n{len(ranked)} configuration(s): {unsubmitted} not submitted, "
+                   f"{flagged} extrapolated (outside the training data)")  # fmt: skip
+    note(f"ranking written to {output}/recommend-predict.csv")

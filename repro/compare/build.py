@@ -110,7 +110,7 @@ def compare_scenario(
         if m is not None:
             # MLPerf judges one metric per scenario (and a power result's energy); the others
             # are shown for information
-            judged = key == headline or key in JUDGED_ENERGY
+            judged = (key == headline or key in JUDGED_ENERGY) and m.judged
             metrics.append(m.model_copy(update={"judged": judged}))
     acc = accuracy_metric(o_acc, [t for _, t in r_acc], tol)
     if acc is not None:
@@ -314,7 +314,7 @@ def build_report(
         summary=summary,
         strict=strict,
         confidence=tolerances.confidence,
-        tolerances=tolerances.model_dump(),
+        tolerances=tolerances.model_dump(exclude_none=True),
         original=_side_info(orig),
         replays=[_side_info(r) for r in reps],
         scenarios=scenarios,

@@ -70,6 +70,10 @@ def _impact(group: str, key: str) -> int:
             return 72
         if k.startswith("cgroup."):  # a container's or a job's CPU and memory limits
             return 90 if "cpu" in k else 70
+        if k.startswith("nvml."):
+            return _nvml_impact(k)
+        if k == "gpu_models":
+            return 95
         if k.startswith(("caches", "gpus", "numa")):
             return 65
         if k in ("turbo", "frequency_governor"):
@@ -90,6 +94,20 @@ def _impact(group: str, key: str) -> int:
     if group == "os":
         return 40 if k in ("kernel", "release", "libc", "container") else 5
     return 10
+
+
+def _nvml_impact(key: str) -> int:
+    """A GPU's facts: its driver, CUDA and clocks change its speed (high); its state now
+    (clocks at this moment, temperature) is not a setting (low)."""
+    if ".now." in key:
+        return 20
+    if key.endswith(("driver", "cuda_driver", ".name")) or "clock" in key:
+        return 90
+    if key.endswith(("power_limit_w", "persistence_mode", "mig_mode", "ecc_mode")):
+        return 80
+    if "torch." in key:
+        return 85
+    return 50
 
 
 def _spack_impact(key: str) -> int:

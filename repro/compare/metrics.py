@@ -159,11 +159,12 @@ def compare_metric(
         rounds = sorted({t.repeat for t, _ in pa} & {t.repeat for t, _ in pb})
         pa = [next(x for x in pa if x[0].repeat == k) for k in rounds]
         pb = [next(x for x in pb if x[0].repeat == k) for k in rounds]
+    if key in JUDGED_ENERGY and bool(pa) != bool(pb):
+        return _not_measured(key, label, unit, [v for _, v in pa], [v for _, v in pb], tol)
     if not pa or not pb:
         return None
-    # energy per sample is power over throughput: held to the throughput's tolerance (a field of
-    # its own in Tolerances would change every spec's id)
-    tolerance = tol.throughput_rel if kind in ("throughput", "energy") else tol.latency_rel
+    # energy has a tolerance of its own (`Tolerances.energy`); power is shown for information
+    tolerance = {"throughput": tol.throughput_rel, "energy": tol.energy}.get(kind, tol.latency_rel)
     fa, fb = [v for _, v in pa], [v for _, v in pb]
     base = {
         "metric": key,
@@ -202,6 +203,33 @@ def compare_metric(
     if machines is None or paired or kind == "energy":
         return result  # the machine probes measure speed, not power
     return with_machine(result, cmp, (pa, pb), kind, tolerance, tol.confidence, machines)
+
+
+NOT_MEASURED = "not measured"
+
+
+def _not_measured(
+    key: str, label: str, unit: str, fa: list[float], fb: list[float], tol: Tolerances
+) -> MetricResult:
+    """An energy row only one side measured: shown, said so, and not judged (no NVML on the
+    other side's machine, or it ran on the CPU; repro never takes a missing figure for 0)."""
+    side = "replay" if fa else "original"
+    return MetricResult(
+        metric=key,
+        label=label,
+        unit=unit,
+        original=list(fa),
+        replay=list(fb),
+        original_value=float(np.mean(fa)) if fa else NOT_MEASURED,
+        replay_value=float(np.mean(fb)) if fb else NOT_MEASURED,
+        tolerance=tol.energy,
+        method="none",
+        verdict="inconclusive",
+        reason=f"not measured on the {side}: its tests have no energy figure (no NVML, "
+        "nvidia-ml-py not installed, or not a GPU run); install nvidia-ml-py on a GPU machine "
+        "to measure it",
+        judged=False,
+    )
 
 
 def validity_metric(orig: list[TestRecord], rep: list[TestRecord]) -> MetricResult | None:

@@ -115,3 +115,5 @@ class WorkerResult(BaseModel):
     audit_config_found: bool = False
     output_dtype: str | None = None
     output_shape: list[int] = []
+    #: the GPU's energy over the test (`repro.machine.gpu.EnergyMeter`); None without NVML
+    energy: dict[str, Any] | None = None

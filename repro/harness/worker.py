@@ -26,6 +26,7 @@ from repro.harness.dataset import npz_array_from_bytes
 from repro.harness.profiling import profiler_of, run_profiled_pass
 from repro.harness.progress import ProgressFile
 from repro.harness.request import WorkerRequest, WorkerResult
+from repro.machine.gpu import EnergyMeter
 from repro.runs.layout import (
     DETAIL,
     HIST_FILE,
@@ -161,7 +162,11 @@ def execute(req: WorkerRequest) -> WorkerResult:
     progress.started(calls)
     done = [0]  # Offline: samples done, counted per batch
     counting = progress.counting(done) if req.scenario == "Offline" else contextlib.nullcontext()
+    # the GPU's energy counter around the test (a CUDA engine only; None without NVML)
+    meter = EnergyMeter.for_device(str(getattr(backend, "device", "cpu")))
     t = time.perf_counter()
+    if meter is not None:
+        meter.start()
     # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it
     timings["loadgen_start_unix"] = time.time()
     with counting:
@@ -181,6 +186,10 @@ def execute(req: WorkerRequest) -> WorkerResult:
             done=done,
         )
     timings["loadgen_s"] = time.perf_counter() - t
+    # per query too where a query is not one batch of the whole set (MLPerf's SingleStream and
+    # MultiStream energy is per query)
+    per_query = len(log.values) if req.scenario in ("SingleStream", "MultiStream") else None
+    energy = meter.stop(log.samples, per_query) if meter is not None else None
     latencies = None
     if log.values:
         LatencyHistogram.from_latencies(log.array()).save(out_dir / HIST_FILE)
@@ -201,6 +210,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         audit_config_found="Found Audit Config" in detail,
         output_dtype=probe.dtype.str,
         output_shape=list(probe.shape[1:]),
+        energy=energy,
     )
 
 

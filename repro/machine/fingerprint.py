@@ -8,6 +8,7 @@ realized environment.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -20,6 +21,7 @@ from typing import Any
 
 from repro import _subprocess
 from repro.backends.registry import BACKENDS
+from repro.machine import gpu
 from repro.privacy import redact_text, result_variables
 from repro.spec.types import Hardware
 
@@ -166,7 +168,7 @@ def _os_release() -> str | None:
     return None
 
 
-def _gpus() -> list[dict[str, str]] | None:
+def _gpus() -> list[dict[str, str | None]] | None:
 
     if _subprocess.which("nvidia-smi") is None:
         return None
@@ -182,7 +184,23 @@ def _gpus() -> list[dict[str, str]] | None:
     except (OSError, TimeoutError):
         return None
     rows = [r.split(", ") for r in proc.stdout.strip().splitlines() if r.strip()]
-    return [dict(zip(("name", "driver", "memory", "uuid"), r, strict=False)) for r in rows]
+    gpus: list[dict[str, str | None]] = [
+        dict(zip(("name", "driver", "memory", "uuid"), r, strict=False)) for r in rows
+    ]
+    for g in gpus:  # an identifier, hashed like every other one repro records
+        uuid = g.pop("uuid", None)
+        g["uuid_sha256"] = hashlib.sha256(uuid.encode()).hexdigest() if uuid else None
+    return gpus
+
+
+def _gpu_models(
+    nvml: dict[str, Any] | None, gpus: list[dict[str, str | None]] | None
+) -> list[str] | None:
+    """The GPUs' model names, sorted: what makes two machines different hardware (a driver or
+    a clock is drift, ranked by `repro env diff`; another model is another machine)."""
+    if nvml and nvml.get("devices"):
+        return sorted(str(d.get("name")) for d in nvml["devices"].values())
+    return sorted(str(g["name"]) for g in gpus if g.get("name")) if gpus else None
 
 
 def _packages() -> dict[str, str]:
@@ -208,6 +226,7 @@ def collect(*, deep: bool = False) -> dict[str, Any]:
     governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     numa = sorted(p.name for p in Path("/sys/devices/system/node").glob("node[0-9]*"))
     libc = platform.libc_ver()
+    gpus, nvml = _gpus(), gpu.collect()
     return {
         "schema": FINGERPRINT_SCHEMA,
         "hardware": {
@@ -218,7 +237,9 @@ def collect(*, deep: bool = False) -> dict[str, Any]:
             "numa_nodes": len(numa) or None,
             "frequency_governor": governor,
             "turbo": _turbo(),
-            "gpus": _gpus(),
+            "gpus": gpus,
+            "nvml": nvml,
+            "gpu_models": _gpu_models(nvml, gpus),
             "cgroup": _cgroup_limits(),
         },
         "os": {

@@ -14,6 +14,11 @@ between tests and after the last, and recorded in run.json:
   the probe's pool thread shares a CPU with the main thread for 5-35 ms, which the window
   outlasts.
 - `memory`: a large array copy (GB/s, single thread).
+- on a GPU run (a backend whose device is `cuda:N`), the GPU (`repro.probes.gpu`):
+  `gpu_matmul_tflops` (an 8192 x 8192 fp16 product, best run of 0.1 s, CUDA events),
+  `gpu_copy_gbps` (a 512 MiB device-to-device copy), and `gpu` (the kernels' sizes and runs,
+  the GPU's clocks, temperature, power and throttle reasons from NVML, or why the GPU could not
+  be probed). The machine adjustment of a GPU run uses `gpu_matmul_tflops`.
 - the machine's state: CPU time stolen by the hypervisor and spent waiting on I/O since the last
   probe, the current clock of each CPU where the kernel says, the load average, how many
   other processes used a CPU meanwhile, and the share of the machine's CPU time they took
@@ -22,7 +27,8 @@ between tests and after the last, and recorded in run.json:
 
 Format history (the `version` field): repro.probes/v1 - first version; v2 - adds
 `compute_large_gflops` (the best run of a 40 ms window at 2+ threads, of 3 runs at 1 thread;
-a v1 original is still adjusted, by the small kernel on both sides).
+a v1 original is still adjusted, by the small kernel on both sides). v2, later: the `gpu_*`
+fields of a GPU run (absent on the CPU: a CPU run's probes are as before).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 
@@ -55,9 +55,33 @@ class Probe:
     #: and the workers it ran) used since the previous probe: another job on the machine
     others_cpu_frac: float | None = None
     cost_s: float = 0.0
+    #: a GPU run's GPU (`repro.probes.gpu`): the fp16 product's TFLOP/s (best and median run),
+    #: the device-to-device copy's GB/s, and `gpu` (the kernels, the GPU's clocks, temperature
+    #: and throttle reasons, or why it was not measured). Absent on the CPU, never zero
+    gpu_matmul_tflops: float | None = None
+    gpu_matmul_tflops_median: float | None = None
+    gpu_copy_gbps: float | None = None
+    gpu: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in vars(self).items()}
+        return {
+            k: (round(v, 6) if isinstance(v, float) else v)
+            for k, v in vars(self).items()
+            if v is not None or k not in GPU_FIELDS
+        }
+
+
+#: the probe's GPU fields: left out of its record where they have no value (a CPU run)
+GPU_FIELDS: Final = frozenset(
+    {"gpu_matmul_tflops", "gpu_matmul_tflops_median", "gpu_copy_gbps", "gpu"}
+)
+
+
+class GpuSource(Protocol):
+    """The probe of a GPU run's GPU (`repro.probes.gpu`): its `gpu_*` fields."""
+
+    def measure(self) -> dict[str, Any]:
+        """The fields, measured now."""
 
 
 @dataclass
@@ -68,6 +92,8 @@ class ProbeSet:
     #: False where the workers are not this process's children (a container's processes):
     #: their CPU time cannot be told from another job's, so it is not read
     count_others: bool = True
+    #: the GPU of a GPU run (`repro.probes.gpu.gpu_probe_for`); None on the CPU
+    gpu: GpuSource | None = None
     _session: Any = None
     _feed: dict[str, np.ndarray] = field(default_factory=dict)
     _large: Any = None
@@ -171,6 +197,9 @@ class ProbeSet:
             busy_processes=self._busy_processes(),
             others_cpu_frac=others,
         )
+        if self.gpu is not None:
+            for key, value in self.gpu.measure().items():
+                setattr(probe, key, value)
         probe.cost_s = time.perf_counter() - t0
         return probe
 

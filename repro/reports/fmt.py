@@ -33,6 +33,7 @@ def value(v: Any, unit: str) -> str:
 #: the probe figures a metric can be adjusted by (`MachineAdjustment.speed_index`), as named
 #: in a report
 SPEED_INDEX_NAMES = {
+    "gpu_matmul_tflops": "GPU's fp16 matrix product",
     "compute_large_gflops": "large compute kernel",
     "compute_gflops": "small compute kernel",
 }

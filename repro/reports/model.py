@@ -14,6 +14,8 @@ Format history (the `schema` field):
 #                   metric's does not count); `unknown_hardware` and the verdict
 #                   `not comparable: hardware unknown` (no fact of the hardware known to
 #                   both sides: a published result without its system description);
+#                   `adjusted.speed_index` "gpu_matmul_tflops" (a GPU run's GPU probe); an
+#                   energy row `not measured` where one side has no energy figure;
 #                   `claims` and `claims_verdict` (the spec's claims checked on the replay's
 #                   machine, `repro replay --claims`: `ClaimResult`).
 """
@@ -55,10 +57,13 @@ class MachineAdjustment(BaseModel):
     probe_spread_replay: float = Field(
         description="90th / 10th percentile - 1 of the replay's probes"
     )
-    speed_index: Literal["compute_large_gflops", "compute_gflops"] | None = Field(
-        None,
-        description="the probe figure both sides were adjusted by: the large compute kernel's "
-        "(probes v2) where every probe of both sides has it, else the small kernel's",
+    speed_index: Literal["gpu_matmul_tflops", "compute_large_gflops", "compute_gflops"] | None = (
+        Field(
+            None,
+            description="the probe figure both sides were adjusted by: a GPU run's fp16 product "
+            "(gpu_matmul_tflops), else the large compute kernel's (probes v2) where every probe "
+            "of both sides has it, else the small kernel's",
+        )
     )
     note: str | None = Field(
         None,

@@ -147,7 +147,7 @@ def hardware_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """
     out = []
     for label, path in HARDWARE_FACTS:
-        va, vb = _get(a, path), _get(b, path)
+        va, vb = _fact(a, path), _fact(b, path)
         if _unknown(va) or _unknown(vb):
             continue
         if va != vb:
@@ -155,11 +155,12 @@ def hardware_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return out
 
 
+GPU_MODELS: tuple[str, ...] = ("hardware", "gpu_models")
 #: what makes two machines different hardware, as (label, path in a fingerprint)
 HARDWARE_FACTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CPU", ("hardware", "cpu", "model")),
     ("logical CPUs", ("hardware", "cpu", "logical_cpus")),
-    ("accelerators", ("hardware", "gpus")),
+    ("GPU models", GPU_MODELS),
     ("accelerators", ("hardware", "accelerators")),
 )
 
@@ -168,14 +169,28 @@ def known_hardware(fingerprint: dict[str, Any]) -> list[str]:
     """The facts of HARDWARE_FACTS a fingerprint knows, by label (a published result without
     its system description knows none)."""
     return sorted(
-        {label for label, path in HARDWARE_FACTS if not _unknown(_get(fingerprint, path))}
+        {label for label, path in HARDWARE_FACTS if not _unknown(_fact(fingerprint, path))}
     )
 
 
 def hardware_compared(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether `hardware_differences` has anything to compare: a fact both fingerprints know.
     Without one, two machines are neither the same nor different hardware: unknown."""
-    return any(not _unknown(_get(a, p)) and not _unknown(_get(b, p)) for _, p in HARDWARE_FACTS)
+    return any(not _unknown(_fact(a, p)) and not _unknown(_fact(b, p)) for _, p in HARDWARE_FACTS)
+
+
+def _fact(fingerprint: dict[str, Any], path: tuple[str, ...]) -> Any:
+    """One fact of HARDWARE_FACTS. A fingerprint written before `gpu_models` existed (it has
+    `hardware.gpus`, nvidia-smi's rows, and no `gpu_models`) gets its models from those rows'
+    names, sorted as `gpu_models` is: an older run still compares on its GPUs."""
+    value = _get(fingerprint, path)
+    if path != GPU_MODELS or not _unknown(value):
+        return value
+    rows = _get(fingerprint, ("hardware", "gpus"))
+    if not isinstance(rows, list):
+        return value
+    names = sorted(str(g["name"]) for g in rows if isinstance(g, dict) and g.get("name"))
+    return names or value
 
 
 def _unknown(value: Any) -> bool:

@@ -70,6 +70,12 @@ class TestRecord(BaseModel):
     probe_before: dict[str, Any] | None = Field(None, description="machine probe before (v2)")
     probe_after: dict[str, Any] | None = Field(None, description="machine probe after (v2)")
     part: int | None = Field(None, description="the part of a dispatched run it ran in")
+    energy: dict[str, Any] | None = Field(
+        None,
+        description="the GPU's energy over the LoadGen test (NVML's total-energy counter at its "
+        "start and end): joules, seconds, average_watts, joules_per_sample; absent without "
+        "NVML or on the CPU, never zero (v2, later)",
+    )
 
 
 class PartRecord(BaseModel):

@@ -50,6 +50,8 @@ def spec_id(spec: ExperimentSpec) -> str:
         for key in LATER_SETTINGS:  # a field v1 gained later is no part of the id unset
             if scenario["settings"].get(key) is None:
                 scenario["settings"].pop(key, None)
+    if data.get("tolerances", {}).get("energy_rel") is None:  # later, unset: not in the id
+        data.get("tolerances", {}).pop("energy_rel", None)
     env = data["environment"]
     if env.get("manager") != "spack":
         # Spack pins beside another manager's are another way to build the stack, not part

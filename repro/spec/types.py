@@ -409,3 +409,28 @@ class Tolerances(SpecModel):
         Field(gt=0.5, lt=1),
         Accepts("between 0.5 and 1, both excluded", about="confidence of the statistical tests"),
     ] = 0.95
+    #: later (issue 36): unset, the id of every earlier spec is unchanged (`spec_id`) and
+    #: ENERGY_REL_DEFAULT applies
+    energy_rel: (
+        Annotated[
+            float,
+            Field(gt=0, le=1),
+            Accepts(
+                "> 0 and <= 1",
+                about="+/- relative, for energy per sample or query (NVML's counter on a GPU); "
+                "unset: 0.10",
+            ),
+        ]
+        | None
+    ) = None
+
+    @property
+    def energy(self) -> float:
+        """The tolerance of energy per sample or query: `energy_rel`, else ENERGY_REL_DEFAULT."""
+        return self.energy_rel if self.energy_rel is not None else ENERGY_REL_DEFAULT
+
+
+#: energy per sample is the test's power over its throughput: it moves with both, and with the
+#: GPU's temperature, so its default tolerance is the latency's (MLPerf's power rules check
+#: the measurement, not a reproduction bound; this is repro's choice)
+ENERGY_REL_DEFAULT = 0.10

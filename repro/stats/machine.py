@@ -34,18 +34,28 @@ PROBE_REL_ERROR = 0.015
 Z95 = 1.96
 
 
-SpeedKey = Literal["compute_large_gflops", "compute_gflops"]
-#: the probe figures that can serve as the speed index, best first: the large kernel (probes
-#: v2), else the small one (every probe has it)
-SPEED_KEYS: tuple[SpeedKey, ...] = ("compute_large_gflops", "compute_gflops")
+SpeedKey = Literal["gpu_matmul_tflops", "compute_large_gflops", "compute_gflops"]
+#: the probe figures that can serve as the speed index, best first: a GPU run's fp16 product
+#: (`repro.probes.gpu`), the large CPU kernel (probes v2), else the small one (every probe
+#: has it)
+SPEED_KEYS: tuple[SpeedKey, ...] = ("gpu_matmul_tflops", "compute_large_gflops", "compute_gflops")
+#: the speed index of GPU runs
+GPU_SPEED_KEY: SpeedKey = "gpu_matmul_tflops"
 
 
 def speed_key(probes: Iterable[dict[str, Any] | None]) -> SpeedKey:
     """The first of SPEED_KEYS that every one of `probes` has, the last one when none does.
     A missing probe (None) is left out here; a metric with a test that lacks one is not
-    adjusted at all (`repro.compare.machine.with_machine`)."""
+    adjusted at all (`repro.compare.machine.with_machine`).
+
+    A GPU run's probes (those with a `gpu` entry) give the GPU's figure and no other: the CPU
+    kernels do not measure the device the work ran on, so where a GPU run's GPU was not
+    probed (torch without CUDA in the orchestrator), its tests lack the figure and are not
+    adjusted, rather than adjusted by the CPU."""
     present = [p for p in probes if p]
-    for key in SPEED_KEYS[:-1]:
+    if any(p.get("gpu") for p in present):
+        return GPU_SPEED_KEY
+    for key in SPEED_KEYS[1:-1]:
         if present and all(positive(p.get(key)) for p in present):
             return key
     return SPEED_KEYS[-1]

@@ -2,14 +2,12 @@
 (tests/fakes.py): environment made from the pinned lock and reused by its hash, concretized
 when no lock is pinned, refusals (tampered lock, inconsistent manifest, re-concretized roots,
 failed install), capture's pins, auto's fallback, and a real LoadGen replay whose worker
-starts through `spack env activate`. Real Spack cannot be installed here; the test marked
-`spack` runs against it where it is."""
+starts through `spack env activate`. The real Spack's tests are test_spack_real.py."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -86,10 +84,24 @@ def write_lock(folder: Path, *, specs: list[str] = SPECS, onnxruntime: str = "1.
 
 @pytest.fixture
 def envdir(tmp_path: Path, root: Path) -> Path:
-    """lockfiles/ort-digits/ with the shipped spack.yaml, in a temporary tree."""
+    """lockfiles/ort-digits/ with a manifest of SPECS (what the fake's locks are of)."""
     folder = tmp_path / "lockfiles" / "ort-digits"
     folder.mkdir(parents=True)
-    shutil.copyfile(root / "lockfiles" / "ort-digits" / "spack.yaml", folder / "spack.yaml")
+    manifest = {
+        "spack": {
+            "specs": SPECS,
+            "concretizer": {"unify": True},
+            "view": True,
+            "repos": {
+                "repro": "../../spack-repo/spack_repo/repro",
+                "builtin": {
+                    "git": "https://github.com/spack/spack-packages.git",
+                    "commit": "fcf3a6d065b3b958a88e1c2f84a18cb2cf85ae36",
+                },
+            },
+        }
+    }
+    (folder / "spack.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     return folder
 
 
@@ -97,6 +109,7 @@ def envdir(tmp_path: Path, root: Path) -> Path:
 def fake_spack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     log = tmp_path / "spack-calls.jsonl"
     write_fake_spack(tmp_path / "bin", log)
+    monkeypatch.delenv("SPACK_ROOT", raising=False)  # the fake, not a real Spack found there
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{__import__('os').environ['PATH']}")
     return log
 
@@ -223,6 +236,27 @@ def test_a_failed_install_names_spacks_error_and_is_retried_next_time(
     assert sum("install" in c for c in fake_spack_calls(log)) == 2  # no marker was left
 
 
+def test_an_external_whose_prefix_is_gone_is_refused_before_spack_installs(
+    root: Path, tmp_path: Path, envdir: Path, fake_spack: Path
+) -> None:
+    manifest = yaml.safe_load((envdir / "spack.yaml").read_text())
+    manifest["spack"]["packages"] = {
+        "llvm": {
+            "buildable": False,
+            "externals": [{"spec": "llvm@14.0.6", "prefix": str(tmp_path / "gone")}],
+        }
+    }
+    (envdir / "spack.yaml").write_text(yaml.safe_dump(manifest))
+    write_lock(envdir)
+    spec_path = make_spec(root, tmp_path, envdir)
+    with pytest.raises(
+        EnvironmentSetupError,
+        match=r"packages\.llvm: the external llvm@14\.0\.6 has no prefix .*gone",
+    ):
+        SpackManager().realize(_load(spec_path), spec_path, tmp_path / "envs")
+    assert not any("install" in c for c in fake_spack_calls(fake_spack))
+
+
 def test_a_spec_without_spack_pins_says_how_to_add_them(
     root: Path, tmp_path: Path, fake_spack: Path
 ) -> None:
@@ -245,6 +279,7 @@ def test_auto_falls_back_to_venv_without_spack_and_says_so(
     }
     spec = parse_spec(raw, source="spec.json")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("SPACK_ROOT", raising=False)
     chosen, reason = registry.choose("auto", spec, Path("spec.json"))
     assert chosen == "venv"
     assert "captured manager 'spack' is not usable here (`spack` is not on PATH" in reason
@@ -352,15 +387,3 @@ def test_replay_runs_the_worker_through_spack_env_activate(
         cli, ["env", "diff", str(spec_path), str(tmp_path / "results" / "ort-digits" / "in-spack")]
     )
     assert drift.exit_code == 0, drift.output
-
-
-@pytest.mark.spack
-def test_real_spack_realizes_the_reference_environment(root: Path, tmp_path: Path) -> None:
-    """Where Spack is (REPRO_TEST_SPACK=1): concretize and install ort-digits' environment,
-    then run the worker's imports in it. Hours the first time (it builds onnxruntime)."""
-    if shutil.which("spack") is None:
-        pytest.skip("`spack` is not on PATH")
-    spec_path = root / "specs" / "ort-digits.json"
-    spec = _load(spec_path)
-    env = SpackManager(print).realize(spec, spec_path, tmp_path / "envs")
-    assert env.details["packages"]["py-mlcommons-loadgen"]["version"] == "6.0.17"

@@ -1,9 +1,11 @@
-"""An MLPerf submission tree from a short ort-digits run: compliance TEST01/TEST04 run with
-LoadGen's audit.config, the structural check names only what a full-length run would meet,
-and import-mlperf reads the tree back."""
+"""An MLPerf submission tree from a short ort-digits run: refused for the closed division (not a
+benchmark of the round), mapped to resnet's task in the open one; compliance TEST01/TEST04 run
+with LoadGen's audit.config, the check names only what the run's length and data cause, and
+import-mlperf reads the tree back."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -12,7 +14,7 @@ from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.runs.store import load_run
-from tests.helpers import write_record
+from tests.helpers import SUBMISSION_SYSTEM, write_record
 
 
 @pytest.fixture(scope="module")
@@ -40,67 +42,64 @@ def _submit(run: Path, out: Path, root: Path, cache: Path, *extra: str) -> tuple
     return result.exit_code, json.loads(result.stdout)
 
 
-def test_the_tree_passes_the_check_but_for_what_needs_full_length_runs(
-    short_run: Path, tmp_path: Path, root: Path, shared_cache: Path
+@pytest.fixture
+def system_json(tmp_path: Path) -> Path:
+    path = tmp_path / "system.json"
+    path.write_text(json.dumps(SUBMISSION_SYSTEM))
+    return path
+
+
+def test_a_benchmark_the_round_does_not_know_is_refused_for_the_closed_division(
+    short_run: Path, tmp_path: Path, root: Path, system_json: Path
 ) -> None:
-    system = tmp_path / "system.json"
-    system.write_text(
-        json.dumps(
-            {
-                "status": "available",
-                "system_type": "edge",
-                "host_processors_per_node": 1,
-                "measurements": {
-                    "input_data_types": "fp32",
-                    "weight_data_types": "fp32",
-                    "retraining": "no",
-                    "weight_transformations": "none",
-                },
-            }
-        )
-    )
+    result = CliRunner().invoke(
+        cli,
+        ["submission", str(short_run), "--round", "v6.0", "--submitter", "Repro",
+         "--system-name", "vm2c", "--system-json", str(system_json), "-o", str(tmp_path / "o"),
+         "--env", "native", "--spec", str(root / "specs" / "ort-digits.json")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "'ort-digits' is not a benchmark of round v6.0" in result.stderr
+    assert "--division open" in result.stderr  # the fix
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "o").exists()
+    assert not list(tmp_path.glob(".o.*"))
+
+
+def test_the_open_division_maps_it_to_the_benchmark_of_its_task(
+    short_run: Path, tmp_path: Path, root: Path, shared_cache: Path, system_json: Path
+) -> None:
     code, doc = _submit(
-        short_run, tmp_path / "sub", root, shared_cache, "--system-json", str(system)
-    )
-    violations = doc["violations"]
-    assert code == 1  # a 300 ms run is not a closed-division result
-    assert {v["rule"] for v in violations if v["needs_full_run"]} <= {
-        "min duration",
-        "min queries",
-        "early stopping",
-    }
-    assert any(v["rule"] == "min duration" for v in violations)
-    # ort-digits is not one of MLPerf's benchmarks: said for each scenario
-    assert len([v for v in violations if v["rule"] == "benchmark"]) == 2
-    # the reference spec keeps the seeds it was captured with, not LoadGen 6.0's round's
-    seeds = [v for v in violations if v["rule"] == "seeds"]
-    assert len(seeds) == 2  # SingleStream and Offline
-    assert "2085463073848966840" in seeds[0]["why"]
-    others = [
-        v for v in violations if not v["needs_full_run"] and v["rule"] not in ("seeds", "benchmark")
-    ]
-    # compliance performance is within 10 % of a 300 ms run or not, as load has it; the rest holds
-    assert all(v["rule"] == "compliance" and "TEST FAIL" in v["why"] for v in others), others
-    sub = tmp_path / "sub" / "closed" / "Repro"
+        short_run, tmp_path / "sub", root, shared_cache, "--system-json", str(system_json),
+        "--division", "open", "--round", "v6.0",
+    )  # fmt: skip
+    assert code == 1  # a 300 ms run on 1797 digits is not a full result
+    sub = tmp_path / "sub" / "open" / "Repro"
+    # the submitter's own model, performing resnet's task (image classification)
+    assert json.loads((sub / "model_mapping.json").read_text()) == {"ort-digits": "resnet"}
+    # what remains is the run's length and its data set, nothing else
+    assert {v["cause"] for v in doc["violations"]} <= {"length", "data"}
+    assert {v["rule"] for v in doc["violations"]} >= {"min_duration", "accuracy.dataset"}
     for scenario in ("SingleStream", "Offline"):
-        comp = sub / "compliance" / "vm2c" / "ort-digits" / scenario
-        assert "TEST PASS" in (comp / "TEST01" / "verify_accuracy.txt").read_text()
+        result = sub / "results" / "vm2c" / "ort-digits" / scenario
+        # round v6.0: the compliance tests in the result folder, run with LoadGen's audit.config
+        assert "TEST PASS" in (result / "TEST01" / "verify_accuracy.txt").read_text()
         assert (
             "Found Audit Config"
-            in (comp / "TEST04" / "performance/run_1/mlperf_log_detail.txt").read_text()
+            in (result / "TEST04" / "performance/run_1/mlperf_log_detail.txt").read_text()
         )
-        acc = sub / "results" / "vm2c" / "ort-digits" / scenario / "accuracy"
+        assert (result / "measurements.json").is_file()
+        acc = result / "accuracy"
         assert (acc / "mlperf_log_accuracy.json").stat().st_size == 4096 + 7 + 4096
         full = load_run(short_run).accuracy_test(scenario)
         assert full is not None
-        import hashlib
-
         digest = hashlib.sha256(
             (short_run / full.dir / "mlperf_log_accuracy.json").read_bytes()
         ).hexdigest()
         assert f"hash={digest}" in (acc / "accuracy.txt").read_text()
     systems = json.loads((sub / "systems" / "vm2c.json").read_text())
     assert systems["framework"].startswith("onnxruntime")
+    assert systems["cooling"] == "air"  # the submitter's, from --system-json
     # the tree reads back as published results
     result = CliRunner().invoke(cli, ["results", str(tmp_path / "sub"), "--json"])
     assert result.exit_code == 0, result.output
@@ -119,23 +118,20 @@ def test_the_tree_passes_the_check_but_for_what_needs_full_length_runs(
     assert sorted({t.scenario for t in original.tests}) == ["Offline", "SingleStream"]
 
 
-def test_fields_only_the_submitter_knows_are_listed_never_invented(
-    short_run: Path, tmp_path: Path, root: Path, shared_cache: Path
+def test_fields_only_the_submitter_knows_are_asked_for_never_invented(
+    short_run: Path, tmp_path: Path, root: Path
 ) -> None:
-    code, doc = _submit(short_run, tmp_path / "sub", root, shared_cache, "--no-compliance")
-    assert code == 1
-    missing = {v["why"].split("'")[1] for v in doc["violations"] if v["rule"] == "systems"}
-    assert missing == {"status", "system_type", "host_processors_per_node"}
-    unsaid = {v["why"].split("'")[1] for v in doc["violations"] if v["rule"] == "measurements"}
-    assert unsaid == {
-        "input_data_types",
-        "retraining",
-        "weight_data_types",
-        "weight_transformations",
-    }
-    systems = json.loads((tmp_path / "sub/closed/Repro/systems/vm2c.json").read_text())
-    assert "status" not in systems
-    assert any(v["rule"] == "compliance" and v["why"] == "not run" for v in doc["violations"])
+    result = CliRunner().invoke(
+        cli,
+        ["submission", str(short_run), "--division", "open", "--submitter", "Repro",
+         "--system-name", "vm2c", "-o", str(tmp_path / "o"), "--env", "native"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "the system description lacks status" in result.stderr
+    assert "system_type" in result.stderr
+    assert "$.measurements lacks input_data_types" in result.stderr
+    assert "--template" in result.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def _refused(args: list[str]) -> str:
@@ -185,3 +181,15 @@ def test_runs_and_fields_that_would_make_a_wrong_tree_are_refused(
          str(tmp_path / "o6")]
     )  # fmt: skip
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(("o", ".o"))]
+
+
+def test_check_reads_a_tree_repro_did_not_write(shared_fixtures: Path) -> None:
+    tree = shared_fixtures / "mlperf" / "mlperf_inference_test_submissions_v5.0"
+    result = CliRunner().invoke(cli, ["submission", "--check", str(tree), "--round", "v5.0"])
+    # MLCommons' own test submission, trimmed for the fixtures: its files are missing, and its
+    # runs have another round's seeds; each violation names its rule
+    assert result.exit_code == 2, result.output
+    assert "[seeds]" in result.output
+    assert "qsl_rng_seed is wrong, expected=6023615788873153749" in result.output
+    assert "[min_duration] (needs a full-length run)" in result.output
+    assert "Traceback" not in result.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -288,6 +289,8 @@ def test_a_bad_input_fails_the_capture_before_the_lock_and_leaves_nothing(
     locked: list[Path] = []
     monkeypatch.setattr("repro.capture.write_python_lock", lambda b, out, **_: locked.append(out))
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SPACK_ROOT", raising=False)  # no Spack to write a spack.yaml
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin")
     args = ["capture", "--from", "partial.json", "--name", "x", "--no-run"]
     if "--env-manager" not in flags:
         args += ["--env-manager", "venv"]

@@ -81,6 +81,27 @@ def pin_builtin_commit(pins: dict[str, Any], report: Callable[[str], None]) -> N
         )
 
 
+def _check_externals(manifest: Path) -> None:
+    """Every external the manifest names is still on this machine: a prefix that is gone
+    (the Debian package removed, another machine) is refused before Spack installs anything,
+    naming the package and its prefix."""
+    import yaml
+
+    data = yaml.safe_load(manifest.read_text()) or {}
+    packages = (data.get("spack") or {}).get("packages") or {}
+    for name, conf in packages.items():
+        externals = conf.get("externals") if isinstance(conf, dict) else None
+        for entry in externals or []:
+            prefix = entry.get("prefix") if isinstance(entry, dict) else None
+            if prefix and not Path(prefix).is_dir():
+                raise EnvironmentSetupError(
+                    f"{manifest}: $.spack.packages.{name}: the external {entry.get('spec')} "
+                    f"has no prefix {prefix} on this machine",
+                    hint=f"install it (the package that provides {name}), or capture again "
+                    "here so that Spack finds this machine's externals",
+                )
+
+
 class SpackManager(EnvironmentManager):
     """Creates (or reuses) the pinned Spack environment and runs the worker in it."""
 
@@ -146,6 +167,7 @@ class SpackManager(EnvironmentManager):
             )
         manifest, lock = self._pinned_files(pins, spec_path)
         spack = tool.require_spack()
+        _check_externals(manifest)
         here = self._check_version(lock)
         # one environment per lock, manifest and checkout (its repo paths are made absolute)
         key = hashlib.sha256(

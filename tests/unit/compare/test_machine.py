@@ -523,3 +523,38 @@ def test_fisher_tail_matches_the_hypergeometric_by_hand() -> None:
     # 4 of 10 bad vs 0 of 10: C(4,4) C(16,6) / C(20,10)
     assert fisher_greater(4, 10, 0, 10) == pytest.approx(8008 / 184756)
     assert fisher_greater(0, 10, 3, 10) == pytest.approx(1.0)
+
+
+def test_a_gpu_run_is_adjusted_by_its_gpu_probe(tmp_path: Path) -> None:
+    """The GPU ran 25 % slower (a lower clock) while the CPU kernels read the same: the GPU's
+    fp16 product is the speed index, so the unchanged software reproduces after adjustment."""
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST, gpu_speeds=FAST)
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[v * 0.75 for v in BASE],
+        latency_scale=1 / 0.75,
+        seed=2,
+        speeds=FAST,
+        gpu_speeds=[v * 0.75 for v in FAST],
+    )
+    _, data = _report(tmp_path)
+    tp = _offline(data)
+    assert tp["adjusted"]["speed_index"] == "gpu_matmul_tflops"
+    assert tp["adjusted"]["machine_delta_rel"] == pytest.approx(-0.25)
+    assert tp["verdict"] == "reproduced after machine adjustment"
+    assert "GPU's fp16 matrix product" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_gpu_run_whose_gpu_was_not_probed_is_not_adjusted_by_the_cpu(tmp_path: Path) -> None:
+    make_run(tmp_path / "r" / "original", throughput=BASE, seed=1, speeds=FAST, gpu_speeds=FAST)
+    make_run(
+        tmp_path / "r" / "replay",
+        throughput=[v * 0.75 for v in BASE],
+        seed=2,
+        speeds=[v * 0.75 for v in FAST],  # the CPU moved along, but the work ran on the GPU
+        gpu_speeds=[None] * len(BASE),
+    )
+    _, data = _report(tmp_path)
+    tp = _offline(data)
+    assert tp.get("adjusted") is None
+    assert tp["verdict"] == "not reproduced"

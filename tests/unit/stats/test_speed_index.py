@@ -49,3 +49,23 @@ def test_a_test_s_speed_is_the_mean_of_its_probes_with_their_error() -> None:
 
 def test_every_speed_index_has_a_name_in_reports() -> None:
     assert set(SPEED_INDEX_NAMES) == set(SPEED_KEYS)
+
+
+GPU = {**V2, "gpu_matmul_tflops": 600.0, "gpu": {"device": "cuda:0"}}
+UNPROBED_GPU = {**V2, "gpu": {"device": "cuda:0", "unmeasured": "torch here has no CUDA"}}
+
+
+@pytest.mark.parametrize(
+    ("probes", "want"),
+    [
+        ([GPU, GPU], "gpu_matmul_tflops"),
+        # a GPU run is adjusted by its GPU or not at all: never by the CPU kernels
+        ([GPU, UNPROBED_GPU], "gpu_matmul_tflops"),
+        ([UNPROBED_GPU], "gpu_matmul_tflops"),
+        ([V2, {**V2, "gpu_matmul_tflops": 600.0}], "compute_large_gflops"),  # no GPU run
+    ],
+)
+def test_a_gpu_run_is_measured_by_its_gpu(probes: list[dict[str, Any]], want: str) -> None:
+    assert speed_key(probes) == want
+    if want == "gpu_matmul_tflops" and UNPROBED_GPU in probes:
+        assert machine.test_speed(UNPROBED_GPU, UNPROBED_GPU, key=want) is None
