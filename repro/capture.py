@@ -44,6 +44,7 @@ from repro.runs import layout
 from repro.runs.accuracy import load_predictions
 from repro.runs.layout import component
 from repro.runs.record import RunRecord, TestRecord
+from repro.spack.pins import keep_builtin_commit
 from repro.spack.pins import pins_from_files as spack_pins
 from repro.spack.section import MANIFEST_NAME as SPACK_MANIFEST
 from repro.spec.io import dump_spec, parse_spec, write_spec
@@ -179,11 +180,13 @@ def pin_environment(
         report=report,
         options=_manager_options(raw, opts, cache),
     )
+    previous = (raw.get("environment") or {}).get("spack")
     raw["environment"] = plan.manager.capture(ctx)
     manifest = opts.lockfiles_dir / name / SPACK_MANIFEST
     if "spack" not in raw["environment"] and manifest.is_file():
         # a Spack environment for the same stack, usable with --env spack
         raw["environment"]["spack"] = spack_pins(manifest, spec_dir)
+        keep_builtin_commit(raw["environment"]["spack"], previous)
         locked = "locked" if "spack_lock" in raw["environment"]["spack"] else "no spack.lock yet"
         report(f"pinned the Spack environment beside it: {manifest} ({locked})")
 

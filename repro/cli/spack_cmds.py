@@ -55,7 +55,7 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
       repro spack pin specs/tvm-resnet50.json
     """
     from repro.environments.spack.manager import SpackManager, pin_builtin_commit
-    from repro.spack.pins import pins_from_files
+    from repro.spack.pins import keep_builtin_commit, pins_from_files
     from repro.spack.section import LOCK_NAME
     from repro.spec.io import load_spec, parse_spec, spec_id, write_spec
 
@@ -76,16 +76,10 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
     spec = load_spec(spec_path)
     raw = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     pins_raw = pins_from_files(target, spec_path.parent)
-    before_pins = spec.environment.spack
     if have_spack:
         pin_builtin_commit(pins_raw, note)
-    elif (  # no Spack to ask: the commit pinned with this very lock still holds
-        before_pins is not None
-        and before_pins.builtin_commit
-        and before_pins.spack_lock is not None
-        and pins_raw.get("spack_lock", {}).get("sha256") == before_pins.spack_lock.sha256
-    ):
-        pins_raw.setdefault("builtin_commit", before_pins.builtin_commit)
+    else:  # no Spack to ask: the commit pinned with this very lock still holds
+        keep_builtin_commit(pins_raw, raw["environment"].get("spack"))
     raw["environment"]["spack"] = pins_raw
     before = spec_id(spec)
     written = write_spec(parse_spec(raw, source=str(spec_path)), spec_path)

@@ -110,3 +110,17 @@ def package_text(p: dict[str, Any]) -> str:
         parts.append(f"target={p['target']}")
     parts.append(f"/{p['hash'][:7]}")
     return " ".join(parts)
+
+
+def keep_builtin_commit(pins: dict[str, Any], previous: Any) -> None:
+    """Carry the builtin commit pinned before into `pins` when the lock is the same one (its
+    sha256 unchanged): re-pinning without a Spack to ask must not drop it."""
+    if not isinstance(previous, dict) or "builtin_commit" in pins:
+        return
+    before, now = previous.get("spack_lock") or {}, pins.get("spack_lock") or {}
+    if (
+        previous.get("builtin_commit")
+        and before.get("sha256")
+        and before.get("sha256") == now.get("sha256")
+    ):
+        pins["builtin_commit"] = previous["builtin_commit"]

@@ -85,6 +85,22 @@ def test_no_run_keeps_the_original_and_the_manager_and_says_what_changed(
     assert any("$.environment.python_lock.path" in line for line in said)
 
 
+def test_a_recapture_keeps_the_builtin_commit_of_the_same_spack_lock(
+    workdir: Path, root: Path
+) -> None:
+    """The Spack environment beside a nix spec is re-pinned from its files; where no Spack is
+    to ask, the builtin repository's commit pinned with the same lock stays."""
+    import shutil
+
+    shutil.copytree(root / "lockfiles" / "ort-digits", workdir / "lockfiles" / "ort-digits")
+    before = json.loads((workdir / "specs" / "ort-digits.json").read_text())
+    _capture(workdir, root, run=False, force=True)
+    after = json.loads((workdir / "specs" / "ort-digits.json").read_text())
+    pins = after["environment"]["spack"]
+    assert pins["spack_lock"]["sha256"] == before["environment"]["spack"]["spack_lock"]["sha256"]
+    assert pins["builtin_commit"] == before["environment"]["spack"]["builtin_commit"]
+
+
 def test_an_explicit_manager_change_is_listed(workdir: Path, root: Path) -> None:
     said, _ = _capture(workdir, root, run=False, force=True, env_manager="venv")
     assert any("$.environment.manager: 'nix' -> 'venv'" in line for line in said)

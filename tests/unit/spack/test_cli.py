@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
@@ -58,3 +59,38 @@ def test_env_diff_of_a_lock_with_itself_is_empty(shared_fixtures: Path) -> None:
     result = CliRunner().invoke(cli, ["env", "diff", str(lock), str(lock)])
     assert result.exit_code == 0
     assert result.stdout.strip() == "no differences"
+
+
+def test_pin_without_spack_keeps_the_builtin_commit_of_the_same_lock(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-pinning where no Spack is (nothing to ask the commit of) keeps the commit pinned
+    with this very lock; a changed lock drops it (it was not concretized with it)."""
+    import shutil
+
+    from tests.helpers import portable_spec
+
+    monkeypatch.delenv("SPACK_ROOT", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    lock_dir = tmp_path / "lockfiles" / "ort-digits"
+    shutil.copytree(root / "lockfiles" / "ort-digits", lock_dir)
+    (tmp_path / "specs").mkdir()
+    raw = portable_spec(root, "ort-digits")
+    commit = raw["environment"]["spack"]["builtin_commit"]
+    raw["environment"]["spack"]["spack_yaml"]["path"] = str(lock_dir / "spack.yaml")
+    raw["environment"]["spack"]["spack_lock"]["path"] = str(lock_dir / "spack.lock")
+    spec = tmp_path / "specs" / "ort-digits.json"
+    spec.write_text(json.dumps(raw))
+    result = CliRunner().invoke(
+        cli, ["spack", "pin", str(spec), "--manifest", str(lock_dir / "spack.yaml")]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(spec.read_text())["environment"]["spack"]["builtin_commit"] == commit
+    lock = json.loads((lock_dir / "spack.lock").read_text())
+    lock["spack"]["version"] = "1.2.0.dev1"  # another concretization
+    (lock_dir / "spack.lock").write_text(json.dumps(lock))
+    result = CliRunner().invoke(
+        cli, ["spack", "pin", str(spec), "--manifest", str(lock_dir / "spack.yaml")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "builtin_commit" not in json.loads(spec.read_text())["environment"]["spack"]
