@@ -10,6 +10,7 @@ into one run, without any other file being touched.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -256,10 +257,11 @@ def test_a_backend_and_a_manager_are_one_module_and_one_line_each(
     pkg = _copy(root, tmp_path)
     (pkg / "backends" / "toy").mkdir()
     (pkg / "backends" / "toy" / "__init__.py").write_text(TOY_BACKEND)
+    registered = re.findall(
+        r'    "repro\.backends\.\w+:PLUGIN",\n', (pkg / "backends" / "registry.py").read_text()
+    )
     _add_line(
-        pkg / "backends" / "registry.py",
-        '    "repro.backends.tvm:PLUGIN",\n',
-        '    "repro.backends.toy:PLUGIN",\n',
+        pkg / "backends" / "registry.py", registered[-1], '    "repro.backends.toy:PLUGIN",\n'
     )
     (pkg / "environments" / "toyenv.py").write_text(TOY_MANAGER)
     _add_line(
