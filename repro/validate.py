@@ -183,7 +183,9 @@ def _check_settings(name: ScenarioName, s: LoadGenSettings, where: str) -> list[
     problems += [
         Problem(f"{where}.settings.{f}", f"required for the {name} scenario")
         for f in REQUIRED_FIELDS[name]
-        if getattr(s, f) is None
+        # with token latencies LoadGen bounds TTFT and TPOT, not the query latency (MLPerf's
+        # mlperf.conf sets an LLM's Server target_latency to 0)
+        if getattr(s, f) is None and not (s.use_token_latencies and f == "server_target_latency_ns")
     ]
     if s.min_query_count == 0 and s.min_duration_ms == 0:
         problems.append(

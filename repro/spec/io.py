@@ -48,6 +48,8 @@ def spec_id(spec: ExperimentSpec) -> str:
         for key in LATER_SETTINGS:  # a field v1 gained later is no part of the id unset
             if scenario["settings"].get(key) is None:
                 scenario["settings"].pop(key, None)
+    if data["workload"].get("generation") is None:  # v1 gained it later, as LATER_SETTINGS
+        data["workload"].pop("generation", None)
     env = data["environment"]
     if env.get("manager") != "spack":
         # Spack pins beside another manager's are another way to build the stack, not part
