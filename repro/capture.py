@@ -258,6 +258,14 @@ def reference_predictions(run_dir: Path, record: RunRecord) -> dict[str, Any] | 
     acc: TestRecord | None = next((t for t in record.tests if t.mode == "accuracy"), None)
     if acc is None or acc.status != "valid":
         return None
+    digests = acc.accuracy.get("output_digests") if acc.accuracy else None
+    task = ((record.spec or {}).get("workload") or {}).get("task")
+    if task == "generation" and digests:
+        # a generation's reference: each prompt's generated tokens, by their sha256
+        return {
+            "outputs_sha256": [str(d) for d in digests],
+            "sha256": str(acc.accuracy.get("responses_sha256")) if acc.accuracy else None,
+        }
     pred_file = run_dir / acc.dir / layout.PREDICTIONS_FILE
     indices, top1 = load_predictions(pred_file)
     ordered = top1[np.argsort(indices)]

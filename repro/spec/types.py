@@ -328,6 +328,11 @@ def _generation_problems(wl: Workload) -> list[str]:
     if wl.task == "classification":
         return ['generation: only for task "generation"; remove it'] if wl.generation else []
     problems = []
+    if wl.accuracy.metric != "agreement":
+        problems.append(
+            'accuracy.metric: a generation is scored by "agreement" (its tokens against the '
+            "original's, exactly)"
+        )
     if wl.generation is None:
         problems.append('generation: task "generation" needs it (max_new_tokens, ...)')
     for i, sc in enumerate(wl.scenarios):

@@ -39,6 +39,9 @@ class LmLoadError(RuntimeError):
 
 
 class _Attention(nn.Module):
+    qkv: nn.Linear
+    proj: nn.Linear
+
     def __init__(self, c: LmConfig) -> None:
         super().__init__()
         self.qkv = nn.Linear(c.d_model, 3 * c.d_model)
@@ -57,6 +60,11 @@ class _Mlp(nn.Module):
 
 
 class _Block(nn.Module):
+    ln1: nn.LayerNorm
+    attn: _Attention
+    ln2: nn.LayerNorm
+    mlp: _Mlp
+
     def __init__(self, c: LmConfig) -> None:
         super().__init__()
         self.ln1 = nn.LayerNorm(c.d_model)
@@ -129,6 +137,7 @@ class SlotDecoder:
         self._rows = torch.arange(slots, device=device)
         self._positions = torch.arange(c.context, device=device)
         self.head = model.tok_emb.weight  # tied
+        self.blocks: list[_Block] = [b for b in model.blocks if isinstance(b, _Block)]
 
     @torch.inference_mode()
     def prefill(self, slot: int, prompt: np.ndarray) -> int:
@@ -136,7 +145,7 @@ class SlotDecoder:
         m, n = self.model, len(prompt)
         ids = torch.from_numpy(np.asarray(prompt, dtype=np.int64)).to(self.device)
         x = m.tok_emb(ids) + m.pos_emb.weight[:n]
-        for i, b in enumerate(m.blocks):
+        for i, b in enumerate(self.blocks):
             q, k, v = b.attn.qkv(b.ln1(x)).view(n, 3, self.heads, self.head_dim).permute(1, 2, 0, 3)
             self.k[i, slot, :, :n] = k
             self.v[i, slot, :, :n] = v
@@ -155,7 +164,7 @@ class SlotDecoder:
         pos = torch.from_numpy(positions).to(self.device)
         x = m.tok_emb(tok) + m.pos_emb(pos)
         mask = (self._positions[None, :] <= pos[:, None])[:, None, None, :]
-        for i, b in enumerate(m.blocks):
+        for i, b in enumerate(self.blocks):
             q, k, v = b.attn.qkv(b.ln1(x)).view(b_, 3, self.heads, self.head_dim).unbind(1)
             self.k[i, self._rows, :, pos] = k
             self.v[i, self._rows, :, pos] = v
