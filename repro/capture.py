@@ -228,13 +228,17 @@ def layout_lock_path(lockfiles_dir: Path, name: str) -> Path:
     return lockfiles_dir / name / LOCK_NAME
 
 
+#: an LLM's headline figures (LoadGen's, with use_token_latencies), beside HEADLINE's
+TOKEN_METRICS = ("tokens_per_second", "ttft_p99_ns", "tpot_p99_ns")
+
+
 def original_summary(record: RunRecord) -> dict[str, dict[str, Any]]:
     """Headline metrics per scenario (median over repeated runs) and the accuracy."""
     out: dict[str, dict[str, Any]] = {}
     for scenario in dict.fromkeys(t.scenario for t in record.tests):
         row: dict[str, Any] = {}
         perf = record.performance(scenario)
-        for key in HEADLINE:
+        for key in (*HEADLINE, *TOKEN_METRICS):
             values: list[Any] = [t.metrics[key] for t in perf if t.metrics.get(key) is not None]
             if not values:
                 continue
