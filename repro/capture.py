@@ -41,6 +41,7 @@ from repro.machine.fingerprint import collect
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
+from repro.runs.commit import commit_run
 from repro.runs.layout import component
 from repro.runs.record import RunRecord, TestRecord
 from repro.spack.pins import pins_from_files as spack_pins
@@ -277,6 +278,25 @@ def reference_predictions(run_dir: Path, record: RunRecord) -> dict[str, Any] | 
         "top1": [int(v) for v in ordered],
         "sha256": str(acc.accuracy.get("predictions_sha256")) if acc.accuracy else None,
     }
+
+
+def _scored_against_itself(run_dir: Path, record: RunRecord, reference: list[str]) -> RunRecord:
+    """A generation's original scored against the references it has just given (its accuracy
+    tests ran before there were any): each accuracy test's share of prompts whose tokens are the
+    reference's, so that a replay's agreement has the original's to be compared with."""
+    tests = []
+    for t in record.tests:
+        digests = (t.accuracy or {}).get("output_digests")
+        if t.mode == "accuracy" and digests and (t.accuracy or {}).get("value") is None:
+            correct = sum(1 for d, r in zip(digests, reference, strict=False) if d == r)
+            scored = {**(t.accuracy or {}), "value": correct / len(digests)}
+            scored.update(correct=correct, total=len(digests))
+            scored.pop("note", None)
+            t = t.model_copy(update={"accuracy": scored})
+        tests.append(t)
+    updated = record.model_copy(update={"tests": tests})
+    commit_run(run_dir, updated)
+    return updated
 
 
 def _previous(spec_path: Path) -> dict[str, Any] | None:
@@ -576,6 +596,9 @@ def _run_original(
     refs = reference_predictions(staged, record)
     if refs is not None:
         original["reference_predictions"] = refs
+        if refs.get("outputs_sha256"):
+            record = _scored_against_itself(staged, record, refs["outputs_sha256"])
+            original["metrics"] = original_summary(record)
     final = write_spec(
         spec.model_copy(update={"original": Original.model_validate(original)}), spec_path
     )
