@@ -44,6 +44,8 @@ class GenerationLog:
     samples: int = 0
     tokens: int = 0
     steps: int = 0
+    #: time inside the decoder (prefills and steps): the rest of the SUT's time is its own
+    decode_ns: int = 0
 
     def array(self) -> np.ndarray:
         return np.asarray(self.latencies_ns, dtype=np.int64)
@@ -117,7 +119,9 @@ class ContinuousBatcher:
         slot = self.free.pop()
         prompt = self.prompts[index]
         req = _Request(qid, index, issued_ns, np.empty(self.max_new, dtype=np.int32))
+        t = time.perf_counter_ns()
         token = self.decoder.prefill(slot, prompt)
+        self.log.decode_ns += time.perf_counter_ns() - t
         req.out[0] = token
         req.n = 1
         self.first(qid, req.out[:1])
@@ -129,7 +133,9 @@ class ContinuousBatcher:
         self.positions[slot] = len(prompt)
 
     def _step(self) -> None:
+        t = time.perf_counter_ns()
         out = self.decoder.step(self.tokens, self.positions)
+        self.log.decode_ns += time.perf_counter_ns() - t
         self.log.steps += 1
         for slot, req in list(self.active.items()):
             token = int(out[slot])

@@ -157,6 +157,7 @@ def execute_generation(req: WorkerRequest, timings: dict[str, float]) -> WorkerR
     detail = (out_dir / DETAIL).read_text(errors="replace")
     backend: dict[str, Any] = engine.describe()
     backend["decode_steps"] = log.steps
+    backend["decode_s"] = round(log.decode_ns / 1e9, 6)  # inside prefill and step calls
     return WorkerResult(
         status="complete",
         backend=backend,

@@ -36,6 +36,7 @@ def test_every_prompt_gets_its_own_tokens() -> None:
         assert outputs[i].tolist() == [start, start + 1, start + 2, start + 3]
     assert log.samples == 6
     assert log.tokens == 24
+    assert log.decode_ns > 0  # the time inside the decoder, for the SUT's own share
 
 
 def test_requests_join_as_slots_free_up_between_steps() -> None:
