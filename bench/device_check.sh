@@ -80,3 +80,61 @@ print(json.dumps(summary["gpu_models"]))
 for r in rows:
     print(r)
 PY
+
+# --- issue 37: the generative workload on cuda:0, a larger configuration of the same recipes ---
+# tinylm at d_model 512, 8 blocks, 8 heads, vocabulary 32000, context 2048 (~41 M parameters),
+# 256 prompts of 64-512 tokens, 128 new tokens each, 64 KV-cache slots; Offline and Server
+# (llama2-70b's TTFT/TPOT bounds) and the interactive bounds, short. The recipes run here and
+# their sha256 is pinned from what they wrote (a deterministic recipe: the same bytes on the
+# CPU). NOT RUN YET: no device was lent to the session that wrote it.
+LLM="$OUT/llm"
+mkdir -p "$LLM"
+MODEL_SHA=$("$PY" -m repro recipe run tinylm -o "$LLM/model.npz" --param vocab_size=32000 \
+  --param d_model=512 --param n_layers=8 --param n_heads=8 --param d_ff=2048 \
+  --param context=2048 | cut -d' ' -f1)
+DATA_SHA=$("$PY" -m repro recipe run synthetic-prompts -o "$LLM/prompts.npz" --param count=256 \
+  --param vocab_size=32000 --param min_length=64 --param max_length=512 | cut -d' ' -f1)
+"$PY" - "$LLM" "$MODEL_SHA" "$DATA_SHA" <<'PY'
+import json, sys
+out, model_sha, data_sha = sys.argv[1:]
+for name in ("torch-tinylm", "torch-tinylm-interactive"):
+    spec = json.load(open(f"specs/{name}.json"))
+    spec["name"] = f"{name}-cuda"
+    spec.pop("id", None)
+    spec.pop("original", None)
+    spec["artifacts"]["model"].update(
+        params={"seed": 0, "vocab_size": 32000, "d_model": 512, "n_layers": 8, "n_heads": 8,
+                "d_ff": 2048, "context": 2048}, sha256=model_sha)
+    spec["artifacts"]["dataset"].update(
+        params={"seed": 0, "count": 256, "vocab_size": 32000, "min_length": 64,
+                "max_length": 512}, sha256=data_sha)
+    spec["backend"]["options"].update(device="cuda:0", threads=0, interop_threads=0)
+    wl = spec["workload"]
+    wl.update(total_sample_count=256, performance_sample_count=256, batch_size=64,
+              modes=["performance"], generation={"max_new_tokens": 128})
+    for sc in wl["scenarios"]:
+        s = sc["settings"]
+        s["min_duration_ms"] = 5000
+        if sc["scenario"] == "Offline":
+            s.update(offline_expected_qps=200.0, min_query_count=256)
+        else:
+            s.update(server_target_qps=20.0, min_query_count=200)
+    spec["environment"] = {"manager": "venv", "python": "3.12", "hashes_complete": False}
+    json.dump(spec, open(f"{out}/{name}-cuda.json", "w"), indent=2)
+PY
+for name in torch-tinylm torch-tinylm-interactive; do
+  timeout 200 "$PY" -m repro replay "$LLM/$name-cuda.json" --env native --results-dir "$LLM/results" \
+    --cache-dir "$OUT/cache" --run-id gpu --json >"$LLM/$name.json" 2>"$LLM/$name.log" \
+    || echo "$name replay exit $?"
+done
+"$PY" - "$LLM" <<'PY'
+import json, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+for f in sorted(out.glob("torch-tinylm*.json")):
+    if f.name.endswith("-cuda.json") or not f.stat().st_size:
+        continue
+    for t in json.loads(f.read_text()).get("tests", []):
+        m = t.get("metrics", {})
+        print(f.stem, t["scenario"], t["status"], {k: m.get(k) for k in
+              ("tokens_per_second", "ttft_p99_ns", "tpot_p99_ns", "validity")})
+PY

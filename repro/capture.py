@@ -42,6 +42,7 @@ from repro.machine.fingerprint import collect, hardware_from
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
+from repro.runs.commit import commit_run
 from repro.runs.layout import component
 from repro.runs.record import RunRecord, TestRecord
 from repro.spack.pins import keep_builtin_commit
@@ -219,13 +220,17 @@ def layout_lock_path(lockfiles_dir: Path, name: str) -> Path:
     return lockfiles_dir / name / LOCK_NAME
 
 
+#: an LLM's headline figures (LoadGen's, with use_token_latencies), beside HEADLINE's
+TOKEN_METRICS = ("tokens_per_second", "ttft_p99_ns", "tpot_p99_ns")
+
+
 def original_summary(record: RunRecord) -> dict[str, dict[str, Any]]:
     """Headline metrics per scenario (median over repeated runs) and the accuracy."""
     out: dict[str, dict[str, Any]] = {}
     for scenario in dict.fromkeys(t.scenario for t in record.tests):
         row: dict[str, Any] = {}
         perf = record.performance(scenario)
-        for key in HEADLINE:
+        for key in (*HEADLINE, *TOKEN_METRICS):
             values: list[Any] = [t.metrics[key] for t in perf if t.metrics.get(key) is not None]
             if not values:
                 continue
@@ -249,6 +254,14 @@ def reference_predictions(run_dir: Path, record: RunRecord) -> dict[str, Any] | 
     acc: TestRecord | None = next((t for t in record.tests if t.mode == "accuracy"), None)
     if acc is None or acc.status != "valid":
         return None
+    digests = acc.accuracy.get("output_digests") if acc.accuracy else None
+    task = ((record.spec or {}).get("workload") or {}).get("task")
+    if task == "generation" and digests:
+        # a generation's reference: each prompt's generated tokens, by their sha256
+        return {
+            "outputs_sha256": [str(d) for d in digests],
+            "sha256": str(acc.accuracy.get("responses_sha256")) if acc.accuracy else None,
+        }
     pred_file = run_dir / acc.dir / layout.PREDICTIONS_FILE
     indices, top1 = load_predictions(pred_file)
     ordered = top1[np.argsort(indices)]
@@ -256,6 +269,25 @@ def reference_predictions(run_dir: Path, record: RunRecord) -> dict[str, Any] | 
         "top1": [int(v) for v in ordered],
         "sha256": str(acc.accuracy.get("predictions_sha256")) if acc.accuracy else None,
     }
+
+
+def _scored_against_itself(run_dir: Path, record: RunRecord, reference: list[str]) -> RunRecord:
+    """A generation's original scored against the references it has just given (its accuracy
+    tests ran before there were any): each accuracy test's share of prompts whose tokens are the
+    reference's, so that a replay's agreement has the original's to be compared with."""
+    tests = []
+    for t in record.tests:
+        digests = (t.accuracy or {}).get("output_digests")
+        if t.mode == "accuracy" and digests and (t.accuracy or {}).get("value") is None:
+            correct = sum(1 for d, r in zip(digests, reference, strict=False) if d == r)
+            scored = {**(t.accuracy or {}), "value": correct / len(digests)}
+            scored.update(correct=correct, total=len(digests))
+            scored.pop("note", None)
+            t = t.model_copy(update={"accuracy": scored})
+        tests.append(t)
+    updated = record.model_copy(update={"tests": tests})
+    commit_run(run_dir, updated)
+    return updated
 
 
 def _previous(spec_path: Path) -> dict[str, Any] | None:
@@ -555,6 +587,9 @@ def _run_original(
     refs = reference_predictions(staged, record)
     if refs is not None:
         original["reference_predictions"] = refs
+        if refs.get("outputs_sha256"):
+            record = _scored_against_itself(staged, record, refs["outputs_sha256"])
+            original["metrics"] = original_summary(record)
     measured = spec.model_copy(update={"original": Original.model_validate(original)})
     if opts.claims and measured.claims:
         try:

@@ -44,7 +44,7 @@ from repro.probes import PROBES_VERSION, Probe, ProbeSet
 from repro.probes.gpu import gpu_probe_for
 from repro.profiling import ProfilePass
 from repro.runs import layout
-from repro.runs.accuracy import decode_accuracy_log, save_predictions, score
+from repro.runs.accuracy import decode_accuracy_log, save_predictions, score, score_outputs
 from repro.runs.commit import commit_run
 from repro.runs.record import ProfileRecord, RunRecord, TestRecord
 from repro.runs.store import digest_files
@@ -629,13 +629,20 @@ class Replayer:
             "predictions_sha256": preds.digest(),
             "responses_sha256": preds.responses_sha256,
         }
-        if getattr(self.spec.backend.options, "record_output_digests", False):
+        generation = self.spec.workload.task == "generation"
+        if generation or getattr(self.spec.backend.options, "record_output_digests", False):
             out["output_digests"] = list(preds.output_digests)
-        if acc.metric == "top1":
+        ref = self.spec.original.reference_predictions if self.spec.original else None
+        if generation:
+            out["tokens"] = result.tokens_completed
+            if ref is None or not ref.outputs_sha256:
+                out.update({"value": None, "note": "no reference outputs in the spec"})
+            else:
+                out.update(score_outputs(preds, ref.outputs_sha256))
+        elif acc.metric == "top1":
             labels = self._dataset_labels()
             out.update(score(preds, labels, class_offset=acc.class_offset))
         else:
-            ref = self.spec.original.reference_predictions if self.spec.original else None
             if ref is None:
                 out.update({"value": None, "note": "no reference predictions in the spec"})
             else:

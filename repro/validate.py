@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Literal
 
 from repro.artifacts.cache import ArtifactCache, sha256_file
-from repro.artifacts.npz import npz_shapes
+from repro.artifacts.lm import prompt_problems, read_lm_config
+from repro.artifacts.npz import npz_shapes, read_npz
 from repro.artifacts.recipes import RECIPES
 from repro.backends.base import io_name_problems
-from repro.backends.registry import get_backend
+from repro.backends.registry import BACKENDS, get_backend
 from repro.environments.pylock import unhashed_requirements
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
@@ -185,7 +186,9 @@ def _check_settings(name: ScenarioName, s: LoadGenSettings, where: str) -> list[
     problems += [
         Problem(f"{where}.settings.{f}", f"required for the {name} scenario")
         for f in REQUIRED_FIELDS[name]
-        if getattr(s, f) is None
+        # with token latencies LoadGen bounds TTFT and TPOT, not the query latency (MLPerf's
+        # mlperf.conf sets an LLM's Server target_latency to 0)
+        if getattr(s, f) is None and not (s.use_token_latencies and f == "server_target_latency_ns")
     ]
     if s.min_query_count == 0 and s.min_duration_ms == 0:
         problems.append(
@@ -233,6 +236,15 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                 )
             )
     backend = get_backend(spec.backend.name)
+    if wl.task == "generation" and backend.generator is None:
+        with_one = sorted(n for n, p in BACKENDS.items() if p.generator is not None)
+        problems.append(
+            Problem(
+                "$.backend.name",
+                f'{spec.backend.name!r} has no generative engine for task "generation": use '
+                f"{' or '.join(with_one)}",
+            )
+        )
     for where, name in backend.artifact_refs(spec.backend.options).items():
         if name not in spec.artifacts:
             problems.append(Problem(where, f"names artifact {name!r}, which is not in $.artifacts"))
@@ -267,6 +279,15 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                     "warning",
                 )
             )
+        elif wl.task == "generation":
+            if len(ref.outputs_sha256) != wl.total_sample_count:
+                problems.append(
+                    Problem(
+                        "$.original.reference_predictions.outputs_sha256",
+                        f"has {len(ref.outputs_sha256)} entries, total_sample_count is "
+                        f"{wl.total_sample_count}: capture the original again",
+                    )
+                )
         elif len(ref.top1) != wl.total_sample_count:
             problems.append(
                 Problem(
@@ -359,7 +380,40 @@ def check_contents(spec: ExperimentSpec, files: Mapping[str, Path]) -> list[Prob
     dataset = files.get(wl.dataset)
     if dataset is not None:
         problems += _check_dataset(wl, dataset)
+    if wl.generation is not None and model is not None and dataset is not None and not problems:
+        problems += _check_prompts(wl, model, dataset)
     return problems
+
+
+def _check_prompts(wl: Workload, model: Path, dataset: Path) -> list[Problem]:
+    """A generation's prompts against the model's vocabulary and context (a tinylm .npz states
+    its config; another checkpoint is checked by the worker, which reads it with torch)."""
+    assert wl.generation is not None
+    config = read_lm_config(model)
+    if config is None:
+        return []
+    try:
+        data = read_npz(dataset)
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        return [Problem(f"$.artifacts.{wl.dataset}", f"not a readable .npz: {exc}")]
+    if wl.generation.lengths_key not in data:
+        return [
+            Problem(
+                "$.workload.generation.lengths_key",
+                f"{wl.generation.lengths_key!r} is not an array of the data set {wl.dataset!r} "
+                f"(it has {sorted(data)}): name the array of prompt lengths",
+            )
+        ]
+    found = prompt_problems(
+        data[wl.inputs_key],
+        data[wl.generation.lengths_key],
+        config=config,
+        max_new_tokens=wl.generation.max_new_tokens,
+        eos_token_id=wl.generation.eos_token_id,
+        dataset=wl.dataset,
+        samples=wl.total_sample_count,
+    )
+    return [Problem(where, message) for where, message in found]
 
 
 def local_files(spec: ExperimentSpec, spec_path: Path, cache: ArtifactCache) -> dict[str, Path]:

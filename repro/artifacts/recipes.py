@@ -134,6 +134,14 @@ def _imagenet_bytes(params: Mapping[str, ParamValue]) -> int:
     return count * 3 * height * width * 4
 
 
+def _tinylm_bytes(params: Mapping[str, ParamValue]) -> int:
+    """float32 weights: embeddings, then per block qkv, proj and the MLP."""
+    v, d, n, ff, c = (
+        int(params[k]) for k in ("vocab_size", "d_model", "n_layers", "d_ff", "context")
+    )
+    return 4 * ((v + c) * d + n * (4 * d * d + 2 * d * ff))
+
+
 _DIGITS_SEED = Param(
     0, "seeds the train/test split (a uint32, as scikit-learn takes)", 0, UINT32_MAX
 )
@@ -187,6 +195,39 @@ RECIPES: dict[str, Recipe] = {
             media_type="application/x-npz",
             description="scikit-learn's bundled 8x8 digits (1797 images), scaled to [0, 1], "
             "with a seeded stratified train/test split",
+        ),
+        Recipe(
+            name="tinylm",
+            target="repro.artifacts.lm:write_tinylm",
+            # the largest (vocab 65536 x d_model 2048, 32 layers) is about 1 GB of float32
+            params={
+                "seed": Param(0, "seeds the weights", 0, UINT64_MAX),
+                "vocab_size": Param(512, "tokens of the vocabulary", 2, 65536),
+                "d_model": Param(64, "width of the residual stream", 8, 2048),
+                "n_layers": Param(2, "decoder blocks", 1, 32),
+                "n_heads": Param(4, "attention heads (d_model must be a multiple)", 1, 64),
+                "d_ff": Param(256, "width of each block's MLP", 8, 8192),
+                "context": Param(256, "positions: prompt plus generated tokens", 8, 8192),
+            },
+            media_type="application/x-npz",
+            description="a GPT-style causal LM (pre-norm decoder blocks, learned positions, "
+            "tied output embedding) with seeded weights, as an .npz of its torch state_dict "
+            "plus its config",
+            output_bytes=_tinylm_bytes,
+        ),
+        Recipe(
+            name="synthetic-prompts",
+            target="repro.artifacts.lm:write_synthetic_prompts",
+            params={
+                "seed": Param(0, "seeds the lengths and the token ids", 0, UINT64_MAX),
+                "count": Param(64, "prompts", 1, 1_000_000),
+                "vocab_size": Param(512, "token ids are drawn from [1, vocab_size)", 2, 65536),
+                "min_length": Param(8, "shortest prompt, tokens", 1, 8192),
+                "max_length": Param(32, "longest prompt, tokens", 1, 8192),
+            },
+            media_type="application/x-npz",
+            description="prompts as token ids: input_ids (int32, zero-padded) and input_lengths",
+            output_bytes=lambda p: int(p["count"]) * (int(p["max_length"]) + 1) * 4,
         ),
         Recipe(
             name="digits-mlp",

@@ -56,6 +56,22 @@ class Engine(Protocol):
         """Versions, providers, options in effect: recorded in the run."""
 
 
+class GenerativeEngine(Protocol):
+    """A causal LM as the generation harness sees it (worker only): `slots` requests decoded
+    together, each with its KV cache; `decoder` offers `prefill(slot, prompt) -> token` and
+    `step(tokens, positions) -> tokens` over all slots (`repro.backends.torch.lm.SlotDecoder`)."""
+
+    name: ClassVar[str]
+    decoder: Any
+    config: Any  # vocab_size, context (and the rest of the architecture)
+
+    def load(self, model: Path, options: Any, *, slots: int, model_bytes: bytes) -> None:
+        """Prepare the model with the spec's options and `slots` KV caches."""
+
+    def describe(self) -> dict[str, Any]:
+        """Versions, options in effect, the architecture: recorded in the run."""
+
+
 class Profiler(Protocol):
     """An engine's profiled twin: the same model and options, every kernel call recorded by
     the backend's own profiler. An engine that has one offers `profiler(out_dir)`."""
@@ -94,6 +110,8 @@ class BackendPlugin:
     key_packages: ClassVar[tuple[str, ...]] = ()
     #: the profiler its engine's `profiler(out_dir)` uses, if it has one (`repro profile`)
     profiler: ClassVar[str | None] = None
+    #: "module:Class" of its GenerativeEngine (a `task: "generation"` workload), if it has one
+    generator: ClassVar[str | None] = None
 
     def artifact_refs(self, options: SpecModel) -> dict[str, str]:
         """JSON path -> artifact name, for every option that names an artifact."""
@@ -134,6 +152,24 @@ class BackendPlugin:
                 f"backend {self.name!r} is not available: {exc}", hint=self.install_hint
             ) from exc
         cls: type[Engine] = getattr(module, cls_name)
+        return cls
+
+    def load_generator(self) -> type[GenerativeEngine]:
+        """The generative engine class; a backend without one is the spec's error."""
+        if self.generator is None:
+            with_one = "a backend that has one"
+            raise SpecError(
+                f"$.backend.name: {self.name!r} has no generative engine for task "
+                f'"generation"; use {with_one}',
+            )
+        module_name, cls_name = self.generator.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise BackendUnavailableError(
+                f"backend {self.name!r} is not available: {exc}", hint=self.install_hint
+            ) from exc
+        cls: type[GenerativeEngine] = getattr(module, cls_name)
         return cls
 
 

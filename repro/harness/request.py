@@ -9,7 +9,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from repro.backends.registry import get_backend
-from repro.spec.models import BackendSpec, ExperimentSpec, ModeName, ScenarioName, Seeds
+from repro.spec.models import (
+    BackendSpec,
+    ExperimentSpec,
+    GenerationSpec,
+    ModeName,
+    ScenarioName,
+    Seeds,
+)
 
 
 class WorkerRequest(BaseModel):
@@ -32,6 +39,7 @@ class WorkerRequest(BaseModel):
     model_path: str
     model_sha256: str = Field(description="the spec's pin; the worker checks the bytes it loads")
     dataset_path: str
+    dataset_name: str = Field("dataset", description="the data set's artifact name (messages)")
     dataset_sha256: str = Field(description="the spec's pin; the worker checks the bytes it loads")
     inputs_key: str
     input_name: str | None
@@ -50,6 +58,9 @@ class WorkerRequest(BaseModel):
         None,
         description="an MLPerf compliance test's audit.config, which LoadGen reads (TEST01, "
         "TEST04); otherwise LoadGen is given a path that cannot exist",
+    )
+    generation: GenerationSpec | None = Field(
+        None, description='a `task: "generation"` workload: the generative harness runs it'
     )
 
     @classmethod
@@ -82,6 +93,7 @@ class WorkerRequest(BaseModel):
             model_path=str(artifacts[wl.model]),
             model_sha256=spec.artifacts[wl.model].sha256,
             dataset_path=str(artifacts[wl.dataset]),
+            dataset_name=wl.dataset,
             dataset_sha256=spec.artifacts[wl.dataset].sha256,
             inputs_key=wl.inputs_key,
             input_name=wl.input_name,
@@ -93,6 +105,7 @@ class WorkerRequest(BaseModel):
             record_latencies=record_latencies,
             profile=profile,
             audit_config=audit_config,
+            generation=wl.generation if wl.task == "generation" else None,
         )
 
 
@@ -115,5 +128,7 @@ class WorkerResult(BaseModel):
     audit_config_found: bool = False
     output_dtype: str | None = None
     output_shape: list[int] = []
+    #: a generation test: the tokens the SUT reported to LoadGen (first tokens included)
+    tokens_completed: int = 0
     #: the GPU's energy over the test (`repro.machine.gpu.EnergyMeter`); None without NVML
     energy: dict[str, Any] | None = None

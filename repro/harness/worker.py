@@ -137,6 +137,11 @@ def execute(req: WorkerRequest) -> WorkerResult:
     from repro.harness.loadgen import run_test
 
     out_dir = Path(req.output_dir)
+    if req.generation is not None:
+        from repro.harness.generation import execute_generation
+
+        result = execute_generation(req, timings)
+        return result.model_copy(update={"peak_rss_bytes": _peak_rss_bytes()})
     t = time.perf_counter()
     backend = load_backend(req)
     timings["load_s"] = time.perf_counter() - t

@@ -98,3 +98,20 @@ def load_predictions(path: Path) -> tuple[np.ndarray, np.ndarray]:
 def save_predictions(path: Path, preds: Predictions) -> None:
     """Write (QSL index, top-1) pairs beside the accuracy log."""
     np.save(path, np.stack([preds.indices, preds.top1]))
+
+
+def score_outputs(preds: Predictions, reference: list[str]) -> dict[str, float | int]:
+    """A generation's exact agreement: the share of prompts whose generated tokens (their raw
+    response, bit for bit) have the sha256 the reference gives for that prompt."""
+    total = len(preds.indices)
+    correct = sum(
+        1
+        for index, digest in zip(preds.indices.tolist(), preds.output_digests, strict=True)
+        if index < len(reference) and reference[index] == digest
+    )
+    return {"value": correct / total if total else 0.0, "correct": correct, "total": total}
+
+
+def outputs_in_order(preds: Predictions) -> list[str]:
+    """The sha256 of each sample's response, in data-set order (a generation's reference)."""
+    return list(preds.output_digests)

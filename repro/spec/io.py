@@ -52,6 +52,8 @@ def spec_id(spec: ExperimentSpec) -> str:
                 scenario["settings"].pop(key, None)
     if data.get("tolerances", {}).get("energy_rel") is None:  # later, unset: not in the id
         data.get("tolerances", {}).pop("energy_rel", None)
+    if data["workload"].get("generation") is None:  # v1 gained it later, as LATER_SETTINGS
+        data["workload"].pop("generation", None)
     env = data["environment"]
     if env.get("manager") != "spack":
         # Spack pins beside another manager's are another way to build the stack, not part

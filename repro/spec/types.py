@@ -121,6 +121,8 @@ MAX_SAMPLES: Final = 10_000_000
 MAX_BATCH: Final = 4096
 #: class ids are small; a larger offset is a typo, and overflows int64 predictions near 2**63
 MAX_CLASS_OFFSET: Final = 1_000_000
+#: the most tokens a generation may ask for (a context longer than any model's here)
+MAX_NEW_TOKENS: Final = 65536
 #: the most threads a backend may start; onnxruntime's worker crashes at intra_op_threads 100000
 MAX_THREADS: Final = 1024
 
@@ -284,7 +286,8 @@ class AccuracySpec(SpecModel):
 
     metric: Literal["top1", "agreement"] = Field(
         description="top1: against the data set's labels; "
-        "agreement: against the reference predictions in `original`"
+        "agreement: against the reference predictions in `original` (a generation task: the "
+        "share of prompts whose generated tokens equal the original's exactly)"
     )
     class_offset: Annotated[
         int,
@@ -294,6 +297,60 @@ class AccuracySpec(SpecModel):
     labels_key: str = Field("labels", description="array of labels inside the dataset artifact")
 
 
+class GenerationSpec(SpecModel):
+    """A generative workload (`task: "generation"`): prompts of token ids, decoded greedily."""
+
+    max_new_tokens: Annotated[
+        int,
+        Field(ge=1, le=MAX_NEW_TOKENS),
+        Accepts("1 to 65536", about="tokens generated per prompt (with eos_token_id: at most)"),
+    ]
+    decoding: Literal["greedy"] = Field(
+        "greedy", description="greedy (argmax): deterministic, so the tokens can be compared"
+    )
+    lengths_key: str = Field(
+        "input_lengths",
+        description="array of prompt lengths in the data set; `inputs_key` names the token ids "
+        "(int, N x max length, padded)",
+    )
+    eos_token_id: Annotated[int, Field(ge=0)] | None = Field(
+        None, description="a token that ends a generation early; null: always max_new_tokens"
+    )
+
+
+#: the scenarios of a generation task: MLPerf's LLM benchmarks run Offline and Server (an
+#: "interactive" benchmark is Server under tighter TTFT/TPOT bounds, as LoadGen 6.0.17 has it)
+GENERATION_SCENARIOS: Final = ("Offline", "Server")
+
+
+def _generation_problems(wl: Workload) -> list[str]:
+    """Why a workload's task and scenarios do not go together (empty: they do)."""
+    if wl.task == "classification":
+        return ['generation: only for task "generation"; remove it'] if wl.generation else []
+    problems = []
+    if wl.accuracy.metric != "agreement":
+        problems.append(
+            'accuracy.metric: a generation is scored by "agreement" (its tokens against the '
+            "original's, exactly)"
+        )
+    if wl.generation is None:
+        problems.append('generation: task "generation" needs it (max_new_tokens, ...)')
+    for i, sc in enumerate(wl.scenarios):
+        at = f"scenarios[{i}]"
+        if sc.scenario not in GENERATION_SCENARIOS:
+            problems.append(
+                f"{at}.scenario: {sc.scenario} is not a scenario of a generation task: use "
+                f"{' or '.join(GENERATION_SCENARIOS)} (MLPerf's LLM scenarios)"
+            )
+        elif not sc.settings.use_token_latencies:
+            bounds = " with ttft_latency and tpot_latency (ns)" if sc.scenario == "Server" else ""
+            problems.append(
+                f"{at}.settings.use_token_latencies: a generation task streams tokens to "
+                f"LoadGen, which measures them only with use_token_latencies true: set it{bounds}"
+            )
+    return problems
+
+
 def _both_modes() -> list[ModeName]:
     return ["performance", "accuracy"]
 
@@ -301,7 +358,11 @@ def _both_modes() -> list[ModeName]:
 class Workload(SpecModel):
     """What LoadGen runs: the model on the data set, scenario by scenario."""
 
-    task: Literal["classification"] = "classification"
+    task: Literal["classification", "generation"] = Field(
+        "classification",
+        description="classification (a class per sample) or generation (tokens per prompt, "
+        "streamed to LoadGen with their latencies)",
+    )
     model: str = Field("model", description="name of the model artifact")
     dataset: str = Field("dataset", description="name of the dataset artifact (.npz)")
     inputs_key: str = Field("inputs", description="array of preprocessed inputs in the dataset")
@@ -327,6 +388,9 @@ class Workload(SpecModel):
     modes: Annotated[list[ModeName], Field(min_length=1)] = Field(default_factory=_both_modes)
     seeds: Seeds
     accuracy: AccuracySpec
+    generation: GenerationSpec | None = Field(
+        None, description='task "generation" only: decoding and the prompts\' layout'
+    )
 
     @model_validator(mode="after")
     def _counts(self) -> Workload:
@@ -335,6 +399,9 @@ class Workload(SpecModel):
         names = [s.scenario for s in self.scenarios]
         if len(set(names)) != len(names):
             raise ValueError(f"a scenario is listed twice: {names}")
+        problems = _generation_problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
 
@@ -366,9 +433,15 @@ class Hardware(SpecModel):
 
 
 class ReferencePredictions(SpecModel):
-    """Top-1 predictions of the original, in data-set order, for agreement checks."""
+    """Top-1 predictions of the original, in data-set order, for agreement checks; for a
+    generation task, the sha256 of each prompt's generated tokens (int32 little-endian, as
+    LoadGen's accuracy log holds them) instead."""
 
-    top1: list[int]
+    top1: list[int] = Field(default_factory=list)
+    outputs_sha256: list[Sha256] = Field(
+        default_factory=list,
+        description="generation: per prompt in data-set order, sha256 of its generated tokens",
+    )
     sha256: Sha256 | None = None
 
 

@@ -45,6 +45,8 @@ def _pinned() -> dict[tuple[str, str], str]:
         ("resnet50-v1.5", {"seed": 0, "num_classes": 1001, "base_width": 64, "opset": 13}),
         ("synthetic-imagenet", {"seed": 0, "count": 64, "height": 224, "width": 224}),
         ("sklearn-digits", {"split": "test", "test_fraction": 0.25, "seed": 0}),
+        ("tinylm", {"seed": 0}),
+        ("synthetic-prompts", {"seed": 0, "count": 64}),
     ],
 )
 def test_recipe_is_deterministic_across_processes_and_matches_the_pin(

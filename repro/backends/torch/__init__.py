@@ -3,7 +3,9 @@
 The model artifact is either the experiment's ONNX model, converted in the worker into a torch
 module built from the ONNX initializers (`convert.py`: the ops of repro's ResNet-50 and digits
 recipes), or a TorchScript program a user wrote with `torch.jit.save`; either is pinned by its
-sha256. The engine (`engine.py`) imports torch; this module does not.
+sha256. The engine (`engine.py`) imports torch; this module does not. A generative workload
+(`task: "generation"`) runs `lm.py`'s causal LM instead: a `tinylm` recipe's .npz, or a
+`torch.save` checkpoint of the same architecture (see `lm.py`).
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class TorchPlugin(BackendPlugin):
     name: ClassVar[str] = "torch"
     spec_model = TorchBackend
     engine = "repro.backends.torch.engine:TorchEngine"
+    generator = "repro.backends.torch.lm:TorchGenerator"
     worker_packages = ("mlcommons-loadgen", "numpy", "pydantic", "onnx", "torch")
     install_hint = f"pip install 'repro[torch]'  ({TORCH_PIN})"
     nix_shell = "default"

@@ -1,0 +1,191 @@
+"""The generative SUT's own cost per token: a plain decode loop vs repro's LoadGen SUT.
+
+Both sides run the same model (specs/torch-tinylm.json: the tinylm recipe, 8 KV-cache slots,
+one thread), the same prompts and the same `SlotDecoder` calls:
+
+- plain: every `slots` prompts are prefilled into the slots, then decoded together step by
+  step until each has max_new_tokens (no queue, no LoadGen, no responses), timed by a loop;
+- SUT: the worker (`python -m repro.harness`) in Offline with use_token_latencies: LoadGen
+  issues every query at once, the continuous batcher admits them into the slots between steps,
+  each first token goes to FirstTokenComplete and each generation to QuerySamplesComplete with
+  its token count; the figure is LoadGen's own "Tokens per second".
+
+With all prompts issued at once and one max_new_tokens, continuous batching makes the same
+decode steps as the plain loop, so tokens/s differ only by what the SUT adds: the overhead is
+1 - SUT/plain. Each measurement runs in a fresh process, alternating which side goes first,
+`--rounds` times (these machines are noisy: compare the ratios measured next to each other).
+Target on the CPU: overhead <= 2 %.
+
+    python bench/llm_overhead.py                      # 5 rounds of 4 s
+    python bench/llm_overhead.py --rounds 7 --duration-ms 6000 --max-new-tokens 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from repro.artifacts.cache import ArtifactCache  # noqa: E402
+from repro.artifacts.fetching import fetch_all  # noqa: E402
+from repro.harness.request import WorkerRequest  # noqa: E402
+from repro.mlperf.loadgen_logs import read_logs  # noqa: E402
+from repro.replay import ReplayOptions, scenario_settings  # noqa: E402
+from repro.runs import layout  # noqa: E402
+from repro.spec.io import load_spec  # noqa: E402
+from repro.spec.models import GenerationSpec  # noqa: E402
+from repro.stats.student_t import t_ppf  # noqa: E402
+
+SPEC = ROOT / "specs" / "torch-tinylm.json"
+
+
+def plain_worker(request: Path, duration_s: float) -> None:
+    """Inside a fresh process: the decoder alone, in static batches of `slots`; prints JSON."""
+    from repro.harness.generation import load_generator, load_prompts, warm_up
+
+    req = WorkerRequest.model_validate_json(request.read_text())
+    assert req.generation is not None
+    engine = load_generator(req)
+    prompts = load_prompts(req, engine)[: req.performance_sample_count]
+    warm_up(engine, prompts[0])
+    dec, new = engine.decoder, req.generation.max_new_tokens
+    slots = dec.slots
+    tokens = np.zeros(slots, dtype=np.int64)
+    positions = np.zeros(slots, dtype=np.int64)
+    out = np.empty((slots, new), dtype=np.int32)
+    done, k = 0, 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < duration_s:
+        batch = [prompts[(k + s) % len(prompts)] for s in range(slots)]
+        k += slots
+        for s, p in enumerate(batch):
+            out[s, 0] = tokens[s] = dec.prefill(s, p)
+            positions[s] = len(p)
+        for n in range(1, new):
+            step = dec.step(tokens, positions)
+            out[:, n] = step
+            tokens[:] = step
+            positions += 1
+        done += slots * new
+    print(json.dumps({"tokens_per_second": done / (time.perf_counter() - t0)}))
+
+
+def _request(
+    out_dir: Path, duration_ms: int, cache: ArtifactCache, max_new: int, qps: float | None
+) -> Path:
+    spec = load_spec(SPEC)
+    arts = fetch_all(spec, SPEC, cache=cache)
+    settings = scenario_settings(spec, "Offline", ReplayOptions(min_duration_ms=duration_ms))
+    settings["min_query_count"] = 1
+    if qps is not None:
+        # LoadGen's Offline query holds 1.1 x duration x expected QPS samples: at the measured
+        # rate both sides run about as long, so machine phases weigh on them alike
+        settings["offline_expected_qps"] = qps
+    req = WorkerRequest.from_spec(
+        spec,
+        spec_id="bench",
+        scenario="Offline",
+        mode="performance",
+        settings=settings,
+        artifacts={name: m.path for name, m in arts.items()},
+        cache_root=cache.root,
+        output_dir=out_dir,
+    )
+    req = req.model_copy(update={"generation": GenerationSpec(max_new_tokens=max_new)})
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / layout.REQUEST_FILE
+    path.write_text(req.model_dump_json())
+    return path
+
+
+def _sut(req: Path) -> tuple[float, float]:
+    """LoadGen's tokens/s, and its ratio to the tokens/s inside the decoder in the same run
+    (the SUT's own share of the run, free of the machine's phases)."""
+    subprocess.run(
+        [sys.executable, "-m", "repro.harness", str(req)],
+        check=True,
+        capture_output=True,
+        cwd=req.parent,
+    )
+    tps = float(read_logs(req.parent)["tokens_per_second"])
+    worker = json.loads((req.parent / layout.WORKER_RESULT).read_text())
+    in_decoder = worker["tokens_completed"] / worker["backend"]["decode_s"]
+    return tps, tps / in_decoder
+
+
+def _plain(req: Path, duration_s: float) -> float:
+    out = subprocess.run(
+        [sys.executable, __file__, "--plain-worker", str(req), str(duration_s)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["tokens_per_second"])
+
+
+def _interval(values: list[float]) -> tuple[float, float]:
+    """Mean and 95 % half-width (Student t) of a few ratios."""
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, float("nan")
+    half = t_ppf(0.975, len(values) - 1) * statistics.stdev(values) / len(values) ** 0.5
+    return mean, half
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--duration-ms", type=int, default=4000)
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--plain-worker", nargs=2, metavar=("REQUEST", "SECONDS"))
+    args = ap.parse_args()
+    if args.plain_worker:
+        plain_worker(Path(args.plain_worker[0]), float(args.plain_worker[1]))
+        return 0
+    cache = ArtifactCache()
+    seconds = args.duration_ms / 1000
+    with tempfile.TemporaryDirectory(prefix="repro-llm-bench-") as tmp:
+        work = Path(tmp)
+        calib = _request(work / "calibrate", args.duration_ms, cache, args.max_new_tokens, None)
+        rate = _plain(calib, min(seconds, 2.0)) / args.max_new_tokens  # prompts per second
+        ratios, in_run = [], []
+        print(f"torch-tinylm, Offline, max_new_tokens {args.max_new_tokens}, {seconds:g} s each")
+        for r in range(args.rounds):
+            req = _request(work / f"r{r}", args.duration_ms, cache, args.max_new_tokens, rate)
+            if r % 2 == 0:  # alternate which goes first, so drift favours neither side
+                plain, (sut, inside) = _plain(req, seconds), _sut(req)
+            else:
+                (sut, inside), plain = _sut(req), _plain(req, seconds)
+            ratios.append(sut / plain)
+            in_run.append(inside)
+            print(
+                f"  round {r + 1}: plain {plain:,.0f} tokens/s, SUT (LoadGen) {sut:,.0f} "
+                f"tokens/s, ratio {sut / plain:.4f}; in the SUT's run, LoadGen's tokens/s over "
+                f"the decoder's own {inside:.4f}"
+            )
+    mean, half = _interval(ratios)
+    median = statistics.median(ratios)
+    print(
+        f"SUT/plain tokens/s: median {median:.4f}, mean {mean:.4f} +/- {half:.4f} (95 %); "
+        f"overhead per token {100 * (1 - median):.2f} % (median; target <= 2 %)"
+    )
+    print(
+        f"in-run (same process, same queries): LoadGen tokens/s / tokens/s inside the decoder: "
+        f"median {statistics.median(in_run):.4f}; the SUT's own share "
+        f"{100 * (1 - statistics.median(in_run)):.2f} %"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

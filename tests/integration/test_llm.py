@@ -1,0 +1,168 @@
+"""Generative replays with the real LoadGen and torch on the CPU: torch-tinylm (Offline and
+Server) and torch-tinylm-interactive (Server under interactive bounds), short; LoadGen's own
+TTFT, TPOT and tokens/s in the logs; the tokens agree exactly with the shipped original's; bad
+input is refused with exit 2 naming the field; a published LLM result is other hardware.
+
+Validity is not asserted (a short run on a shared 2-core machine misses LoadGen's early
+stopping); timings are not asserted either."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from repro.cli import cli
+from tests.helpers import portable_spec, published_result
+
+pytest.importorskip("torch", reason="the generative engine is torch's (repro[torch])")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def _replay(spec: Path, tmp_path: Path, *more: str) -> tuple[Result, dict[str, Any]]:
+    result = _cli(
+        "replay", str(spec), "--env", "native", "--run-id", "r1",
+        "--min-duration-ms", "300", "--min-query-count", "64",
+        "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
+        *more,
+    )  # fmt: skip
+    record_path = tmp_path / "results" / json.loads(spec.read_text())["name"] / "r1" / "run.json"
+    record = json.loads(record_path.read_text()) if record_path.is_file() else {}
+    return result, record
+
+
+def _write(tmp_path: Path, spec: dict[str, Any], name: str = "spec.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(spec, indent=2))
+    return path
+
+
+def test_torch_tinylm_streams_tokens_and_reproduces_the_originals_tokens(tmp_path: Path) -> None:
+    spec = _write(tmp_path, portable_spec(ROOT, "torch-tinylm"))
+    result, record = _replay(spec, tmp_path)
+    assert result.exit_code in (0, 3), result.output + result.stderr
+    tests = {(t["scenario"], t["mode"]): t for t in record["tests"]}
+    assert set(tests) == {
+        (s, m) for s in ("Offline", "Server") for m in ("performance", "accuracy")
+    }
+    for t in tests.values():
+        assert t["status"] in ("valid", "invalid"), t.get("error")
+    for scenario in ("Offline", "Server"):
+        assert tests[(scenario, "performance")]["metrics"]["tokens_per_second"] > 0  # LoadGen's
+    server = tests[("Server", "performance")]["metrics"]
+    assert server["ttft_p99_ns"] > 0
+    assert server["tpot_p99_ns"] > 0
+    assert server["ttft_latency_ns"] == 2_000_000_000
+    for scenario in ("Offline", "Server"):
+        acc = tests[(scenario, "accuracy")]["accuracy"]
+        assert acc["metric"] == "agreement"
+        assert acc["value"] == 1.0  # every prompt's tokens equal the original's
+        assert acc["tokens"] == 64 * 32
+    out = tmp_path / "report"
+    # the copy names its lock files by absolute paths (another id): the same experiment
+    report = _cli(
+        "report", "-o", str(out), "--allow-different-specs", "--compare",
+        str(ROOT / "results" / "torch-tinylm" / "original"),
+        str(tmp_path / "results" / "torch-tinylm" / "r1"),
+    )  # fmt: skip
+    assert report.exit_code in (0, 1), report.output + report.stderr
+    data = json.loads((out / "report.json").read_text())
+    rows = {(s["scenario"], m["metric"]): m for s in data["scenarios"] for m in s["metrics"]}
+    assert rows[("Offline", "tokens_per_second")]["judged"]
+    assert ("Server", "ttft_p99_ns") in rows
+    assert ("Server", "tpot_p99_ns") in rows
+    assert rows[("Offline", "accuracy")]["verdict"] == "reproduced"
+
+
+def test_the_interactive_spec_is_server_under_tighter_token_bounds(tmp_path: Path) -> None:
+    spec = _write(tmp_path, portable_spec(ROOT, "torch-tinylm-interactive"))
+    result, record = _replay(spec, tmp_path, "--mode", "performance")
+    assert result.exit_code in (0, 3), result.output + result.stderr
+    (test,) = record["tests"]
+    assert test["scenario"] == "Server"
+    assert test["metrics"]["ttft_latency_ns"] == 450_000_000  # MLPerf's interactive bounds
+    assert test["metrics"]["tpot_latency_ns"] == 40_000_000
+    assert test["metrics"]["tpot_p99_ns"] > 0
+
+
+def _recipe(tmp_path: Path, name: str, params: dict[str, Any]) -> str:
+    out = tmp_path / f"{name}.npz"
+    args = [x for k, v in params.items() for x in ("--param", f"{k}={json.dumps(v)}")]
+    result = _cli("recipe", "run", name, "-o", str(out), *args)
+    assert result.exit_code == 0, result.output
+    return hashlib.sha256(out.read_bytes()).hexdigest()
+
+
+def _bad(tmp_path: Path, spec: dict[str, Any]) -> Result:
+    spec.pop("original", None)
+    result, _ = _replay(_write(tmp_path, spec), tmp_path)
+    return result
+
+
+def test_a_generation_past_the_context_is_refused_naming_max_new_tokens(tmp_path: Path) -> None:
+    spec = portable_spec(ROOT, "torch-tinylm")
+    spec["workload"]["generation"]["max_new_tokens"] = 250  # prompts of up to 32, context 256
+    result = _bad(tmp_path, spec)
+    assert result.exit_code == 2, result.output
+    assert "$.workload.generation.max_new_tokens" in result.stderr
+    assert "context is 256" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_prompts_of_another_vocabulary_are_refused_naming_the_data_set(tmp_path: Path) -> None:
+    spec = portable_spec(ROOT, "torch-tinylm")
+    params = {**spec["artifacts"]["model"]["params"], "vocab_size": 256}
+    spec["artifacts"]["model"]["params"] = params
+    spec["artifacts"]["model"]["sha256"] = _recipe(tmp_path, "tinylm", params)
+    result = _bad(tmp_path, spec)
+    assert result.exit_code == 2, result.output
+    assert "$.artifacts.dataset" in result.stderr
+    assert "256 tokens" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_a_published_llm_result_is_other_hardware_for_speed(tmp_path: Path) -> None:
+    """The replay of a spec tagged as a published benchmark against that benchmark's result on
+    an 8-GPU system: tokens/s is not comparable (different hardware), nothing is judged as a
+    regression (exit 0)."""
+    raw = portable_spec(ROOT, "torch-tinylm")
+    raw["name"] = "tinylm-as-llama2"
+    raw["tags"] = [*raw["tags"], "llama2-70b"]
+    raw.pop("original")
+    spec = _write(tmp_path, raw)
+    result, _ = _replay(spec, tmp_path, "--scenario", "Offline", "--mode", "performance")
+    assert result.exit_code in (0, 3), result.output + result.stderr
+    published = published_result(
+        tmp_path / "tree", benchmark="llama2-70b", sps=10.0, accuracy=None
+    ).parent
+    summary = next(published.rglob("mlperf_log_summary.txt"))
+    text = summary.read_text()
+    summary.write_text(text.replace("Result is", "Tokens per second: 2900.0\nResult is", 1))
+    (published.parents[2] / "systems" / "box.json").write_text(
+        json.dumps(
+            {
+                "host_processor_model_name": "Intel Xeon 8480+",
+                "accelerators_per_node": 8,
+                "accelerator_model_name": "NVIDIA H100-SXM-80GB",
+            }
+        )
+    )
+    out = tmp_path / "report"
+    report = _cli(
+        "report", "-o", str(out), "--compare", str(published),
+        str(tmp_path / "results" / "tinylm-as-llama2" / "r1"),
+    )  # fmt: skip
+    assert report.exit_code == 0, report.output + report.stderr
+    data = json.loads((out / "report.json").read_text())
+    offline = next(s for s in data["scenarios"] if s["scenario"] == "Offline")
+    verdicts = {m["metric"]: m["verdict"] for m in offline["metrics"] if m["judged"]}
+    assert verdicts["tokens_per_second"] == "not comparable: different hardware"

@@ -1,0 +1,111 @@
+"""Continuous batching with a fake decoder: requests join and leave between steps, the first
+token is reported before the rest, and every request gets its own tokens whatever shares the
+batch (no torch, no LoadGen)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from repro.harness.batching import ContinuousBatcher, generate_all
+
+
+class CountingDecoder:
+    """Token t+1 follows t; a prompt's first token is its last id + 1. Records each step's
+    occupancy, so that tests see who shared the batch."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+        self.occupied: list[int] = []
+        self.seen: list[tuple[int, int]] = []  # (slot, position) of each active row
+
+    def prefill(self, slot: int, prompt: np.ndarray) -> int:
+        return int(prompt[-1]) + 1
+
+    def step(self, tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        self.occupied.append(int(np.count_nonzero(positions)))
+        return tokens + 1
+
+
+PROMPTS = [np.array([10 * i + 1, 10 * i + 2], dtype=np.int64) for i in range(6)]
+
+
+def test_every_prompt_gets_its_own_tokens() -> None:
+    outputs, log = generate_all(CountingDecoder(2), PROMPTS, range(6), max_new_tokens=4)
+    for i in range(6):
+        start = 10 * i + 3
+        assert outputs[i].tolist() == [start, start + 1, start + 2, start + 3]
+    assert log.samples == 6
+    assert log.tokens == 24
+    assert log.decode_ns > 0  # the time inside the decoder, for the SUT's own share
+
+
+def test_requests_join_as_slots_free_up_between_steps() -> None:
+    dec = CountingDecoder(2)
+    events: list[tuple[str, int]] = []
+    batcher = ContinuousBatcher(
+        dec,
+        PROMPTS,
+        max_new_tokens=3,
+        eos_token_id=None,
+        first=lambda q, t: events.append(("first", q)),
+        done=lambda q, t: events.append(("done", q)),
+    )
+    batcher.submit([0, 1, 2], [0, 1, 2])
+    batcher.stopped = True
+    batcher.serve()
+    # two slots: 0 and 1 run together, 2 joins once they leave; never more than two at once
+    assert events.index(("first", 0)) < events.index(("done", 0))
+    assert events.index(("done", 1)) < events.index(("first", 2))
+    assert max(dec.occupied) == 2
+    assert batcher.log.steps == 4  # 2 steps for the pair, 2 for the third
+
+
+def test_a_late_request_joins_a_running_batch() -> None:
+    dec = CountingDecoder(4)
+    done: dict[int, list[int]] = {}
+    batcher = ContinuousBatcher(
+        dec,
+        PROMPTS,
+        max_new_tokens=5,
+        eos_token_id=None,
+        first=lambda q, t: None,
+        done=lambda q, t: done.__setitem__(q, t.tolist()),
+    )
+    batcher.submit([0], [0])
+    batcher._join(*batcher.waiting.popleft())
+    batcher._step()  # request 0 is running alone
+    batcher.submit([1], [3])
+    batcher.stopped = True
+    batcher.serve()  # request 1 joins between steps, while 0 is still decoding
+    assert dec.occupied[:2] == [1, 2]
+    assert done == {0: [3, 4, 5, 6, 7], 1: [33, 34, 35, 36, 37]}
+
+
+def test_an_end_token_ends_a_generation_early() -> None:
+    outputs, log = generate_all(
+        CountingDecoder(2), PROMPTS[:1], [0], max_new_tokens=8, eos_token_id=5
+    )
+    assert outputs[0].tolist() == [3, 4, 5]
+    assert log.tokens == 3
+
+
+def test_one_new_token_is_the_first_token_alone() -> None:
+    outputs, log = generate_all(CountingDecoder(2), PROMPTS, range(3), max_new_tokens=1)
+    assert [o.tolist() for o in outputs.values()] == [[3], [13], [23]]
+    assert log.steps == 0
+
+
+def test_the_decoding_thread_serves_what_is_submitted_and_stops() -> None:
+    done: list[int] = []
+    batcher = ContinuousBatcher(
+        CountingDecoder(2),
+        PROMPTS,
+        max_new_tokens=2,
+        eos_token_id=None,
+        first=lambda q, t: None,
+        done=lambda q, t: done.append(q),
+    )
+    batcher.start()
+    batcher.submit([7, 8, 9], [0, 1, 2])
+    batcher.stop()
+    assert sorted(done) == [7, 8, 9]
