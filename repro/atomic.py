@@ -33,7 +33,7 @@ def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
     # mkstemp makes the file private (0600); the result gets the usual mode under the umask
-    os.fchmod(fd, 0o666 & ~_umask())
+    os.fchmod(fd, 0o666 & ~umask())
     os.close(fd)
     tmp = Path(name)
     try:
@@ -67,7 +67,7 @@ def atomic_write_text(path: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
 
 
-def _umask() -> int:
+def umask() -> int:
     """This process's umask (reading it means setting it; set it straight back)."""
     mask = os.umask(0o022)
     os.umask(mask)

@@ -217,7 +217,8 @@ class _ClaimRounds:
             if k % 2 == 0 and judged.verdict != "inconclusive":
                 stopped = f"decided after round {k}"
                 break
-            if elapsed >= plan.max_time_s:
+            # the time cap too, after a whole pair only: one round has no interval
+            if k % 2 == 0 and elapsed >= plan.max_time_s:
                 stopped = f"the time cap ({plan.max_time_s:g} s) was reached"
                 break
             self.report(f"  round {k}: {judged.reason}")

@@ -157,6 +157,7 @@ def load_usd_prices(path: Path) -> dict[str, float]:
             hint="convert the prices to US dollars and name the column price_usd",
         )
     prices: dict[str, float] = {}
+    lines_of: dict[str, int] = {}
     for i, row in enumerate(reader, start=2):
         cell = (row.get(price_col) or "").strip()
         try:
@@ -167,14 +168,28 @@ def load_usd_prices(path: Path) -> dict[str, float]:
                 "currency sign, thousands separator or suffix such as k)",
                 hint=example,
             ) from None
-        if not math.isfinite(price) or price < MIN_PRICE_USD:
+        name = (row.get("name") or "").strip()
+        if not name:
+            raise SpecError(f"{path}:{i}: a price without a name", hint=example)
+        if not math.isfinite(price):
             raise SpecError(
-                f"{path}:{i}: {price_col} of {row.get('name')!r} is {cell}: below "
+                f"{path}:{i}: {price_col} of {name!r} is {cell}: not a finite number",
+                hint="give whole US dollars, e.g. 25000 for 25k",
+            )
+        if name in prices:
+            raise SpecError(
+                f"{path}:{i}: {name!r} is priced twice (also line {lines_of[name]})",
+                hint="keep one price for each name",
+            )
+        if price < MIN_PRICE_USD:
+            raise SpecError(
+                f"{path}:{i}: {price_col} of {name!r} is {cell}: below "
                 f"{MIN_PRICE_USD:g} USD, no processor or accelerator costs that (a table in "
                 "thousands of dollars?)",
                 hint="give whole US dollars, e.g. 25000 for 25k",
             )
-        prices[(row.get("name") or "").strip()] = price
+        prices[name] = price
+        lines_of[name] = i
     if not prices:
         raise SpecError(f"{path}: the price table has no rows", hint=example)
     return prices

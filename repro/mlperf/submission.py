@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import __version__
+from repro.atomic import umask
 from repro.errors import RunError, SpecError, UsageError
 from repro.mlperf.compliance_tests import AUDIT, verify_accuracy, verify_performance
 from repro.mlperf.loadgen_logs import loadgen_version, read_logs
@@ -103,7 +104,7 @@ def write_tree(
     require_fields(_system_doc(records[0][1], req), req.given)
     notes = _check_loadgen(records, req.rules)
     out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    work = _scratch_beside(out)
     try:
         writer = _Writer(
             SubmissionTree.at(work, req.division, req.submitter, req.rules), req, maker, report
@@ -149,6 +150,14 @@ def _check_out(out: Path, *, force: bool) -> None:
             f"--force: {out} holds more than a submission tree (closed/, open/, network/)",
             hint="--force replaces a tree repro submission wrote; choose another folder",
         )
+
+
+def _scratch_beside(out: Path) -> Path:
+    """A new folder beside `out` to build the tree in, with the mode a folder made here gets
+    (mkdtemp's is private, 0700, and the rename would keep it)."""
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    work.chmod(0o777 & ~umask())
+    return work
 
 
 def _commit(work: Path, out: Path, *, force: bool) -> None:

@@ -26,7 +26,7 @@ from typing import IO, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repro.artifacts.cache import sha256_file
-from repro.atomic import atomic_path, writing
+from repro.atomic import atomic_path, umask, writing
 from repro.errors import ArtifactError, ReproError, SpecError, UsageError
 
 MANIFEST = "manifest.json"
@@ -283,6 +283,7 @@ def extract(path: Path, target: Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> Pa
     mode = _mode(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.unpacking-", dir=target.parent))
+    work.chmod(0o777 & ~umask())  # mkdtemp's is private (0700); the rename would keep it
     try:
         with _open(path, write=False, mode=mode) as raw:
             capped = _Capped(raw, max_bytes + MAX_MANIFEST_BYTES + (64 << 20), path)

@@ -176,6 +176,12 @@ class ClaimRounds(SpecModel):
     ] = Field(120.0, description="seconds of rounds at most")
 
 
+def _interval(ci: list[float] | None) -> list[float] | None:
+    if ci is not None and (len(ci) != 2 or ci[0] > ci[1]):
+        raise ValueError(f"ci must be [lo, hi] with lo <= hi, got {ci}")
+    return ci
+
+
 class ClaimEvidence(SpecModel):
     """What a measurement of the claim found: the ratio (or drop, or margin) with its interval,
     the rounds, the machine and its probes."""
@@ -185,7 +191,9 @@ class ClaimEvidence(SpecModel):
         "- candidate; Server.max_valid_qps: the latency percentile LoadGen bounds at the "
         "tested rate, over the bound (the margin: < 1 holds the bound)"
     )
-    ci: list[float] | None = Field(None, description="[lo, hi] of value at `confidence`")
+    ci: Annotated[list[float] | None, AfterValidator(_interval)] = Field(
+        None, description="[lo, hi] of value at `confidence`"
+    )
     confidence: float
     verdict: ClaimVerdict
     reason: str

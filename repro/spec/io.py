@@ -120,6 +120,11 @@ def _describe(err: Mapping[str, Any]) -> str:
         import difflib
 
         name = str(err["loc"][-1]) if err.get("loc") else ""
+        if name in _field_names():  # a field of another section, or another kind of this one
+            return (
+                "unknown field in this section (another section, or another kind of this one, "
+                "has a field of that name: check the section's manager or name, or remove it)"
+            )
         close = difflib.get_close_matches(name, sorted(_field_names()), n=1, cutoff=0.75)
         hint = f"; did you mean {close[0]!r}?" if close else "; remove it or check its spelling"
         return f"unknown field{hint}"

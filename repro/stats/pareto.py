@@ -102,6 +102,7 @@ def load_table(path: Path) -> pd.DataFrame:
                 "is a result without a figure)",
                 hint="the table is damaged: write it again with `repro results`",
             )
+    _check_numbers(path)
     key = [c for c in ("path", "scenario") if c in frame]
     if "path" in key:
         named = frame[frame["path"].notna()]  # a hand-made table may leave paths out
@@ -114,6 +115,41 @@ def load_table(path: Path) -> pd.DataFrame:
                 hint="keep one row per result (tables joined twice repeat them)",
             )
     return frame
+
+
+#: the number columns of a results table a cell of which, when not empty, must be a count (a
+#: whole number >= 0, at most MAX_COUNT) or a positive finite figure
+COUNT_COLUMNS = ("processor_count", "accelerator_count", "node_count")
+FIGURE_COLUMNS = ("value", "power_w", "energy_j")
+MAX_COUNT = 1_000_000
+
+
+def _check_numbers(path: Path) -> None:
+    """Each count and figure cell as written (pandas reads `nan` as an empty cell)."""
+    import csv
+
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        for i, row in enumerate(csv.DictReader(f), start=2):
+            for column in (*COUNT_COLUMNS, *FIGURE_COLUMNS):
+                text = (row.get(column) or "").strip()
+                if not text:
+                    continue
+                try:
+                    number = float(text)
+                except ValueError:
+                    number = math.nan
+                if column in COUNT_COLUMNS:
+                    ok = number.is_integer() and 0 <= number <= MAX_COUNT
+                    what = f"a count is a whole number from 0 to {MAX_COUNT:,}"
+                else:
+                    ok = math.isfinite(number) and number > 0
+                    what = "a figure is a positive number"
+                if not ok:
+                    raise SpecError(
+                        f"{path}:{i}: {column} is {text!r}: {what} (an empty cell is a figure "
+                        "not given)",
+                        hint="the table is damaged: write it again with `repro results`",
+                    )
 
 
 #: the columns `recommend` reads of a results table (`repro.reports.table.COLUMNS`); the

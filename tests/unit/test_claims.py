@@ -273,3 +273,27 @@ def test_the_report_compares_this_machine_with_the_original_evidence(
     assert "2 claim(s) hold" in check.summary
     again = claims_check(measured, _check(measured, path, tmp_path))
     assert {c.match for c in again.claims} == {"matches"}
+
+
+def test_the_time_cap_stops_only_after_a_whole_pair_so_the_evidence_has_an_interval(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the time cap passed during the first round: one round has no interval (its upper end is
+    # infinite), which the spec's evidence cannot hold; `claim measure` died with exit 4
+    import types
+
+    clock = iter(range(0, 10_000, 100))
+    monkeypatch.setattr("repro.claims.time", types.SimpleNamespace(monotonic=lambda: next(clock)))
+    rng = np.random.Generator(np.random.PCG64(4))
+
+    def noisy(req: WorkerRequest) -> float:
+        return by_threads(req) * float(rng.uniform(0.7, 1.3))
+
+    spec, path = _spec(root, tmp_path, _claim(bound=2.0))
+    [out] = _check(spec, path, tmp_path, speed=noisy, max_time_s=1.0)
+    assert out.measured.rounds == 2
+    assert out.measured.stopped == "the time cap (1 s) was reached"
+    evidence = evidence_of(out, confidence=0.95)
+    assert evidence.ci is not None
+    assert len(evidence.ci) == 2
+    with_evidence(spec, [out])  # the spec takes it

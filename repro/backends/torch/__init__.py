@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from repro.backends.base import BackendPlugin, BackendSpecBase, onnx_io_names
-from repro.spec.types import SpecModel, Threads
+from repro.spec.types import Accepts, SpecModel, Threads
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
@@ -33,9 +33,12 @@ Precision = Literal["fp32", "fp16", "bf16"]
 class TorchOptions(SpecModel):
     """How torch runs the model; every option is recorded in the run."""
 
-    device: str = Field(
+    device: Annotated[
+        str,
+        Field(pattern=_DEVICE.pattern),
+        Accepts('"cpu" or "cuda:N", N the CUDA device\'s index from 0 to 999 ("cuda:0")'),
+    ] = Field(
         "cpu",
-        pattern=_DEVICE.pattern,
         description='"cpu" or "cuda:N"; a device that is not there fails the run (never a '
         "silent fallback to the CPU)",
     )

@@ -3,6 +3,7 @@ that is not there is never replaced by the CPU (device counts faked)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -23,6 +24,17 @@ def test_fp16_on_the_cpu_is_refused_by_the_spec() -> None:
 def test_a_device_outside_cpu_or_cuda_n_is_refused(device: str) -> None:
     with pytest.raises(ValidationError, match="device"):
         TorchOptions.model_validate({"device": device})
+
+
+def test_a_refused_device_is_said_in_words_not_only_as_a_pattern(root: Path) -> None:
+    # `"device": "gpu"` was answered with the regular expression alone
+    from repro.spec.io import parse_spec
+    from tests.helpers import portable_spec
+
+    raw = portable_spec(root, "torch-resnet50")
+    raw["backend"]["options"]["device"] = "gpu"
+    with pytest.raises(SpecError, match=r'accepted: "cpu" or "cuda:N"'):
+        parse_spec(raw, source="spec.json")
 
 
 def test_the_defaults_are_eager_fp32_on_the_cpu() -> None:

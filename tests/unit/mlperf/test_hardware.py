@@ -114,6 +114,11 @@ def test_a_table_without_the_needed_columns_is_refused() -> None:
         ("name,price_usd\nNVIDIA L4,2.5\n", ":2: price_usd of 'NVIDIA L4' is 2.5: below"),
         ("name,price_usd\nNVIDIA L4,$2500\n", ":2: price_usd is '\\$2500'"),
         ("name;price_usd\nNVIDIA L4;2500\n", ":1: the header"),
+        # nan/inf were said to be "below 20 USD"; a name given twice kept one price silently
+        ("name,price_usd\nNVIDIA L4,inf\n", ":2: price_usd of 'NVIDIA L4' is inf: not a finite"),
+        ("name,price_usd\nNVIDIA L4,nan\n", ":2: price_usd of 'NVIDIA L4' is nan: not a finite"),
+        ("name,price_usd\nNVIDIA L4,2500\nNVIDIA L4,2300\n", ":3: 'NVIDIA L4' is priced twice"),
+        ("name,price_usd\n,2500\n", ":2: a price without a name"),
     ],
 )
 def test_a_price_table_in_the_wrong_unit_names_row_or_column(

@@ -229,3 +229,20 @@ def test_a_cached_artifact_whose_bytes_are_not_its_name_is_refused(tmp_path: Pat
     with pytest.raises(ArtifactError, match="named for sha256 cccc"):
         extract(package, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_unpacked_folder_has_the_umasks_mode_not_mkdtemps_private_one(
+    tmp_path: Path,
+) -> None:
+    # it was extracted into a mkdtemp folder (0700) and renamed: private to its owner
+    import os
+    import stat
+
+    sources = _tree(tmp_path)
+    write_package(tmp_path / "a.repro.tar", sources, _manifest(sources))
+    old = os.umask(0o022)
+    try:
+        extract(tmp_path / "a.repro.tar", tmp_path / "out")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o755

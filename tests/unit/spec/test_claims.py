@@ -213,3 +213,19 @@ def test_the_reference_specs_claims_are_valid(root: Path) -> None:
         assert spec.claims, name
         claim_problems = [p for p in check(spec, path) if p.where.startswith("$.claims")]
         assert claim_problems == [], claim_problems
+
+
+@pytest.mark.parametrize("ci", [[1.0], [1.0, 2.0, 3.0], [2.0, 1.0], []])
+def test_an_evidence_interval_is_two_ordered_numbers(ci: list[float]) -> None:
+    # a hand-edited `ci: [1.0]` passed validation, then `repro claim list` died (exit 4,
+    # IndexError) formatting it
+    from repro.spec.claims import ClaimEvidence
+
+    evidence = {
+        "value": 1.5, "ci": ci, "confidence": 0.95, "verdict": "holds", "reason": "r",
+        "rounds": 2, "stopped": "s", "baseline": [1.0, 1.0], "candidate": [1.5, 1.5],
+        "elapsed_s": 1.0, "measured_utc": "2026-12-02T00:00:00+00:00", "repro_version": "0",
+        "variants": {}, "runs": {},
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="ci"):
+        ClaimEvidence.model_validate(evidence)

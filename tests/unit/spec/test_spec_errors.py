@@ -92,3 +92,21 @@ def test_a_truncated_spec_says_so(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["validate", str(path)])
     assert result.exit_code == 2
     assert "the file ends early: truncated?" in result.output
+
+
+def test_a_field_of_another_kind_of_section_is_not_suggested_as_its_own_spelling(
+    root: Path,
+) -> None:
+    # a nix environment switched to venv said "$.environment.flake_lock: unknown field; did you
+    # mean 'flake_lock'?"
+    from repro.errors import SpecError
+    from repro.spec.io import parse_spec
+    from tests.helpers import portable_spec
+
+    raw = portable_spec(root, "ort-digits")
+    raw["environment"]["manager"] = "venv"
+    with pytest.raises(SpecError) as info:
+        parse_spec(raw, source="spec.json")
+    text = str(info.value)
+    assert "did you mean 'flake_lock'" not in text
+    assert "$.environment.flake_lock: unknown field in this section" in text

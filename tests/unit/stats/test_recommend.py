@@ -199,6 +199,20 @@ def test_cost_counts_every_processor_accelerator_and_node(tmp_path: Path) -> Non
         (lambda f: f.drop(columns=["processor"]), "has no processor column"),
         (lambda f: f.assign(value=["abc", *f["value"][1:]]), "value is 'abc'"),
         (lambda f: f.assign(value=[-5.0, *f["value"][1:]]), "value is -5.0"),
+        # 'nan' written out read as an empty cell, and counts and energy were never checked:
+        # an infinite energy_j crashed `repro model fit --target energy` (exit 4)
+        (lambda f: f.assign(value=["nan", *f["value"][1:]]), "value is 'nan'"),
+        (lambda f: f.assign(energy_j=["inf", *f["energy_j"][1:]]), "energy_j is 'inf'"),
+        (lambda f: f.assign(energy_j=[-1.0, *f["energy_j"][1:]]), "energy_j is '-1.0'"),
+        (
+            lambda f: f.assign(accelerator_count=[-2, *f["accelerator_count"][1:]]),
+            "accelerator_count is '-2",
+        ),
+        (
+            lambda f: f.assign(accelerator_count=[1.5, *f["accelerator_count"][1:]]),
+            "accelerator_count is '1.5'",
+        ),
+        (lambda f: f.assign(node_count=["1e30", *f["node_count"][1:]]), "node_count is '1e30'"),
         (
             lambda f: pd.concat([f.assign(path="p"), f.assign(path="p")]).reset_index(drop=True),
             "are the same result",

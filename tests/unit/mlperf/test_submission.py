@@ -1,0 +1,26 @@
+"""Writing a submission tree: built aside, renamed into place, readable as any folder is."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from repro.mlperf.submission import _commit, _scratch_beside
+
+
+def test_the_tree_renamed_into_place_has_the_umasks_mode_not_mkdtemps_private_one(
+    tmp_path: Path,
+) -> None:
+    # the tree was built in a mkdtemp folder (0700) and renamed: `-o sub/` came out private,
+    # unreadable to the group and others who are to upload or check it
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "sub"
+        work = _scratch_beside(out)
+        (work / "open").mkdir()
+        _commit(work, out, force=False)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
