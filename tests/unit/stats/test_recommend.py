@@ -43,6 +43,13 @@ def _table(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """recommend writes reports/recommend/ under the working folder: the test's, never the
+    checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 def _run(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(cli, ["recommend", *args], catch_exceptions=False)
     return result.exit_code, result.output
