@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from repro.errors import SpecError
 from repro.mlperf.round_rules import (
     AVAILABILITIES,
     DIVISIONS,
@@ -37,6 +38,7 @@ _SCENARIO_NAMES = {
 def check_tree(top: Path, rules: RoundRules) -> Findings:
     """Every violation of the round's rules in the tree under `top` (the folder holding
     closed/ open/ network/, or one submitter's folder)."""
+    _refuse_links_out(top)
     found = Findings(rules.name)
     roots = submitter_roots(top)
     one = roots == [top]  # one submitter's folder: the tree's top is two levels up
@@ -52,6 +54,24 @@ def check_tree(top: Path, rules: RoundRules) -> Findings:
     for root in roots:
         _submitter(SubmissionTree(root, rules), base, found)
     return found
+
+
+def _refuse_links_out(top: Path) -> None:
+    """A symlink in the tree that leads outside it is refused before anything is read: the
+    check would judge (and show) a file that is not part of the submission."""
+    inside = top.resolve()
+    for folder, dirs, files in os.walk(top):
+        for name in (*dirs, *files):
+            link = Path(folder) / name
+            if not link.is_symlink():
+                continue
+            target = link.resolve()
+            if target != inside and inside not in target.parents:
+                raise SpecError(
+                    f"{link}: a symbolic link to {link.readlink()}, outside the tree {top}",
+                    hint="a submission holds its own files: copy the file into the tree or "
+                    "remove the link",
+                )
 
 
 def _rel(path: Path, top: Path) -> str:

@@ -182,6 +182,24 @@ def test_the_check_lists_a_missing_system_file_and_fields(tmp_path: Path) -> Non
     ]
 
 
+def test_a_link_out_of_the_tree_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    rules = round_rules("v5.1")
+    top = tmp_path / "sub"
+    tree = SubmissionTree.at(top, "open", "Org", rules)
+    tree.systems().mkdir(parents=True)
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text(json.dumps(_system()))
+    tree.system_json("sys").symlink_to(outside)
+    with pytest.raises(
+        SpecError, match=r"sys\.json: a symbolic link to .*elsewhere\.json, outside"
+    ):
+        check_tree(top, rules)
+    tree.system_json("sys").unlink()
+    (tree.systems() / "inside.json").write_text("{}")
+    tree.system_json("sys").symlink_to(tree.systems() / "inside.json")  # inside: read as usual
+    assert check_tree(top, rules).violations
+
+
 def test_full_length_runs_take_mlperfs_durations_query_counts_and_the_rounds_seeds(
     root: Path,
 ) -> None:
