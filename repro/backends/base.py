@@ -144,33 +144,29 @@ class BackendPlugin:
 
     def load_engine(self) -> type[Engine]:
         """The engine class; a missing package becomes BackendUnavailableError with a hint."""
-        module_name, cls_name = self.engine.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise BackendUnavailableError(
-                f"backend {self.name!r} is not available: {exc}", hint=self.install_hint
-            ) from exc
-        cls: type[Engine] = getattr(module, cls_name)
+        cls: type[Engine] = self._import(self.engine)
         return cls
 
     def load_generator(self) -> type[GenerativeEngine]:
         """The generative engine class; a backend without one is the spec's error."""
         if self.generator is None:
-            with_one = "a backend that has one"
             raise SpecError(
                 f"$.backend.name: {self.name!r} has no generative engine for task "
-                f'"generation"; use {with_one}',
+                '"generation"; use a backend that has one',
             )
-        module_name, cls_name = self.generator.split(":")
+        cls: type[GenerativeEngine] = self._import(self.generator)
+        return cls
+
+    def _import(self, target: str) -> Any:
+        """`module:Class` imported; a missing package becomes BackendUnavailableError."""
+        module_name, cls_name = target.split(":")
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
             raise BackendUnavailableError(
                 f"backend {self.name!r} is not available: {exc}", hint=self.install_hint
             ) from exc
-        cls: type[GenerativeEngine] = getattr(module, cls_name)
-        return cls
+        return getattr(module, cls_name)
 
 
 def io_name_problems(
