@@ -18,6 +18,7 @@ import os
 import platform
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -105,10 +106,19 @@ def write_environment(
     return manifest
 
 
-def _external_names(manifest: Path) -> set[str]:
+def externals(manifest: Path) -> dict[str, list[dict[str, Any]]]:
+    """The manifest's externals by package: `packages.<name>.externals` entries."""
     data = yaml.safe_load(manifest.read_text()) or {}
     packages = (data.get("spack") or {}).get("packages") or {}
-    return {n for n, conf in packages.items() if isinstance(conf, dict) and conf.get("externals")}
+    return {
+        name: [e for e in conf["externals"] if isinstance(e, dict)]
+        for name, conf in packages.items()
+        if isinstance(conf, dict) and conf.get("externals")
+    }
+
+
+def _external_names(manifest: Path) -> set[str]:
+    return set(externals(manifest))
 
 
 def _add_external(manifest: Path, name: str, spec: str, prefix: str) -> None:

@@ -85,14 +85,9 @@ def _check_externals(manifest: Path) -> None:
     """Every external the manifest names is still on this machine: a prefix that is gone
     (the Debian package removed, another machine) is refused before Spack installs anything,
     naming the package and its prefix."""
-    import yaml
-
-    data = yaml.safe_load(manifest.read_text()) or {}
-    packages = (data.get("spack") or {}).get("packages") or {}
-    for name, conf in packages.items():
-        externals = conf.get("externals") if isinstance(conf, dict) else None
-        for entry in externals or []:
-            prefix = entry.get("prefix") if isinstance(entry, dict) else None
+    for name, entries in compose.externals(manifest).items():
+        for entry in entries:
+            prefix = entry.get("prefix")
             if prefix and not Path(prefix).is_dir():
                 raise EnvironmentSetupError(
                     f"{manifest}: $.spack.packages.{name}: the external {entry.get('spec')} "
