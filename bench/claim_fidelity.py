@@ -2,16 +2,24 @@
 
     python bench/claim_fidelity.py [--trials 20] [--machine-trials 20] [--reference]
 
-1. The truth: a small, fast claim (the digits MLP of specs/ort-digits.json, Offline throughput
-   at batch 32 over batch 8) measured in a long interleaved run (--truth-rounds rounds).
-2. Fidelity: --trials true claims (bound 10 % looser than the truth: `>= truth / 1.1`) and as
-   many false ones (10 % tighter: `>= truth x 1.1`), each checked by its own adaptive rounds
-   (one `repro claim check` runs them one after another, each with its own drawn order);
-   target: >= 95 % of true claims judged *holds*, >= 95 % of false ones *does not hold*.
-3. Another machine: the same with every process pinned to one core (`taskset -c 0`; the
-   workers inherit it), against the truth measured on that one core, and the two-core claims
-   checked there too (their verdicts say whether the ratio itself moved).
-4. With --reference: the wall time to a verdict of each claim of the reference specs
+The claim: the digits MLP of specs/ort-digits.json, Offline throughput at batch 32 over batch 8
+(0.2-0.7 s tests), `>=` a bound.
+
+1. Trials: --trials runs of `repro claim check --fixed-rounds --max-rounds R` (R = --rounds),
+   each recording R interleaved rounds (one test of each variant per round, in its own drawn
+   order) and when each round ended.
+2. The truth of each trial, measured interleaved with it: the ratio (geometric mean) over the
+   rounds of the --window trials before it and the --window after it, its own excluded. A
+   truth measured once before the trials drifts away from them (7 % seen here: a 12-round
+   truth has a standard error of ~6 % on a loaded machine).
+3. Each trial judged twice, as `repro claim check` judges a claim (the same estimate, verdict
+   and stopping rule, `repro.claims.Stopping`, applied to its rounds in their order, the time
+   cap on their recorded end times): a true claim (`>= truth / 1.1`, target: *holds* in
+   >= 95 %) and a false one (`>= truth x 1.1`, target: *does not hold* in >= 95 %); under the
+   claims' default cap (20 rounds, 60 s) and under the whole R rounds.
+4. Another machine: the same with every process pinned to one core (`taskset -c 0`; the
+   workers inherit it), against the truth on that one core.
+5. With --reference: the wall time to a verdict of each claim of the reference specs
    (specs/ort-resnet50.json, specs/tvm-resnet50.json), one `repro claim check --claim` each,
    start-up included (target <= 60 s).
 
@@ -36,6 +44,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from repro.claims import Stopping  # noqa: E402
+from repro.compare.claims import estimate, verdict  # noqa: E402
+from repro.spec.claims import Claim  # noqa: E402
 from repro.spec.io import parse_spec, rebase_paths, with_id, write_spec  # noqa: E402
 
 #: the claim of the trials: batch 32 (the spec's) over batch 8, Offline; short tests
@@ -46,21 +57,40 @@ BASELINE_BATCH = 8
 #: the other's, and the short one all noise)
 OFFLINE_QPS = 200000.0
 LOOSER = 1.1
-#: trials of each kind per `repro claim check` (the tally is printed after each)
+#: the spec's tolerances.confidence (specs/ort-digits.json)
+CONFIDENCE = 0.95
+#: trials per `repro claim check` (the tally is printed after each)
 CHUNK = 5
+#: the claims' default cap (repro.spec.claims.ClaimRounds), under which trials are judged first
+DEFAULT_CAP = Stopping(max_rounds=20, max_time_s=60.0)
 
 
 @dataclass(frozen=True)
 class Checked:
-    """One claim as `repro claim check --json` judged it."""
+    """One claim's rounds as `repro claim check --json` reported them."""
 
     id: str
     verdict: str
     value: float
     rounds: int
     elapsed_s: float
-    #: candidate/baseline of each round
-    ratios: tuple[float, ...] = ()
+    baseline: tuple[float, ...] = ()
+    candidate: tuple[float, ...] = ()
+    #: seconds from the first round's start to each round's end
+    ends: tuple[float, ...] = ()
+
+    @property
+    def ratios(self) -> tuple[float, ...]:
+        return tuple(c / b for b, c in zip(self.baseline, self.candidate, strict=True))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A trial's rounds judged as `repro claim check` would have judged them."""
+
+    verdict: str
+    rounds: int
+    elapsed_s: float
 
 
 def digits_spec(folder: Path, claims: list[dict[str, Any]]) -> Path:
@@ -95,12 +125,13 @@ def batch_claim(claim_id: str, bound: float, **rounds: Any) -> dict[str, Any]:
 
 
 def check(
-    spec: Path, work: Path, *, pin: list[str], env: str, only: tuple[str, ...] = ()
-) -> tuple[list[Checked], float]:
+    spec: Path, work: Path, *, pin: list[str], env: str, only: tuple[str, ...] = (),
+    extra: tuple[str, ...] = (),
+) -> tuple[list[Checked], float]:  # fmt: skip
     """`repro claim check --json` (under `pin`, e.g. taskset): the claims and the wall time."""
     argv = [*pin, sys.executable, "-m", "repro", "claim", "check", str(spec), "--json",
             "--env", env, "-o", str(work / "results"),
-            "--report-dir", str(work / "reports")]  # fmt: skip
+            "--report-dir", str(work / "reports"), *extra]  # fmt: skip
     for claim_id in only:
         argv += ["--claim", claim_id]
     t0 = time.monotonic()
@@ -114,51 +145,57 @@ def check(
     rows = json.loads(done.stdout)["claims"]
     return [
         Checked(r["id"], r["verdict"], r["value"], r["rounds"], r["elapsed_s"],
-                tuple(c / b for b, c in zip(r["baseline"], r["candidate"], strict=True)))
+                tuple(r["baseline"]), tuple(r["candidate"]), tuple(r.get("round_end_s", ())))
         for r in rows
     ], wall  # fmt: skip
 
 
-def truth(work: Path, *, pin: list[str], env: str, rounds: int) -> float:
-    """The claim's ratio: the geometric mean of `rounds` interleaved rounds. A claim stops
-    once decided, so the rounds come from checks of a bound none can hold (each decided after
-    its first pair of rounds)."""
-    claim = batch_claim("truth", 1.0)
-    claim.update(relation="<=", bound=1e-6)
-    spec = digits_spec(work, [claim])
-    ratios: list[float] = []
-    while len(ratios) < rounds:
-        found, _ = check(spec, work, pin=pin, env=env)
-        ratios += found[0].ratios
-    return math.exp(sum(map(math.log, ratios)) / len(ratios))
-
-
-def fidelity(
-    work: Path, truth_ratio: float, trials: int, *, pin: list[str], env: str
-) -> tuple[list[Checked], list[Checked]]:
-    """`trials` true and `trials` false claims about `truth_ratio`, checked in chunks of
-    CHUNK of each (a true and a false claim alternate), the tally printed after each."""
-    true: list[Checked] = []
-    false: list[Checked] = []
+def record_trials(
+    work: Path, trials: int, rounds: int, *, pin: list[str], env: str
+) -> list[Checked]:
+    """`trials` claims' rounds, `rounds` each, recorded by `repro claim check --fixed-rounds`
+    (CHUNK claims per command; each its own drawn order)."""
+    recorded: list[Checked] = []
+    fixed = ("--fixed-rounds", "--max-rounds", str(rounds), "--max-time", "100000")
     for start in range(0, trials, CHUNK):
-        ids = range(start, min(start + CHUNK, trials))
         claims = [
-            c
-            for i in ids
-            for c in (
-                batch_claim(f"true-{i:02d}", truth_ratio / LOOSER),
-                batch_claim(f"false-{i:02d}", truth_ratio * LOOSER),
-            )
+            batch_claim(f"trial-{i:02d}", 1.0) for i in range(start, min(start + CHUNK, trials))
         ]
-        found, _ = check(digits_spec(work, claims), work, pin=pin, env=env)
-        true += [c for c in found if c.id.startswith("true")]
-        false += [c for c in found if c.id.startswith("false")]
-        print(f"    {len(true)} trial(s) of each: true {rate(true, 'holds')}; "
-              f"false {rate(false, 'does not hold')}", flush=True)  # fmt: skip
-    return true, false
+        found, _ = check(digits_spec(work, claims), work, pin=pin, env=env, extra=fixed)
+        recorded += found
+        print(f"    {len(recorded)}/{trials} trial(s) recorded", flush=True)
+    return recorded
 
 
-def rate(rows: list[Checked], want: str) -> str:
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
+def truths(recorded: list[Checked], window: int) -> list[float]:
+    """Each trial's truth: the ratio over the rounds of the `window` trials on either side of
+    it (run just before and just after it), its own excluded."""
+    out = []
+    for i in range(len(recorded)):
+        near = recorded[max(0, i - window) : i] + recorded[i + 1 : i + 1 + window]
+        out.append(geomean([r for c in near for r in c.ratios]))
+    return out
+
+
+def judge_rounds(trial: Checked, relation: str, bound: float, cap: Stopping) -> Judged:
+    """The verdict `repro claim check` reaches on these rounds, in their order, under `cap`."""
+    claim = Claim.model_validate(batch_claim("judged", bound) | {"relation": relation})
+    found = None
+    for k in range(1, min(len(trial.ratios), cap.max_rounds) + 1):
+        found = estimate(claim, list(trial.baseline[:k]), list(trial.candidate[:k]),
+                         confidence=CONFIDENCE)  # fmt: skip
+        decided = verdict(claim, found, confidence=CONFIDENCE).verdict != "inconclusive"
+        if cap.reason(k, decided, trial.ends[k - 1]) is not None:
+            break
+    assert found is not None
+    return Judged(verdict(claim, found, confidence=CONFIDENCE).verdict, k, trial.ends[k - 1])
+
+
+def rate(rows: list[Judged], want: str) -> str:
     right = sum(c.verdict == want for c in rows)
     other = {v: sum(c.verdict == v for c in rows) for v in {c.verdict for c in rows} - {want}}
     extra = ", ".join(f"{n} {v}" for v, n in sorted(other.items()))
@@ -167,7 +204,7 @@ def rate(rows: list[Checked], want: str) -> str:
     )
 
 
-def time_line(rows: list[Checked]) -> str:
+def time_line(rows: list[Judged]) -> str:
     times = sorted(c.elapsed_s for c in rows)
     rounds = sorted(c.rounds for c in rows)
     return (
@@ -176,26 +213,41 @@ def time_line(rows: list[Checked]) -> str:
     )
 
 
-def section(label: str, work: Path, trials: int, *, pin: list[str], env: str, rounds: int) -> float:
+def section(
+    label: str, work: Path, trials: int, *, pin: list[str], env: str, rounds: int, window: int
+) -> float:
     work.mkdir(parents=True, exist_ok=True)
-    found = truth(work, pin=pin, env=env, rounds=rounds)
-    ratio = f"batch 32 / batch {BASELINE_BATCH}, Offline, {rounds} rounds"
-    print(f"\n{label}: truth ({ratio}) = {found:.3g}", flush=True)
-    true, false = fidelity(work, found, trials, pin=pin, env=env)
-    print(f"  true claims  (>= {found / LOOSER:.3g}) judged holds:         {rate(true, 'holds')}")
-    print(f"    {time_line(true)}")
-    print(f"  false claims (>= {found * LOOSER:.3g}) judged does not hold: "
-          f"{rate(false, 'does not hold')}")  # fmt: skip
-    print(f"    {time_line(false)}")
-    values = sorted(c.value for c in true + false)
-    print(f"  each claim's own estimate of the ratio: {values[0]:.3g} to {values[-1]:.3g} "
-          f"(median {values[len(values) // 2]:.3g})")  # fmt: skip
-    pooled = [r for c in true + false for r in c.ratios]
-    after = math.exp(sum(map(math.log, pooled)) / len(pooled))
-    print(f"  the ratio over the trials' own {len(pooled)} rounds: {after:.3g} "
-          f"({after / found - 1:+.1%} from the truth measured before them)")  # fmt: skip
+    print(f"\n{label}: {trials} trials of {rounds} rounds (batch 32 / batch {BASELINE_BATCH}, "
+          "Offline)", flush=True)  # fmt: skip
+    recorded = record_trials(work, trials, rounds, pin=pin, env=env)
+    truth = truths(recorded, window)
+    pooled = geomean([r for c in recorded for r in c.ratios])
+    half = len(recorded) // 2
+    first, last = (geomean([r for c in part for r in c.ratios])
+                   for part in (recorded[:half], recorded[half:]))  # fmt: skip
+    print(f"  the ratio over all {sum(c.rounds for c in recorded)} rounds: {pooled:.3g} "
+          f"(first half of the trials {first:.3g}, second half {last:.3g}); each trial's "
+          f"truth (+-{window} trials) {min(truth):.3g} to {max(truth):.3g}")  # fmt: skip
+    per_trial = sorted(geomean(list(c.ratios)) for c in recorded)
+    print(f"  each trial's own ratio: {per_trial[0]:.3g} to {per_trial[-1]:.3g}")
+    full = Stopping(max_rounds=rounds, max_time_s=math.inf)
+    for name, cap in ((f"default cap ({DEFAULT_CAP.max_rounds} rounds, "
+                       f"{DEFAULT_CAP.max_time_s:g} s)", DEFAULT_CAP),
+                      (f"cap of {rounds} rounds", full)):  # fmt: skip
+        true = [
+            judge_rounds(c, ">=", t / LOOSER, cap) for c, t in zip(recorded, truth, strict=True)
+        ]
+        false = [
+            judge_rounds(c, ">=", t * LOOSER, cap) for c, t in zip(recorded, truth, strict=True)
+        ]
+        print(f"  {name}:")
+        print(f"    true claims  (>= truth / {LOOSER}) judged holds:         {rate(true, 'holds')}")
+        print(f"      {time_line(true)}")
+        print(f"    false claims (>= truth x {LOOSER}) judged does not hold: "
+              f"{rate(false, 'does not hold')}")  # fmt: skip
+        print(f"      {time_line(false)}")
     sys.stdout.flush()
-    return found
+    return pooled
 
 
 def reference(work: Path, env: str) -> None:
@@ -217,7 +269,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=20, help="true and false claims each")
     parser.add_argument("--machine-trials", type=int, default=20,
                         help="the same on one core (0: skip)")  # fmt: skip
-    parser.add_argument("--truth-rounds", type=int, default=12)
+    parser.add_argument("--rounds", type=int, default=40, help="rounds each trial records")
+    parser.add_argument("--window", type=int, default=3,
+                        help="trials either side that make a trial's truth")  # fmt: skip
     parser.add_argument("--reference", action="store_true", help="time the reference claims")
     parser.add_argument("--env", default="native", help="repro's --env for the workers")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the runs here")
@@ -230,11 +284,12 @@ def main() -> None:
         here = None
         if not args.skip_here:
             here = section("this machine (all cores)", work / "here", args.trials,
-                           pin=[], env=args.env, rounds=args.truth_rounds)  # fmt: skip
+                           pin=[], env=args.env, rounds=args.rounds,
+                           window=args.window)  # fmt: skip
         if args.machine_trials and shutil.which("taskset"):
             one = section("another machine (taskset -c 0: one core)", work / "one-core",
                           args.machine_trials, pin=["taskset", "-c", "0"], env=args.env,
-                          rounds=args.truth_rounds)  # fmt: skip
+                          rounds=args.rounds, window=args.window)  # fmt: skip
             if here is not None:
                 print(f"  the ratio itself moved {one / here - 1:+.1%} from all cores to one "
                       "core: a claim states a ratio of one machine; checked on another, it "

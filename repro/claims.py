@@ -59,6 +59,35 @@ class CheckOptions:
     max_time_s: float | None = None
     min_duration_ms: int | None = None
     seed: int | None = None
+    #: run every round up to the cap and judge once at the end (a fixed-size test)
+    fixed_rounds: bool = False
+
+
+@dataclass(frozen=True)
+class Stopping:
+    """When a claim's rounds stop: decided after a whole pair of rounds, or a cap reached.
+
+    One rule for `repro claim check` and for a benchmark that judges recorded rounds again."""
+
+    max_rounds: int
+    max_time_s: float
+    #: no early stop: every round up to a cap, judged once at the end
+    fixed: bool = False
+
+    def reason(self, k: int, decided: bool, elapsed_s: float) -> str | None:
+        """Why the rounds stop after round `k` (None: run another). A side runs first in one
+        round of each pair, so only a whole pair cancels the position; one round has no
+        interval, so the time cap too is checked after a whole pair."""
+        if k % 2 == 0 and decided and not self.fixed:
+            return f"decided after round {k}"
+        if k >= self.max_rounds:
+            fixed = " (a fixed-size test)" if self.fixed else ""
+            return f"the round cap ({self.max_rounds}) was reached{fixed}"
+        if k % 2:
+            return None
+        if elapsed_s >= self.max_time_s:
+            return f"the time cap ({self.max_time_s:g} s) was reached"
+        return None
 
 
 @dataclass(frozen=True)
@@ -79,10 +108,13 @@ class _Plan:
 
     scenarios: dict[Side, ScenarioName]
     mode: ModeName
-    max_rounds: int
-    max_time_s: float
+    stopping: Stopping
     min_duration_ms: int
     min_query_count: int | None
+
+    @property
+    def max_rounds(self) -> int:
+        return self.stopping.max_rounds
 
 
 def selected(spec: ExperimentSpec, only: tuple[str, ...], *, source: str) -> list[Claim]:
@@ -138,8 +170,11 @@ def _plan(claim: Claim, variants: dict[Side, ExperimentSpec], opts: CheckOptions
     return _Plan(
         scenarios=scenarios,
         mode="accuracy" if metric.is_accuracy else "performance",
-        max_rounds=1 if metric.is_accuracy else opts.max_rounds or rounds.max_rounds,
-        max_time_s=opts.max_time_s or rounds.max_time_s,
+        stopping=Stopping(
+            max_rounds=1 if metric.is_accuracy else opts.max_rounds or rounds.max_rounds,
+            max_time_s=opts.max_time_s or rounds.max_time_s,
+            fixed=opts.fixed_rounds,
+        ),
         min_duration_ms=opts.min_duration_ms or rounds.min_duration_ms,
         min_query_count=rounds.min_query_count,
     )
@@ -204,22 +239,19 @@ class _ClaimRounds:
         stopped = f"the round cap ({plan.max_rounds}) was reached"
         found = None
         values: tuple[list[float], list[float]] = ([], [])
+        ends: list[float] = []
         for k in range(1, plan.max_rounds + 1):
             self._round(k)
+            ends.append(round(time.monotonic() - t0, 2))
             values = self._values(k)
             found = estimate(self.claim, *values, confidence=self.confidence)
             judged = verdict(self.claim, found, confidence=self.confidence)
-            elapsed = time.monotonic() - t0
             if self.plan.mode == "accuracy":
                 stopped = "an accuracy test of each variant (a model scores the same every time)"
                 break
-            # a side runs first in one round of each pair: a whole pair cancels the position
-            if k % 2 == 0 and judged.verdict != "inconclusive":
-                stopped = f"decided after round {k}"
-                break
-            # the time cap too, after a whole pair only: one round has no interval
-            if k % 2 == 0 and elapsed >= plan.max_time_s:
-                stopped = f"the time cap ({plan.max_time_s:g} s) was reached"
+            why = plan.stopping.reason(k, judged.verdict != "inconclusive", ends[-1])
+            if why is not None:
+                stopped = why
                 break
             self.report(f"  round {k}: {judged.reason}")
         assert found is not None
@@ -232,6 +264,7 @@ class _ClaimRounds:
             stopped=stopped,
             elapsed_s=round(time.monotonic() - t0, 1),
             target_qps=self.target_qps,
+            round_end_s=ends,
         )
 
     def _round(self, k: int) -> None:
@@ -332,7 +365,8 @@ class _ClaimRounds:
                 "rounds": len(self.orders), "orders": self.orders, "claim": self.claim.id,
             }  # fmt: skip
             replayer.record.stopping = {
-                "max_rounds": self.plan.max_rounds, "max_time_s": self.plan.max_time_s,
+                "max_rounds": self.plan.max_rounds, "max_time_s": self.plan.stopping.max_time_s,
+                "fixed_rounds": self.plan.stopping.fixed,
                 "rounds": measured.rounds, "stopped": measured.stopped,
                 "elapsed_s": measured.elapsed_s,
             }  # fmt: skip

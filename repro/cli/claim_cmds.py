@@ -195,6 +195,12 @@ def check_options(f: F) -> F:
                 help="Each test's minimum duration (default: the claim's).",
             ),
             click.option(
+                "--fixed-rounds",
+                is_flag=True,
+                help="Run every round up to --max-rounds (or the time cap) and judge once at "
+                "the end: a fixed-size test, no early stop.",
+            ),
+            click.option(
                 "--order-seed",
                 type=click.IntRange(0, 2**32 - 1),
                 default=None,
@@ -272,6 +278,7 @@ def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[
         max_time_s=values["max_time_s"],
         min_duration_ms=values["min_duration_ms"],
         seed=values["order_seed"],
+        fixed_rounds=values["fixed_rounds"],
     )
     cache = ArtifactCache(values["cache_dir"])
     factory = replayer_factory(spec_path, values["env_name"], cache)

@@ -37,6 +37,8 @@ class Measured:
     elapsed_s: float
     runs: dict[str, Path] = field(default_factory=dict)
     target_qps: float | None = None
+    #: seconds from the first round's start to each round's end
+    round_end_s: list[float] = field(default_factory=list)
 
 
 def quantity_of(claim: Claim) -> Quantity:
@@ -125,5 +127,6 @@ def claim_result(claim: Claim, measured: Measured, *, tolerances: Tolerances) ->
         baseline=measured.baseline,
         candidate=measured.candidate,
         target_qps=measured.target_qps,
+        round_end_s=measured.round_end_s,
         runs={side: str(path) for side, path in measured.runs.items()},
     )

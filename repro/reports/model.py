@@ -239,6 +239,9 @@ class ClaimResult(BaseModel):
     baseline: list[float] = Field(description="the baseline's metric, per round")
     candidate: list[float] = Field(description="the candidate's metric, per round")
     target_qps: float | None = Field(None, description="the Server rate a feasibility tested")
+    round_end_s: list[float] = Field(
+        default_factory=list, description="seconds from the first round's start to each round's end"
+    )
     runs: dict[str, str] = Field(description="baseline/candidate -> the run's folder")
 
 
