@@ -18,6 +18,7 @@ from repro.backends import registry
 from repro.claims import (
     CheckOptions,
     Outcome,
+    Stopping,
     check_claims,
     claims_check,
     evidence_of,
@@ -145,6 +146,33 @@ def test_the_command_line_caps_override_the_claims(root: Path, tmp_path: Path) -
 
     [out] = _check(spec, path, tmp_path, speed=noisy, max_rounds=3)
     assert out.measured.rounds == 3
+
+
+def test_fixed_rounds_run_every_round_and_judge_once_at_the_end(root: Path, tmp_path: Path) -> None:
+    # decided after round 2 when it may stop early; a fixed-size test runs all 6
+    spec, path = _spec(root, tmp_path, _claim())
+    [out] = _check(spec, path, tmp_path, fixed_rounds=True)
+    m = out.measured
+    assert m.rounds == 6
+    assert m.stopped == "the round cap (6) was reached (a fixed-size test)"
+    assert m.judgement.verdict == "holds"
+    assert len(m.round_end_s) == 6
+    assert m.round_end_s == sorted(m.round_end_s)
+    runs = {side: open_run(folder) for side, folder in m.runs.items()}
+    assert all((r.record.stopping or {})["fixed_rounds"] for r in runs.values())
+
+
+def test_the_stopping_rule_decides_after_whole_pairs_and_caps_rounds_then_time() -> None:
+    rule = Stopping(max_rounds=5, max_time_s=10.0)
+    assert rule.reason(1, True, 0.0) is None  # one round has no interval
+    assert rule.reason(2, True, 0.0) == "decided after round 2"
+    assert rule.reason(2, False, 9.9) is None
+    assert rule.reason(3, False, 99.0) is None  # the time cap waits for the pair
+    assert rule.reason(4, False, 10.0) == "the time cap (10 s) was reached"
+    assert rule.reason(5, True, 0.0) == "the round cap (5) was reached"
+    fixed = Stopping(max_rounds=4, max_time_s=10.0, fixed=True)
+    assert fixed.reason(2, True, 0.0) is None
+    assert fixed.reason(4, True, 0.0) == "the round cap (4) was reached (a fixed-size test)"
 
 
 def test_a_latency_claim_compares_the_percentile(root: Path, tmp_path: Path) -> None:

@@ -160,6 +160,20 @@ def test_check_exits_0_when_the_claims_hold_and_1_when_one_does_not(
     assert "does not hold" in failed.stdout
 
 
+def test_check_fixed_rounds_runs_the_whole_cap_and_reports_each_rounds_end(
+    spec_file: Path, tmp_path: Path, fake_workers: None
+) -> None:
+    _repro("claim", "add", str(spec_file), *ADD)
+    done = _repro("claim", "check", str(spec_file), "--json", "--fixed-rounds",
+                  "--max-rounds", "4", "--report-dir", str(tmp_path / "out"),
+                  "--results-dir", str(tmp_path / "results"))  # fmt: skip
+    assert done.exit_code == 0, done.output
+    [row] = json.loads(done.stdout)["claims"]
+    assert row["rounds"] == 4
+    assert "fixed-size" in row["stopped"]
+    assert len(row["round_end_s"]) == 4
+
+
 def test_measure_records_the_evidence_and_keeps_the_id(
     spec_file: Path, tmp_path: Path, fake_workers: None
 ) -> None:
