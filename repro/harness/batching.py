@@ -14,7 +14,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+#: a first token: the query id and its token (a view, alive until the call returns)
 Report = Callable[[int, np.ndarray], None]
+#: the queries that ended in one step, each with its tokens: one call (LoadGen's
+#: QuerySamplesComplete takes them all at once)
+Done = Callable[[list[tuple[int, np.ndarray]]], None]
 
 
 class Decoder(Protocol):
@@ -64,7 +68,7 @@ class ContinuousBatcher:
         max_new_tokens: int,
         eos_token_id: int | None,
         first: Report,
-        done: Report,
+        done: Done,
         log: GenerationLog | None = None,
     ) -> None:
         self.decoder, self.prompts = decoder, prompts
@@ -126,7 +130,7 @@ class ContinuousBatcher:
         req.n = 1
         self.first(qid, req.out[:1])
         if req.n == self.max_new or token == self.eos:
-            self._finish(slot, req)
+            self._finish([(slot, req)])
             return
         self.active[slot] = req
         self.tokens[slot] = token
@@ -137,26 +141,32 @@ class ContinuousBatcher:
         out = self.decoder.step(self.tokens, self.positions)
         self.log.decode_ns += time.perf_counter_ns() - t
         self.log.steps += 1
-        for slot, req in list(self.active.items()):
+        ended = []
+        for slot, req in self.active.items():
             token = int(out[slot])
             req.out[req.n] = token
             req.n += 1
             if req.n == self.max_new or token == self.eos:
-                del self.active[slot]
-                self._finish(slot, req)
+                ended.append((slot, req))
             else:
                 self.tokens[slot] = token
                 self.positions[slot] += 1
+        if ended:
+            for slot, _ in ended:
+                del self.active[slot]
+            self._finish(ended)
 
-    def _finish(self, slot: int, req: _Request) -> None:
-        self.done(req.qid, req.out[: req.n])
-        log = self.log
-        log.latencies_ns.append(time.perf_counter_ns() - req.issued_ns)
-        log.samples += 1
-        log.tokens += req.n
-        self.tokens[slot] = 0
-        self.positions[slot] = 0
-        self.free.append(slot)
+    def _finish(self, ended: list[tuple[int, _Request]]) -> None:
+        """Report the requests that ended together in one call, and free their slots."""
+        self.done([(req.qid, req.out[: req.n]) for _, req in ended])
+        log, now = self.log, time.perf_counter_ns()
+        for slot, req in ended:
+            log.latencies_ns.append(now - req.issued_ns)
+            log.samples += 1
+            log.tokens += req.n
+            self.tokens[slot] = 0
+            self.positions[slot] = 0
+            self.free.append(slot)
 
 
 def generate_all(
@@ -176,7 +186,7 @@ def generate_all(
         max_new_tokens=max_new_tokens,
         eos_token_id=eos_token_id,
         first=_ignore,
-        done=lambda qid, toks: outputs.__setitem__(qid, toks.copy()),
+        done=lambda ended: outputs.update((qid, toks.copy()) for qid, toks in ended),
     )
     batcher.submit(range(len(indices)), indices)
     batcher.stopped = True

@@ -85,9 +85,11 @@ def _first(qid: int, tokens: np.ndarray) -> None:
     lg.FirstTokenComplete([lg.QuerySampleResponse(qid, tokens.ctypes.data, tokens.nbytes)])
 
 
-def _done(qid: int, tokens: np.ndarray) -> None:
-    response = lg.QuerySampleResponse(qid, tokens.ctypes.data, tokens.nbytes, len(tokens))
-    lg.QuerySamplesComplete([response])
+def _done(ended: list[tuple[int, np.ndarray]]) -> None:
+    """The queries that ended in one decode step: one call to LoadGen for all of them."""
+    lg.QuerySamplesComplete(
+        [lg.QuerySampleResponse(q, t.ctypes.data, t.nbytes, len(t)) for q, t in ended]
+    )
 
 
 def run_generation_test(

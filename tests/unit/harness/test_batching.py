@@ -48,7 +48,7 @@ def test_requests_join_as_slots_free_up_between_steps() -> None:
         max_new_tokens=3,
         eos_token_id=None,
         first=lambda q, t: events.append(("first", q)),
-        done=lambda q, t: events.append(("done", q)),
+        done=lambda ended: events.extend(("done", q) for q, _ in ended),
     )
     batcher.submit([0, 1, 2], [0, 1, 2])
     batcher.stopped = True
@@ -69,7 +69,7 @@ def test_a_late_request_joins_a_running_batch() -> None:
         max_new_tokens=5,
         eos_token_id=None,
         first=lambda q, t: None,
-        done=lambda q, t: done.__setitem__(q, t.tolist()),
+        done=lambda ended: done.update((q, t.tolist()) for q, t in ended),
     )
     batcher.submit([0], [0])
     batcher._join(*batcher.waiting.popleft())
@@ -103,9 +103,26 @@ def test_the_decoding_thread_serves_what_is_submitted_and_stops() -> None:
         max_new_tokens=2,
         eos_token_id=None,
         first=lambda q, t: None,
-        done=lambda q, t: done.append(q),
+        done=lambda ended: done.extend(q for q, _ in ended),
     )
     batcher.start()
     batcher.submit([7, 8, 9], [0, 1, 2])
     batcher.stop()
     assert sorted(done) == [7, 8, 9]
+
+
+def test_requests_that_end_in_one_step_are_reported_in_one_call() -> None:
+    calls: list[list[int]] = []
+    batcher = ContinuousBatcher(
+        CountingDecoder(3),
+        PROMPTS,
+        max_new_tokens=3,
+        eos_token_id=None,
+        first=lambda q, t: None,
+        done=lambda ended: calls.append([q for q, _ in ended]),
+    )
+    batcher.submit([0, 1, 2, 3], [0, 1, 2, 3])
+    batcher.stopped = True
+    batcher.serve()
+    # 0-2 share the slots and end together (one call to LoadGen); 3 runs alone after them
+    assert calls == [[0, 1, 2], [3]]
