@@ -111,9 +111,15 @@ def _claim_json(values: dict[str, Any]) -> dict[str, Any]:
     """The claim as the spec holds it, from the options."""
     sides = {}
     for side in ("baseline", "candidate"):
-        overrides = dict(
-            parse_key_value(text, option=f"--{side}", example="path=value") for text in values[side]
-        )
+        overrides: dict[str, Any] = {}
+        for text in values[side]:
+            path, value = parse_key_value(text, option=f"--{side}", example="path=value")
+            if path in overrides:
+                raise UsageError(
+                    f"claim {values['claim_id']!r}: --{side} {text!r}: {path} is overridden "
+                    f"twice ({overrides[path]!r} and {value!r}); give it once"
+                )
+            overrides[path] = value
         variant: dict[str, Any] = {"overrides": overrides}
         if values[f"{side}_label"]:
             variant["label"] = values[f"{side}_label"]

@@ -129,6 +129,17 @@ def test_add_refuses_bad_input_naming_the_claim_and_the_field(
     assert spec_file.read_text() == text  # nothing written
 
 
+def test_add_refuses_an_override_given_twice(spec_file: Path) -> None:
+    # the last one silently won
+    text = spec_file.read_text()
+    result = _repro("claim", "add", str(spec_file), *ADD,
+                    "--candidate", "backend.options.intra_op_threads=3")  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "claim 'threads'" in result.stderr
+    assert "backend.options.intra_op_threads is overridden twice (2 and 3)" in result.stderr
+    assert spec_file.read_text() == text
+
+
 def test_list_shows_each_claim_and_its_evidence(spec_file: Path) -> None:
     _repro("claim", "add", str(spec_file), *ADD)
     shown = _repro("claim", "list", str(spec_file))
