@@ -110,6 +110,32 @@ def test_a_git_flake_packs_what_git_tracks_and_its_attestation_covers_the_same(
     assert code == 0, out + err
 
 
+def test_credentials_left_in_the_original_never_travel_and_the_package_still_verifies(
+    root: Path, tmp_path: Path, keys: tuple[str, str]
+) -> None:
+    """The original's folder is packed whole but for what looks like credentials (a `.env`
+    beside the logs was shipped verbatim); its attestation covers what travels."""
+    project = _project(root, tmp_path / "p")
+    original = project / "results/ort-digits/original"
+    (original / ".env").write_text(f"TOKEN={SECRET}\n")
+    (original / "Offline" / ".netrc").write_text(f"machine x password {SECRET}\n")
+    spec = project / "specs/ort-digits.json"
+    key, pub = keys
+    code, _, err = _cli("attest", str(spec), str(original), "--key", key)
+    assert code == 0, err
+    package = tmp_path / "o.repro.tar"
+    code, _, err = _cli("pack", str(spec), "-o", str(package))
+    assert code == 0, err
+    assert SECRET.encode() not in package.read_bytes()
+    assert f"not packed: {original / '.env'} (looks like credentials)" in err
+    assert f"not packed: {original / 'Offline/.netrc'} (looks like credentials)" in err
+    members = {m.path for m in extract(package, tmp_path / "unpacked").members}
+    assert "results/ort-digits/original/run.json" in members
+    assert not any(m.endswith((".env", ".netrc")) for m in members)
+    code, out, err = _cli("verify", str(package), "--key", pub)
+    assert code == 0, out + err
+
+
 # --- every member covered by a signed statement ---------------------------------------------
 
 
