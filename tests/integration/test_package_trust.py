@@ -189,6 +189,7 @@ ADDED = {
     "an unpinned wheel": ("wheels/evil-1.0-py3-none-any.whl", "wheel", b"PK evil"),
     "a wheel the signed lock contradicts": (LOADGEN_WHEEL, "wheel", b"PK not loadgen"),
     "an image": ("image/image.tar", "image", None),
+    "an image that is not a docker save": ("image/evil.tar", "image", b"not a tar"),
     "a fake run": ("results/ort-digits/fake/run.json", "result", b'{"schema": "x"}'),
     "a fake original log": ("results/ort-digits/original/extra.txt", "original", b"x"),
 }
@@ -246,7 +247,7 @@ def test_a_member_no_signed_statement_covers_fails_verification_named(
     code, out, err = _cli("verify", str(forged), "--key", keys[1], "--json")
     assert code == 1, out + err
     problems = [p for link in json.loads(out)["links"] for p in link["problems"]]
-    assert any(p.startswith(f"{path}:") for p in problems), problems
+    assert any(p.startswith(f"{path}: no signed statement covers it") for p in problems), problems
 
 
 def test_a_signed_package_whose_member_was_replaced_fails_verification(
