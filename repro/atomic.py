@@ -60,6 +60,18 @@ def writing(target: Path) -> Iterator[None]:
         raise
 
 
+def write_text(path: Path, text: str) -> None:
+    """`path.write_text(text)`, whose full disk is said of `path` (not of "a file")."""
+    with writing(path):
+        path.write_text(text)
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """`path.write_bytes(data)`, whose full disk is said of `path` (not of "a file")."""
+    with writing(path):
+        path.write_bytes(data)
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write text to `path` atomically (UTF-8; a lone surrogate, from a file name that is not
     UTF-8, is written as its escape `\\udcff`, never an error)."""

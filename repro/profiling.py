@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from repro.atomic import folder_lock
+from repro.atomic import folder_lock, write_text
 from repro.backends.registry import backends_with_profilers, get_backend
 from repro.errors import SpecError, UsageError
 from repro.harness.request import WorkerRequest, WorkerResult
@@ -122,9 +122,10 @@ class ProfilePass:
             profile=True,
         )
         req_path = self.scratch / f"profile-{scenario}.json"
-        req_path.write_text(req.model_dump_json(indent=2))
-        (out_dir / layout.REQUEST_FILE).write_text(
-            json.dumps(redact(req.model_dump(mode="json")), indent=2) + "\n"
+        write_text(req_path, req.model_dump_json(indent=2))
+        write_text(
+            out_dir / layout.REQUEST_FILE,
+            json.dumps(redact(req.model_dump(mode="json")), indent=2) + "\n",
         )
         # model loads, the pass, the overhead's 2 x 64 inferences, the profiler's trace
         seconds = 10.0 + 3 * samples * _per_sample_s(settings, scenario)

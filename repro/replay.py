@@ -21,7 +21,7 @@ import numpy as np
 from repro import __version__
 from repro.artifacts.cache import ArtifactCache, read_verified
 from repro.artifacts.fetching import fetch_all
-from repro.atomic import atomic_write_text
+from repro.atomic import atomic_write_text, write_text
 from repro.backends.registry import get_backend
 from repro.environments.base import RealizedEnvironment
 from repro.errors import Interrupted, RunError, SpecError, UsageError
@@ -509,9 +509,10 @@ class Replayer:
         # The worker reads the request from a private scratch file; the run keeps a copy with
         # the home directory redacted (the cache lives there).
         req_path = self._scratch / f"{rel.replace('/', '-')}.json"
-        req_path.write_text(req.model_dump_json(indent=2))
-        (out_dir / layout.REQUEST_FILE).write_text(
-            json.dumps(redact(req.model_dump(mode="json")), indent=2) + "\n"
+        write_text(req_path, req.model_dump_json(indent=2))
+        write_text(
+            out_dir / layout.REQUEST_FILE,
+            json.dumps(redact(req.model_dump(mode="json")), indent=2) + "\n",
         )
         label = f"{scenario} {mode}" + (
             f" {k}/{repeats}" if repeats > 1 and mode == "performance" else ""

@@ -316,6 +316,8 @@ class Sweep:
         self._realized: Any = None
         #: whether this command made the sweep's folder (a sweep that ran nothing is removed)
         self._created = False
+        #: the folders above the sweep's that this command made (removed with it, when empty)
+        self._made_above: list[Path] = []
         #: seconds each point this command ran took: the sweep's time left comes from them
         self._point_s: list[float] = []
         #: sweep.json as a --resume read it: the sweep must not have moved on before the lock
@@ -358,6 +360,7 @@ class Sweep:
 
     def _create(self) -> None:
         """The sweep's folder with its first sweep.json, once everything was checked."""
+        self._made_above = [p for p in self.folder.parents if not p.exists()]
         try:
             self.folder.mkdir(parents=True)
         except FileExistsError:
@@ -524,6 +527,11 @@ class Sweep:
         removed (never a folder of pending points); otherwise it stays, to be resumed."""
         if self._created and all(p["attempts"] == 0 for p in self.state["points"]):
             shutil.rmtree(self.folder, ignore_errors=True)
+            for folder in self._made_above:  # deepest first: results/<name>/sweeps, ...
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break  # another sweep or run is in it now
             exc.hint = (exc.hint or "") + "; no point ran and no sweep was kept"
             return
         exc.hint = (exc.hint or "") + (

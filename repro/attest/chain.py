@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text
 from repro.errors import SpecError
-from repro.nix.flake_files import flake_files
+from repro.nix.flake_files import credential_reason, flake_files
 from repro.packaging.paths import references
 from repro.reports.model import Report
 from repro.runs import layout
@@ -116,8 +116,16 @@ def _pins(spec: ExperimentSpec | None) -> dict[str, Any]:
 
 
 def run_files(run: Path) -> list[Path]:
-    """Every file of a run but its own attestation (one of that name deeper down is a file)."""
-    return [p for p in run.rglob("*") if p.is_file() and p != run / ATTESTATION]
+    """Every file of a run but its own attestation (one of that name deeper down is a file)
+    and those that look like credentials (a `.env` left in the folder is no part of the run,
+    and a package never carries it: what is attested is what travels)."""
+    return [
+        p
+        for p in run.rglob("*")
+        if p.is_file()
+        and p != run / ATTESTATION
+        and credential_reason(p.relative_to(run).as_posix()) is None
+    ]
 
 
 def run_statement(run: Path, record: RunRecord) -> dict[str, Any]:

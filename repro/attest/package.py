@@ -163,11 +163,14 @@ def _chain_coverage(root: Path, manifest: Any, spec: ExperimentSpec) -> dict[str
             from_statement(att, att.parent)
     pinned = {a.sha256 for a in spec.artifacts.values()}
     wheels = _lock_of(root, spec_path, spec)
+    image = _pinned_image(spec)
     for m in manifest.members:
         if (
             (m.role == "cached-artifact" and m.sha256 in pinned)
             or (m.role == "wheel" and m.sha256 in wheels.get(_wheel_project(m.path), set()))
-            or (m.role == "image" and _image_id(root / m.path) == _pinned_image(spec))
+            # NOTE: a spec that pins no image covers none (an archive that is not a `docker
+            # save` has no id either: None == None covered any bytes)
+            or (m.role == "image" and image is not None and _image_id(root / m.path) == image)
         ):
             covered.setdefault(m.path, m.sha256)
     return covered

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import __version__, _subprocess
+from repro.atomic import write_text
 from repro.errors import EnvironmentSetupError, SpecError
 
 #: where the image keeps what repro puts in it
@@ -161,7 +162,7 @@ def build_context(
             (ctx / "artifacts").mkdir()
             for sha, path in artifacts.items():
                 shutil.copyfile(path, ctx / "artifacts" / sha)
-        (ctx / "Dockerfile").write_text(
+        write_text(ctx / "Dockerfile",
             dockerfile(
                 base=base, spec_name=spec_name, spec_id=spec_id, lock_sha256=lock_sha256,
                 require_hashes=require_hashes, baked=artifacts,

@@ -24,6 +24,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from repro.atomic import write_text
 from repro.containers.image import PREFIX, VENV_PYTHON
 from repro.harness.lifeline import ENV as LIFELINE_ENV
 from repro.privacy import RESULT_VARIABLES, is_secret_name
@@ -122,7 +123,7 @@ def docker_command(
         if baked:
             request = baked_request(request, baked)
             request_path = request_path.with_name(request_path.stem + ".container.json")
-            request_path.write_text(json.dumps(request, indent=2))
+            write_text(request_path, json.dumps(request, indent=2))
             args = [*args[:2], str(request_path)]
         for host, writable in request_mounts(request, request_path):
             if writable:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
-from repro.atomic import atomic_write_text
+from repro.atomic import atomic_write_text, write_text
 from repro.errors import EnvironmentSetupError
 from repro.privacy import redact_text
 
@@ -170,9 +170,9 @@ def write_python_lock(backend: BackendPlugin, out: Path, *, timeout_s: float = 6
     constraints = [f"{n}=={v}" for n, v in sorted(installed.items()) if n != "repro"]
     with tempfile.TemporaryDirectory() as tmp:
         req_in = Path(tmp) / "requirements.in"
-        req_in.write_text("\n".join(requirements) + "\n")
+        write_text(req_in, "\n".join(requirements) + "\n")
         cons = Path(tmp) / "constraints.txt"
-        cons.write_text("\n".join(constraints) + "\n")
+        write_text(cons, "\n".join(constraints) + "\n")
         staged = Path(tmp) / LOCK_NAME
         try:
             proc = _run_pip_compile(cons, req_in, staged, timeout_s=timeout_s)

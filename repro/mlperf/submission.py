@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import __version__
-from repro.atomic import umask
+from repro.atomic import umask, write_text
 from repro.errors import RunError, SpecError, UsageError
 from repro.mlperf.compliance_tests import AUDIT, verify_accuracy, verify_performance
 from repro.mlperf.loadgen_logs import loadgen_version, read_logs
@@ -414,14 +414,14 @@ class _Writer:
         for i, meas in enumerate(places):
             meas.mkdir(parents=True, exist_ok=True)
             if perf is not None:
-                (meas / USER_CONF).write_text(_user_conf(perf[0], folder))
-            (meas / README).write_text(_measurements_readme(record, folder, scenario, system))
+                write_text(meas / USER_CONF, _user_conf(perf[0], folder))
+            write_text(meas / README, _measurements_readme(record, folder, scenario, system))
             target = (
                 tree.measurements_json(system, folder, scenario)
                 if i == 0
                 else meas / "measurements.json"
             )
-            target.write_text(json.dumps(_measurements(record, self.req.given), indent=2) + "\n")
+            write_text(target, json.dumps(_measurements(record, self.req.given), indent=2) + "\n")
 
     def _accuracy(self, src: Path, acc: TestRecord, folder: str, scenario: str) -> None:
         dest = self.tree.accuracy(self.req.system, folder, scenario)
@@ -435,7 +435,7 @@ class _Writer:
             if value is not None
             else ""
         )
-        (dest / ACCURACY_TXT).write_text(accuracy_text(printed, digest))
+        write_text(dest / ACCURACY_TXT, accuracy_text(printed, digest))
 
     def _compliance(
         self,
@@ -465,15 +465,15 @@ class _Writer:
         first = records[0][1]
         tree.systems().mkdir(parents=True, exist_ok=True)
         doc = _system_doc(first, req)
-        tree.system_json(req.system).write_text(json.dumps(doc, indent=2) + "\n")
+        write_text(tree.system_json(req.system), json.dumps(doc, indent=2) + "\n")
         for run, record in records:
             folder, _ = self.benchmark(run, record)
             for code in (tree.code(folder), tree.extra_code(folder)):
                 if code is not None:
                     _write_code(code, run, record, req, self.story.get(folder, []))
-        tree.calibration().write_text(_calibration(first, req.given))
+        write_text(tree.calibration(), _calibration(first, req.given))
         if self.mapping:
-            tree.model_mapping().write_text(json.dumps(self.mapping, indent=2) + "\n")
+            write_text(tree.model_mapping(), json.dumps(self.mapping, indent=2) + "\n")
 
 
 def _copy_logs(src: Path, dest: Path) -> None:
@@ -493,12 +493,12 @@ def _write_compliance_test(
     scenario: str,
 ) -> None:
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / "audit.config").write_text(AUDIT[test])
+    write_text(dest / "audit.config", AUDIT[test])
     if made.test is None or made.folder is None:
-        (dest / VERIFY_PERFORMANCE).write_text(f"the {test} run failed: {made.error}\nTEST FAIL\n")
+        write_text(dest / VERIFY_PERFORMANCE, f"the {test} run failed: {made.error}\nTEST FAIL\n")
         return
     _copy_logs(made.folder, dest / "performance" / "run_1")
-    (dest / VERIFY_PERFORMANCE).write_text(verify_performance(test, reference, made.test))
+    write_text(dest / VERIFY_PERFORMANCE, verify_performance(test, reference, made.test))
     if test != "TEST01":
         return
     acc = record.accuracy_test(scenario)
@@ -507,8 +507,8 @@ def _write_compliance_test(
     (dest / "accuracy").mkdir(exist_ok=True)
     if sampled.is_file():
         digest = truncate_log(sampled, dest / "accuracy" / layout.ACCURACY_LOG)
-        (dest / "accuracy" / ACCURACY_TXT).write_text(accuracy_text("", digest))
-    (dest / VERIFY_ACCURACY).write_text(verify_accuracy(sampled, accuracy_log))
+        write_text(dest / "accuracy" / ACCURACY_TXT, accuracy_text("", digest))
+    write_text(dest / VERIFY_ACCURACY, verify_accuracy(sampled, accuracy_log))
 
 
 #: TestSettings fields -> user.conf keys (and a divisor: user.conf takes milliseconds)
@@ -585,7 +585,7 @@ def _measurements_readme(record: RunRecord, folder: str, scenario: str, system: 
 def _write_code(code: Path, run: Path, record: RunRecord, req: Request, story: list[str]) -> None:
     code.mkdir(parents=True, exist_ok=True)
     if record.spec is not None:
-        (code / f"{record.spec_name}.json").write_text(json.dumps(record.spec, indent=2) + "\n")
+        write_text(code / f"{record.spec_name}.json", json.dumps(record.spec, indent=2) + "\n")
     env = record.environment_facts().manager or "auto"
     submit = (
         f"repro submission results/{record.spec_name}/{record.run_id} --round {req.rules.name} "
@@ -609,7 +609,7 @@ def _write_code(code: Path, run: Path, record: RunRecord, req: Request, story: l
         *story,
         "",
     ]
-    (code / README).write_text("\n".join(text))
+    write_text(code / README, "\n".join(text))
 
 
 def _calibration(record: RunRecord, given: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ from typing import IO, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repro.artifacts.cache import sha256_file
-from repro.atomic import atomic_path, umask, writing
+from repro.atomic import atomic_path, umask, write_bytes, writing
 from repro.errors import ArtifactError, ReproError, SpecError, UsageError
 
 MANIFEST = "manifest.json"
@@ -341,7 +341,7 @@ def _extract_members(path: Path, raw: IO[bytes], work: Path, max_bytes: int) -> 
         assert fh is not None
         data = fh.read()
         manifest = _parse_manifest(path, data)
-        (work / MANIFEST).write_bytes(data)  # kept in the unpacked folder, as it came
+        write_bytes(work / MANIFEST, data)  # kept in the unpacked folder, as it came
         total = sum(m.size for m in manifest.members)
         if total > max_bytes or len(manifest.members) > MAX_MEMBERS:
             raise _bad(

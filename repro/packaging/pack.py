@@ -25,7 +25,7 @@ from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetching import fetch_all
 from repro.attest.package import SIGNATURE, sign_members
 from repro.errors import ArtifactError, EnvironmentSetupError, SpecError, UsageError
-from repro.nix.flake_files import flake_files
+from repro.nix.flake_files import credential_reason, flake_files
 from repro.packaging.archive import (
     MANIFEST,
     MAX_TOTAL_BYTES,
@@ -119,12 +119,28 @@ def _referenced(spec: ExperimentSpec, spec_path: Path, report: Reporter) -> list
             report(f"note: the spec's original ({ref.path}) is not here: packed without it")
         else:
             folder = named(ref.path, ref.field)
-            out += [(f, "original") for f in _files_of(folder, limit=100_000)]
+            out += [(f, "original") for f in _run_files(folder, report)]
     return out
 
 
+def _run_files(run: Path, report: Reporter) -> list[Path]:
+    """The files of a run folder that travel: all but those that look like credentials (a
+    `.env` or `.netrc` someone left there is no part of the run), each of those said."""
+    files: list[Path] = []
+    left_out: list[tuple[str, str]] = []
+    for f in _files_of(run, limit=100_000):
+        rel = f.relative_to(run).as_posix()
+        why = credential_reason(rel)
+        if why is None:
+            files.append(f)
+        else:
+            left_out.append((rel, why))
+    _say_left_out(run, left_out, report)
+    return files
+
+
 def _say_left_out(folder: Path, left_out: list[tuple[str, str]], report: Reporter) -> None:
-    """One line per file of the flake folder that is not packed (at most 10, then a count)."""
+    """One line per file of a folder that is not packed (at most 10, then a count)."""
     for rel, why in left_out[:10]:
         report(f"note: not packed: {folder / rel} ({why})")
     if len(left_out) > 10:
@@ -191,7 +207,7 @@ def pack(
         if opts.with_image:
             _add_image(spec, spec_path, scratch, add, report)
         if opts.with_results:
-            _add_results(spec, results_dir, add)
+            _add_results(spec, results_dir, add, report)
         members = []
         total = 0
         for name in sorted(sources):
@@ -355,14 +371,17 @@ def _add_image(
 
 
 def _add_results(
-    spec: ExperimentSpec, results_dir: Path, add: Callable[[str, Role, Path], None]
+    spec: ExperimentSpec,
+    results_dir: Path,
+    add: Callable[[str, Role, Path], None],
+    report: Reporter,
 ) -> None:
     """The spec's finished runs (not partial ones, not the original: that is in already)."""
 
     for run in list_runs(layout.spec_results(results_dir, spec.name)):
         if run.name == layout.ORIGINAL_RUN_ID:
             continue
-        for f in _files_of(run, limit=100_000):
+        for f in _run_files(run, report):
             add(f"runs/{run.name}/{f.relative_to(run).as_posix()}", "result", f)
 
 

@@ -110,6 +110,32 @@ def test_a_git_flake_packs_what_git_tracks_and_its_attestation_covers_the_same(
     assert code == 0, out + err
 
 
+def test_credentials_left_in_the_original_never_travel_and_the_package_still_verifies(
+    root: Path, tmp_path: Path, keys: tuple[str, str]
+) -> None:
+    """The original's folder is packed whole but for what looks like credentials (a `.env`
+    beside the logs was shipped verbatim); its attestation covers what travels."""
+    project = _project(root, tmp_path / "p")
+    original = project / "results/ort-digits/original"
+    (original / ".env").write_text(f"TOKEN={SECRET}\n")
+    (original / "Offline" / ".netrc").write_text(f"machine x password {SECRET}\n")
+    spec = project / "specs/ort-digits.json"
+    key, pub = keys
+    code, _, err = _cli("attest", str(spec), str(original), "--key", key)
+    assert code == 0, err
+    package = tmp_path / "o.repro.tar"
+    code, _, err = _cli("pack", str(spec), "-o", str(package))
+    assert code == 0, err
+    assert SECRET.encode() not in package.read_bytes()
+    assert f"not packed: {original / '.env'} (looks like credentials)" in err
+    assert f"not packed: {original / 'Offline/.netrc'} (looks like credentials)" in err
+    members = {m.path for m in extract(package, tmp_path / "unpacked").members}
+    assert "results/ort-digits/original/run.json" in members
+    assert not any(m.endswith((".env", ".netrc")) for m in members)
+    code, out, err = _cli("verify", str(package), "--key", pub)
+    assert code == 0, out + err
+
+
 # --- every member covered by a signed statement ---------------------------------------------
 
 
@@ -163,6 +189,7 @@ ADDED = {
     "an unpinned wheel": ("wheels/evil-1.0-py3-none-any.whl", "wheel", b"PK evil"),
     "a wheel the signed lock contradicts": (LOADGEN_WHEEL, "wheel", b"PK not loadgen"),
     "an image": ("image/image.tar", "image", None),
+    "an image that is not a docker save": ("image/evil.tar", "image", b"not a tar"),
     "a fake run": ("results/ort-digits/fake/run.json", "result", b'{"schema": "x"}'),
     "a fake original log": ("results/ort-digits/original/extra.txt", "original", b"x"),
 }
@@ -220,7 +247,7 @@ def test_a_member_no_signed_statement_covers_fails_verification_named(
     code, out, err = _cli("verify", str(forged), "--key", keys[1], "--json")
     assert code == 1, out + err
     problems = [p for link in json.loads(out)["links"] for p in link["problems"]]
-    assert any(p.startswith(f"{path}:") for p in problems), problems
+    assert any(p.startswith(f"{path}: no signed statement covers it") for p in problems), problems
 
 
 def test_a_signed_package_whose_member_was_replaced_fails_verification(

@@ -249,3 +249,33 @@ def test_a_spec_naming_what_the_model_or_data_lack_exits_2(
     assert "Traceback" not in result.output
     runs = list((tmp_path / "results").glob("*/*")) if (tmp_path / "results").exists() else []
     assert runs == []
+
+
+def test_a_full_disk_during_a_replay_names_the_file_being_written(
+    root: Path, tmp_path: Path, shared_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay whose disk filled as it wrote a test's request said "a file: No space left
+    on device" (seen on a full tmpfs); it names the file. (run.json was named already: it is
+    written through atomic_path.)"""
+    import errno
+    from typing import Any
+
+    full = "request.json"
+    real = Path.write_text
+
+    def write_text(self: Path, *args: Any, **kwargs: Any) -> int:
+        if self.name == full:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+    result = CliRunner().invoke(
+        cli,
+        ["replay", str(root / "specs" / "ort-digits.json"), "--env", "native", "-s", "Offline",
+         "-m", "accuracy", "--results-dir", str(tmp_path / "results"),
+         "--cache-dir", str(shared_cache)],
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "a file:" not in result.stderr
+    assert f"{full}: No space left on device" in result.stderr
+    assert "the file system is full" in result.stderr

@@ -24,6 +24,17 @@ def test_the_readme_fits_a_screen_or_two() -> None:
     assert len((ROOT / "README.md").read_bytes()) < 8_000
 
 
+def test_the_readme_says_what_a_package_signs_and_what_verify_checks() -> None:
+    """Issue 29's last condition: the README itself, not only a page it links."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    section = text[text.index("## Packages") :]
+    assert "--sign" in section
+    assert "signs a statement of every member's sha256" in section
+    assert "repro verify" in section
+    assert "no signed statement covers" in section
+    assert "contradicts the spec's pins" in section
+
+
 @pytest.mark.parametrize(
     "name",
     [

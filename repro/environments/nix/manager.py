@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
+from repro.atomic import write_text
 from repro.environments.base import (
     CaptureContext,
     CapturePlan,
@@ -43,7 +44,7 @@ def nix_base_command() -> list[str]:
     """`nix` with flakes enabled and without the global registry (no network lookups)."""
     registry = Path(tempfile.gettempdir()) / "repro-empty-flake-registry.json"
     if not registry.is_file():
-        registry.write_text(json.dumps({"flakes": [], "version": 2}))
+        write_text(registry, json.dumps({"flakes": [], "version": 2}))
     return ["nix", *NIX_FEATURES, "--option", "flake-registry", str(registry)]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from repro import _subprocess
+from repro.atomic import write_text
 from repro.environments.spack import tool
 from repro.errors import EnvironmentSetupError
 
@@ -84,7 +85,7 @@ def write_environment(
     }
     folder.mkdir(parents=True, exist_ok=True)
     manifest = folder / "spack.yaml"
-    manifest.write_text(HEADER.format(name=name) + yaml.safe_dump(data, sort_keys=False))
+    write_text(manifest, HEADER.format(name=name) + yaml.safe_dump(data, sort_keys=False))
     wanted = (*BUILD_TOOLS, *externals)
     report(f"spack: finding this machine's {', '.join(wanted)} (spack external find)")
     tool.run(
@@ -128,7 +129,7 @@ def _add_external(manifest: Path, name: str, spec: str, prefix: str) -> None:
     data["spack"]["packages"][name] = {
         "buildable": False, "externals": [{"spec": spec, "prefix": prefix}],
     }  # fmt: skip
-    manifest.write_text(head + yaml.safe_dump(data, sort_keys=False))
+    write_text(manifest, head + yaml.safe_dump(data, sort_keys=False))
 
 
 def _llvm() -> tuple[str, str] | None:

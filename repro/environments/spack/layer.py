@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repro import _subprocess
+from repro.atomic import write_text
 from repro.environments.pylock import normalize, without
 from repro.errors import EnvironmentSetupError
 
@@ -42,7 +43,7 @@ def install_layer(
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=cache))
     try:
         req = work / "requirements.lock"
-        req.write_text(text)
+        write_text(req, text)
         report(f"spack: the lock's wheels beside the environment ({target})")
         args = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                 "--disable-pip-version-check", "--require-hashes", "--only-binary=:all:",

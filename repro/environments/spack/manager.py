@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
-from repro.atomic import atomic_write_text
+from repro.atomic import atomic_write_text, write_text
 from repro.environments.base import (
     CaptureContext,
     CapturePlan,
@@ -362,7 +362,7 @@ class SpackManager(EnvironmentManager):
             }
         if mirror is not None:
             data["spack"].setdefault("mirrors", {})["repro"] = mirror.resolve().as_uri()
-        (target / MANIFEST_NAME).write_text(yaml.safe_dump(data, sort_keys=False))
+        write_text(target / MANIFEST_NAME, yaml.safe_dump(data, sort_keys=False))
         if lock is not None:
             shutil.copyfile(lock, target / LOCK_NAME)
 

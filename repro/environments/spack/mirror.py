@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from repro.artifacts.cache import sha256_file
-from repro.atomic import atomic_write_text
+from repro.atomic import atomic_write_text, write_text
 from repro.environments.spack import tool
 from repro.errors import ArtifactError, EnvironmentSetupError
 
@@ -76,7 +76,7 @@ def sources(env_dir: Path) -> list[Source]:
     """Every non-external concrete spec's source in the environment at `env_dir`."""
     with tempfile.TemporaryDirectory(prefix="repro-spack-") as tmp:
         script = Path(tmp) / "sources.py"
-        script.write_text(SOURCES)
+        write_text(script, SOURCES)
         raw = tool.spack_python(env_dir, script)
     if not isinstance(raw, list):
         raise EnvironmentSetupError(f"Spack listed no sources of {env_dir} (got {raw!r:.200})")

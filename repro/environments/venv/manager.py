@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from repro.atomic import write_text
 from repro import _subprocess
 from repro.environments.base import (
     CaptureContext,
@@ -159,4 +160,4 @@ class VenvManager(EnvironmentManager):
                 raise EnvironmentSetupError(
                     f"building the venv failed at `{' '.join(cmd[:4])} ...`: {tail}", hint=hint
                 )
-        (target / MARKER).write_text(str(lock_path) + "\n")
+        write_text(target / MARKER, str(lock_path) + "\n")
