@@ -75,8 +75,9 @@ def fit(
       repro results inference_results_v5.0/ --enrich --csv v5.csv
       repro model fit v5.csv --target throughput --by system -o reports/model/tp.pkl
     """
-    from repro.stats.hwfront import SECOND, front_recovery
-    from repro.stats.hwmodel import cross_validate, save_model, target_frame
+    from repro.atomic import atomic_write_text
+    from repro.stats.hwfront import SECOND, front_members, recovery
+    from repro.stats.hwmodel import cross_validate, fronts_page_of, save_model, target_frame
     from repro.stats.hwmodel import fit as fit_model
     from repro.stats.pareto import load_table
 
@@ -87,17 +88,40 @@ def fit(
         importance_repeats=importance_repeats,
     )  # fmt: skip
     second = front_with or SECOND[target]
-    fronts = front_recovery(
+    members = front_members(
         frame, validation.predicted, validation.fold_of, target=target, second=second
     )
+    fronts = recovery(members, folds=[f.fold for f in validation.folds])
     fitted = fit_model(frame, target=target, kind=kind, seed=seed, validation=validation)
     path = output or Path("reports") / "model" / f"{target}.pkl"
     sidecar = save_model(fitted, path)
+    plot = fronts_page_of(path)
+    atomic_write_text(plot, _fronts_page(frame, members, fronts, target=target, second=second))
     if as_json:
-        click.echo(json.dumps(_as_json(fitted.meta, validation, fronts, second), indent=2))
+        data = _as_json(fitted.meta, validation, fronts, second)
+        click.echo(json.dumps({**data, "fronts": {**data["fronts"], "page": str(plot)}}, indent=2))
     else:
         click.echo(render(validation, fronts, target=target, second=second))
-    note(f"model written to {path} (sidecar {sidecar})")
+    note(f"model written to {path} (sidecar {sidecar}); the fronts per fold plotted in {plot}")
+
+
+def _fronts_page(
+    frame: pd.DataFrame,
+    members: pd.DataFrame,
+    fronts: list[FrontRecovery],
+    *,
+    target: str,
+    second: str,
+) -> str:
+    """The per-fold page of true and predicted fronts, in the units of the table."""
+    from repro.reports.fronts import page
+    from repro.reports.pareto import unit_of
+
+    column = {"throughput": "value", "energy": "energy_j", "cost": "cost_usd"}[target]
+    return page(
+        members, fronts, target=target, target_unit=unit_of(column, frame),
+        second=second, second_unit=unit_of(second.partition(":")[2], frame),
+    )  # fmt: skip
 
 
 def _as_json(

@@ -1,10 +1,11 @@
-"""report.html: self-contained (inline CSS and SVG), for a person."""
+"""report.html: self-contained (inline CSS and SVG plots drawn by matplotlib), for a person."""
 
 from __future__ import annotations
 
 import html
-import math
+from typing import TYPE_CHECKING
 
+from repro.reports import plots
 from repro.reports.fmt import (
     CLAIM_MARK,
     MATCH_MARK,
@@ -21,16 +22,19 @@ from repro.reports.fmt import (
 from repro.reports.model import CdfPoints, ClaimResult, MetricResult, Report, claims_summary
 from repro.reports.profile_html import render_profile
 
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.figure import Figure
+
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;width:100%;font-size:14px;margin:.5em 0 1.5em}
 th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
 .reproduced{color:#1a7f37}.not-reproduced{color:#cf222e}.inconclusive{color:#9a6700}
 .not-counted{color:#57606a}
-.verdict{font-size:1.3em;font-weight:bold} svg{background:#fafafa;border:1px solid #eee}
+.verdict{font-size:1.3em;font-weight:bold} svg.plot{border:1px solid #eee}
 .plots{display:flex;gap:1em;flex-wrap:wrap} code{font-size:13px}
 """
-W, H, PAD = 460, 260, 45
 COLOURS = {
     "reproduced": "#1a7f37",
     "reproduced after machine adjustment": "#1a7f37",
@@ -40,6 +44,7 @@ COLOURS = {
     "not comparable: different hardware": "#57606a",
     "not comparable: hardware unknown": "#57606a",
 }
+CDF_COLOURS = {"original": "#0969da", "replay": "#cf222e"}
 
 
 #: the class of a verdict that does not decide its scenario (an information row's, an
@@ -58,105 +63,80 @@ def _cls(verdict: str) -> str:
 
 def cdf_svg(cdf: dict[str, CdfPoints], title: str) -> str:
     """Latency CDFs of original and replay on a log-scaled time axis."""
-    xs = [x for c in cdf.values() for x in c.latency_ns if x > 0]
+    curves = {
+        name: [(x, f) for x, f in zip(c.latency_ns, c.fraction, strict=True) if x > 0]
+        for name, c in cdf.items()
+    }
+    xs = [x for points in curves.values() for x, _ in points]
     if not xs:
         return ""
-    lo, hi = math.log10(min(xs)), math.log10(max(xs))
-    hi = hi if hi > lo else lo + 1
 
-    def px(x: float) -> float:
-        return PAD + (math.log10(x) - lo) / (hi - lo) * (W - 2 * PAD)
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        for name, points in curves.items():
+            ax.plot(
+                [x for x, _ in points], [f for _, f in points], drawstyle="steps-post",
+                color=CDF_COLOURS.get(name, plots.GREY), linewidth=1.8, label=name,
+            )  # fmt: skip
+        plots.log_scale(ax, "x", xs, plots.latency)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("SUT-side latency per query (log scale)")
+        ax.set_ylabel("fraction of queries at or below")
+        ax.set_title(title)
+        if len(curves) > 1:
+            ax.legend(loc="lower right")
 
-    def py(f: float) -> float:
-        return H - PAD + f * (2 * PAD - H)
-
-    parts = [
-        f'<svg width="{W}" height="{H}" role="img" aria-label="{html.escape(title)}">',
-        f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="13">{html.escape(title)}</text>',
-    ]
-    for exp in range(math.floor(lo), math.ceil(hi) + 1):
-        x = px(10**exp)
-        if PAD <= x <= W - PAD:
-            label = value(10.0**exp, "ns")
-            parts.append(
-                f'<line x1="{x:.1f}" y1="{PAD}" x2="{x:.1f}" y2="{H - PAD}" '
-                f'stroke="#ddd"/><text x="{x:.1f}" y="{H - PAD + 15}" font-size="10" '
-                f'text-anchor="middle">{label}</text>'
-            )
-    for f in (0, 0.5, 0.9, 1.0):
-        parts.append(
-            f'<text x="{PAD - 5}" y="{py(f) + 3:.1f}" font-size="10" text-anchor="end">{f:g}</text>'
-        )
-    colours = {"original": "#0969da", "replay": "#cf222e"}
-    for i, (name, c) in enumerate(cdf.items()):
-        pts = " ".join(
-            f"{px(x):.1f},{py(f):.1f}"
-            for x, f in zip(c.latency_ns, c.fraction, strict=True)
-            if x > 0
-        )
-        parts.append(
-            f'<polyline fill="none" stroke="{colours.get(name, "#555")}" '
-            f'stroke-width="2" points="{pts}"/>'
-        )
-        parts.append(
-            f'<text x="{W - PAD}" y="{H - PAD - 10 - 14 * i}" font-size="11" text-anchor="end" '
-            f'fill="{colours.get(name, "#555")}">{name}</text>'
-        )
-    parts.append(
-        f'<text x="{W / 2}" y="{H - 8}" font-size="11" text-anchor="middle">'
-        "SUT-side latency per query (log scale)</text></svg>"
-    )
-    return "".join(parts)
+    return plots.svg(draw, title=title, width_in=4.6, height_in=3.0)
 
 
 def bars_svg(metrics: list[MetricResult], title: str) -> str:
-    """Each metric's relative difference with its interval, against the tolerance band."""
+    """Each metric's relative difference with its interval, against the tolerance band; the
+    metrics that do not decide the verdict (for information) grey."""
     rows = [m for m in metrics if m.delta_rel is not None]
     if not rows:
         return ""
-    span = max(
-        [0.15]
-        + [abs(m.delta_rel or 0) for m in rows]
-        + [abs(v) for m in rows for v in (m.ci or [])]
-        + [m.tolerance or 0 for m in rows]
-    )
-    span *= 1.15
-    height = PAD + 26 * len(rows) + 20
-    mid = 250 + (W + 150 - 250) / 2
+    span = max([0.15] + [abs(m.delta_rel or 0) for m in rows] + [m.tolerance or 0 for m in rows])
+    # NOTE: an interval may reach far past the points (one round of a noisy metric); the axis
+    # follows it up to three times the points' span, beyond that the line runs off the edge
+    reach = max([abs(v) for m in rows for v in (m.ci or [])] or [0.0])
+    span = 1.15 * max(span, min(reach, 3 * span))
 
-    def px(d: float) -> float:
-        return mid + d / span * (W + 150 - 250) / 2
+    def draw(fig: Figure) -> None:
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import PercentFormatter
 
-    parts = [
-        f'<svg width="{W + 150}" height="{height}" role="img" aria-label="{html.escape(title)}">',
-        f'<text x="{(W + 150) / 2}" y="18" text-anchor="middle" font-size="13">'
-        f"{html.escape(title)}</text>",
-        f'<line x1="{mid}" y1="{PAD - 15}" x2="{mid}" y2="{height - 10}" stroke="#999"/>',
-    ]
-    for i, m in enumerate(rows):
-        y = PAD + 26 * i
-        tol = m.tolerance or 0
-        parts.append(
-            f'<rect x="{px(-tol):.1f}" y="{y - 8}" width="{px(tol) - px(-tol):.1f}" '
-            f'height="16" fill="#e6f4ea"/>'
-        )
-        parts.append(
-            f'<text x="245" y="{y + 4}" font-size="11" text-anchor="end">'
-            f"{html.escape(m.label[:38])}</text>"
-        )
-        c = COLOURS[m.verdict]
-        if m.ci:
-            parts.append(
-                f'<line x1="{px(m.ci[0]):.1f}" y1="{y}" x2="{px(m.ci[1]):.1f}" '
-                f'y2="{y}" stroke="{c}" stroke-width="2"/>'
-            )
-        parts.append(f'<circle cx="{px(m.delta_rel or 0):.1f}" cy="{y}" r="4" fill="{c}"/>')
-        parts.append(
-            f'<text x="{W + 145}" y="{y + 4}" font-size="11" text-anchor="end" '
-            f'fill="{c}">{delta(m.delta_rel)}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+        ax = fig.add_subplot()
+        ys = list(range(len(rows)))[::-1]  # the first metric on top
+        for y, m in zip(ys, rows, strict=True):
+            c = COLOURS[m.verdict] if m.judged else plots.GREY
+            tol = m.tolerance or 0
+            if tol:
+                ax.barh(y, 2 * tol, left=-tol, height=0.7, color="#e6f4ea", zorder=1)
+            if m.ci:
+                ax.plot(m.ci, [y, y], color=c, linewidth=2, zorder=2)
+            ax.plot([m.delta_rel or 0.0], [y], "o", color=c, markersize=6, zorder=3)
+        ax.axvline(0, color="#777", linewidth=0.8, zorder=1)
+        ax.set_xlim(-span, span)
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_yticks(ys, labels=[plots.shorten(m.label, 38) for m in rows])
+        right = ax.secondary_yaxis("right")
+        right.set_yticks(ys, labels=[delta(m.delta_rel) for m in rows])
+        for label, m in zip(right.get_yticklabels(), rows, strict=True):
+            label.set_color(COLOURS[m.verdict] if m.judged else plots.GREY)
+        ax.grid(axis="y", visible=False)
+        ax.xaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0 if span > 0.1 else 1))
+        ax.set_xlabel("relative difference, replay / original - 1 (%)")
+        ax.set_title(title)
+        shown = dict.fromkeys(m.verdict if m.judged else "for information" for m in rows)
+        handles: list[Artist] = [
+            Line2D([], [], marker="o", linewidth=2, color=COLOURS.get(v, plots.GREY), label=v)
+            for v in shown
+        ]
+        handles.append(Patch(color="#e6f4ea", label="tolerance"))
+        fig.legend(handles=handles, loc="outside lower center", ncols=4, frameon=False)
+
+    return plots.svg(draw, title=title, width_in=6.0, height_in=1.7 + 0.3 * len(rows))
 
 
 def claims_html(claims: list[ClaimResult], summary: str) -> list[str]:

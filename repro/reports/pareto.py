@@ -1,22 +1,24 @@
 """Render a Pareto recommendation: Markdown, CSV and a self-contained HTML page with a plot.
 
-The plot is inline SVG (no plotting library, no script): the first two objectives as axes
-(logarithmic where the values span more than two decades), the front's systems solid and named,
-the dominated ones faded. With one objective the page shows the ranking only.
+The plot is matplotlib's SVG, inline (no script): the first two objectives as axes
+(logarithmic where the values span more than two decades), the front's systems solid, joined
+and named, the dominated ones faded. With one objective the page shows the ranking only.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from repro.reports import markdown as md
+from repro.reports import plots
 from repro.reports.table import spreadsheet_safe
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
 Objective = tuple[str, bool]  # (column, maximize)
 SHOWN = ("division", "submitter", "system", "status", "processor", "accelerator",
@@ -118,60 +120,59 @@ def page(
     )
 
 
+#: the unit of a column the table does not give one for: by its whole name, else its ending
+_UNITS = {"cost": "USD", "_usd": "USD", "_w": "W", "_j": "J", "_gb": "GB", "_gbs": "GB/s",
+          "_s": "s"}  # fmt: skip
+
+
+def unit_of(column: str, frame: pd.DataFrame) -> str:
+    """A column's unit: the table's own for the MLPerf figure and the energy, else by its
+    name; empty where none is known."""
+    own = {"throughput": "unit", "value": "unit", "energy_j": "energy_unit"}.get(column)
+    if own and own in frame:
+        return ", ".join(sorted({str(u) for u in frame[own].dropna()}))
+    for ending, unit in _UNITS.items():
+        if column == ending or (ending.startswith("_") and column.endswith(ending)):
+            return unit
+    return ""
+
+
 def _svg(objectives: Sequence[Objective], front: pd.DataFrame, dominated: pd.DataFrame) -> str:
-    (xc, _), (yc, _) = objectives[0], objectives[1]
-    w, h, pad = 720, 460, 70
-    points = [(float(r[xc]), float(r[yc]), True, r) for _, r in front.iterrows()]
-    points += [(float(r[xc]), float(r[yc]), False, r) for _, r in dominated.iterrows()]
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    fx, fy = _scale(xs, pad, w - pad), _scale(ys, h - pad, pad)
-    out = [f"<svg width='{w}' height='{h}' role='img' aria-label='Pareto front'>",
-           f"<rect x='0' y='0' width='{w}' height='{h}' fill='white' stroke='#ccc'/>",
-           f"<text x='{w / 2}' y='{h - 20}' text-anchor='middle'>{html.escape(xc)}"
-           f"{' (log)' if _log(xs) else ''}</text>",
-           f"<text x='20' y='{h / 2}' transform='rotate(-90 20 {h / 2})' text-anchor='middle'>"
-           f"{html.escape(yc)}{' (log)' if _log(ys) else ''}</text>"]  # fmt: skip
-    for v in (min(xs), max(xs)):
-        out.append(f"<text x='{fx(v):.1f}' y='{h - pad + 18}' font-size='11' "
-                   f"text-anchor='middle'>{v:.4g}</text>")  # fmt: skip
-    for v in (min(ys), max(ys)):
-        out.append(f"<text x='{pad - 6}' y='{fy(v) + 4:.1f}' font-size='11' "
-                   f"text-anchor='end'>{v:.4g}</text>")  # fmt: skip
-    front_xy = sorted((fx(x), fy(y)) for x, y, on, _ in points if on)
-    if len(front_xy) > 1:
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in front_xy)
-        out.append(f"<polyline points='{path}' fill='none' stroke='#1f77b4'/>")
-    for x, y, on, row in points:
-        name = html.escape(f"{row.get('submitter')}/{row.get('system')}")
-        opacity = 1.0 if on else 0.25
-        out.append(
-            f"<circle cx='{fx(x):.1f}' cy='{fy(y):.1f}' r='5' fill='#1f77b4' "
-            f"fill-opacity='{opacity}'><title>{name}: {x:g}, {y:g}</title></circle>"
-        )
-        if on:
-            out.append(
-                f"<text x='{fx(x) + 7:.1f}' y='{fy(y) - 7:.1f}' font-size='11'>{name}</text>"
-            )
-    out.append("</svg>")
-    return "".join(out)
+    """The first two objectives as axes (a log scale where the values span more than two
+    decades); the front solid, joined and named, the dominated points faded."""
+    import pandas as pd
 
+    (xc, xmax), (yc, ymax) = objectives[0], objectives[1]
+    both = pd.concat([front, dominated])
+    title = f"Pareto front: {xc} vs {yc}"
+    fx, fy = front[xc].astype(float).tolist(), front[yc].astype(float).tolist()
+    dx, dy = dominated[xc].astype(float).tolist(), dominated[yc].astype(float).tolist()
 
-def _log(values: Sequence[float]) -> bool:
-    positive = [v for v in values if v > 0]
-    return len(positive) == len(values) and max(positive) / min(positive) > 100
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        ticks = {c: plots.latency if c == "latency_ns" else plots.number for c in (xc, yc)}
+        logx, logy = plots.scales(ax, fx + dx, fy + dy, xlabel=ticks[xc], ylabel=ticks[yc])
+        if dx:
+            ax.scatter(dx, dy, s=30, color=plots.BLUE, alpha=plots.FADED, linewidths=0,
+                       label=f"dominated ({len(dx)})", zorder=2)  # fmt: skip
+        order = sorted(range(len(fx)), key=lambda i: (fx[i], fy[i]))
+        ax.plot([fx[i] for i in order], [fy[i] for i in order], "-o", color=plots.BLUE,
+                markersize=6, linewidth=1.5, label=f"Pareto front ({len(fx)})",
+                zorder=3)  # fmt: skip
+        for n, i in enumerate(order):
+            row = front.iloc[i]
+            plots.name_point(ax, plots.shorten(f"{row.get('submitter')}/{row.get('system')}", 32),
+                             fx[i], fy[i], n)  # fmt: skip
+        for column, up, log, set_label in ((xc, xmax, logx, ax.set_xlabel),
+                                           (yc, ymax, logy, ax.set_ylabel)):  # fmt: skip
+            better = "higher is better" if up else "lower is better"
+            unit = "" if column == "latency_ns" else unit_of(column, both)
+            set_label(plots.axis_label(f"{column}, {better}", unit, log))
+        ax.set_title(title)
+        if dx:
+            ax.legend(loc="best")
 
-
-def _scale(values: Sequence[float], lo: float, hi: float) -> Callable[[float], float]:
-    """Value -> pixel, linear or logarithmic."""
-    log = _log(values)
-
-    def f(v: float) -> float:
-        return math.log10(v) if log else v
-
-    vs = [f(v) for v in values]
-    a, b = min(vs), max(vs)
-    span = (b - a) or 1.0
-    return lambda v: lo + (f(v) - a) / span * (hi - lo)
+    return plots.svg(draw, title=title, width_in=7.5, height_in=4.8)
 
 
 def _cell(value: object) -> str:

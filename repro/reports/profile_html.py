@@ -4,52 +4,51 @@ layer changes and the profile diff's table."""
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 from repro.profiles.diff import LayerChange
+from repro.reports import plots
 from repro.reports.fmt import delta, micros, profile_side
 from repro.reports.model import ProfileSection
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 _BARS = 12
-_W, _LABEL, _ROW = 720, 260, 22
+_TITLE = "largest changes of time per sample, by layer"
 
 
 def changes_svg(changes: list[LayerChange]) -> str:
-    """Horizontal bars: each layer's change of time per sample (red slower, green faster)."""
-    rows = changes[:_BARS]
+    """Horizontal bars: the largest changes of time per sample (red slower, green faster);
+    layers that did not change are left out."""
+    rows = [c for c in changes if c.delta_ns][:_BARS]
     if not rows:
         return ""
-    span = max(abs(c.delta_ns) for c in rows) or 1.0
-    mid = _LABEL + (_W - _LABEL) / 2
-    half = (_W - _LABEL) / 2 - 60
-    height = 30 + _ROW * len(rows)
-    parts = [
-        f'<svg width="{_W}" height="{height}" role="img" aria-label="largest layer changes">',
-        f'<text x="{_W / 2}" y="16" text-anchor="middle" font-size="13">'
-        "largest changes of time per sample, by layer</text>",
-        f'<line x1="{mid}" y1="22" x2="{mid}" y2="{height}" stroke="#999"/>',
-    ]
-    for i, c in enumerate(rows):
-        y = 30 + _ROW * i
-        length = abs(c.delta_ns) / span * half
-        x = mid if c.delta_ns >= 0 else mid - length
-        colour = "#cf222e" if c.delta_ns > 0 else "#1a7f37"
-        label = c.name + (f" / {c.replay_name}" if c.replay_name else "")
-        parts.append(
-            f'<text x="{_LABEL - 6}" y="{y + 12}" font-size="11" text-anchor="end">'
-            f"{html.escape(label[:40])}</text>"
-        )
-        parts.append(
-            f'<rect x="{x:.1f}" y="{y + 2}" width="{max(length, 1):.1f}" height="14" '
-            f'fill="{colour}"/>'
-        )
-        tx = mid + length + 4 if c.delta_ns >= 0 else mid - length - 4
-        anchor = "start" if c.delta_ns >= 0 else "end"
-        parts.append(
-            f'<text x="{tx:.1f}" y="{y + 13}" font-size="11" text-anchor="{anchor}">'
-            f"{c.delta_ns / 1e3:+.1f} us</text>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+
+    def draw(fig: Figure) -> None:
+        from matplotlib.patches import Patch
+
+        ax = fig.add_subplot()
+        ys = list(range(len(rows)))[::-1]  # the largest change on top
+        us = [c.delta_ns / 1e3 for c in rows]
+        colours = [plots.RED if d > 0 else plots.GREEN for d in us]
+        bars = ax.barh(ys, us, height=0.7, color=colours)
+        ax.bar_label(bars, labels=[f"{d:+.1f} µs" for d in us], padding=3, fontsize=8)
+        ax.axvline(0, color="#777", linewidth=0.8)
+        span = max(abs(d) for d in us) or 1.0
+        ax.set_xlim(-1.3 * span if min(us) < 0 else 0, 1.3 * span if max(us) > 0 else 0)
+        labels = [c.name + (f" / {c.replay_name}" if c.replay_name else "") for c in rows]
+        ax.set_yticks(ys, labels=[plots.shorten(label) for label in labels])
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("change of time per sample, replay - original (µs)")
+        ax.set_title(_TITLE)
+        kinds = [("slower in the replay", plots.RED, max(us) > 0),
+                 ("faster in the replay", plots.GREEN, min(us) < 0)]  # fmt: skip
+        handles = [Patch(color=c, label=label) for label, c, shown in kinds if shown]
+        if len(handles) > 1:
+            fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
+
+    return plots.svg(draw, title=_TITLE, width_in=7.5, height_in=1.6 + 0.28 * len(rows))
 
 
 def render_profile(p: ProfileSection) -> list[str]:

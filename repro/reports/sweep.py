@@ -1,14 +1,20 @@
 """Render a sweep: the Markdown table and a self-contained HTML page with the front plotted.
 
-Input is sweep.json's content (plain data). The plot is inline SVG: the first two objectives as
-axes, each point with its 95 % intervals as error bars, front points solid and numbered, tied
-ones half-tone, dominated and excluded ones faded.
+Input is sweep.json's content (plain data). The plot is matplotlib's SVG, inline: the first two
+objectives as axes (logarithmic where the means span more than two decades), each point with its
+95 % intervals as error bars (cut at 0), front points solid, joined and numbered, tied ones
+half-tone, dominated and excluded ones faded.
 """
 
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from repro.reports import plots
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MEASURES = {
     "accuracy": (100.0, " %"),
@@ -118,6 +124,16 @@ def page(state: dict[str, Any]) -> str:
     )
 
 
+#: how each kind of point is drawn: colour, opacity, legend label
+STYLE = {
+    "front": ("#1f5fa8", 1.0, "front"),
+    "tied": ("#7fa6d6", 1.0, "tied: beaten on the means only"),
+    "dominated": (plots.GREY, plots.FADED, "dominated"),
+    "excluded": (plots.RED, plots.FADED, "excluded by a constraint"),
+    "": (plots.GREY, plots.FADED, "not judged"),
+}
+
+
 def _svg(state: dict[str, Any]) -> str:
     objectives = state["objectives"]
     if len(objectives) < 2:
@@ -130,55 +146,59 @@ def _svg(state: dict[str, Any]) -> str:
     ]
     if not pts:
         return "<p>(no point measured both objectives yet)</p>"
-    w, h, pad = 560, 360, 60
-    xs = [v for _, x, _ in pts for v in (x["lo"], x["hi"])]
-    ys = [v for _, _, y in pts for v in (y["lo"], y["hi"])]
+    title = f"Sweep {state['id']}: {xo} vs {yo}"
+    xs, x_cut = _axis(xo, [x for _, x, _ in pts])
+    ys, y_cut = _axis(yo, [y for _, _, y in pts])
+    kinds = [p.get("front") or "" for p, _, _ in pts]
 
-    def scale(values: list[float], lo: float, hi: float) -> Any:
-        a, b = min(values), max(values)
-        span = (b - a) or abs(a) or 1.0
-        a, b = a - 0.05 * span, b + 0.05 * span
-        return lambda v: lo + (v - a) / (b - a) * (hi - lo)
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        logx, logy = plots.scales(ax, [m for m, _, _ in xs], [m for m, _, _ in ys])
+        front = sorted((xs[i][0], ys[i][0]) for i, k in enumerate(kinds) if k == "front")
+        if len(front) > 1:
+            ax.plot(*zip(*front, strict=True), color=STYLE["front"][0], linewidth=1, zorder=3)
+        for kind, (colour, alpha, label) in STYLE.items():
+            chosen = [i for i, k in enumerate(kinds) if k == kind]
+            if not chosen:
+                continue
+            x, y = [xs[i] for i in chosen], [ys[i] for i in chosen]
+            ax.errorbar(
+                [m for m, _, _ in x], [m for m, _, _ in y],
+                xerr=[[m - lo for m, lo, _ in x], [hi - m for m, _, hi in x]],
+                yerr=[[m - lo for m, lo, _ in y], [hi - m for m, _, hi in y]],
+                fmt="o", color=colour, alpha=alpha, markersize=6, elinewidth=1, capsize=2,
+                label=f"{label} ({len(chosen)})", zorder=4 if kind == "front" else 2,
+            )  # fmt: skip
+            for i in chosen if kind in ("front", "tied") else []:
+                ax.annotate(str(pts[i][0]["index"]), (xs[i][0], ys[i][0]), xytext=(5, 5),
+                            textcoords="offset points", fontsize=8, zorder=5)  # fmt: skip
+        for label, log, set_label in ((xo, logx, ax.set_xlabel), (yo, logy, ax.set_ylabel)):
+            unit = _unit(label)[1].strip()
+            set_label(plots.axis_label(label, "per second" if unit == "/s" else unit, log))
+        ax.set_title(title)
+        if len(set(kinds)) > 1:
+            ax.legend(loc="best")
+        cut = "; cut at 0 where they reach below it" if x_cut or y_cut else ""
+        fig.supxlabel(f"numbers: the points of the table; error bars: 95 % intervals{cut}",
+                      fontsize=7.5)  # fmt: skip
 
-    sx, sy = scale(xs, pad, w - 20), scale(ys, h - pad, 20)
-    style = {"front": "#1f5fa8", "tied": "#7fa6d6", "dominated": "#ccc", "excluded": "#e0b0b0"}
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img">',
-        f'<line x1="{pad}" y1="{h - pad}" x2="{w - 20}" y2="{h - pad}" stroke="#333"/>',
-        f'<line x1="{pad}" y1="{h - pad}" x2="{pad}" y2="20" stroke="#333"/>',
-        f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle" font-size="12">'
-        f"{html.escape(xo)}</text>",
-        f'<text x="15" y="{h / 2}" font-size="12" transform="rotate(-90 15 {h / 2})" '
-        f'text-anchor="middle">{html.escape(yo)}</text>',
-    ]
-    for label, values, axis in ((xo, xs, "x"), (yo, ys, "y")):
-        scale_, unit = _unit(label)
-        for v in (min(values), max(values)):
-            text = html.escape(f"{v * scale_:.3g}{unit}")
-            if axis == "x":
-                parts.append(
-                    f'<text x="{sx(v):.1f}" y="{h - pad + 15}" font-size="10" '
-                    f'text-anchor="middle">{text}</text>'
-                )
-            else:
-                parts.append(
-                    f'<text x="{pad - 4}" y="{sy(v):.1f}" font-size="10" '
-                    f'text-anchor="end">{text}</text>'
-                )
-    for p, x, y in sorted(pts, key=lambda t: -ORDER.get(t[0].get("front"), 4)):
-        color = style.get(p.get("front") or "", "#ccc")
-        cx, cy = sx(x["mean"]), sy(y["mean"])
-        parts += [
-            f'<line x1="{sx(x["lo"]):.1f}" y1="{cy:.1f}" x2="{sx(x["hi"]):.1f}" y2="{cy:.1f}" '
-            f'stroke="{color}"/>',
-            f'<line x1="{cx:.1f}" y1="{sy(y["lo"]):.1f}" x2="{cx:.1f}" y2="{sy(y["hi"]):.1f}" '
-            f'stroke="{color}"/>',
-            f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{color}">'
-            f"<title>point {p['index']}: {html.escape(str(p['values']))}</title></circle>",
-        ]
-        if p.get("front") in ("front", "tied"):
-            parts.append(
-                f'<text x="{cx + 6:.1f}" y="{cy - 6:.1f}" font-size="11">{p["index"]}</text>'
-            )
-    parts.append("</svg>")
-    return "".join(parts)
+    return plots.svg(draw, title=title, width_in=7.0, height_in=4.6)
+
+
+Bar = tuple[float, float, float]  # mean, lo, hi
+
+
+def _axis(label: str, metrics: list[dict[str, Any]]) -> tuple[list[Bar], bool]:
+    """Each point's (mean, lo, hi) in the objective's unit, the interval cut at 0: every
+    objective is a rate, a time, a size or a share, so an interval below 0 (Student's t over
+    few rounds) holds no possible value there; and whether one was cut."""
+    scale, _ = _unit(label)
+    out: list[Bar] = []
+    cut = False
+    for m in metrics:
+        mean = m["mean"] * scale
+        lo = mean if m.get("lo") is None else m["lo"] * scale
+        hi = mean if m.get("hi") is None else m["hi"] * scale
+        cut = cut or lo < 0
+        out.append((mean, max(lo, 0.0), hi))
+    return out, cut

@@ -14,6 +14,7 @@ as a factor (x1.8: the feature raises the prediction 1.8-fold).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 #: the direction of each target, and the default second objective of its front
 MAXIMIZE = {"throughput": True, "energy": False, "cost": False}
 SECOND = {"throughput": "min:cost_usd", "energy": "max:value", "cost": "max:value"}
+#: the columns that say whose a row of `front_members` is
+WHO = ("benchmark", "scenario", "submitter", "system")
 
 
 @dataclass
@@ -64,10 +67,13 @@ def parse_second(text: str, t: pd.DataFrame) -> tuple[str, bool]:
     return column, sense == "max"
 
 
-def front_recovery(
+def front_members(
     t: pd.DataFrame, predicted: np.ndarray, fold_of: np.ndarray, *, target: str, second: str
-) -> list[FrontRecovery]:
-    """Per held-out fold: true front vs predicted front, summed over (benchmark, scenario)."""
+) -> pd.DataFrame:
+    """Every held-out row that has the second objective: its fold (from 1), benchmark,
+    scenario, submitter and system, `second` (that objective), `true` and `predicted` (the
+    target) and whether it is on its (benchmark, scenario)'s true front (`on_true`) and on
+    the front of the predictions (`on_predicted`)."""
     import numpy as np
     import pandas as pd
 
@@ -75,22 +81,49 @@ def front_recovery(
     sign_t = 1.0 if MAXIMIZE[target] else -1.0
     sign_s = 1.0 if second_max else -1.0
     other = pd.to_numeric(t[column], errors="coerce").to_numpy(float)
-    out = []
+    truth_all = t["y"].to_numpy(float)
+    parts = []
     for fold in sorted(set(fold_of.tolist())):
-        rec = FrontRecovery(fold + 1, 0, 0, 0, 0)
         in_fold = (fold_of == fold) & np.isfinite(other)
         for _, idx in t[in_fold].groupby(["benchmark", "scenario"]).groups.items():
             rows = np.asarray(list(idx))
-            if len(rows) < 1:
-                continue
-            truth = np.column_stack([sign_t * t["y"].to_numpy(float)[rows], sign_s * other[rows]])
+            truth = np.column_stack([sign_t * truth_all[rows], sign_s * other[rows]])
             guess = np.column_stack([sign_t * predicted[rows], sign_s * other[rows]])
-            true_front, pred_front = pareto_mask(truth), pareto_mask(guess)
-            rec.groups += 1
-            rec.true_members += int(true_front.sum())
-            rec.found += int((true_front & pred_front).sum())
-            rec.false_members += int((pred_front & ~true_front).sum())
-        out.append(rec)
+            part = t.loc[rows, [c for c in WHO if c in t]].copy()
+            part.insert(0, "fold", fold + 1)
+            part["second"], part["true"], part["predicted"] = (
+                other[rows], truth_all[rows], predicted[rows],
+            )  # fmt: skip
+            part["on_true"], part["on_predicted"] = pareto_mask(truth), pareto_mask(guess)
+            parts.append(part)
+    columns = ["fold", *WHO, "second", "true", "predicted", "on_true", "on_predicted"]
+    return pd.concat(parts) if parts else pd.DataFrame(columns=columns)
+
+
+def front_recovery(
+    t: pd.DataFrame, predicted: np.ndarray, fold_of: np.ndarray, *, target: str, second: str
+) -> list[FrontRecovery]:
+    """Per held-out fold: true front vs predicted front, summed over (benchmark, scenario)."""
+    members = front_members(t, predicted, fold_of, target=target, second=second)
+    return recovery(members, folds=[fold + 1 for fold in sorted(set(fold_of.tolist()))])
+
+
+def recovery(members: pd.DataFrame, *, folds: Sequence[int]) -> list[FrontRecovery]:
+    """`front_members` counted per fold (numbered from 1; a fold without a row that has both
+    objectives counts zeros)."""
+    out = []
+    for fold in folds:
+        m = members[members["fold"] == fold]
+        on_true, on_predicted = m["on_true"].astype(bool), m["on_predicted"].astype(bool)
+        out.append(
+            FrontRecovery(
+                fold=fold,
+                groups=len(m[["benchmark", "scenario"]].drop_duplicates()),
+                true_members=int(on_true.sum()),
+                found=int((on_true & on_predicted).sum()),
+                false_members=int((on_predicted & ~on_true).sum()),
+            )
+        )
     return out
 
 

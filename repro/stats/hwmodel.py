@@ -290,6 +290,11 @@ def sidecar_of(path: Path) -> Path:
     return path.with_name(path.name + ".json")
 
 
+def fronts_page_of(path: Path) -> Path:
+    """Where `repro model fit` writes the page of the model's fronts per fold (HTML)."""
+    return path.with_name(path.name + ".fronts.html")
+
+
 def save_model(model: FittedModel, path: Path) -> Path:
     """The pickle at `path`, its sidecar beside it (`path`.json), both written atomically."""
     blob = pickle.dumps(model.estimator, protocol=pickle.HIGHEST_PROTOCOL)

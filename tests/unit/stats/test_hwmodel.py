@@ -66,6 +66,12 @@ def test_fit_prints_cv_fronts_and_importance(tmp_path: Path, rows: pd.DataFrame)
     assert all(f["mape"] >= 0 and f["worst"] for f in data["folds"])
     for f in data["fronts"]["folds"]:
         assert f["found"] <= f["true_members"]
+    page = tmp_path / "m" / "tp.pkl.fronts.html"  # the fronts as a table and a plot
+    assert data["fronts"]["page"] == str(page)
+    text = page.read_text()
+    assert text.count("<svg") == 1
+    for f in data["fronts"]["folds"]:
+        assert f"fold {f['fold']}: {f['found']} of {f['true_members']} found" in text
     assert {i["feature"] for i in data["importance"]} >= {"accelerator_count", "benchmark"}
     side = json.loads((tmp_path / "m" / "tp.pkl.json").read_text())
     assert side["features"][0] == "benchmark"

@@ -77,7 +77,8 @@ def test_front_dominated_missing_and_excluded(
     assert "S/invalid-run resnet50 Offline: LoadGen judged it INVALID" in out
     page = (tmp_path / "reports" / "recommend" / "recommend.html").read_text()
     assert "<svg" in page
-    assert "fill-opacity='0.25'" in page  # the dominated point, faded
+    assert "dominated (1)</text>" in page  # the dominated point, in the legend
+    assert "opacity: 0.25" in page  # and faded
 
 
 def test_cost_without_prices_is_refused(tmp_path: Path) -> None:
