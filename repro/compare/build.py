@@ -42,7 +42,7 @@ from repro.runs.store import (
     check_metrics,
 )
 from repro.spec.models import Tolerances
-from repro.stats.verdicts import VERDICTS, roll_up
+from repro.stats.verdicts import VERDICTS, Verdict, roll_up
 
 Side = LoadedRun
 
@@ -161,6 +161,24 @@ def _drift(orig: Side, reps: list[Side]) -> list[DriftEntry]:
     ]
 
 
+def _for_information(result: ScenarioResult, benchmarks: list[str]) -> ScenarioResult:
+    """A scenario of two different benchmarks (--allow-different-benchmarks): every row is
+    shown with its figures, none is judged (the accuracy of two models, the speed of two
+    workloads say nothing of each other)."""
+    verdict: Verdict = "not comparable: different benchmarks"
+    why = (
+        f"not comparable: different benchmarks ({' vs '.join(benchmarks)}); shown for "
+        "information only"
+    )
+    metrics = [
+        m.model_copy(
+            update={"verdict": verdict, "reason": f"{why}; the figures: {m.reason}"}
+        )
+        for m in result.metrics
+    ]  # fmt: skip
+    return result.model_copy(update={"verdict": verdict, "metrics": metrics})
+
+
 def build_report(
     orig: Side,
     reps: list[Side],
@@ -251,6 +269,9 @@ def build_report(
             "the replay ran a different spec id than the original (--allow-different-specs): "
             "the experiment itself was changed (see the settings and the drift)"
         )
+    benchmarks = different_benchmarks([orig, *reps])
+    if benchmarks:
+        scenarios = [_for_information(s, benchmarks) for s in scenarios]
     verdict = roll_up(s.verdict for s in scenarios) if scenarios else "inconclusive"
     judged = [m for s in scenarios for m in s.metrics if m.judged]
     counts = {
@@ -273,13 +294,12 @@ def build_report(
         + f" (the MLPerf metric of each scenario, {judged_kinds}; {shown} more shown for "
         "information)" + f"; {len(scenarios)} of {len(in_original)} scenario(s) compared"
     )
-    benchmarks = different_benchmarks([orig, *reps])
     if benchmarks:
         summary = (
             f"FOR INFORMATION ONLY, different benchmarks ({' vs '.join(benchmarks)}): " + summary
         )
     apart = machines.not_comparable()
-    if apart is not None:
+    if apart is not None and not benchmarks:  # different benchmarks: nothing is judged
         summary += (
             f"; {apart[0].removeprefix('not comparable: ')}: performance is shown for "
             "information, accuracy and predictions are judged"

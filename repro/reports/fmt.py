@@ -67,6 +67,7 @@ VERDICT_MARK = {
     "inconclusive: machine unstable": "⚠ inconclusive: machine unstable",
     "not comparable: different hardware": "≠ not comparable: different hardware",
     "not comparable: hardware unknown": "? not comparable: hardware unknown",
+    "not comparable: different benchmarks": "≠ not comparable: different benchmarks",
 }
 
 

@@ -43,6 +43,7 @@ COLOURS = {
     "inconclusive: machine unstable": "#9a6700",
     "not comparable: different hardware": "#57606a",
     "not comparable: hardware unknown": "#57606a",
+    "not comparable: different benchmarks": "#57606a",
 }
 CDF_COLOURS = {"original": "#0969da", "replay": "#cf222e"}
 
@@ -58,6 +59,7 @@ def _cls(verdict: str) -> str:
         "inconclusive: machine unstable": "inconclusive",
         "not comparable: different hardware": "inconclusive",
         "not comparable: hardware unknown": "inconclusive",
+        "not comparable: different benchmarks": "inconclusive",
     }.get(verdict, verdict.replace(" ", "-"))
 
 

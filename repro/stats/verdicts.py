@@ -19,6 +19,9 @@ A performance metric is also compared after adjusting each run by the machine's 
   not comparable: hardware unknown      no fact of the hardware is known to both sides (a
                                         published result without its system description):
                                         speed is shown for information; accuracy is judged
+  not comparable: different benchmarks  the sides ran different benchmarks (a report asked for
+                                        with --allow-different-benchmarks): every row is shown
+                                        for information, nothing is judged
 LoadGen's validity: not reproduced when most replay runs are INVALID while most original runs
 were VALID, or when the replay is INVALID more often than chance (Fisher's exact test, p < 0.05);
 an occasional INVALID run (a latency bound broken by a loaded machine) is not a regression;
@@ -54,12 +57,14 @@ Verdict = Literal[
     "inconclusive: machine unstable",
     "not comparable: different hardware",
     "not comparable: hardware unknown",
+    "not comparable: different benchmarks",
 ]
 #: worst first: a roll-up takes the first of these its parts have
 SEVERITY: Final[tuple[Verdict, ...]] = (
     "not reproduced",
     "inconclusive: machine unstable",
     "inconclusive",
+    "not comparable: different benchmarks",
     "not comparable: different hardware",
     "not comparable: hardware unknown",
     "reproduced after machine adjustment",
