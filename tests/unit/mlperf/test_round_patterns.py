@@ -350,3 +350,58 @@ def test_every_value_of_the_real_rounds_is_the_figure_its_summary_prints(
         validity = re.search(r"^Result is\s*:\s*(\S+)", text, re.MULTILINE)
         assert validity is not None
         assert row["validity"] == validity.group(1)
+
+
+def test_every_other_figure_of_the_real_rounds_is_the_one_its_file_states(
+    shared_fixtures: Path,
+) -> None:
+    """The rest of each row of the published fixtures against its own file: the accuracy
+    against accuracy.txt, the counts against systems/<system>.json, LoadGen's version against
+    the detail log, the compliance verdict against the verify_*.txt files."""
+    import json
+    import re
+
+    from repro.mlperf.published import result_rows
+
+    rounds = sorted(p for p in (shared_fixtures / "mlperf").iterdir() if p.is_dir())
+    rows = result_rows(rounds)
+    assert len(rows) >= 6
+    for row in rows:
+        bench = Path(str(row["path"]))
+        folder = next(
+            d for d in bench.iterdir()
+            if d.is_dir() and str(row["scenario"]).lower() == d.name.lower()
+        )  # fmt: skip
+        printed = re.search(
+            r"accuracy=([\d.]+)%", (folder / "accuracy" / "accuracy.txt").read_text()
+        )
+        assert printed is not None, folder
+        assert row["accuracy_metric"] == "top1"
+        assert row["accuracy_value"] == pytest.approx(float(printed.group(1)) / 100, rel=1e-12)
+        submitter = bench.parents[2]
+        desc = json.loads((submitter / "systems" / f"{row['system']}.json").read_text())
+        for column, field in (("processor_count", "host_processors_per_node"),
+                              ("accelerator_count", "accelerators_per_node"),
+                              ("node_count", "number_of_nodes")):  # fmt: skip
+            stated = str(desc.get(field, "")).strip()
+            expected = int(stated) if stated.isdigit() and int(stated) > 0 else None
+            assert row[column] == expected, (folder, column, stated)
+        detail = folder / "performance" / "run_1" / "mlperf_log_detail.txt"
+        version = (
+            re.search(r'"key": "loadgen_version", "value": "([^"]*)"', detail.read_text())
+            if detail.is_file()
+            else None
+        )
+        assert row["loadgen_version"] == (version.group(1) if version else None), folder
+        tests_of = submitter / "compliance" / str(row["system"]) / bench.name
+        verify = sorted(
+            v
+            for d in (tests_of.iterdir() if tests_of.is_dir() else ())
+            if d.name.lower() == folder.name.lower()
+            for v in d.glob("TEST*/verify_*.txt")
+        )
+        if row["division"] == "open" or not verify:
+            assert row["compliance"] is None, folder  # not judged: open, or no tests
+        else:
+            verdicts = ["TEST PASS" in v.read_text() for v in verify]
+            assert row["compliance"] == ("PASS" if all(verdicts) else "FAIL"), folder
