@@ -78,13 +78,13 @@ def results(
     """
     from repro.atomic import atomic_path, atomic_write_text
     from repro.mlperf.published import UNREADABLE, results_table
-    from repro.mlperf.tree import find_results
+    from repro.mlperf.tree import is_mlperf_result
     from repro.reports.table import spreadsheet_safe
 
     for tree in trees:
         if not tree.is_dir():
             raise SpecError(f"{tree}: no such directory")
-        if not find_results(tree):
+        if not is_mlperf_result(tree):  # stops at the first result: the round is read once
             raise SpecError(
                 f"{tree}: no published MLPerf result below it (no LoadGen summary under "
                 "<benchmark>/<scenario>/performance/run_k/)",

@@ -157,6 +157,9 @@ def _spec(
     for scenario in wanted:
         settings = dict(by_scenario.get(scenario, {}).get("settings", {}))
         test = record.performance(scenario)[0]
+        if test.settings.get("use_token_latencies"):
+            # bounded by its token latencies: the base's sample-latency bound is not the run's
+            settings.pop("server_target_latency_ns", None)
         settings.update(test.settings)
         scenarios.append({"scenario": scenario, "settings": settings})
     workload["scenarios"] = scenarios

@@ -145,21 +145,32 @@ def _headline(line: str) -> str | None:
     return next((key for pattern, key in _HEADLINES if pattern.match(line)), None)
 
 
+_WARNINGS_LINE = re.compile(r"^(\d+) warnings? encountered")
+_ERRORS_LINE = re.compile(r"^(\d+) ERRORS? encountered", re.IGNORECASE)
+#: the patterns tried on every line, whatever its first word (none today)
+_ANY_WORD = _BY_FIRST_WORD.get("", [])
+
+
 def parse_summary_text(text: str) -> Metrics:
     """Metrics of an mlperf_log_summary.txt; `mlperf_metric` names the metric its headline
-    states (`_HEADLINES`)."""
+    states (`_HEADLINES`). Each line is tried against the patterns that can match it only (a
+    round's table parses thousands of summaries)."""
     out: Metrics = {}
     section = ""  # an LLM run states early stopping for its TTFT and its TPOT apart
     for raw in text.splitlines():
         line = raw.strip()
+        if not line:
+            continue
         if "validity" not in out and (headline := _headline(line)):
             out["mlperf_metric"] = headline
-        if m := _ES_SECTION.match(line):
-            section = f"{m.group(1).lower()}_" if m.group(1) else ""
-        if m := _ES_LINE.search(line):
-            out[f"early_stopping_{section}{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
-            continue
-        if m := _PCT_LINE.match(line):
+        if "arly " in line:  # "Early Stopping Result:", " * Early stopping 90th percentile"
+            if m := _ES_SECTION.match(line):
+                section = f"{m.group(1).lower()}_" if m.group(1) else ""
+            if m := _ES_LINE.search(line):
+                out[f"early_stopping_{section}{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
+                continue
+        digit = line[0].isdigit()
+        if digit and (m := _PCT_LINE.match(line)):
             out[f"latency_{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
             continue
         if token := _token_metric(line):
@@ -169,12 +180,12 @@ def parse_summary_text(text: str) -> Metrics:
             out["num_warnings"] = 0
         elif line.startswith("No errors"):
             out["num_errors"] = 0
-        elif m := re.match(r"^(\d+) warnings? encountered", line):
+        elif digit and (m := _WARNINGS_LINE.match(line)):
             out["num_warnings"] = int(m.group(1))
-        elif m := re.match(r"^(\d+) ERRORS? encountered", line, re.IGNORECASE):
+        elif digit and (m := _ERRORS_LINE.match(line)):
             out["num_errors"] = int(m.group(1))
         first = line.split(" ", 1)[0].rstrip(":")
-        for pattern, key in (*_BY_FIRST_WORD.get(first, ()), *_BY_FIRST_WORD.get("", ())):
+        for pattern, key in (*_BY_FIRST_WORD.get(first, ()), *_ANY_WORD):
             if (m := pattern.match(line)) and key not in out:
                 value = m.group(1).strip()
                 if key in _BOOLEAN:
@@ -313,11 +324,19 @@ def read_logs(folder: Path, *, detail_log: bool = True) -> Metrics:
     return merge_logs(*read_log_parts(folder, detail_log=detail_log))
 
 
-def read_log_parts(folder: Path, *, detail_log: bool = True) -> tuple[Metrics, Metrics | None]:
+def read_log_parts(
+    folder: Path, *, detail_log: bool = True, summary_text: bytes | None = None
+) -> tuple[Metrics, Metrics | None]:
     """The summary's metrics and the detail log's (None when absent or not read), each parsed
-    once, for a caller that checks each file before merging them (`merge_logs`)."""
+    once, for a caller that checks each file before merging them (`merge_logs`);
+    `summary_text`: the summary's bytes where the caller has read them already."""
     summary, detail = folder / SUMMARY, folder / DETAIL
-    parsed = parse_summary_text(summary.read_text(errors="replace")) if summary.is_file() else {}
+    if summary_text is not None:
+        parsed = parse_summary_text(summary_text.decode(errors="replace"))
+    else:
+        parsed = (
+            parse_summary_text(summary.read_text(errors="replace")) if summary.is_file() else {}
+        )
     if not detail_log:
         if version := loadgen_version(folder):
             parsed["loadgen_version"] = version

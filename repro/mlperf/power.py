@@ -26,6 +26,7 @@ whose power is more than 5 % below the ranging run's.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -247,15 +248,18 @@ def stray_power_folders(scenario_dir: Path) -> list[str]:
     """Power-like folders the checker does not read: beside the scenario's runs, or under
     performance/ without the power/ folder that makes a power result. Named, never read."""
 
-    def power_like(folder: Path) -> list[Path]:
-        return [
-            p
-            for p in sorted(folder.iterdir())
-            if p.is_dir() and ("power" in p.name.lower() or p.name.lower() == RANGING_RUN)
-        ]
+    def power_like(folder: Path) -> list[str]:
+        try:
+            with os.scandir(folder) as entries:
+                return sorted(
+                    e.name
+                    for e in entries
+                    if ("power" in e.name.lower() or e.name.lower() == RANGING_RUN) and e.is_dir()
+                )
+        except OSError:  # no such folder, or not a folder
+            return []
 
-    stray = [p.name for p in power_like(scenario_dir)]
-    performance = scenario_dir / "performance"
-    if performance.is_dir() and not has_power(scenario_dir):
-        stray += [f"performance/{p.name}" for p in power_like(performance)]
+    stray = power_like(scenario_dir)
+    if not has_power(scenario_dir):
+        stray += [f"performance/{name}" for name in power_like(scenario_dir / "performance")]
     return stray

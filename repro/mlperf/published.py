@@ -25,6 +25,7 @@ from repro.mlperf.tree import (
     INTERACTIVE,
     division_of,
     find_results,
+    os_error_reason,
     read_mlperf_result,
     round_of,
 )
@@ -120,11 +121,14 @@ UNREADABLE = "unreadable"
 
 def _rows_or_unread(bench: Path) -> list[dict[str, Any]]:
     """The result's rows; one that cannot be read is one row that says so (file and reason),
-    never the end of the table: a round of thousands of results has odd files."""
+    never the end of the table: a round of thousands of results has odd files (a damaged
+    log, or a file the system will not let us read)."""
     try:
         return rows_of(bench, read_mlperf_result(bench, detail_logs=False))
     except SpecError as exc:
         return [unread_row(bench, exc.message)]
+    except OSError as exc:
+        return [unread_row(bench, os_error_reason(bench, exc))]
 
 
 def unread_row(bench: Path, reason: str) -> dict[str, Any]:

@@ -8,9 +8,12 @@ one scenario folder below it. The system description comes from
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +76,14 @@ _RUN = re.compile(r"run_\d+")
 
 
 def _has_runs(folder: Path) -> bool:
-    """A scenario folder: LoadGen summaries under performance/run_k/."""
-    return (folder / "performance").is_dir() and any(
-        _RUN.fullmatch(p.parent.name) for p in (folder / "performance").glob(f"run_*/{SUMMARY}")
-    )
+    """A scenario folder: LoadGen summaries under performance/run_k/ (listed with scandir, not
+    a glob: a round asks it of every folder of thousands of results)."""
+    try:
+        entries = os.scandir(folder / "performance")
+    except OSError:  # no such folder, or not a folder
+        return False
+    with entries:
+        return any(_RUN.fullmatch(e.name) and Path(e.path, SUMMARY).is_file() for e in entries)
 
 
 def _scenario_dirs(path: Path) -> list[Path]:
@@ -108,11 +115,13 @@ def find_results(path: Path) -> list[Path]:
     path = _scenario_level(path.resolve())
     if _is_repro_run(path) or _is_repro_run(path.parent):
         return []
-    if _has_runs(path):
+    if _has_runs(path) or _scenario_dirs(path):
         return [path]
-    if _scenario_dirs(path):
-        return [path]
-    found: set[Path] = set()
+    return sorted(set(_results_below(path)))
+
+
+def _results_below(path: Path) -> Iterator[Path]:
+    """The benchmark folders below `path` as the walk meets them (one may come more than once)."""
     for summary in _summaries(path):
         run = summary.parent
         if not _RUN.fullmatch(run.name) or run.parent.name != "performance":
@@ -126,8 +135,7 @@ def find_results(path: Path) -> list[Path]:
             continue  # a hidden folder: an unfinished repro run (.<id>.partial), never a result
         if _COMPLIANCE_TEST.fullmatch(scenario.name) or _is_repro_run(bench):
             continue
-        found.add(bench)
-    return sorted(found)
+        yield bench
 
 
 #: how deep and how wide a search for published results goes: a round is 9 levels deep
@@ -137,25 +145,22 @@ MAX_SEARCH_DEPTH = 12
 MAX_SEARCH_FOLDERS = 400_000
 
 
-def _summaries(path: Path) -> list[Path]:
+def _summaries(path: Path) -> Iterator[Path]:
     """Every LoadGen summary below `path`, found by a bounded walk: hidden folders and
     compliance folders are not entered, links to folders are followed (a tree assembled from
     links is a tree) but never in a loop; a search that would go past the bounds is refused,
     saying how far it went (`repro report --compare /` must not walk the whole disk)."""
-    import os
-
     if path == Path(path.anchor):
         raise SpecError(
             f"{path}: the root of the file system is not a published tree",
             hint="name the tree's folder (a round, a division, a submitter or a result)",
         )
-    out: list[Path] = []
+    found = 0
     seen = 0
-    top = len(path.parts)
+    top = str(path).count(os.sep)  # os.walk joins each folder's name to its parent's
     visited: set[tuple[int, int]] = set()
     for folder, dirs, files in os.walk(path, followlinks=True):
-        here = Path(folder)
-        st = here.stat()
+        st = os.stat(folder)  # noqa: PTH116 (a round has ~60,000 folders: no Path for each)
         if (st.st_dev, st.st_ino) in visited:
             dirs.clear()
             continue
@@ -164,13 +169,14 @@ def _summaries(path: Path) -> list[Path]:
         if seen > MAX_SEARCH_FOLDERS:
             raise SpecError(
                 f"{path}: searched {MAX_SEARCH_FOLDERS} folders for published results "
-                f"(found {len(out)} LoadGen summaries so far) without reaching the end: too "
+                f"(found {found} LoadGen summaries so far) without reaching the end: too "
                 "large to be one tree",
                 hint="name the tree's folder (a round, a division, a submitter or a result)",
             )
         if SUMMARY in files:
-            out.append(here / SUMMARY)
-        if len(here.parts) - top >= MAX_SEARCH_DEPTH:
+            found += 1
+            yield Path(folder, SUMMARY)
+        if folder.count(os.sep) - top >= MAX_SEARCH_DEPTH:
             dirs.clear()
             continue
         dirs[:] = [
@@ -178,12 +184,25 @@ def _summaries(path: Path) -> list[Path]:
             for d in dirs
             if not d.startswith(".") and d != "compliance" and not _COMPLIANCE_TEST.fullmatch(d)
         ]
-    return out
+
+
+def os_error_reason(result: Path, exc: OSError) -> str:
+    """Why a result could not be read, naming its file (`.../mlperf_log_summary.txt: cannot be
+    read: Permission denied`): a round's table or report lists it and goes on."""
+    return f"{exc.filename or result}: cannot be read: {exc.strerror or exc}"
 
 
 def is_mlperf_result(path: Path) -> bool:
-    """True for any level of a published tree that holds at least one result."""
-    return bool(find_results(path))
+    """True for any level of a published tree that holds at least one result: the walk stops
+    at the first one (a whole round is not walked to answer it)."""
+    if not path.is_dir():
+        return False
+    level = _scenario_level(path.resolve())
+    if _is_repro_run(level) or _is_repro_run(level.parent):
+        return False
+    if _has_runs(level) or _scenario_dirs(level):
+        return True
+    return next(_results_below(level), None) is not None
 
 
 def _system(path: Path) -> tuple[str, str, dict[str, Any], str | None]:
@@ -221,9 +240,13 @@ _ROUND = re.compile(
 def _absolute_parts(path: Path) -> tuple[str, ...]:
     """The parts of `path` made absolute with `..` folded: no system call for a path that is
     absolute already (a round has thousands), a resolved one otherwise."""
-    import os
+    return _normalized_parts(str(path)) if path.is_absolute() else path.resolve().parts
 
-    return Path(os.path.normpath(path)).parts if path.is_absolute() else path.resolve().parts
+
+@functools.lru_cache(maxsize=8192)
+def _normalized_parts(absolute: str) -> tuple[str, ...]:
+    """An absolute path's parts with `..` folded (asked several times of each result)."""
+    return Path(os.path.normpath(absolute)).parts
 
 
 def round_of(path: Path) -> str | None:
@@ -388,10 +411,18 @@ def _check_agree(run: Path, summary: Metrics, detail: Metrics, keys: tuple[str, 
 def _printed_half_unit(summary: Path, value: float) -> float:
     """Half the last printed digit of `value` as the summary prints it (`0.50` -> 0.005,
     `1.25507e+06` -> 5): how far the exact figure may lie from what the summary shows."""
+    printed = _printed(summary.read_text(errors="replace"), value)
+    return printed[1] if printed else 0.0
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
+
+
+def _printed(text: str, value: float) -> tuple[str, float] | None:
+    """(the token, half its last digit) of `value` as `text` prints it, if it does."""
     from decimal import Decimal, InvalidOperation
 
-    text = summary.read_text(errors="replace")
-    for token in re.findall(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", text):
+    for token in _NUMBER.findall(text):
         try:
             if float(token) != value:
                 continue
@@ -399,30 +430,71 @@ def _printed_half_unit(summary: Path, value: float) -> float:
         except (ValueError, InvalidOperation):
             continue
         if isinstance(exponent, int):
-            return 0.5 * 10.0**exponent * (1 + 1e-9)
-    return 0.0
+            return token, 0.5 * 10.0**exponent * (1 + 1e-9)
+    return None
+
+
+#: the figures a summary may print coarsely (LoadGen's Server lines: two decimals)
+_RATES = ("samples_per_second", "scheduled_samples_per_second", "tokens_per_second")
+#: a figure printed with decimals and this close to its exact value, at least, is taken as
+#: printed (six significant digits; two decimals of a rate above 50/s); a coarser one (`0.50`
+#: for 0.4951) is taken from the detail log, as the checker takes it. A figure printed without
+#: decimals (`1500`) is a six-digit print that dropped its zeros: taken as printed.
+_COARSE = 1e-4
+
+
+def _coarse(summary_text: str, metrics: Metrics) -> bool:
+    """Whether a rate the summary states is printed too coarsely to stand for the run's figure."""
+    for key in _RATES:
+        value = metrics.get(key)
+        # a damaged figure (not a positive finite number) is left to `_check_logs` to name
+        if isinstance(value, int | float) and positive(value):
+            printed = _printed(summary_text, float(value))
+            if printed and "." in printed[0] and printed[1] > _COARSE * float(value):
+                return True
+    return False
 
 
 def _runs(sdir: Path) -> list[Path]:
     """A scenario folder's performance/run_k/ that hold a summary, by k (a `run_1_2` beside
     `run_1` is a copy the checker does not read: never taken for a run)."""
-    return sorted(
-        (
-            r
-            for r in (sdir / "performance").glob("run_*")
-            if _RUN.fullmatch(r.name) and (r / SUMMARY).is_file()
-        ),
-        key=lambda r: int(r.name[4:]),
-    )
+    performance = sdir / "performance"
+    try:
+        with os.scandir(performance) as entries:
+            names = [
+                e.name
+                for e in entries
+                if _RUN.fullmatch(e.name) and Path(e.path, SUMMARY).is_file()
+            ]
+    except OSError:  # no such folder, or not a folder
+        return []
+    return [performance / name for name in sorted(names, key=lambda n: int(n[4:]))]
 
 
 _SCENARIO_LINE = re.compile(r"^Scenario\s*:\s*(\S+)", re.MULTILINE)
 
 
-def _log_scenario(run: Path) -> ScenarioName | None:
+def _log_scenario(summary: bytes) -> ScenarioName | None:
     """The scenario a run's summary states (its `Scenario :` line, not a whole parse)."""
-    m = _SCENARIO_LINE.search((run / SUMMARY).read_text(errors="replace"))
+    m = _SCENARIO_LINE.search(summary.decode(errors="replace"))
     return _SCENARIO_NAMES.get(m.group(1).lower()) if m else None
+
+
+def _complete_scenarios(benchmark: Path) -> list[Path]:
+    """A benchmark folder's scenario folders; one with a performance/ folder but no LoadGen
+    summary under it is an error naming it (an incomplete result, never read as absent)."""
+    found = []
+    for d in sorted(p for p in benchmark.iterdir() if p.is_dir()):
+        if _has_runs(d):
+            found.append(d)
+        elif (d / "performance").is_dir():
+            raise SpecError(
+                f"{d / 'performance'}: no LoadGen summary (run_k/{SUMMARY}) can be read: "
+                "the result is incomplete or unreadable",
+                hint="restore the file from the published tree, or compare the other "
+                "scenario folders one by one",
+            )
+    return found
 
 
 def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
@@ -431,11 +503,13 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     The scenario is LoadGen's (its logs), not the folder's: edge submissions hold copies of the
     SingleStream run under `offline/` and `multistream/`; such a folder is read as what its log
     says, a copy of a run already read is skipped, and the record's notes say so.
-    `detail_logs` False reads the summaries only (and LoadGen's version): fast, for tables.
+    `detail_logs` False reads the summaries only (and LoadGen's version): fast, for tables;
+    a run whose summary prints a rate too coarsely (`0.50` samples/s) has its detail log read.
     """
     path = path.resolve()
     submitter, system, desc, problem = _system(path)
-    benchmark = path.parent.name if _has_runs(path) else path.name
+    is_scenario = _has_runs(path)
+    benchmark = path.parent.name if is_scenario else path.name
     if _COMPLIANCE_TEST.fullmatch(path.name):  # <benchmark>/<scenario>/TEST04: a compliance run
         benchmark = path.parent.parent.name
     if path.name.lower() == INTERACTIVE:
@@ -445,20 +519,14 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     seen: dict[str, tuple[Path, bytes]] = {}
     compliance: dict[str, dict[str, dict[str, str]]] = {}
     compliance_checks: dict[str, list[dict[str, Any]]] = {}
+    runs_of = {d: _runs(d) for d in ([path] if is_scenario else _complete_scenarios(path))}
+    # each scenario's first summary, read once: its scenario, and whether it is a copy
+    heads = {d: (runs[0] / SUMMARY).read_bytes() for d, runs in runs_of.items()}
     # a folder named after its log's scenario goes first: it is the original, not the copy
-    logged = {d: _log_scenario(_runs(d)[0]) for d in _scenario_dirs(path)}
+    logged = {d: _log_scenario(head) for d, head in heads.items()}
     ordered = sorted(
         logged, key=lambda d: (_SCENARIO_NAMES.get(d.name.lower()) != logged[d], d.name)
     )
-    if not _has_runs(path):
-        for d in sorted(path.iterdir()):
-            if d.is_dir() and (d / "performance").is_dir() and not _has_runs(d):
-                raise SpecError(
-                    f"{d / 'performance'}: no LoadGen summary (run_k/{SUMMARY}) can be read: "
-                    "the result is incomplete or unreadable",
-                    hint="restore the file from the published tree, or compare the other "
-                    "scenario folders one by one",
-                )
     for sdir in ordered:
         if sdir.name.lower() == INTERACTIVE and sdir != path:
             notes.append(
@@ -466,7 +534,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                 f"own: compare it as `repro report --compare {path.name}/{sdir.name} ...`"
             )
             continue
-        runs = _runs(sdir)
+        runs = runs_of[sdir]
         copies = sorted(
             p.name
             for p in (sdir / "performance").glob("run_*")
@@ -486,7 +554,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                 hint="a published result keeps each scenario's runs in a folder of that name",
             )
         scenario: ScenarioName = found
-        summary = (runs[0] / SUMMARY).read_bytes()
+        summary = heads[sdir]
         if sdir.name.lower() == INTERACTIVE:
             notes.append(f"{sdir.name}/: {scenario} runs under interactive latency bounds")
         elif folder_scenario != scenario:
@@ -510,7 +578,13 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             continue
         seen[scenario] = (sdir, summary)
         for k, run in enumerate(runs, start=1):
-            summary_metrics, detail_metrics = read_log_parts(run, detail_log=detail_logs)
+            head = summary if k == 1 else (run / SUMMARY).read_bytes()
+            summary_metrics, detail_metrics = read_log_parts(
+                run, detail_log=detail_logs, summary_text=head
+            )
+            if not detail_logs and _coarse(head.decode(errors="replace"), summary_metrics):
+                # a rate printed as `0.50`: the checker's figure is the detail log's (0.4951)
+                summary_metrics, detail_metrics = read_log_parts(run, summary_text=head)
             _check_logs(run, scenario, summary_metrics, detail_metrics)
             metrics = merge_logs(summary_metrics, detail_metrics)
             taken = checker_metric(round_of(path), benchmark, scenario, metrics)

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from repro.artifacts.cache import sha256_file
 from repro.errors import SpecError
 from repro.mlperf.loadgen_logs import read_logs
-from repro.mlperf.tree import find_results, read_mlperf_result
+from repro.mlperf.tree import find_results, os_error_reason, read_mlperf_result
 from repro.runs import layout
 from repro.runs.record import DAMAGED_HINT, RunRecord, record_digest
 from repro.spec.io import format_validation_error, spec_id
@@ -240,6 +240,8 @@ def open_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun
                 sides.append(LoadedRun(r, "mlperf", read_mlperf_result(r)))
             except SpecError as exc:
                 unread.append(f"not read: {exc.message}")
+            except OSError as exc:  # one unreadable file: that result only, not the level
+                unread.append(f"not read: {os_error_reason(r, exc)}")
         if not sides:
             raise SpecError(
                 f"{path}: none of its {len(results)} published results could be read "

@@ -176,6 +176,29 @@ def test_the_rounds_rules_name_the_checkers_models() -> None:
     assert required_tests("v5.0", "my-own-net") is None
 
 
+def test_every_rounds_required_tests_are_the_pinned_checkers() -> None:
+    """For each round the pinned checker knows (v5.0 on), each of its benchmarks is required
+    the tests its `models_TEST0x` lists name, no more, no less (read from its constants.py,
+    a file of data, loaded apart)."""
+    import importlib.util
+
+    constants = CHECKER / "submission_checker" / "constants.py"
+    if not constants.is_file():
+        pytest.skip(f"{constants} is absent: the official checker comes with the dev setup")
+    spec = importlib.util.spec_from_file_location("pinned_checker_constants", constants)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tests = ("TEST01", "TEST04", "TEST05", "TEST06", "TEST07", "TEST08", "TEST09")
+    rounds = module.MODEL_CONFIG
+    assert {"v5.0", "v5.1", "v6.0"} <= set(rounds)
+    for round_name, config in rounds.items():
+        for model in config["models"]:
+            wanted = tuple(t for t in tests if model in config.get(f"models_{t}", []))
+            assert required_tests(round_name, model) == wanted, (round_name, model)
+
+
 def _checker_says(test_dir: Path, model: str) -> bool:
     """The official checker's verdict of a compliance test folder (its v5.1 rules), run apart."""
     script = (

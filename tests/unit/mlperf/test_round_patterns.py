@@ -3,6 +3,7 @@ read, never refused as edited, and its headline is the one the round's checker t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,84 @@ def test_a_summary_that_differs_beyond_its_rounding_is_still_refused(tmp_path: P
     summary.write_text(summary.read_text().replace(": 0.50", ": 0.52"))
     with pytest.raises(SpecError, match="disagree on samples_per_second"):
         read_mlperf_result(sdir.parent)
+
+
+@pytest.mark.parametrize(
+    ("round_", "loadgen", "value", "shown"),
+    [
+        ("v4.1", "4.1.0", 0.4951, 0.4951),  # `0.50` in the summary: 1 % off, the detail log's
+        ("v4.1", "4.1.0", 12.345, 12.345),  # `12.35`: 0.04 % off
+        ("v2.1", "2.1.0", 0.4951, 0.4951 * 1.0004),  # v2.1 takes the scheduled rate
+        ("v4.1", "4.1.0", 2531.005, 2531.01),  # `2531.01`: six digits, LoadGen's own rounding
+    ],
+)
+def test_the_table_takes_a_coarsely_printed_server_rate_from_the_detail_log(
+    tmp_path: Path, round_: str, loadgen: str, value: float, shown: float
+) -> None:
+    """The table reads summaries only, but a rate printed to two decimals is the checker's
+    figure (the detail log's) only above 50/s; below, the detail log is read for it."""
+    r = Result(round=round_, loadgen=loadgen, scenario="Server", value=value, summary_decimals=2)
+    assert _row(tmp_path, r)["value"] == pytest.approx(shown, rel=1e-12)
+
+
+def test_a_result_whose_file_cannot_be_read_is_a_row_and_the_round_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the system will not let us read (EACCES, EIO) in one result of a round."""
+    import errno
+    import os
+
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    tree = tmp_path / "inference_results_v6.0"
+    write_result(tree, Result(round="v6.0", submitter="Good", loadgen="6.0.17"))
+    odd = write_result(tree, Result(round="v6.0", division="open", submitter="Odd"))
+    locked = odd / "performance" / "run_1" / "mlperf_log_summary.txt"
+    read_bytes = Path.read_bytes
+
+    def refuse(self: Path) -> bytes:
+        if self == locked:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    result = CliRunner().invoke(cli, ["results", str(tree), "--csv", str(tmp_path / "t.csv")])
+    assert result.exit_code == 0, result.output
+    assert f"{locked}: cannot be read: Permission denied" in result.stderr
+    assert "1 could not be read" in result.stderr
+    good = write_result(tmp_path / "b" / "inference_results_v6.0", Result(round="v6.0"))
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", str(tree), str(good.parents[4]), "-o", str(tmp_path / "r")]
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert f"not read: {locked}: cannot be read: Permission denied" in result.stderr
+
+
+def test_a_round_is_walked_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`repro results` walked the round twice (once to see it held a result): 0.4 s of 5."""
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+    from repro.mlperf import tree as tree_module
+
+    tree = tmp_path / "inference_results_v4.1"
+    for system in ("a", "b", "c"):
+        write_result(tree, Result(system=system))
+    met: list[Path] = []
+    summaries = tree_module._summaries
+
+    def counted(path: Path) -> Iterator[Path]:
+        for summary in summaries(path):
+            met.append(summary)
+            yield summary
+
+    monkeypatch.setattr(tree_module, "_summaries", counted)
+    result = CliRunner().invoke(cli, ["results", str(tree), "--csv", str(tmp_path / "t.csv")])
+    assert result.exit_code == 0, result.output
+    assert len(met) == 3 + 1  # the reading meets every summary; the check stops at the first
+    assert len((tmp_path / "t.csv").read_text().splitlines()) == 4
 
 
 def _row(tmp_path: Path, r: Result) -> dict[str, object]:
@@ -188,7 +267,8 @@ def test_an_llm_server_result_imports_with_its_token_latency_bounds(
     settings = json.loads(spec_path.read_text())["workload"]["scenarios"][0]["settings"]
     assert settings["use_token_latencies"] is True
     assert (settings["ttft_latency"], settings["tpot_latency"]) == (2_000_000_000, 200_000_000)
-    assert "server_target_latency_ns" not in settings or settings["server_target_latency_ns"]
+    # the run had no sample-latency bound (its logs say 0); the base's (ort-digits') is not kept
+    assert "server_target_latency_ns" not in settings
 
 
 def test_token_latency_settings_leave_earlier_spec_ids_alone_and_need_both_bounds(
@@ -270,3 +350,58 @@ def test_every_value_of_the_real_rounds_is_the_figure_its_summary_prints(
         validity = re.search(r"^Result is\s*:\s*(\S+)", text, re.MULTILINE)
         assert validity is not None
         assert row["validity"] == validity.group(1)
+
+
+def test_every_other_figure_of_the_real_rounds_is_the_one_its_file_states(
+    shared_fixtures: Path,
+) -> None:
+    """The rest of each row of the published fixtures against its own file: the accuracy
+    against accuracy.txt, the counts against systems/<system>.json, LoadGen's version against
+    the detail log, the compliance verdict against the verify_*.txt files."""
+    import json
+    import re
+
+    from repro.mlperf.published import result_rows
+
+    rounds = sorted(p for p in (shared_fixtures / "mlperf").iterdir() if p.is_dir())
+    rows = result_rows(rounds)
+    assert len(rows) >= 6
+    for row in rows:
+        bench = Path(str(row["path"]))
+        folder = next(
+            d for d in bench.iterdir()
+            if d.is_dir() and str(row["scenario"]).lower() == d.name.lower()
+        )  # fmt: skip
+        printed = re.search(
+            r"accuracy=([\d.]+)%", (folder / "accuracy" / "accuracy.txt").read_text()
+        )
+        assert printed is not None, folder
+        assert row["accuracy_metric"] == "top1"
+        assert row["accuracy_value"] == pytest.approx(float(printed.group(1)) / 100, rel=1e-12)
+        submitter = bench.parents[2]
+        desc = json.loads((submitter / "systems" / f"{row['system']}.json").read_text())
+        for column, field in (("processor_count", "host_processors_per_node"),
+                              ("accelerator_count", "accelerators_per_node"),
+                              ("node_count", "number_of_nodes")):  # fmt: skip
+            stated = str(desc.get(field, "")).strip()
+            expected = int(stated) if stated.isdigit() and int(stated) > 0 else None
+            assert row[column] == expected, (folder, column, stated)
+        detail = folder / "performance" / "run_1" / "mlperf_log_detail.txt"
+        version = (
+            re.search(r'"key": "loadgen_version", "value": "([^"]*)"', detail.read_text())
+            if detail.is_file()
+            else None
+        )
+        assert row["loadgen_version"] == (version.group(1) if version else None), folder
+        tests_of = submitter / "compliance" / str(row["system"]) / bench.name
+        verify = sorted(
+            v
+            for d in (tests_of.iterdir() if tests_of.is_dir() else ())
+            if d.name.lower() == folder.name.lower()
+            for v in d.glob("TEST*/verify_*.txt")
+        )
+        if row["division"] == "open" or not verify:
+            assert row["compliance"] is None, folder  # not judged: open, or no tests
+        else:
+            verdicts = ["TEST PASS" in v.read_text() for v in verify]
+            assert row["compliance"] == ("PASS" if all(verdicts) else "FAIL"), folder
