@@ -30,6 +30,7 @@ folder (--workdir to keep them).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import shutil
@@ -182,17 +183,19 @@ def truths(recorded: list[Checked], window: int) -> list[float]:
 
 
 def judge_rounds(trial: Checked, relation: str, bound: float, cap: Stopping) -> Judged:
-    """The verdict `repro claim check` reaches on these rounds, in their order, under `cap`."""
+    """The verdict `repro claim check` reaches on these rounds, in their order, under `cap`
+    (its looks, each at the confidence that keeps them together at the spec's)."""
     claim = Claim.model_validate(batch_claim("judged", bound) | {"relation": relation})
+    each = cap.confidence(CONFIDENCE)
     found = None
     for k in range(1, min(len(trial.ratios), cap.max_rounds) + 1):
         found = estimate(claim, list(trial.baseline[:k]), list(trial.candidate[:k]),
-                         confidence=CONFIDENCE)  # fmt: skip
-        decided = verdict(claim, found, confidence=CONFIDENCE).verdict != "inconclusive"
+                         confidence=each)  # fmt: skip
+        decided = verdict(claim, found, confidence=each).verdict != "inconclusive"
         if cap.reason(k, decided, trial.ends[k - 1]) is not None:
             break
     assert found is not None
-    return Judged(verdict(claim, found, confidence=CONFIDENCE).verdict, k, trial.ends[k - 1])
+    return Judged(verdict(claim, found, confidence=each).verdict, k, trial.ends[k - 1])
 
 
 def rate(rows: list[Judged], want: str) -> str:
@@ -220,6 +223,14 @@ def section(
     print(f"\n{label}: {trials} trials of {rounds} rounds (batch 32 / batch {BASELINE_BATCH}, "
           "Offline)", flush=True)  # fmt: skip
     recorded = record_trials(work, trials, rounds, pin=pin, env=env)
+    saved = work / "trials.json"
+    saved.write_text(json.dumps([dataclasses.asdict(c) for c in recorded]))
+    print(f"  the recorded rounds: {saved} (`--judge {saved}` judges them again)")
+    return judge_section(recorded, rounds=rounds, window=window)
+
+
+def judge_section(recorded: list[Checked], *, rounds: int, window: int) -> float:
+    """Each recorded trial judged as a true and as a false claim; the table."""
     truth = truths(recorded, window)
     pooled = geomean([r for c in recorded for r in c.ratios])
     half = len(recorded) // 2
@@ -230,6 +241,11 @@ def section(
           f"truth (+-{window} trials) {min(truth):.3g} to {max(truth):.3g}")  # fmt: skip
     per_trial = sorted(geomean(list(c.ratios)) for c in recorded)
     print(f"  each trial's own ratio: {per_trial[0]:.3g} to {per_trial[-1]:.3g}")
+    logs = [math.log(r) - math.log(geomean(list(c.ratios))) for c in recorded for r in c.ratios]
+    sd = math.sqrt(sum(x * x for x in logs) / (len(logs) - len(recorded)))
+    need = ((1.96 + 1.645) * sd / math.log(LOOSER)) ** 2
+    print(f"  one round's log ratio varies by {sd:.3f} (sd within trials): a fixed test tells "
+          f"a 10 % margin with 95 % power after ~{need:.0f} rounds")  # fmt: skip
     full = Stopping(max_rounds=rounds, max_time_s=math.inf)
     for name, cap in ((f"default cap ({DEFAULT_CAP.max_rounds} rounds, "
                        f"{DEFAULT_CAP.max_time_s:g} s)", DEFAULT_CAP),
@@ -276,7 +292,23 @@ def main() -> None:
     parser.add_argument("--env", default="native", help="repro's --env for the workers")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the runs here")
     parser.add_argument("--skip-here", action="store_true", help="only the one-core section")
+    parser.add_argument(
+        "--judge",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="TRIALS",
+        help="judge recorded trials (a section's trials.json) again, run nothing",
+    )
     args = parser.parse_args()
+    if args.judge:
+        for path in args.judge:
+            recorded = [Checked(**{k: tuple(v) if isinstance(v, list) else v
+                                   for k, v in row.items()})
+                        for row in json.loads(path.read_text())]  # fmt: skip
+            print(f"\n{path}: {len(recorded)} recorded trials")
+            judge_section(recorded, rounds=max(c.rounds for c in recorded), window=args.window)
+        return
     work = args.workdir or Path(tempfile.mkdtemp(prefix="claim-fidelity-"))
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()

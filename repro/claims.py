@@ -65,20 +65,40 @@ class CheckOptions:
 
 @dataclass(frozen=True)
 class Stopping:
-    """When a claim's rounds stop: decided after a whole pair of rounds, or a cap reached.
+    """When a claim's rounds stop: decided at one of the planned looks, or a cap reached.
 
-    One rule for `repro claim check` and for a benchmark that judges recorded rounds again."""
+    The interval is looked at after rounds 2, 4, 8, 16, ... and at the round cap, never after
+    every pair: each look is one more chance to decide wrongly, so the looks are few and each
+    is taken at the confidence that keeps all of them together at the spec's (Bonferroni: a
+    5 % error shared by 4 looks is 1.25 % each). A fixed-size test looks once, at the end. One
+    rule for `repro claim check` and for a benchmark that judges recorded rounds again."""
 
     max_rounds: int
     max_time_s: float
     #: no early stop: every round up to a cap, judged once at the end
     fixed: bool = False
 
+    @property
+    def looks(self) -> tuple[int, ...]:
+        """The rounds after which the interval may decide the claim."""
+        if self.fixed:
+            return (self.max_rounds,)
+        planned, k = [], 2
+        while k < self.max_rounds:
+            planned.append(k)
+            k *= 2
+        return (*planned, self.max_rounds)
+
+    def confidence(self, overall: float) -> float:
+        """Each look's confidence, so that all the looks together hold `overall`."""
+        return 1 - (1 - overall) / len(self.looks)
+
     def reason(self, k: int, decided: bool, elapsed_s: float) -> str | None:
         """Why the rounds stop after round `k` (None: run another). A side runs first in one
         round of each pair, so only a whole pair cancels the position; one round has no
-        interval, so the time cap too is checked after a whole pair."""
-        if k % 2 == 0 and decided and not self.fixed:
+        interval, so the time cap too is checked after a whole pair, and it is the last look
+        (it takes the place of the looks it cuts off)."""
+        if decided and k in self.looks and k < self.max_rounds:
             return f"decided after round {k}"
         if k >= self.max_rounds:
             fixed = " (a fixed-size test)" if self.fixed else ""
@@ -88,6 +108,13 @@ class Stopping:
         if elapsed_s >= self.max_time_s:
             return f"the time cap ({self.max_time_s:g} s) was reached"
         return None
+
+    def describe(self, overall: float) -> str:
+        """`looks after round(s) 2, 4, 8, 10, each at 98.75 % (95 % together)`."""
+        each = 100 * self.confidence(overall)
+        rounds = ", ".join(map(str, self.looks))
+        together = 100 * overall
+        return f"looks after round(s) {rounds}, each at {each:.4g} % ({together:.4g} % together)"
 
 
 @dataclass(frozen=True)
@@ -197,7 +224,9 @@ class _ClaimRounds:
         self.results_dir, self.check_id = opts.results_dir, check_id
         self.seed = secrets.randbits(32) if opts.seed is None else opts.seed
         self.rng = np.random.Generator(np.random.PCG64(self.seed))
-        self.confidence = variants["baseline"].tolerances.confidence
+        #: each look's confidence: all of them together hold the spec's
+        self.overall = variants["baseline"].tolerances.confidence
+        self.confidence = self.plan.stopping.confidence(self.overall)
         self.replayers: dict[Side, Replayer] = {}
         self.orders: list[list[str]] = []
         self.target_qps: float | None = None
@@ -251,7 +280,7 @@ class _ClaimRounds:
                 break
             why = plan.stopping.reason(k, judged.verdict != "inconclusive", ends[-1])
             if why is not None:
-                stopped = why
+                stopped = f"{why}; {plan.stopping.describe(self.overall)}"
                 break
             self.report(f"  round {k}: {judged.reason}")
         assert found is not None
@@ -265,6 +294,7 @@ class _ClaimRounds:
             elapsed_s=round(time.monotonic() - t0, 1),
             target_qps=self.target_qps,
             round_end_s=ends,
+            confidence=self.confidence,
         )
 
     def _round(self, k: int) -> None:
@@ -402,7 +432,8 @@ def evidence_of(outcome: Outcome, *, confidence: float) -> ClaimEvidence:
     return ClaimEvidence(
         value=m.estimate.value,
         ci=m.estimate.ci,
-        confidence=confidence,
+        # the interval's own: each look's, where the rounds looked more than once
+        confidence=m.confidence if m.confidence is not None else confidence,
         verdict=m.judgement.verdict,
         reason=m.judgement.reason,
         mde=m.judgement.mde,

@@ -39,6 +39,8 @@ class Measured:
     target_qps: float | None = None
     #: seconds from the first round's start to each round's end
     round_end_s: list[float] = field(default_factory=list)
+    #: the confidence of the estimate's interval (each look's: see `repro.claims.Stopping`)
+    confidence: float | None = None
 
 
 def quantity_of(claim: Claim) -> Quantity:

@@ -102,7 +102,7 @@ def test_a_true_claim_holds_after_a_pair_of_rounds(root: Path, tmp_path: Path) -
     assert m.judgement.verdict == "holds"
     assert m.estimate.value == pytest.approx(2.0)
     assert m.rounds == 2
-    assert m.stopped == "decided after round 2"
+    assert m.stopped.startswith("decided after round 2; looks after round(s) 2, 4, 6, each at ")
     assert m.baseline == [1000.0, 1000.0]
     assert m.candidate == [2000.0, 2000.0]
     assert out.variants["baseline"] == spec_id(spec)  # ort-digits runs 1 thread
@@ -123,7 +123,7 @@ def test_the_variants_alternate_in_a_balanced_recorded_order(root: Path, tmp_pat
     spec, path = _spec(root, tmp_path, _claim(bound=2.0))
     [out] = _check(spec, path, tmp_path, speed=noisy)
     assert out.measured.rounds == 6  # never decided: the cap, fixed before the first round
-    assert out.measured.stopped == "the round cap (6) was reached"
+    assert out.measured.stopped.startswith("the round cap (6) was reached;")
     assert out.measured.judgement.verdict == "inconclusive"
     assert out.measured.judgement.mde is not None
     for first, second in zip(out.orders[::2], out.orders[1::2], strict=True):
@@ -154,7 +154,10 @@ def test_fixed_rounds_run_every_round_and_judge_once_at_the_end(root: Path, tmp_
     [out] = _check(spec, path, tmp_path, fixed_rounds=True)
     m = out.measured
     assert m.rounds == 6
-    assert m.stopped == "the round cap (6) was reached (a fixed-size test)"
+    assert m.stopped == (
+        "the round cap (6) was reached (a fixed-size test); looks after round(s) 6, each at "
+        "95 % (95 % together)"
+    )
     assert m.judgement.verdict == "holds"
     assert len(m.round_end_s) == 6
     assert m.round_end_s == sorted(m.round_end_s)
@@ -170,7 +173,15 @@ def test_the_stopping_rule_decides_after_whole_pairs_and_caps_rounds_then_time()
     assert rule.reason(3, False, 99.0) is None  # the time cap waits for the pair
     assert rule.reason(4, False, 10.0) == "the time cap (10 s) was reached"
     assert rule.reason(5, True, 0.0) == "the round cap (5) was reached"
+    longer = Stopping(max_rounds=20, max_time_s=1e9)
+    assert longer.looks == (2, 4, 8, 16, 20)
+    assert longer.reason(6, True, 0.0) is None  # decided between two looks: no stop
+    assert longer.reason(8, True, 0.0) == "decided after round 8"
+    # five looks share the 5 % error: 1 % each
+    assert longer.confidence(0.95) == pytest.approx(0.99)
     fixed = Stopping(max_rounds=4, max_time_s=10.0, fixed=True)
+    assert fixed.looks == (4,)
+    assert fixed.confidence(0.95) == pytest.approx(0.95)
     assert fixed.reason(2, True, 0.0) is None
     assert fixed.reason(4, True, 0.0) == "the round cap (4) was reached (a fixed-size test)"
 
@@ -320,7 +331,7 @@ def test_the_time_cap_stops_only_after_a_whole_pair_so_the_evidence_has_an_inter
     spec, path = _spec(root, tmp_path, _claim(bound=2.0))
     [out] = _check(spec, path, tmp_path, speed=noisy, max_time_s=1.0)
     assert out.measured.rounds == 2
-    assert out.measured.stopped == "the time cap (1 s) was reached"
+    assert out.measured.stopped.startswith("the time cap (1 s) was reached;")
     evidence = evidence_of(out, confidence=0.95)
     assert evidence.ci is not None
     assert len(evidence.ci) == 2
