@@ -156,6 +156,16 @@ def _interval(values: list[float]) -> tuple[float, float]:
     return mean, half
 
 
+def _overhead(label: str, ratios: list[float]) -> str:
+    """`label: median, mean +/- half-width; overhead per token (1 - median)`."""
+    mean, half = _interval(ratios)
+    median = statistics.median(ratios)
+    return (
+        f"{label}: median {median:.4f}, mean {mean:.4f} +/- {half:.4f} (95 %); overhead per "
+        f"token {100 * (1 - median):.2f} % (median; target <= 2 %)"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
@@ -189,24 +199,14 @@ def main() -> int:
                 f"tokens/s, ratio {sut / plain:.4f}; inside the decoder: SUT {inside:.4f}, "
                 f"plain {p_in:.4f} of the run; per decoder second, SUT/plain {inside / p_in:.4f}"
             )
-    mean, half = _interval(ratios)
-    median = statistics.median(ratios)
-    print(
-        f"SUT/plain tokens/s: median {median:.4f}, mean {mean:.4f} +/- {half:.4f} (95 %); "
-        f"overhead per token {100 * (1 - median):.2f} % (median; target <= 2 %)"
-    )
+    print(_overhead("SUT/plain tokens/s", ratios))
     print(
         f"in-run (same process, same queries): LoadGen tokens/s / tokens/s inside the decoder: "
         f"median {statistics.median(in_run):.4f}; the plain loop's tokens/s / its decoder's: "
         f"median {statistics.median(plain_in):.4f}"
     )
-    n_mean, n_half = _interval(normalized)
-    n_median = statistics.median(normalized)
-    print(
-        f"per second inside the decoder (free of the machine's phases): SUT/plain tokens/s "
-        f"median {n_median:.4f}, mean {n_mean:.4f} +/- {n_half:.4f} (95 %); overhead per token "
-        f"{100 * (1 - n_median):.2f} % (median; target <= 2 %)"
-    )
+    print(_overhead("per second inside the decoder (free of the machine's phases): SUT/plain "
+                    "tokens/s", normalized))  # fmt: skip
     return 0
 
 
