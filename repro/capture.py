@@ -277,12 +277,16 @@ def _scored_against_itself(run_dir: Path, record: RunRecord, reference: list[str
     reference's, so that a replay's agreement has the original's to be compared with."""
     tests = []
     for t in record.tests:
-        digests = (t.accuracy or {}).get("output_digests")
-        if t.mode == "accuracy" and digests and (t.accuracy or {}).get("value") is None:
+        acc = t.accuracy or {}
+        digests = acc.get("output_digests")
+        if t.mode == "accuracy" and digests:
             correct = sum(1 for d, r in zip(digests, reference, strict=False) if d == r)
-            scored = {**(t.accuracy or {}), "value": correct / len(digests)}
-            scored.update(correct=correct, total=len(digests))
-            scored.pop("note", None)
+            scored = dict(acc)
+            if acc.get("value") is None:
+                scored.update(value=correct / len(digests), correct=correct, total=len(digests))
+                scored.pop("note", None)
+            elif "agreement" in acc and acc["agreement"] is None:  # scored by rouge
+                scored["agreement"] = correct / len(digests)
             t = t.model_copy(update={"accuracy": scored})
         tests.append(t)
     updated = record.model_copy(update={"tests": tests})

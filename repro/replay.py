@@ -43,8 +43,14 @@ from repro.privacy import redact, redact_text
 from repro.probes import PROBES_VERSION, Probe, ProbeSet
 from repro.probes.gpu import gpu_probe_for
 from repro.profiling import ProfilePass
-from repro.runs import layout
-from repro.runs.accuracy import decode_accuracy_log, save_predictions, score, score_outputs
+from repro.runs import layout, rouge
+from repro.runs.accuracy import (
+    Predictions,
+    decode_accuracy_log,
+    save_predictions,
+    score,
+    score_outputs,
+)
 from repro.runs.commit import commit_run
 from repro.runs.record import ProfileRecord, RunRecord, TestRecord
 from repro.runs.store import digest_files
@@ -636,10 +642,15 @@ class Replayer:
         ref = self.spec.original.reference_predictions if self.spec.original else None
         if generation:
             out["tokens"] = result.tokens_completed
-            if ref is None or not ref.outputs_sha256:
-                out.update({"value": None, "note": "no reference outputs in the spec"})
+            if ref is not None and ref.outputs_sha256:
+                agreement: dict[str, Any] = dict(score_outputs(preds, ref.outputs_sha256))
             else:
-                out.update(score_outputs(preds, ref.outputs_sha256))
+                agreement = {"value": None, "note": "no reference outputs in the spec"}
+            if acc.metric == "rouge":
+                out["agreement"] = agreement["value"]
+                out.update(self._rouge(preds, np.dtype(result.output_dtype or "<i4")))
+            else:
+                out.update(agreement)
         elif acc.metric == "top1":
             labels = self._dataset_labels()
             out.update(score(preds, labels, class_offset=acc.class_offset))
@@ -651,14 +662,48 @@ class Replayer:
         save_predictions(out_dir / layout.PREDICTIONS_FILE, preds)
         return out
 
+    def _rouge(self, preds: Predictions, dtype: np.dtype[Any]) -> dict[str, Any]:
+        """A generation's texts against the data set's reference texts (`repro.runs.rouge`)."""
+        acc, gen = self.spec.workload.accuracy, self.spec.workload.generation
+        data = self._dataset_arrays()
+        for key, name in ((acc.references_key, "references_key"),
+                          (acc.vocabulary_key, "vocabulary_key")):  # fmt: skip
+            if key not in data:
+                raise RunError(
+                    f"the data set has no {key!r} array for the rouge metric "
+                    f"($.workload.accuracy.{name})"
+                )
+        references = data[acc.references_key]
+        if len(preds.indices) and int(preds.indices.max()) >= len(references):
+            raise RunError(
+                f"the data set's {acc.references_key!r} holds {len(references)} texts, fewer "
+                "than the prompts ($.workload.accuracy.references_key)"
+            )
+        eos = gen.eos_token_id if gen is not None else None
+        skip = frozenset({0} if eos is None else {0, eos})
+        tokens = [np.frombuffer(raw, dtype=dtype) for raw in preds.outputs]
+        why = rouge.missing()
+        if why is not None:
+            raise RunError(f"the rouge metric cannot be scored: {why}", hint=rouge.INSTALL_HINT)
+        return rouge.score_generations(
+            tokens,
+            preds.indices.tolist(),
+            references=references,
+            vocabulary=data[acc.vocabulary_key],
+            skip=skip,
+        )
+
+    def _dataset_arrays(self) -> dict[str, np.ndarray]:
+        name = self.spec.workload.dataset
+        raw = read_verified(
+            self.artifacts[name], self.spec.artifacts[name].sha256, what=f"artifact {name!r}"
+        )
+        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+
     def _dataset_labels(self) -> np.ndarray:
         if self._labels is None:
-            name = self.spec.workload.dataset
-            raw = read_verified(
-                self.artifacts[name], self.spec.artifacts[name].sha256, what=f"artifact {name!r}"
-            )
-            with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-                data = {k: npz[k] for k in npz.files}
+            data = self._dataset_arrays()
             key = self.spec.workload.accuracy.labels_key
             if key not in data:
                 raise RunError(f"dataset has no {key!r} array for the top1 metric")

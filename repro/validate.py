@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+
 from repro.artifacts.cache import ArtifactCache, sha256_file
-from repro.artifacts.lm import prompt_problems, read_lm_config
+from repro.artifacts.lm import LmConfig, prompt_problems, read_lm_config
 from repro.artifacts.npz import npz_shapes, read_npz
 from repro.artifacts.recipes import RECIPES
 from repro.backends.base import io_name_problems
@@ -19,6 +21,7 @@ from repro.backends.registry import BACKENDS, get_backend
 from repro.environments.pylock import unhashed_requirements
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
+from repro.runs import rouge
 from repro.spack.lockfile import read_spack_lock
 from repro.spack.manifest import check_consistency, read_manifest
 from repro.spack.section import SpackPins
@@ -268,6 +271,13 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
         problems += _check_hashes(resolve_path(python_lock.path, base), python_lock.path)
     if env.spack is not None and not lock_problems:
         problems += _check_spack(env.spack, base)
+    if "accuracy" in wl.modes and wl.accuracy.metric == "rouge" and rouge.missing():
+        problems.append(
+            Problem(
+                "$.workload.accuracy.metric",
+                f"rouge cannot be scored here: {rouge.missing()}; {rouge.INSTALL_HINT}",
+            )
+        )
     if "accuracy" in wl.modes and wl.accuracy.metric == "agreement":
         ref = spec.original.reference_predictions if spec.original else None
         if ref is None:
@@ -404,6 +414,7 @@ def _check_prompts(wl: Workload, model: Path, dataset: Path) -> list[Problem]:
                 f"(it has {sorted(data)}): name the array of prompt lengths",
             )
         ]
+    problems = _check_vocabulary(wl, config, data)
     found = prompt_problems(
         data[wl.inputs_key],
         data[wl.generation.lengths_key],
@@ -413,7 +424,7 @@ def _check_prompts(wl: Workload, model: Path, dataset: Path) -> list[Problem]:
         dataset=wl.dataset,
         samples=wl.total_sample_count,
     )
-    return [Problem(where, message) for where, message in found]
+    return problems + [Problem(where, message) for where, message in found]
 
 
 def local_files(spec: ExperimentSpec, spec_path: Path, cache: ArtifactCache) -> dict[str, Path]:
@@ -459,6 +470,8 @@ def _check_dataset(wl: Workload, path: Path) -> list[Problem]:
                 f"{held} samples: set it to at most {held}",
             )
         )
+    if "accuracy" in wl.modes and wl.accuracy.metric == "rouge":
+        problems += _rouge_arrays(wl, shapes, has)
     needs_labels = "accuracy" in wl.modes and wl.accuracy.metric == "top1"
     if needs_labels and wl.accuracy.labels_key not in shapes:
         problems.append(
@@ -470,6 +483,61 @@ def _check_dataset(wl: Workload, path: Path) -> list[Problem]:
             )
         )
     return problems
+
+
+def _rouge_arrays(wl: Workload, shapes: Mapping[str, tuple[int, ...]], has: str) -> list[Problem]:
+    """The rouge metric's reference texts (one per sample) and vocabulary in the data set."""
+    acc = wl.accuracy
+    problems = []
+    for key, field, what in (
+        (acc.references_key, "references_key", "the reference texts (a string per prompt)"),
+        (acc.vocabulary_key, "vocabulary_key", "the vocabulary (a string per token id)"),
+    ):
+        if key not in shapes:
+            problems.append(
+                Problem(
+                    f"$.workload.accuracy.{field}",
+                    f"{key!r} is not an array of the data set {wl.dataset!r} {has}: the rouge "
+                    f"metric needs {what}; name the array, or use the agreement metric",
+                )
+            )
+    held = shapes.get(acc.references_key)
+    if held is not None and (len(held) != 1 or held[0] < wl.total_sample_count):
+        problems.append(
+            Problem(
+                "$.workload.accuracy.references_key",
+                f"{acc.references_key!r} has shape {list(held)}: the rouge metric needs one "
+                f"reference text per prompt ({wl.total_sample_count})",
+            )
+        )
+    return problems
+
+
+def _check_vocabulary(
+    wl: Workload, config: LmConfig, data: Mapping[str, np.ndarray]
+) -> list[Problem]:
+    """The rouge metric's vocabulary decodes every token the model can generate."""
+    vocabulary = data.get(wl.accuracy.vocabulary_key)
+    if vocabulary is None or "accuracy" not in wl.modes or wl.accuracy.metric != "rouge":
+        return []
+    if vocabulary.ndim != 1 or vocabulary.dtype.kind not in "US":
+        return [
+            Problem(
+                "$.workload.accuracy.vocabulary_key",
+                f"{wl.accuracy.vocabulary_key!r} is {vocabulary.dtype} of shape "
+                f"{list(vocabulary.shape)}: expected strings, one per token id",
+            )
+        ]
+    if len(vocabulary) != config.vocab_size:
+        return [
+            Problem(
+                "$.workload.accuracy.vocabulary_key",
+                f"{wl.accuracy.vocabulary_key!r} holds {len(vocabulary)} pieces, but the model's "
+                f"vocabulary has {config.vocab_size} tokens: it is another tokenizer's; use the "
+                "model's own vocabulary",
+            )
+        ]
+    return []
 
 
 def validate_file(path: Path) -> tuple[ExperimentSpec, list[Problem]]:

@@ -99,16 +99,63 @@ def write_tinylm(
 
 
 def write_synthetic_prompts(
-    out: Path, *, seed: int, count: int, vocab_size: int, min_length: int, max_length: int
+    out: Path,
+    *,
+    seed: int,
+    count: int,
+    vocab_size: int,
+    min_length: int,
+    max_length: int,
+    reference_words: int = 0,
 ) -> None:
-    """`count` prompts of seeded lengths in [min_length, max_length] and seeded token ids."""
+    """`count` prompts of seeded lengths in [min_length, max_length] and seeded token ids; with
+    `reference_words`, a vocabulary and a seeded reference text per prompt (`rouge`)."""
     if min_length > max_length:
         raise ValueError(f"min_length {min_length} is above max_length {max_length}")
     rng = np.random.default_rng(seed)
     lengths = rng.integers(min_length, max_length + 1, size=count).astype(np.int32)
     ids = rng.integers(1, vocab_size, size=(count, max_length)).astype(np.int32)
     ids[np.arange(max_length)[None, :] >= lengths[:, None]] = 0
-    write_npz(out, {"input_ids": ids, "input_lengths": lengths})
+    arrays = {"input_ids": ids, "input_lengths": lengths}
+    if reference_words:  # drawn after the prompts: the prompts stay those without references
+        vocabulary = pseudo_words(vocab_size, rng)
+        arrays |= {
+            "vocabulary": vocabulary,
+            "reference_texts": np.array(
+                [reference_text(vocabulary, reference_words, rng) for _ in range(count)]
+            ),
+        }
+    write_npz(out, arrays)
+
+
+_SYLLABLES = tuple(c + v for c in "bdfgklmnprstvz" for v in "aeiou")
+
+
+def pseudo_words(vocab_size: int, rng: np.random.Generator) -> np.ndarray:
+    """A SentencePiece-style vocabulary: id 0 (padding) empty, every other id a distinct word of
+    2-3 seeded syllables behind the word mark U+2581."""
+    words: list[str] = [""]
+    seen = {""}
+    while len(words) < vocab_size:
+        n = int(rng.integers(2, 4))
+        word = "".join(_SYLLABLES[int(i)] for i in rng.integers(0, len(_SYLLABLES), size=n))
+        if word not in seen:
+            seen.add(word)
+            words.append("\u2581" + word)
+    return np.array(words)
+
+
+def reference_text(vocabulary: np.ndarray, words: int, rng: np.random.Generator) -> str:
+    """`words` seeded words of the vocabulary as sentences of 4-12 words, capitalized, each
+    ending with a full stop: a reference to score against, not a meaningful text."""
+    picked = [str(vocabulary[int(i)])[1:] for i in rng.integers(1, len(vocabulary), size=words)]
+    sentences, at = [], 0
+    while at < len(picked):
+        n = int(rng.integers(4, 13))
+        part = picked[at : at + n]
+        sentences.append(" ".join(part).capitalize() + ".")
+        at += n
+    return " ".join(sentences)
 
 
 def read_lm_config(path: Path) -> LmConfig | None:

@@ -224,10 +224,22 @@ RECIPES: dict[str, Recipe] = {
                 "vocab_size": Param(512, "token ids are drawn from [1, vocab_size)", 2, 65536),
                 "min_length": Param(8, "shortest prompt, tokens", 1, 8192),
                 "max_length": Param(32, "longest prompt, tokens", 1, 8192),
+                "reference_words": Param(
+                    0,
+                    "0: none; else also a vocabulary (a pseudo-word per token id) and a "
+                    "reference text of this many words per prompt, for the rouge metric",
+                    0,
+                    4096,
+                ),
             },
             media_type="application/x-npz",
-            description="prompts as token ids: input_ids (int32, zero-padded) and input_lengths",
-            output_bytes=lambda p: int(p["count"]) * (int(p["max_length"]) + 1) * 4,
+            description="prompts as token ids: input_ids (int32, zero-padded) and input_lengths; "
+            "with reference_words, vocabulary and reference_texts",
+            output_bytes=lambda p: (
+                int(p["count"]) * (int(p["max_length"]) + 1) * 4
+                + int(p["count"]) * int(p["reference_words"]) * 64
+                + int(p["vocab_size"]) * 64
+            ),
         ),
         Recipe(
             name="digits-mlp",

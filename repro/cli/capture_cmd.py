@@ -158,7 +158,7 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
 @click.option("--total-sample-count", type=click.IntRange(min=1))
 @click.option("--performance-sample-count", type=click.IntRange(min=1))
 @click.option("--batch-size", type=click.IntRange(min=1))
-@click.option("--accuracy-metric", type=click.Choice(["top1", "agreement"]))
+@click.option("--accuracy-metric", type=click.Choice(["top1", "agreement", "rouge"]))
 @click.option("--class-offset", type=int)
 @click.option(
     "--env-manager",

@@ -69,7 +69,10 @@ def _test_line(t: TestRecord) -> list[str]:
             if v is not None:
                 parts.append(f"{p} {float(v) / 1e6:.3f} ms")
     elif t.accuracy and t.accuracy.get("value") is not None:
-        parts.append(f"{t.accuracy['metric']} {100 * float(t.accuracy['value']):.2f}%")
+        value = float(t.accuracy["value"])
+        scored = t.accuracy.get("unit") == "score"  # ROUGE, as MLPerf prints it: 0 to 100
+        parts.append(f"{t.accuracy['metric']} {value:.4g}" if scored else
+                     f"{t.accuracy['metric']} {100 * value:.2f}%")  # fmt: skip
     if t.error:
         parts.append(t.error.splitlines()[0][:120])
     return parts

@@ -22,6 +22,7 @@ class Predictions:
     top1: np.ndarray  # int64, aligned with indices
     responses_sha256: str = ""  # sha256 of every raw response in index order (bit for bit)
     output_digests: tuple[str, ...] = ()  # sha256 of each sample's raw response
+    outputs: tuple[bytes, ...] = ()  # each sample's raw response, aligned with indices
 
     def digest(self) -> str:
         """sha256 of (index, prediction) pairs: equal for bit-identical predictions."""
@@ -68,6 +69,7 @@ def decode_accuracy_log(path: Path, *, dtype: str, shape: tuple[int, ...]) -> Pr
         top1,
         hashlib.sha256(b"".join(ordered)).hexdigest(),
         tuple(hashlib.sha256(r).hexdigest() for r in ordered),
+        tuple(ordered),
     )
 
 

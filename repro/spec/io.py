@@ -54,6 +54,10 @@ def spec_id(spec: ExperimentSpec) -> str:
         data.get("tolerances", {}).pop("energy_rel", None)
     if data["workload"].get("generation") is None:  # v1 gained it later, as LATER_SETTINGS
         data["workload"].pop("generation", None)
+    accuracy = data["workload"].get("accuracy") or {}
+    if accuracy.get("metric") != "rouge":  # v1 gained them later, read only by rouge
+        accuracy.pop("references_key", None)
+        accuracy.pop("vocabulary_key", None)
     env = data["environment"]
     if env.get("manager") != "spack":
         # Spack pins beside another manager's are another way to build the stack, not part

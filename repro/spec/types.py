@@ -284,10 +284,12 @@ class Seeds(SpecModel):
 class AccuracySpec(SpecModel):
     """How accuracy mode is scored."""
 
-    metric: Literal["top1", "agreement"] = Field(
+    metric: Literal["top1", "agreement", "rouge"] = Field(
         description="top1: against the data set's labels; "
         "agreement: against the reference predictions in `original` (a generation task: the "
-        "share of prompts whose generated tokens equal the original's exactly)"
+        "share of prompts whose generated tokens equal the original's exactly); "
+        "rouge (a generation task): the generated texts against the data set's reference "
+        "texts, rouge1 (0 to 100) as MLPerf's LLM accuracy scripts score it"
     )
     class_offset: Annotated[
         int,
@@ -295,6 +297,15 @@ class AccuracySpec(SpecModel):
         Accepts("-1000000 to 1000000", about="added to predictions before comparing (MLPerf: -1)"),
     ] = 0
     labels_key: str = Field("labels", description="array of labels inside the dataset artifact")
+    references_key: str = Field(
+        "reference_texts",
+        description="rouge: array of reference texts (strings, one per prompt) in the data set",
+    )
+    vocabulary_key: str = Field(
+        "vocabulary",
+        description="rouge: array of token pieces (strings, one per token id) in the data set "
+        "that decodes the generated tokens; SentencePiece's U+2581 reads as a space",
+    )
 
 
 class GenerationSpec(SpecModel):
@@ -326,12 +337,15 @@ GENERATION_SCENARIOS: Final = ("Offline", "Server")
 def _generation_problems(wl: Workload) -> list[str]:
     """Why a workload's task and scenarios do not go together (empty: they do)."""
     if wl.task == "classification":
-        return ['generation: only for task "generation"; remove it'] if wl.generation else []
+        found = ['generation: only for task "generation"; remove it'] if wl.generation else []
+        if wl.accuracy.metric == "rouge":
+            found.append('accuracy.metric: "rouge" scores generated texts (task "generation")')
+        return found
     problems = []
-    if wl.accuracy.metric != "agreement":
+    if wl.accuracy.metric not in ("agreement", "rouge"):
         problems.append(
             'accuracy.metric: a generation is scored by "agreement" (its tokens against the '
-            "original's, exactly)"
+            "original's, exactly) or by \"rouge\" (its texts against the data set's references)"
         )
     if wl.generation is None:
         problems.append('generation: task "generation" needs it (max_new_tokens, ...)')

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
@@ -166,3 +167,83 @@ def test_a_published_llm_result_is_other_hardware_for_speed(tmp_path: Path) -> N
     offline = next(s for s in data["scenarios"] if s["scenario"] == "Offline")
     verdicts = {m["metric"]: m["verdict"] for m in offline["metrics"] if m["judged"]}
     assert verdicts["tokens_per_second"] == "not comparable: different hardware"
+
+
+def _rouge_spec(tmp_path: Path, **dataset: Any) -> dict[str, Any]:
+    """torch-tinylm scored by rouge: its prompts with a vocabulary and reference texts."""
+    spec = portable_spec(ROOT, "torch-tinylm")
+    spec.pop("original")
+    spec["name"] = "tinylm-rouge"
+    params = {**spec["artifacts"]["dataset"]["params"], "reference_words": 24, **dataset}
+    spec["artifacts"]["dataset"]["params"] = params
+    spec["artifacts"]["dataset"]["sha256"] = _recipe(tmp_path, "synthetic-prompts", params)
+    spec["workload"]["accuracy"] = {"metric": "rouge"}
+    return spec
+
+
+def test_rouge_scores_the_decoded_tokens_as_mlperfs_script(tmp_path: Path) -> None:
+    """The accuracy test's rouge1 is rouge_score's mean F-measure x 100 over the texts that
+    the accuracy log's tokens decode to with the data set's vocabulary, against its references."""
+    rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer", reason="repro[rouge]")
+    spec = _write(tmp_path, _rouge_spec(tmp_path))
+    result, record = _replay(spec, tmp_path, "--scenario", "Offline", "--mode", "accuracy")
+    assert result.exit_code == 0, result.output + result.stderr
+    (test,) = record["tests"]
+    acc = test["accuracy"]
+    assert (acc["metric"], acc["unit"], acc["gen_num"]) == ("rouge1", "score", 64)
+    assert acc["tokens_per_sample"] == 32.0
+    assert "rouge1 " in result.output  # a score, not a percentage
+    data = dict(np.load(tmp_path / "synthetic-prompts.npz"))
+    vocab = [str(v) for v in data["vocabulary"]]
+    log = tmp_path / "results" / "tinylm-rouge" / "r1" / test["dir"] / "mlperf_log_accuracy.json"
+    scorer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
+    f = []
+    for entry in json.loads(log.read_text()):
+        ids = np.frombuffer(bytes.fromhex(entry["data"]), dtype=np.int32)
+        text = "".join(vocab[i] for i in ids if i).replace("\u2581", " ").strip()
+        f.append(scorer.score(str(data["reference_texts"][entry["qsl_idx"]]), text)["rouge1"])
+    assert acc["value"] == pytest.approx(round(100 * float(np.mean([s.fmeasure for s in f])), 4))
+
+
+def test_rouge_without_references_or_with_another_vocabulary_is_refused(tmp_path: Path) -> None:
+    spec = _rouge_spec(tmp_path, reference_words=0)  # prompts alone
+    result = _bad(tmp_path, spec)
+    assert result.exit_code == 2, result.output
+    assert "$.workload.accuracy.references_key" in result.stderr
+    assert "$.workload.accuracy.vocabulary_key" in result.stderr
+    other = tmp_path / "other"
+    other.mkdir()
+    spec = _rouge_spec(other, vocab_size=500)  # a tokenizer of 500 for a model of 512
+    result = _bad(other, spec)
+    assert result.exit_code == 2, result.output
+    assert "$.workload.accuracy.vocabulary_key" in result.stderr
+    assert "500 pieces" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_a_published_rouge1_is_compared_with_the_replays(tmp_path: Path) -> None:
+    """Against a published llama2-70b result, tokens/s is other hardware, but the accuracy is
+    the same figure (rouge1, 0 to 100) and is judged: a seeded tiny model is not llama2."""
+    pytest.importorskip("rouge_score", reason="repro[rouge]")
+    raw = _rouge_spec(tmp_path)
+    raw["tags"] = [*raw["tags"], "llama2-70b"]
+    result, _ = _replay(_write(tmp_path, raw), tmp_path, "--scenario", "Offline")
+    assert result.exit_code in (0, 3), result.output + result.stderr
+    published = published_result(
+        tmp_path / "tree", benchmark="llama2-70b", sps=10.0,
+        accuracy="{'rouge1': 44.4312, 'rouge2': 22.0352, 'rougeL': 28.6162, "
+        "'tokens_per_sample': 294.4}\nhash=abc\n",
+    ).parent  # fmt: skip
+    out = tmp_path / "report"
+    report = _cli(
+        "report", "-o", str(out), "--compare", str(published),
+        str(tmp_path / "results" / "tinylm-rouge" / "r1"),
+    )  # fmt: skip
+    assert report.exit_code == 1, report.output + report.stderr  # the accuracy is not llama2's
+    data = json.loads((out / "report.json").read_text())
+    offline = next(s for s in data["scenarios"] if s["scenario"] == "Offline")
+    rows = {m["metric"]: m for m in offline["metrics"]}
+    assert rows["accuracy"]["judged"]
+    assert rows["accuracy"]["original_value"] == pytest.approx(44.4312)
+    assert rows["accuracy"]["verdict"] == "not reproduced"
+    assert rows["accuracy"]["replay_value"] < 44.4312

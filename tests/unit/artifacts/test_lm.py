@@ -61,6 +61,32 @@ def test_prompts_are_padded_token_ids_within_the_vocabulary(tmp_path: Path) -> N
         assert (row[n:] == 0).all()
 
 
+def test_prompts_without_references_are_the_bytes_the_reference_spec_pins(tmp_path: Path) -> None:
+    out = tmp_path / "p.npz"
+    write_synthetic_prompts(out, seed=0, count=64, vocab_size=512, min_length=8, max_length=32)
+    # specs/torch-tinylm.json's data set, from before the recipe could write references
+    assert _sha(out) == "5ac6356c2ca6c27da38368c62d44e120cb6d6a87e8a284a4029e6346a4c4892e"
+
+
+def test_references_come_with_a_vocabulary_of_distinct_words(tmp_path: Path) -> None:
+    plain, refs = tmp_path / "plain.npz", tmp_path / "refs.npz"
+    kw = {"seed": 3, "count": 10, "vocab_size": 300, "min_length": 2, "max_length": 6}
+    write_synthetic_prompts(plain, **kw)
+    write_synthetic_prompts(refs, **kw, reference_words=20)
+    a, b = read_npz(plain), read_npz(refs)
+    np.testing.assert_array_equal(a["input_ids"], b["input_ids"])  # the same prompts
+    vocab = b["vocabulary"]
+    assert vocab.shape == (300,)
+    assert vocab[0] == ""  # the padding id decodes to nothing
+    assert len(set(vocab.tolist())) == 300
+    assert all(w.startswith("\u2581") for w in vocab[1:].tolist())
+    texts = b["reference_texts"]
+    assert texts.shape == (10,)
+    assert all(len(t.split()) == 20 and t.endswith(".") for t in texts.tolist())
+    write_synthetic_prompts(tmp_path / "again.npz", **kw, reference_words=20)
+    assert _sha(tmp_path / "again.npz") == _sha(refs)
+
+
 def test_a_model_file_without_config_has_no_config(tmp_path: Path) -> None:
     out = tmp_path / "p.npz"
     write_synthetic_prompts(out, seed=0, count=2, vocab_size=32, min_length=3, max_length=9)

@@ -100,6 +100,31 @@ def test_a_generation_needs_its_section_and_a_classification_refuses_it(tmp_path
     assert "only for task" in out
 
 
+def test_rouge_scores_generations_only(tmp_path: Path) -> None:
+    raw = _raw()
+    raw["workload"]["accuracy"] = {"metric": "rouge"}
+    spec = parse_spec(raw, source="test")
+    assert spec.workload.accuracy.references_key == "reference_texts"
+    assert spec.workload.accuracy.vocabulary_key == "vocabulary"
+    digits: dict[str, Any] = json.loads((ROOT / "specs" / "ort-digits.json").read_text())
+    digits["workload"]["accuracy"] = {"metric": "rouge"}
+    code, out = _validate(tmp_path, digits)
+    assert code == 2
+    assert "accuracy.metric" in out
+    assert 'task "generation"' in out
+
+
+def test_the_rouge_keys_are_part_of_the_id_only_under_rouge() -> None:
+    raw = _raw()
+    before = spec_id(parse_spec(raw, source="test"))
+    raw["workload"]["accuracy"]["references_key"] = "other"
+    assert spec_id(parse_spec(raw, source="test")) == before  # agreement does not read it
+    raw["workload"]["accuracy"]["metric"] = "rouge"
+    rouge = spec_id(parse_spec(raw, source="test"))
+    raw["workload"]["accuracy"]["references_key"] = "reference_texts"
+    assert spec_id(parse_spec(raw, source="test")) not in (before, rouge)
+
+
 def test_a_backend_without_a_generative_engine_is_refused(tmp_path: Path) -> None:
     raw = _raw()
     raw["backend"] = {"name": "onnxruntime", "options": {}}
@@ -116,6 +141,7 @@ def test_a_backend_without_a_generative_engine_is_refused(tmp_path: Path) -> Non
         ("ort-resnet50", "8bd6aae68cbe"),
         ("torch-resnet50", "23cc1555dba4"),  # its hashed lock (issue 36) changed it
         ("tvm-resnet50", "9ac8c66307c2"),
+        ("torch-tinylm", "ca4c173dfad3"),  # before accuracy gained references_key
     ],
 )
 def test_earlier_specs_keep_their_ids(name: str, before: str) -> None:
@@ -123,5 +149,5 @@ def test_earlier_specs_keep_their_ids(name: str, before: str) -> None:
     ids `repro validate` printed before the change)."""
     raw = json.loads((ROOT / "specs" / f"{name}.json").read_text())
     spec = parse_spec(raw, source=name)
-    assert spec.workload.generation is None
+    assert spec.workload.generation is None or name == "torch-tinylm"
     assert spec_id(spec).startswith(before)
