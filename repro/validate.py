@@ -271,11 +271,12 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
         problems += _check_hashes(resolve_path(python_lock.path, base), python_lock.path)
     if env.spack is not None and not lock_problems:
         problems += _check_spack(env.spack, base)
-    if "accuracy" in wl.modes and wl.accuracy.metric == "rouge" and rouge.missing():
+    why = rouge.missing() if "accuracy" in wl.modes and wl.accuracy.metric == "rouge" else None
+    if why is not None:
         problems.append(
             Problem(
                 "$.workload.accuracy.metric",
-                f"rouge cannot be scored here: {rouge.missing()}; {rouge.INSTALL_HINT}",
+                f"rouge cannot be scored here: {why}; {rouge.INSTALL_HINT}",
             )
         )
     if "accuracy" in wl.modes and wl.accuracy.metric == "agreement":

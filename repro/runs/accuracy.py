@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -21,8 +22,12 @@ class Predictions:
     indices: np.ndarray  # int64, sorted
     top1: np.ndarray  # int64, aligned with indices
     responses_sha256: str = ""  # sha256 of every raw response in index order (bit for bit)
-    output_digests: tuple[str, ...] = ()  # sha256 of each sample's raw response
     outputs: tuple[bytes, ...] = ()  # each sample's raw response, aligned with indices
+
+    @functools.cached_property
+    def output_digests(self) -> tuple[str, ...]:
+        """sha256 of each sample's raw response."""
+        return tuple(hashlib.sha256(r).hexdigest() for r in self.outputs)
 
     def digest(self) -> str:
         """sha256 of (index, prediction) pairs: equal for bit-identical predictions."""
@@ -68,7 +73,6 @@ def decode_accuracy_log(path: Path, *, dtype: str, shape: tuple[int, ...]) -> Pr
         idx,
         top1,
         hashlib.sha256(b"".join(ordered)).hexdigest(),
-        tuple(hashlib.sha256(r).hexdigest() for r in ordered),
         tuple(ordered),
     )
 

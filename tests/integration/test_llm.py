@@ -109,14 +109,18 @@ def _bad(tmp_path: Path, spec: dict[str, Any]) -> Result:
     return result
 
 
+def _refused(result: Result, *said: str) -> None:
+    """Exit 2 before anything ran, the error naming each of `said`, no traceback."""
+    assert result.exit_code == 2, result.output
+    for text in said:
+        assert text in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
 def test_a_generation_past_the_context_is_refused_naming_max_new_tokens(tmp_path: Path) -> None:
     spec = portable_spec(ROOT, "torch-tinylm")
     spec["workload"]["generation"]["max_new_tokens"] = 250  # prompts of up to 32, context 256
-    result = _bad(tmp_path, spec)
-    assert result.exit_code == 2, result.output
-    assert "$.workload.generation.max_new_tokens" in result.stderr
-    assert "context is 256" in result.stderr
-    assert "Traceback" not in result.output + result.stderr
+    _refused(_bad(tmp_path, spec), "$.workload.generation.max_new_tokens", "context is 256")
 
 
 def test_prompts_of_another_vocabulary_are_refused_naming_the_data_set(tmp_path: Path) -> None:
@@ -124,11 +128,7 @@ def test_prompts_of_another_vocabulary_are_refused_naming_the_data_set(tmp_path:
     params = {**spec["artifacts"]["model"]["params"], "vocab_size": 256}
     spec["artifacts"]["model"]["params"] = params
     spec["artifacts"]["model"]["sha256"] = _recipe(tmp_path, "tinylm", params)
-    result = _bad(tmp_path, spec)
-    assert result.exit_code == 2, result.output
-    assert "$.artifacts.dataset" in result.stderr
-    assert "256 tokens" in result.stderr
-    assert "Traceback" not in result.output + result.stderr
+    _refused(_bad(tmp_path, spec), "$.artifacts.dataset", "256 tokens")
 
 
 def test_a_published_llm_result_is_other_hardware_for_speed(tmp_path: Path) -> None:
@@ -207,18 +207,15 @@ def test_rouge_scores_the_decoded_tokens_as_mlperfs_script(tmp_path: Path) -> No
 
 def test_rouge_without_references_or_with_another_vocabulary_is_refused(tmp_path: Path) -> None:
     spec = _rouge_spec(tmp_path, reference_words=0)  # prompts alone
-    result = _bad(tmp_path, spec)
-    assert result.exit_code == 2, result.output
-    assert "$.workload.accuracy.references_key" in result.stderr
-    assert "$.workload.accuracy.vocabulary_key" in result.stderr
+    _refused(
+        _bad(tmp_path, spec),
+        "$.workload.accuracy.references_key",
+        "$.workload.accuracy.vocabulary_key",
+    )
     other = tmp_path / "other"
     other.mkdir()
     spec = _rouge_spec(other, vocab_size=500)  # a tokenizer of 500 for a model of 512
-    result = _bad(other, spec)
-    assert result.exit_code == 2, result.output
-    assert "$.workload.accuracy.vocabulary_key" in result.stderr
-    assert "500 pieces" in result.stderr
-    assert "Traceback" not in result.output + result.stderr
+    _refused(_bad(other, spec), "$.workload.accuracy.vocabulary_key", "500 pieces")
 
 
 def test_a_published_rouge1_is_compared_with_the_replays(tmp_path: Path) -> None:
