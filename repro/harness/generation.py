@@ -22,7 +22,7 @@ from repro.artifacts.lm import prompt_problems
 from repro.backends.base import GenerativeEngine
 from repro.backends.registry import get_backend
 from repro.errors import SpecError
-from repro.harness.batching import ContinuousBatcher, GenerationLog
+from repro.harness.batching import ContinuousBatcher, Done, GenerationLog, Report
 from repro.harness.dataset import npz_array_from_bytes
 from repro.harness.loadgen import flush, test_settings
 from repro.harness.request import WorkerRequest, WorkerResult
@@ -81,15 +81,21 @@ def warm_up(engine: GenerativeEngine, prompt: np.ndarray) -> float:
     return time.perf_counter() - t
 
 
-def _first(qid: int, tokens: np.ndarray) -> None:
-    lg.FirstTokenComplete([lg.QuerySampleResponse(qid, tokens.ctypes.data, tokens.nbytes)])
+def loadgen_reports(out: np.ndarray) -> tuple[Report, Done]:
+    """The batcher's reports as LoadGen calls, on the slots' token buffers `out` (int32, a row
+    a slot): each row's address is taken once, not at every call."""
+    addresses = [row.ctypes.data for row in out]
+    size = out.itemsize
+    response = lg.QuerySampleResponse
 
+    def first(qid: int, slot: int) -> None:
+        lg.FirstTokenComplete([response(qid, addresses[slot], size)])
 
-def _done(ended: list[tuple[int, np.ndarray]]) -> None:
-    """The queries that ended in one decode step: one call to LoadGen for all of them."""
-    lg.QuerySamplesComplete(
-        [lg.QuerySampleResponse(q, t.ctypes.data, t.nbytes, len(t)) for q, t in ended]
-    )
+    def done(ended: list[tuple[int, int, int]]) -> None:
+        """The queries that ended in one decode step: one call to LoadGen for all of them."""
+        lg.QuerySamplesComplete([response(q, addresses[s], size * n, n) for q, s, n in ended])
+
+    return first, done
 
 
 def run_generation_test(
@@ -99,14 +105,17 @@ def run_generation_test(
     gen = req.generation
     assert gen is not None
     log = GenerationLog()
+    out = np.zeros((engine.decoder.slots, gen.max_new_tokens), dtype=np.int32)
+    first, done = loadgen_reports(out)
     batcher = ContinuousBatcher(
         engine.decoder,
         prompts,
         max_new_tokens=gen.max_new_tokens,
         eos_token_id=gen.eos_token_id,
-        first=_first,
-        done=_done,
+        first=first,
+        done=done,
         log=log,
+        out=out,
     )
     batcher.start()
     sut = lg.ConstructFastSUT(batcher.submit, flush)

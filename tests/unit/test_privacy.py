@@ -8,13 +8,15 @@ import pytest
 
 from repro.environments.base import worker_environment
 from repro.machine.fingerprint import collect
-from repro.privacy import is_secret_name, redact, redact_text, result_variables
+from repro.privacy import RESULT_VARIABLES, is_secret_name, redact, redact_text, result_variables
 
 
 @pytest.fixture
 def planted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     home = tmp_path / "someone"
     monkeypatch.setenv("HOME", str(home))
+    for name in RESULT_VARIABLES:  # this machine's own settings (OPENBLAS_CORETYPE, ...)
+        monkeypatch.delenv(name, raising=False)
     for name, value in {
         "TF_TOKEN_app_terraform_io": "tok",
         "TF_VAR_region": "eu",

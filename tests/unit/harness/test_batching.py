@@ -48,7 +48,7 @@ def test_requests_join_as_slots_free_up_between_steps() -> None:
         max_new_tokens=3,
         eos_token_id=None,
         first=lambda q, t: events.append(("first", q)),
-        done=lambda ended: events.extend(("done", q) for q, _ in ended),
+        done=lambda ended: events.extend(("done", q) for q, _, _ in ended),
     )
     batcher.submit([0, 1, 2], [0, 1, 2])
     batcher.stopped = True
@@ -69,7 +69,7 @@ def test_a_late_request_joins_a_running_batch() -> None:
         max_new_tokens=5,
         eos_token_id=None,
         first=lambda q, t: None,
-        done=lambda ended: done.update((q, t.tolist()) for q, t in ended),
+        done=lambda ended: done.update((q, batcher.out[s, :n].tolist()) for q, s, n in ended),
     )
     batcher.submit([0], [0])
     batcher._join(*batcher.waiting.popleft())
@@ -103,7 +103,7 @@ def test_the_decoding_thread_serves_what_is_submitted_and_stops() -> None:
         max_new_tokens=2,
         eos_token_id=None,
         first=lambda q, t: None,
-        done=lambda ended: done.extend(q for q, _ in ended),
+        done=lambda ended: done.extend(q for q, _, _ in ended),
     )
     batcher.start()
     batcher.submit([7, 8, 9], [0, 1, 2])
@@ -119,10 +119,23 @@ def test_requests_that_end_in_one_step_are_reported_in_one_call() -> None:
         max_new_tokens=3,
         eos_token_id=None,
         first=lambda q, t: None,
-        done=lambda ended: calls.append([q for q, _ in ended]),
+        done=lambda ended: calls.append([q for q, _, _ in ended]),
     )
     batcher.submit([0, 1, 2, 3], [0, 1, 2, 3])
     batcher.stopped = True
     batcher.serve()
     # 0-2 share the slots and end together (one call to LoadGen); 3 runs alone after them
     assert calls == [[0, 1, 2], [3]]
+
+
+def test_an_end_token_frees_its_slot_while_the_others_decode_on() -> None:
+    dec = CountingDecoder(2)
+    outputs, log = generate_all(dec, PROMPTS, range(3), max_new_tokens=4, eos_token_id=5)
+    # 0 ends at its end token after two steps; 2 takes its slot while 1 is still decoding
+    assert {q: t.tolist() for q, t in outputs.items()} == {
+        0: [3, 4, 5],
+        1: [13, 14, 15, 16],
+        2: [23, 24, 25, 26],
+    }
+    assert dec.occupied == [2, 2, 2, 1, 1]
+    assert log.tokens == 11
