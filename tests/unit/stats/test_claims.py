@@ -15,6 +15,7 @@ from repro.stats.claims import (
     margin_estimate,
     match_original,
     ratio_estimate,
+    rounds_needed,
 )
 from repro.stats.verdicts import claims_exit_code, claims_verdict, decide_claim
 
@@ -76,6 +77,21 @@ def test_an_undecided_claim_says_the_smallest_difference_the_rounds_could_tell()
     assert found.mde is not None
     assert found.mde > 0.05
     assert f"{found.mde:.1%}" in found.reason
+
+
+def test_an_undecided_claim_says_how_many_rounds_this_noise_would_need() -> None:
+    # log ratios 0.5 +- 0.3: sd 0.3 over 4 rounds, 0.1 from a bound of e^0.4
+    logs = [0.2, 0.8, 0.2, 0.8]
+    est = ratio_estimate([1.0] * 4, [math.exp(x) for x in logs], confidence=0.95)
+    sd = float(np.std(logs, ddof=1))
+    found = judge(est, ">=", math.exp(0.4), confidence=0.95)
+    assert found.verdict == "inconclusive"
+    needed = rounds_needed(est, math.exp(0.4), 0.95)
+    assert needed == math.ceil(((1.95996 + 0.84162) * sd / 0.1) ** 2)  # 93
+    assert f"about {needed} rounds would tell" in found.reason
+    assert f"sd {sd:.3f}" in found.reason
+    # on the bound itself no number of rounds tells them apart
+    assert rounds_needed(est, est.value, 0.95) is None
 
 
 def test_a_feasibility_holds_within_the_latency_bound_and_fails_beyond_it() -> None:
