@@ -536,6 +536,9 @@ class Replayer:
         if rc in KILLED_STATUSES and not (out_dir / layout.WORKER_RESULT).is_file():
             self._killed = f"the worker of {label} was killed (exit {rc}) before it finished"
         test = self._collect(req, rel, out_dir, rc, k)
+        for name, change in test.adjusted.items():
+            was, used = (f"{change[k]:g}" for k in ("spec", "used"))
+            self.report(f"{label}: {name} {was} -> {used}: {change['why']}")
         if test.status in ("valid", "invalid"):
             forecast.learn(test.timings_s, test.metrics)
         return test, forecast.wall_s or 0.0
@@ -622,6 +625,7 @@ class Replayer:
             energy=result.energy,
             peak_rss_bytes=result.peak_rss_bytes,
             latencies_file=result.latencies_file,
+            adjusted=result.adjusted,
         )
 
     def _accuracy(self, out_dir: Path, result: WorkerResult) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from repro.backends.registry import get_backend
 from repro.errors import SpecError
 from repro.harness.batching import ContinuousBatcher, Done, GenerationLog, Report
 from repro.harness.dataset import npz_array_from_bytes
-from repro.harness.loadgen import flush, test_settings
+from repro.harness.loadgen import flush, sized_for_this_machine, test_settings
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.runs.layout import DETAIL, HIST_FILE, LATENCIES_FILE
 from repro.stats.histogram import LatencyHistogram
@@ -99,9 +99,13 @@ def loadgen_reports(out: np.ndarray) -> tuple[Report, Done]:
 
 
 def run_generation_test(
-    req: WorkerRequest, engine: GenerativeEngine, prompts: list[np.ndarray]
+    req: WorkerRequest,
+    engine: GenerativeEngine,
+    prompts: list[np.ndarray],
+    settings: dict[str, Any] | None = None,
 ) -> GenerationLog:
-    """One LoadGen test of the request's scenario; LoadGen's logs go to its output folder."""
+    """One LoadGen test of the request's scenario (with `settings`, not the request's);
+    LoadGen's logs go to its output folder."""
     gen = req.generation
     assert gen is not None
     log = GenerationLog()
@@ -122,7 +126,11 @@ def run_generation_test(
     # the prompts are in memory already (a few KB): nothing to load per sample
     qsl = lg.ConstructQSL(req.total_sample_count, req.performance_sample_count, _noop, _noop)
     ts = test_settings(
-        req.scenario, req.mode, req.settings, req.seeds.model_dump(), req.performance_sample_count
+        req.scenario,
+        req.mode,
+        req.settings if settings is None else settings,
+        req.seeds.model_dump(),
+        req.performance_sample_count,
     )
     out_dir = Path(req.output_dir)
     out = lg.LogOutputSettings()
@@ -157,7 +165,9 @@ def execute_generation(req: WorkerRequest, timings: dict[str, float]) -> WorkerR
     out_dir = Path(req.output_dir)
     t = time.perf_counter()
     timings["loadgen_start_unix"] = time.time()
-    log = run_generation_test(req, engine, prompts)
+    log, adjusted = sized_for_this_machine(
+        req, out_dir, lambda settings: run_generation_test(req, engine, prompts, settings)
+    )
     timings["loadgen_s"] = time.perf_counter() - t
     latencies = None
     if log.latencies_ns:
@@ -180,4 +190,5 @@ def execute_generation(req: WorkerRequest, timings: dict[str, float]) -> WorkerR
         output_dtype="<i4",
         output_shape=[],
         tokens_completed=log.tokens,
+        adjusted=adjusted,
     )

@@ -132,3 +132,6 @@ class WorkerResult(BaseModel):
     tokens_completed: int = 0
     #: the GPU's energy over the test (`repro.machine.gpu.EnergyMeter`); None without NVML
     energy: dict[str, Any] | None = None
+    #: LoadGen settings this machine needed other than the request's: {name: {"spec": ...,
+    #: "used": ..., "why": ...}} (`repro.harness.worker.larger_offline_query`)
+    adjusted: dict[str, dict[str, Any]] = {}

@@ -14,6 +14,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -134,7 +135,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
     timings: dict[str, float] = {"started_unix": time.time()}
     import mlperf_loadgen as lg  # noqa: F401  (fail early, before the model loads)
 
-    from repro.harness.loadgen import run_test
+    from repro.harness.loadgen import LatencyLog, run_test, sized_for_this_machine
 
     out_dir = Path(req.output_dir)
     if req.generation is not None:
@@ -166,7 +167,10 @@ def execute(req: WorkerRequest) -> WorkerResult:
     progress = ProgressFile(out_dir / PROGRESS_FILE)
     progress.started(calls)
     done = [0]  # Offline: samples done, counted per batch
-    counting = progress.counting(done) if req.scenario == "Offline" else contextlib.nullcontext()
+
+    def counting() -> contextlib.AbstractContextManager[object]:
+        return progress.counting(done) if req.scenario == "Offline" else contextlib.nullcontext()
+
     # the GPU's energy counter around the test (a CUDA engine only; None without NVML)
     meter = EnergyMeter.for_device(str(getattr(backend, "device", "cpu")))
     t = time.perf_counter()
@@ -174,22 +178,27 @@ def execute(req: WorkerRequest) -> WorkerResult:
         meter.start()
     # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it
     timings["loadgen_start_unix"] = time.time()
-    with counting:
-        log = run_test(
-            predict=backend.predict,
-            source=source,
-            scenario=req.scenario,
-            mode=req.mode,
-            settings=req.settings,
-            seeds=req.seeds.model_dump(),
-            batch_size=req.batch_size,
-            total_count=req.total_sample_count,
-            perf_count=req.performance_sample_count,
-            output_dir=out_dir,
-            probe=probe,
-            audit_config=audit,
-            done=done,
-        )
+
+    def test(settings: dict[str, Any]) -> LatencyLog:
+        done[0] = 0
+        with counting():
+            return run_test(
+                predict=backend.predict,
+                source=source,
+                scenario=req.scenario,
+                mode=req.mode,
+                settings=settings,
+                seeds=req.seeds.model_dump(),
+                batch_size=req.batch_size,
+                total_count=req.total_sample_count,
+                perf_count=req.performance_sample_count,
+                output_dir=out_dir,
+                probe=probe,
+                audit_config=audit,
+                done=done,
+            )
+
+    log, adjusted = sized_for_this_machine(req, out_dir, test)
     timings["loadgen_s"] = time.perf_counter() - t
     # per query too where a query is not one batch of the whole set (MLPerf's SingleStream and
     # MultiStream energy is per query)
@@ -216,6 +225,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         output_dtype=probe.dtype.str,
         output_shape=list(probe.shape[1:]),
         energy=energy,
+        adjusted=adjusted,
     )
 
 

@@ -76,6 +76,12 @@ class TestRecord(BaseModel):
         "start and end): joules, seconds, average_watts, joules_per_sample; absent without "
         "NVML or on the CPU, never zero (v2, later)",
     )
+    adjusted: dict[str, Any] = Field(
+        default_factory=dict,
+        description="LoadGen settings this machine needed other than the spec's, each with "
+        "spec, used and why: an Offline query sized for a machine faster than the spec's "
+        "offline_expected_qps, run again after LoadGen judged the first too short (later)",
+    )
 
 
 class PartRecord(BaseModel):

@@ -12,21 +12,44 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from repro.cli import cli
 from repro.runs.store import load_run
 from tests.helpers import portable_spec
 
 
-def _digits_spec(root: Path, tmp_path: Path, **offline: object) -> Path:
+def _digits_spec(root: Path, tmp_path: Path, scenario: str = "Offline", **settings: object) -> Path:
     spec = portable_spec(root, "ort-digits")
     for sc in spec["workload"]["scenarios"]:
-        if sc["scenario"] == "Offline":
-            sc["settings"].update(offline)
+        if sc["scenario"] == scenario:
+            sc["settings"].update(settings)
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
     return path
+
+
+def _replay(spec: Path, tmp_path: Path, run_id: str, scenario: str, *args: str) -> Result:
+    return CliRunner().invoke(
+        cli,
+        [
+            "replay",
+            str(spec),
+            "--env",
+            "native",
+            "--scenario",
+            scenario,
+            "--mode",
+            "performance",
+            *args,
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--run-id",
+            run_id,
+        ],
+    )
 
 
 def test_interrupted_replay_is_marked_and_never_looks_complete(root: Path, tmp_path: Path) -> None:
@@ -62,38 +85,41 @@ def test_interrupted_replay_is_marked_and_never_looks_complete(root: Path, tmp_p
 
 
 def test_invalid_loadgen_run_is_kept_marked_and_exits_3(root: Path, tmp_path: Path) -> None:
-    # An expected QPS far below the real one makes LoadGen's Offline query too small to last
-    # the minimum duration: LoadGen says INVALID.
-    spec = _digits_spec(root, tmp_path, offline_expected_qps=100, min_query_count=1)
-    result = CliRunner().invoke(
-        cli,
-        [
-            "replay",
-            str(spec),
-            "--env",
-            "native",
-            "--scenario",
-            "Offline",
-            "--mode",
-            "performance",
-            "--min-duration-ms",
-            "1000",
-            "--results-dir",
-            str(tmp_path / "results"),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--run-id",
-            "bad",
-        ],
+    # A Server latency bound of 1 us no inference meets: LoadGen says INVALID.
+    spec = _digits_spec(
+        root, tmp_path, "Server", server_target_latency_ns=1000, server_target_qps=200.0
     )
+    result = _replay(spec, tmp_path, "bad", "Server", "--min-duration-ms", "500")
     assert result.exit_code == 3
     assert "run invalid" in result.stderr
     record = load_run(tmp_path / "results" / "ort-digits" / "bad")
     assert record.status == "invalid"
     assert record.tests[0].metrics["validity"] == "INVALID"
+    assert record.tests[0].adjusted == {}  # nothing a larger query could change
     assert (
-        tmp_path / "results/ort-digits/bad/Offline/performance/run_1/mlperf_log_summary.txt"
+        tmp_path / "results/ort-digits/bad/Server/performance/run_1/mlperf_log_summary.txt"
     ).is_file()
+
+
+def test_an_offline_query_too_short_for_this_machine_runs_again_sized_for_it(
+    root: Path, tmp_path: Path
+) -> None:
+    # An expected QPS far below this machine's makes LoadGen's Offline query end before the
+    # minimum duration (INVALID): the worker runs the test again with a query sized from what
+    # LoadGen measured, as LoadGen advises, and the run says so.
+    spec = _digits_spec(root, tmp_path, offline_expected_qps=100, min_query_count=1)
+    result = _replay(spec, tmp_path, "sized", "Offline", "--min-duration-ms", "500")
+    assert result.exit_code == 0, result.stderr
+    record = load_run(tmp_path / "results" / "ort-digits" / "sized")
+    test = record.tests[0]
+    assert test.status == "valid"
+    assert test.settings["offline_expected_qps"] == 100  # the spec's, as asked
+    change = test.adjusted["offline_expected_qps"]
+    assert change["spec"] == 100
+    assert change["used"] > 1000  # digits run far faster than 100 samples/s anywhere
+    assert test.metrics["target_qps"] == change["used"]  # what LoadGen ran with (its log)
+    assert "ended before min_duration (500 ms)" in change["why"]
+    assert "offline_expected_qps 100 -> " in result.stderr
 
 
 def test_missing_artifact_file_exits_2_before_running(root: Path, tmp_path: Path) -> None:
