@@ -531,7 +531,9 @@ def _user_conf(test: TestRecord, benchmark: str) -> str:
     """The settings the run used, in LoadGen's user.conf keys (`model.Scenario.key = value`);
     settings user.conf cannot set are listed as comments."""
     lines = [f"# {benchmark} {test.scenario}: the LoadGen settings the run used (repro)"]
-    for key, value in sorted(test.settings.items()):
+    # what this machine needed instead of the spec's (an Offline query sized for it)
+    used = test.settings | {key: change["used"] for key, change in test.adjusted.items()}
+    for key, value in sorted(used.items()):
         if key in _USER_CONF:
             name, divisor = _USER_CONF[key]
             shown = value / divisor if divisor != 1 else value
