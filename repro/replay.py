@@ -153,6 +153,14 @@ def stopped_by_signals() -> Iterator[None]:
             raise KeyboardInterrupt from None
 
 
+#: how a later test of a replay says where its sized query came from
+EARLIER = "as an earlier test of this run needed: "
+
+
+def _as_earlier(why: str) -> str:
+    return why if why.startswith(EARLIER) else EARLIER + why
+
+
 def worker_failure(log: str) -> str:
     """What a worker's log says went wrong, in a line: the exception a traceback ends with
     (never the traceback itself), else its last lines."""
@@ -285,6 +293,8 @@ class Replayer:
         #: what this machine measured in this replay: the estimates of the waits come from it
         self.measured = Measured()
         self._whole = False  # run() runs every round: the rest of the replay is known
+        #: settings an earlier test of this replay needed on this machine, by (scenario, mode)
+        self._sized: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
 
     @property
     def work_dir(self) -> Path:
@@ -492,7 +502,7 @@ class Replayer:
         return self.probes.measure().as_dict() if self.probes is not None else None
 
     def _request(self, scenario: ScenarioName, mode: ModeName, out_dir: Path) -> WorkerRequest:
-        return WorkerRequest.from_spec(
+        req = WorkerRequest.from_spec(
             self.spec,
             spec_id=self.spec_id,
             scenario=scenario,
@@ -503,6 +513,10 @@ class Replayer:
             output_dir=out_dir,
             audit_config=self.opts.audit_config,
         )
+        # a query sized for this machine by an earlier test: later ones start from it, rather
+        # than each running the spec's too short one first
+        sized = self._sized.get((scenario, mode))
+        return req if sized is None else req.model_copy(update={"adjusted": sized})
 
     def _run_test(
         self, work: Path, scenario: ScenarioName, mode: ModeName, k: int, repeats: int
@@ -536,9 +550,15 @@ class Replayer:
         if rc in KILLED_STATUSES and not (out_dir / layout.WORKER_RESULT).is_file():
             self._killed = f"the worker of {label} was killed (exit {rc}) before it finished"
         test = self._collect(req, rel, out_dir, rc, k)
-        for name, change in test.adjusted.items():
-            was, used = (f"{change[k]:g}" for k in ("spec", "used"))
-            self.report(f"{label}: {name} {was} -> {used}: {change['why']}")
+        if test.adjusted != req.adjusted:
+            for name, change in test.adjusted.items():
+                was, used = (f"{change[k]:g}" for k in ("spec", "used"))
+                self.report(f"{label}: {name} {was} -> {used}: {change['why']}")
+        if test.adjusted and test.status in ("valid", "invalid"):
+            self._sized[(scenario, mode)] = {
+                name: change | {"why": _as_earlier(change["why"])}
+                for name, change in test.adjusted.items()
+            }
         if test.status in ("valid", "invalid"):
             forecast.learn(test.timings_s, test.metrics)
         return test, forecast.wall_s or 0.0

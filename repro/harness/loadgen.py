@@ -343,10 +343,12 @@ T = TypeVar("T")
 def sized_for_this_machine(
     req: WorkerRequest, out_dir: Path, test: Callable[[dict[str, Any]], T]
 ) -> tuple[T, dict[str, dict[str, Any]]]:
-    """`test(settings)` with the request's settings and, where LoadGen judged an Offline test
-    too short for this machine (`larger_offline_query`), again with a larger query (the logs
-    are the last test's); what was adjusted, for the run record."""
-    settings, adjusted = req.settings, {}
+    """`test(settings)` with the request's settings (as an earlier test of the run adjusted
+    them, `req.adjusted`) and, where LoadGen judged an Offline test too short for this machine
+    (`larger_offline_query`), again with a larger query (the logs are the last test's); what
+    was adjusted, for the run record."""
+    adjusted = dict(req.adjusted)
+    settings = req.settings | {key: change["used"] for key, change in adjusted.items()}
     for attempt in range(OFFLINE_ATTEMPTS):
         result = test(settings)
         larger = larger_offline_query(req, out_dir) if attempt + 1 < OFFLINE_ATTEMPTS else None

@@ -62,6 +62,11 @@ class WorkerRequest(BaseModel):
     generation: GenerationSpec | None = Field(
         None, description='a `task: "generation"` workload: the generative harness runs it'
     )
+    adjusted: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="settings to run with instead of `settings`, each {spec, used, why}: what "
+        "an earlier test of the run needed on this machine (an Offline query sized for it)",
+    )
 
     @classmethod
     def from_spec(
