@@ -52,7 +52,7 @@ from repro.runs.accuracy import (
     score_outputs,
 )
 from repro.runs.commit import commit_run
-from repro.runs.record import ProfileRecord, RunRecord, TestRecord
+from repro.runs.record import ProfileRecord, RunRecord, SettingChange, TestRecord
 from repro.runs.store import digest_files
 from repro.signals import interruptible
 from repro.spec.io import spec_id
@@ -294,7 +294,7 @@ class Replayer:
         self.measured = Measured()
         self._whole = False  # run() runs every round: the rest of the replay is known
         #: settings an earlier test of this replay needed on this machine, by (scenario, mode)
-        self._sized: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        self._sized: dict[tuple[str, str], dict[str, SettingChange]] = {}
 
     @property
     def work_dir(self) -> Path:
@@ -516,7 +516,7 @@ class Replayer:
         # a query sized for this machine by an earlier test: later ones start from it, rather
         # than each running the spec's too short one first
         sized = self._sized.get((scenario, mode))
-        return req if sized is None else req.model_copy(update={"adjusted": sized})
+        return req if sized is None else req.model_copy(update={"changed_settings": sized})
 
     def _run_test(
         self, work: Path, scenario: ScenarioName, mode: ModeName, k: int, repeats: int
@@ -550,14 +550,13 @@ class Replayer:
         if rc in KILLED_STATUSES and not (out_dir / layout.WORKER_RESULT).is_file():
             self._killed = f"the worker of {label} was killed (exit {rc}) before it finished"
         test = self._collect(req, rel, out_dir, rc, k)
-        if test.adjusted != req.adjusted:
-            for name, change in test.adjusted.items():
-                was, used = (f"{change[k]:g}" for k in ("spec", "used"))
-                self.report(f"{label}: {name} {was} -> {used}: {change['why']}")
-        if test.adjusted and test.status in ("valid", "invalid"):
+        if test.changed_settings != req.changed_settings:
+            for name, change in test.changed_settings.items():
+                self.report(f"{label}: {name} {change.spec:g} -> {change.used:g}: {change.why}")
+        if test.changed_settings and test.status in ("valid", "invalid"):
             self._sized[(scenario, mode)] = {
-                name: change | {"why": _as_earlier(change["why"])}
-                for name, change in test.adjusted.items()
+                name: change.model_copy(update={"why": _as_earlier(change.why)})
+                for name, change in test.changed_settings.items()
             }
         if test.status in ("valid", "invalid"):
             forecast.learn(test.timings_s, test.metrics)
@@ -645,7 +644,7 @@ class Replayer:
             energy=result.energy,
             peak_rss_bytes=result.peak_rss_bytes,
             latencies_file=result.latencies_file,
-            adjusted=result.adjusted,
+            changed_settings=result.changed_settings,
         )
 
     def _accuracy(self, out_dir: Path, result: WorkerResult) -> dict[str, Any]:

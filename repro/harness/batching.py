@@ -30,7 +30,7 @@ class Decoder(Protocol):
 
     def prefill(self, slot: int, prompt: np.ndarray) -> int: ...  # pragma: no cover
 
-    #: a new array of a token for each slot (the batcher keeps it as the next input)
+    #: an array of a token for each slot (the batcher copies it)
     def step(self, tokens: np.ndarray, positions: np.ndarray) -> np.ndarray: ...  # pragma: no cover
 
 
@@ -64,10 +64,12 @@ class ContinuousBatcher:
     request (its prefill gives the first token, reported at once), one step decodes a token for
     every running request, and a request that has its last token is reported and leaves.
 
-    A step costs two small array writes however many requests run (what the SUT adds to each
-    token is what `bench/llm_overhead.py` measures): its tokens go to one column of a ring of
-    `max_new_tokens` columns a slot, and its positions advance; a request's tokens are copied
-    out of the ring once, when it ends, at a step known when it joined or at an end token."""
+    A step costs a few small array writes however many requests run (what the SUT adds to each
+    token is what `bench/llm_overhead.py` measures): its tokens become the next input and go to
+    one column of a ring (max(2, max_new_tokens) columns, a row a slot), and the positions
+    advance; with an end token, one look for it among the step's tokens. A request's tokens are
+    copied out of the ring once, when it ends, at a step known when it joined or at an end
+    token."""
 
     def __init__(
         self,
@@ -102,8 +104,8 @@ class ContinuousBatcher:
         shape = (slots, max_new_tokens)
         if out is None:
             out = np.zeros(shape, dtype=np.int32)
-        elif out.shape != shape or out.dtype != np.int32:
-            raise ValueError(f"out: {out.dtype} {out.shape}, not int32 {shape}")
+        elif out.shape != shape or out.dtype != np.int32 or not out.flags.c_contiguous:
+            raise ValueError(f"out: {out.dtype} {out.shape}, not a C-contiguous int32 {shape}")
         self.out = out
         self.waiting: deque[tuple[int, int, int]] = deque()
         self.cv = threading.Condition()
@@ -171,7 +173,7 @@ class ContinuousBatcher:
         self.log.decode_ns += time.perf_counter_ns() - t
         self.log.steps = step = self.log.steps + 1
         self.ring[:, step % self.columns] = out
-        self.tokens = out
+        self.tokens[:] = out  # a copy: the decoder's array may be read-only or reused
         self.positions += self.running
         ended = self.ends.pop(step, None)
         if self.eos is not None and self.eos in out.tolist():

@@ -22,10 +22,11 @@ from repro.artifacts.lm import prompt_problems
 from repro.backends.base import GenerativeEngine
 from repro.backends.registry import get_backend
 from repro.errors import SpecError
-from repro.harness.batching import ContinuousBatcher, Done, GenerationLog, Report
+from repro.harness.batching import ContinuousBatcher, GenerationLog
 from repro.harness.dataset import npz_array_from_bytes
-from repro.harness.loadgen import flush, sized_for_this_machine, test_settings
+from repro.harness.loadgen import flush, test_settings
 from repro.harness.request import WorkerRequest, WorkerResult
+from repro.harness.sizing import run_sized
 from repro.runs.layout import DETAIL, HIST_FILE, LATENCIES_FILE
 from repro.stats.histogram import LatencyHistogram
 
@@ -81,27 +82,31 @@ def warm_up(engine: GenerativeEngine, prompt: np.ndarray) -> float:
     return time.perf_counter() - t
 
 
-def loadgen_reports(out: np.ndarray) -> tuple[Report, Done]:
+class LoadGenReports:
     """The batcher's reports as LoadGen calls, on the slots' token buffers `out` (int32, a row
-    a slot): each row's address is taken once, not at every call."""
-    addresses = [row.ctypes.data for row in out]
-    size = out.itemsize
-    response = lg.QuerySampleResponse
+    a slot, kept here while LoadGen may read them): each row's address is taken once, not at
+    every call."""
 
-    def first(qid: int, slot: int) -> None:
-        lg.FirstTokenComplete([response(qid, addresses[slot], size)])
+    def __init__(self, out: np.ndarray) -> None:
+        if out.dtype != np.int32 or out.ndim != 2 or not out.flags.c_contiguous:
+            raise ValueError("the token buffers: a C-contiguous int32 array, a row a slot")
+        self.out = out
+        self.addresses = [row.ctypes.data for row in out]
 
-    def done(ended: list[tuple[int, int, int]]) -> None:
+    def first(self, qid: int, slot: int) -> None:
+        lg.FirstTokenComplete([lg.QuerySampleResponse(qid, self.addresses[slot], 4)])
+
+    def done(self, ended: list[tuple[int, int, int]]) -> None:
         """The queries that ended in one decode step: one call to LoadGen for all of them."""
-        lg.QuerySamplesComplete([response(q, addresses[s], size * n, n) for q, s, n in ended])
-
-    return first, done
+        at = self.addresses
+        lg.QuerySamplesComplete([lg.QuerySampleResponse(q, at[s], 4 * n, n) for q, s, n in ended])
 
 
 def run_generation_test(
     req: WorkerRequest,
     engine: GenerativeEngine,
     prompts: list[np.ndarray],
+    *,
     settings: dict[str, Any] | None = None,
 ) -> GenerationLog:
     """One LoadGen test of the request's scenario (with `settings`, not the request's);
@@ -110,14 +115,14 @@ def run_generation_test(
     assert gen is not None
     log = GenerationLog()
     out = np.zeros((engine.decoder.slots, gen.max_new_tokens), dtype=np.int32)
-    first, done = loadgen_reports(out)
+    reports = LoadGenReports(out)
     batcher = ContinuousBatcher(
         engine.decoder,
         prompts,
         max_new_tokens=gen.max_new_tokens,
         eos_token_id=gen.eos_token_id,
-        first=first,
-        done=done,
+        first=reports.first,
+        done=reports.done,
         log=log,
         out=out,
     )
@@ -133,11 +138,11 @@ def run_generation_test(
         req.performance_sample_count,
     )
     out_dir = Path(req.output_dir)
-    out = lg.LogOutputSettings()
-    out.outdir = str(out_dir)
-    out.copy_summary_to_stdout = False
+    log_output = lg.LogOutputSettings()
+    log_output.outdir = str(out_dir)
+    log_output.copy_summary_to_stdout = False
     log_settings = lg.LogSettings()
-    log_settings.log_output = out
+    log_settings.log_output = log_output
     log_settings.enable_trace = False  # LoadGen 6.0.17's trace file is not valid JSON
     try:
         # NOTE: a path that cannot exist, or LoadGen reads ./audit.config (see loadgen.py)
@@ -163,12 +168,18 @@ def execute_generation(req: WorkerRequest, timings: dict[str, float]) -> WorkerR
     timings["dataset_s"] = time.perf_counter() - t
     timings["warm_up_s"] = warm_up(engine, prompts[0])
     out_dir = Path(req.output_dir)
-    t = time.perf_counter()
-    timings["loadgen_start_unix"] = time.time()
-    log, adjusted = sized_for_this_machine(
-        req, out_dir, lambda settings: run_generation_test(req, engine, prompts, settings)
-    )
-    timings["loadgen_s"] = time.perf_counter() - t
+
+    def test(settings: dict[str, Any]) -> GenerationLog:
+        """One LoadGen test; its timings replace an earlier attempt's."""
+        timings["loadgen_start_unix"] = time.time()
+        t = time.perf_counter()
+        log = run_generation_test(req, engine, prompts, settings=settings)
+        timings["loadgen_s"] = time.perf_counter() - t
+        return log
+
+    log, changed, discarded_s = run_sized(req, out_dir, test)
+    if discarded_s:
+        timings["resized_s"] = discarded_s  # the tests LoadGen judged too short, run again
     latencies = None
     if log.latencies_ns:
         LatencyHistogram.from_latencies(log.array()).save(out_dir / HIST_FILE)
@@ -190,5 +201,5 @@ def execute_generation(req: WorkerRequest, timings: dict[str, float]) -> WorkerR
         output_dtype="<i4",
         output_shape=[],
         tokens_completed=log.tokens,
-        adjusted=adjusted,
+        changed_settings=changed,
     )

@@ -1,7 +1,7 @@
 """The LoadGen SUTs and QSL: one inference at a time, the least Python per query.
 
 Runs inside the worker process only (it imports mlperf_loadgen). One LoadGen test per request
-(more only when an Offline query was too short for the machine: `sized_for_this_machine`):
+(more only when an Offline query was too short for the machine: `repro.harness.sizing`):
 LoadGen's embedded mlperf.conf is loaded by the first FromConfig of a process, and a second one
 corrupts the settings; we never call FromConfig and set every field and seed explicitly.
 """
@@ -13,14 +13,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import mlperf_loadgen as lg
 import numpy as np
 
 from repro.harness.dataset import SampleStore
-from repro.harness.request import WorkerRequest
-from repro.mlperf.loadgen_logs import read_logs
 
 Predict = Callable[[np.ndarray], np.ndarray]
 
@@ -291,68 +289,3 @@ def run_test(
     if scenario == "SingleStream" or scenario == "Server":
         log.samples = len(log.values)
     return log
-
-
-#: a query this many times what the machine did in the test LoadGen called too short
-OFFLINE_QUERY_MARGIN = 1.5
-
-
-def larger_offline_query(
-    req: WorkerRequest, out_dir: Path
-) -> tuple[float, dict[str, dict[str, Any]]] | None:
-    """An Offline performance test that LoadGen judged INVALID only because it ended before
-    min_duration: the machine is faster than the spec's offline_expected_qps (LoadGen's query
-    is 1.1 x min_duration x that many samples, and ends when they are done). LoadGen's own
-    advice is a larger expected QPS: the rate to run again at (OFFLINE_QUERY_MARGIN x what this
-    test did), and what the run records of it. None: nothing to do."""
-    if req.scenario != "Offline" or req.mode != "performance":
-        return None
-    found = read_logs(out_dir)
-    others = ("min_queries_met", "early_stopping_met", "perf_constraints_met")
-    if found.get("validity") != "INVALID" or found.get("min_duration_met") is not False:
-        return None
-    if any(found.get(k) is False for k in others):
-        return None  # invalid for another reason too: a larger query would not make it valid
-    cap, floor = req.settings.get("max_duration_ms") or 0, req.settings.get("min_duration_ms") or 0
-    if 0 < cap <= floor:
-        return None  # a cap below the minimum: no query lasts long enough
-    rate, spec_qps = found.get("samples_per_second"), req.settings.get("offline_expected_qps")
-    if not isinstance(rate, int | float) or rate <= 0 or not isinstance(spec_qps, int | float):
-        return None
-    used = float(f"{OFFLINE_QUERY_MARGIN * rate:.3g}")
-    return used, {
-        "offline_expected_qps": {
-            "spec": spec_qps,
-            "used": used,
-            "why": (
-                f"LoadGen judged the test INVALID: its query ended before min_duration "
-                f"({found.get('min_duration_ms')} ms) at {rate:.4g} samples/s, faster than the "
-                f"spec's offline_expected_qps ({spec_qps:g}); run again with a query sized for "
-                f"this machine ({OFFLINE_QUERY_MARGIN:g} x that rate), as LoadGen advises"
-            ),
-        }
-    }
-
-
-#: tests of one request at most: the spec's query, then up to two sized from the test before
-OFFLINE_ATTEMPTS = 3
-
-T = TypeVar("T")
-
-
-def sized_for_this_machine(
-    req: WorkerRequest, out_dir: Path, test: Callable[[dict[str, Any]], T]
-) -> tuple[T, dict[str, dict[str, Any]]]:
-    """`test(settings)` with the request's settings (as an earlier test of the run adjusted
-    them, `req.adjusted`) and, where LoadGen judged an Offline test too short for this machine
-    (`larger_offline_query`), again with a larger query (the logs are the last test's); what
-    was adjusted, for the run record."""
-    adjusted = dict(req.adjusted)
-    settings = req.settings | {key: change["used"] for key, change in adjusted.items()}
-    for attempt in range(OFFLINE_ATTEMPTS):
-        result = test(settings)
-        larger = larger_offline_query(req, out_dir) if attempt + 1 < OFFLINE_ATTEMPTS else None
-        if larger is None:
-            break
-        settings, adjusted = {**settings, "offline_expected_qps": larger[0]}, larger[1]
-    return result, adjusted

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from repro.backends.registry import get_backend
+from repro.runs.record import SettingChange
 from repro.spec.models import (
     BackendSpec,
     ExperimentSpec,
@@ -62,10 +63,10 @@ class WorkerRequest(BaseModel):
     generation: GenerationSpec | None = Field(
         None, description='a `task: "generation"` workload: the generative harness runs it'
     )
-    adjusted: dict[str, dict[str, Any]] = Field(
+    changed_settings: dict[str, SettingChange] = Field(
         default_factory=dict,
-        description="settings to run with instead of `settings`, each {spec, used, why}: what "
-        "an earlier test of the run needed on this machine (an Offline query sized for it)",
+        description="settings to run with instead of `settings`: what an earlier test of the "
+        "run needed on this machine (an Offline query sized for it, `repro.harness.sizing`)",
     )
 
     @classmethod
@@ -137,6 +138,5 @@ class WorkerResult(BaseModel):
     tokens_completed: int = 0
     #: the GPU's energy over the test (`repro.machine.gpu.EnergyMeter`); None without NVML
     energy: dict[str, Any] | None = None
-    #: LoadGen settings this machine needed other than the request's: {name: {"spec": ...,
-    #: "used": ..., "why": ...}} (`repro.harness.worker.larger_offline_query`)
-    adjusted: dict[str, dict[str, Any]] = {}
+    #: LoadGen settings this machine needed other than the request's (`repro.harness.sizing`)
+    changed_settings: dict[str, SettingChange] = {}

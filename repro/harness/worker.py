@@ -8,11 +8,11 @@ orchestrator verified the cache entries, but only the bytes this process loads a
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
 import traceback
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from repro.harness.dataset import npz_array_from_bytes
 from repro.harness.profiling import profiler_of, run_profiled_pass
 from repro.harness.progress import ProgressFile
 from repro.harness.request import WorkerRequest, WorkerResult
+from repro.harness.sizing import run_sized
 from repro.machine.gpu import EnergyMeter
 from repro.runs.layout import (
     DETAIL,
@@ -135,7 +136,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
     timings: dict[str, float] = {"started_unix": time.time()}
     import mlperf_loadgen as lg  # noqa: F401  (fail early, before the model loads)
 
-    from repro.harness.loadgen import LatencyLog, run_test, sized_for_this_machine
+    from repro.harness.loadgen import LatencyLog, run_test
 
     out_dir = Path(req.output_dir)
     if req.generation is not None:
@@ -165,24 +166,26 @@ def execute(req: WorkerRequest) -> WorkerResult:
         audit = out_dir / "audit.config"
         audit.write_text(req.audit_config)
     progress = ProgressFile(out_dir / PROGRESS_FILE)
-    progress.started(calls)
     done = [0]  # Offline: samples done, counted per batch
-
-    def counting() -> contextlib.AbstractContextManager[object]:
-        return progress.counting(done) if req.scenario == "Offline" else contextlib.nullcontext()
-
     # the GPU's energy counter around the test (a CUDA engine only; None without NVML)
     meter = EnergyMeter.for_device(str(getattr(backend, "device", "cpu")))
-    t = time.perf_counter()
-    if meter is not None:
-        meter.start()
-    # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it
-    timings["loadgen_start_unix"] = time.time()
+    metering = [False]
 
     def test(settings: dict[str, Any]) -> LatencyLog:
+        """One LoadGen test; its timings, progress and energy replace an earlier attempt's."""
         done[0] = 0
-        with counting():
-            return run_test(
+        progress.started(calls)
+        if meter is not None:
+            if metering[0]:
+                meter.stop(0)  # a test run again: its energy is the last attempt's
+            meter.start()
+            metering[0] = True
+        # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it
+        timings["loadgen_start_unix"] = time.time()
+        t = time.perf_counter()
+        counting = progress.counting(done) if req.scenario == "Offline" else nullcontext()
+        with counting:
+            log = run_test(
                 predict=backend.predict,
                 source=source,
                 scenario=req.scenario,
@@ -197,9 +200,12 @@ def execute(req: WorkerRequest) -> WorkerResult:
                 audit_config=audit,
                 done=done,
             )
+        timings["loadgen_s"] = time.perf_counter() - t
+        return log
 
-    log, adjusted = sized_for_this_machine(req, out_dir, test)
-    timings["loadgen_s"] = time.perf_counter() - t
+    log, changed, discarded_s = run_sized(req, out_dir, test)
+    if discarded_s:
+        timings["resized_s"] = discarded_s  # the tests LoadGen judged too short, run again
     # per query too where a query is not one batch of the whole set (MLPerf's SingleStream and
     # MultiStream energy is per query)
     per_query = len(log.values) if req.scenario in ("SingleStream", "MultiStream") else None
@@ -225,7 +231,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         output_dtype=probe.dtype.str,
         output_shape=list(probe.shape[1:]),
         energy=energy,
-        adjusted=adjusted,
+        changed_settings=changed,
     )
 
 

@@ -12,7 +12,8 @@ Format history (the `schema` field):
 #                and a probe's `others_cpu_frac` (probes are free-form dicts: older readers
 #                ignore them). A reader older than the typed fields refuses such a run (its
 #                models forbid unknown fields). Later still: `record_sha256`, the digest of
-#                the record as written (an edited record is refused when read).
+#                the record as written (an edited record is refused when read); a test's
+#                `changed_settings` (an Offline query sized for a faster machine).
 """
 
 from __future__ import annotations
@@ -48,6 +49,16 @@ def record_digest(data: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+class SettingChange(BaseModel):
+    """A LoadGen setting this machine needed other than the spec's, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: float
+    used: float
+    why: str
+
+
 class TestRecord(BaseModel):
     """One LoadGen test of the run: a scenario in one mode (one repeat of it)."""
 
@@ -76,10 +87,10 @@ class TestRecord(BaseModel):
         "start and end): joules, seconds, average_watts, joules_per_sample; absent without "
         "NVML or on the CPU, never zero (v2, later)",
     )
-    adjusted: dict[str, Any] = Field(
+    changed_settings: dict[str, SettingChange] = Field(
         default_factory=dict,
-        description="LoadGen settings this machine needed other than the spec's, each with "
-        "spec, used and why: an Offline query sized for a machine faster than the spec's "
+        description="LoadGen settings this machine needed other than `settings` (the spec's), "
+        "by name: an Offline query sized for a machine faster than the spec's "
         "offline_expected_qps, run again after LoadGen judged the first too short (later)",
     )
 

@@ -109,7 +109,7 @@ def judge(
     )
 
 
-def rounds_needed(estimate: ClaimEstimate, bound: float, confidence: float) -> int | None:
+def rounds_needed(estimate: ClaimEstimate, bound: float, *, confidence: float) -> int | None:
     """About how many rounds, at the spread these had, would tell this estimate from the bound
     (the same confidence, 80 % power; a normal approximation): None without a spread or when
     the estimate is on the bound."""
@@ -124,13 +124,13 @@ def rounds_needed(estimate: ClaimEstimate, bound: float, confidence: float) -> i
 
 
 def _rounds_needed(estimate: ClaimEstimate, bound: float, confidence: float) -> str:
-    needed = rounds_needed(estimate, bound, confidence)
+    needed = rounds_needed(estimate, bound, confidence=confidence)
     if needed is None:
         return ""
     sd = (estimate.log_se or 0.0) * math.sqrt(estimate.n)
     shown = f"about {needed}" if needed <= 1000 else "more than 1000"
     return (
-        f"; at this machine's noise (one round's log ratio sd {sd:.3f}) {shown} rounds would "
+        f"; at the rounds' noise (one round's log sd {sd:.3f}) {shown} rounds would "
         f"tell {estimate.value:.3g} from {bound:g} (--max-rounds, or a quieter machine)"
     )
 

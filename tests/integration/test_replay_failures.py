@@ -95,7 +95,6 @@ def test_invalid_loadgen_run_is_kept_marked_and_exits_3(root: Path, tmp_path: Pa
     record = load_run(tmp_path / "results" / "ort-digits" / "bad")
     assert record.status == "invalid"
     assert record.tests[0].metrics["validity"] == "INVALID"
-    assert record.tests[0].adjusted == {}  # nothing a larger query could change
     assert (
         tmp_path / "results/ort-digits/bad/Server/performance/run_1/mlperf_log_summary.txt"
     ).is_file()
@@ -115,16 +114,16 @@ def test_an_offline_query_too_short_for_this_machine_runs_again_sized_for_it(
     first, second = record.tests
     assert first.status == second.status == "valid"
     assert first.settings["offline_expected_qps"] == 100  # the spec's, as asked
-    change = first.adjusted["offline_expected_qps"]
-    assert change["spec"] == 100
-    assert change["used"] > 1000  # digits run far faster than 100 samples/s anywhere
-    assert first.metrics["target_qps"] == change["used"]  # what LoadGen ran with (its log)
-    assert "ended before min_duration (500 ms)" in change["why"]
+    change = first.changed_settings["offline_expected_qps"]
+    assert change.spec == 100
+    assert change.used > 1000  # digits run far faster than 100 samples/s anywhere
+    assert first.metrics["target_qps"] == change.used  # what LoadGen ran with (its log)
+    assert "ended before min_duration (500 ms)" in change.why
     assert result.stderr.count("offline_expected_qps 100 -> ") == 1
     # the second test starts from the first one's query, and says where it came from
-    later = second.adjusted["offline_expected_qps"]
-    assert later["used"] == second.metrics["target_qps"] >= change["used"]
-    assert later["why"].startswith("as an earlier test of this run needed: ")
+    later = second.changed_settings["offline_expected_qps"]
+    assert later.used == second.metrics["target_qps"] >= change.used
+    assert later.why.startswith("as an earlier test of this run needed: ")
 
 
 def test_missing_artifact_file_exits_2_before_running(root: Path, tmp_path: Path) -> None:

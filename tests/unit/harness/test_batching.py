@@ -4,6 +4,8 @@ batch (no torch, no LoadGen)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from repro.harness.batching import ContinuousBatcher, generate_all
@@ -139,3 +141,67 @@ def test_an_end_token_frees_its_slot_while_the_others_decode_on() -> None:
     }
     assert dec.occupied == [2, 2, 2, 1, 1]
     assert log.tokens == 11
+
+
+class TableDecoder:
+    """A decoder whose next token depends on the last token and the position (a fixed table,
+    vocabulary 7), so that a token given to the wrong slot or position shows in the output."""
+
+    def __init__(self, slots: int, seed: int) -> None:
+        self.slots = slots
+        self.table = np.random.Generator(np.random.PCG64(seed)).integers(0, 7, (7, 64))
+
+    def prefill(self, slot: int, prompt: np.ndarray) -> int:
+        return int(self.table[int(prompt[-1]) % 7, len(prompt) % 64])
+
+    def step(self, tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        out = self.table[tokens % 7, positions % 64]
+        out.setflags(write=False)  # a decoder may hand out a read-only array
+        return out
+
+
+def _collect(
+    outputs: dict[int, list[int]], out: np.ndarray, ended: list[tuple[int, int, int]]
+) -> None:
+    outputs.update((q, out[s, :n].tolist()) for q, s, n in ended)
+
+
+def _one_by_one(dec: TableDecoder, prompt: np.ndarray, new: int, eos: int | None) -> list[int]:
+    """The generation of one prompt alone, token by token: what batching must not change."""
+    tokens = [dec.prefill(0, prompt)]
+    while len(tokens) < new and tokens[-1] != eos:
+        tokens.append(int(dec.table[tokens[-1] % 7, (len(prompt) + len(tokens) - 1) % 64]))
+    return tokens
+
+
+def test_batching_never_changes_a_generation_whatever_shares_the_batch() -> None:
+    rng = np.random.Generator(np.random.PCG64(7))
+    prompts = [rng.integers(0, 7, int(rng.integers(1, 9))) for _ in range(12)]
+    for case in range(300):
+        slots, new = int(rng.integers(1, 5)), int(rng.choice([1, 2, 3, 5, 8]))
+        eos = None if case % 3 == 0 else int(rng.integers(0, 7))
+        dec = TableDecoder(slots, seed=case)
+        out = np.zeros((slots, new), dtype=np.int32)
+        outputs: dict[int, list[int]] = {}
+        batcher = ContinuousBatcher(
+            dec,
+            prompts,
+            max_new_tokens=new,
+            eos_token_id=eos,
+            first=lambda q, s: None,
+            done=partial(_collect, outputs, out),
+            out=out,
+        )
+        order = rng.permutation(len(prompts))
+        submitted = 0
+        while submitted < len(order) or batcher.waiting or batcher.active:  # arrivals between steps
+            arriving = int(rng.integers(0, 3))
+            batch = order[submitted : submitted + arriving]
+            batcher.submit([int(i) for i in batch], [int(i) for i in batch])
+            submitted += len(batch)
+            while batcher.waiting and batcher.free:
+                batcher._join(*batcher.waiting.popleft())
+            if batcher.active:
+                batcher._step()
+        expected = {i: _one_by_one(dec, prompts[i], new, eos) for i in range(len(prompts))}
+        assert outputs == expected, (case, slots, new, eos)

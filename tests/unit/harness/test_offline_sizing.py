@@ -1,5 +1,6 @@
 """When the worker runs an Offline test again with a larger query: only when LoadGen called it
-INVALID for ending before min_duration and nothing else (LoadGen's summaries, written here)."""
+INVALID for ending before min_duration and nothing else (LoadGen's summaries, written here;
+no LoadGen runs)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,22 @@ from typing import Any
 
 import pytest
 
-from repro.harness.loadgen import larger_offline_query
 from repro.harness.request import WorkerRequest
+from repro.harness.sizing import MAX_ATTEMPTS, larger_offline_query, run_sized
 from repro.runs.layout import SUMMARY
+from repro.runs.record import SettingChange
+
+SETTINGS = {"offline_expected_qps": 100.0, "min_duration_ms": 1000}
 
 
-def _summary(folder: Path, *, valid: bool, duration: bool, queries: bool = True) -> Path:
+def _summary(
+    folder: Path, *, valid: bool, duration: bool, queries: bool = True, rate: float = 250000
+) -> Path:
     yes = {True: "Yes", False: "NO"}
     (folder / SUMMARY).write_text(
         "================================================\nMLPerf Results Summary\n"
         "================================================\nSUT name : PyFastSUT\n"
-        "Scenario : Offline\nMode     : PerformanceOnly\nSamples per second: 250000\n"
+        f"Scenario : Offline\nMode     : PerformanceOnly\nSamples per second: {rate}\n"
         f"Result is : {'VALID' if valid else 'INVALID'}\n"
         f"  Min duration satisfied : {yes[duration]}\n  Min queries satisfied : {yes[queries]}\n"
         "  Early stopping satisfied: Yes\n"
@@ -26,21 +32,23 @@ def _summary(folder: Path, *, valid: bool, duration: bool, queries: bool = True)
     return folder
 
 
-def _request(scenario: str = "Offline", mode: str = "performance", **settings: int) -> Any:
+def _request(scenario: str = "Offline", mode: str = "performance", **settings: Any) -> Any:
     return WorkerRequest.model_construct(
-        scenario=scenario,
-        mode=mode,
-        settings={"offline_expected_qps": 100.0, "min_duration_ms": 1000, **settings},
+        scenario=scenario, mode=mode, settings=SETTINGS | settings, changed_settings={}
     )
 
 
 def test_a_query_too_short_for_this_machine_is_made_larger(tmp_path: Path) -> None:
-    found = larger_offline_query(_request(), _summary(tmp_path, valid=False, duration=False))
-    assert found is not None
-    used, adjusted = found
+    req = _request()
+    used = larger_offline_query(req, req.settings, _summary(tmp_path, valid=False, duration=False))
     assert used == 375000.0  # 1.5 x the 250000 samples/s LoadGen measured
-    assert adjusted["offline_expected_qps"]["spec"] == 100.0
-    assert adjusted["offline_expected_qps"]["used"] == used
+
+
+def test_a_larger_query_grows_at_least_twofold(tmp_path: Path) -> None:
+    # a short query's rate understates the machine's: the next one is at least twice the last
+    req = _request(offline_expected_qps=300000.0)
+    used = larger_offline_query(req, req.settings, _summary(tmp_path, valid=False, duration=False))
+    assert used == 600000.0
 
 
 @pytest.mark.parametrize(
@@ -51,7 +59,57 @@ def test_a_query_too_short_for_this_machine_is_made_larger(tmp_path: Path) -> No
         (_request("Server"), {"valid": False, "duration": False}),
         (_request(mode="accuracy"), {"valid": False, "duration": False}),
         (_request(max_duration_ms=500), {"valid": False, "duration": False}),  # capped below
+        (_request(), {"valid": False, "duration": False, "rate": float("nan")}),
+        # MLPerf's 600 s at 500 k samples/s: a query LoadGen could not build in memory
+        (_request(min_duration_ms=600000), {"valid": False, "duration": False, "rate": 5e5}),
     ],
 )
-def test_nothing_else_is_run_again(request_: Any, summary: dict, tmp_path: Path) -> None:
-    assert larger_offline_query(request_, _summary(tmp_path, **summary)) is None
+def test_nothing_else_is_run_again(request_: Any, summary: dict[str, Any], tmp_path: Path) -> None:
+    found = larger_offline_query(request_, request_.settings, _summary(tmp_path, **summary))
+    assert found is None
+
+
+def test_tests_too_short_run_again_until_one_lasts_and_the_change_is_recorded(
+    tmp_path: Path,
+) -> None:
+    ran: list[float] = []
+
+    def test(settings: dict[str, Any]) -> str:
+        ran.append(settings["offline_expected_qps"])
+        _summary(tmp_path, valid=len(ran) == 3, duration=len(ran) == 3)
+        return f"test {len(ran)}"
+
+    result, changed, discarded_s = run_sized(_request(), tmp_path, test)
+    assert result == "test 3"
+    assert ran == [100.0, 375000.0, 750000.0]  # 1.5 x the rate, then twice the last
+    change = changed["offline_expected_qps"]
+    assert (change.spec, change.used) == (100.0, 750000.0)
+    assert "test 3 of at most" in change.why
+    assert discarded_s >= 0
+
+
+def test_a_query_still_too_short_after_every_attempt_stays_invalid(tmp_path: Path) -> None:
+    ran: list[float] = []
+
+    def test(settings: dict[str, Any]) -> None:
+        ran.append(settings["offline_expected_qps"])
+        _summary(tmp_path, valid=False, duration=False)
+
+    _, changed, _ = run_sized(_request(), tmp_path, test)
+    assert len(ran) == MAX_ATTEMPTS  # then the last test's INVALID logs are the result
+    assert changed["offline_expected_qps"].used == ran[-1]
+
+
+def test_a_later_test_starts_from_the_query_an_earlier_one_sized(tmp_path: Path) -> None:
+    earlier = SettingChange(spec=100.0, used=4e5, why="as an earlier test of this run needed: ")
+    req = _request().model_copy(update={"changed_settings": {"offline_expected_qps": earlier}})
+    ran: list[float] = []
+
+    def test(settings: dict[str, Any]) -> None:
+        ran.append(settings["offline_expected_qps"])
+        _summary(tmp_path, valid=True, duration=True)
+
+    _, changed, discarded_s = run_sized(req, tmp_path, test)
+    assert ran == [4e5]
+    assert changed == {"offline_expected_qps": earlier}
+    assert discarded_s == 0

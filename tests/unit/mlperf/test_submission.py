@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from repro.mlperf.submission import _commit, _scratch_beside, _user_conf
-from repro.runs.record import TestRecord
+from repro.runs.record import SettingChange, TestRecord
 
 
 def test_the_tree_renamed_into_place_has_the_umasks_mode_not_mkdtemps_private_one(
@@ -34,7 +34,9 @@ def test_user_conf_has_the_settings_the_run_used_not_only_the_spec_s() -> None:
         dir="Offline/performance/run_1",
         status="valid",
         settings={"offline_expected_qps": 100.0, "min_duration_ms": 600000},
-        adjusted={"offline_expected_qps": {"spec": 100.0, "used": 1.5e6, "why": "too short"}},
+        changed_settings={
+            "offline_expected_qps": SettingChange(spec=100.0, used=1.5e6, why="too short")
+        },
     )
     conf = _user_conf(test, "resnet50")
     assert "resnet50.Offline.target_qps = 1.5e+06" in conf

@@ -80,18 +80,18 @@ def test_an_undecided_claim_says_the_smallest_difference_the_rounds_could_tell()
 
 
 def test_an_undecided_claim_says_how_many_rounds_this_noise_would_need() -> None:
-    # log ratios 0.5 +- 0.3: sd 0.3 over 4 rounds, 0.1 from a bound of e^0.4
+    # log ratios 0.5 +- 0.3 (sd 0.346 over 4 rounds), 0.1 from a bound of e^0.4
     logs = [0.2, 0.8, 0.2, 0.8]
     est = ratio_estimate([1.0] * 4, [math.exp(x) for x in logs], confidence=0.95)
     sd = float(np.std(logs, ddof=1))
     found = judge(est, ">=", math.exp(0.4), confidence=0.95)
     assert found.verdict == "inconclusive"
-    needed = rounds_needed(est, math.exp(0.4), 0.95)
-    assert needed == math.ceil(((1.95996 + 0.84162) * sd / 0.1) ** 2)  # 93
+    needed = rounds_needed(est, math.exp(0.4), confidence=0.95)
+    assert needed == math.ceil(((1.95996 + 0.84162) * sd / 0.1) ** 2)  # 95
     assert f"about {needed} rounds would tell" in found.reason
     assert f"sd {sd:.3f}" in found.reason
     # on the bound itself no number of rounds tells them apart
-    assert rounds_needed(est, est.value, 0.95) is None
+    assert rounds_needed(est, est.value, confidence=0.95) is None
 
 
 def test_a_feasibility_holds_within_the_latency_bound_and_fails_beyond_it() -> None:
