@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from click.testing import CliRunner, Result
 
+from repro.cli import cli
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.io import move_claim_paths
 from repro.spec.models import Tolerances
@@ -286,3 +288,30 @@ def published_result(
         json.dumps({"host_processor_model_name": "Xeon", "accelerator_model_name": "N/A"})
     )
     return sdir
+
+
+def replay_performance(
+    spec: Path, tmp_path: Path, scenario: str, *args: str, run_id: str = "t1"
+) -> Result:
+    """`repro replay SPEC --env native` of one scenario's performance test, in process, with
+    the results and the cache under `tmp_path` (and `args`, e.g. --min-duration-ms)."""
+    return CliRunner().invoke(
+        cli,
+        [
+            "replay",
+            str(spec),
+            "--env",
+            "native",
+            "--scenario",
+            scenario,
+            "--mode",
+            "performance",
+            *args,
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--run-id",
+            run_id,
+        ],
+    )

@@ -11,12 +11,13 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 from onnx import numpy_helper
 
 from repro.cli import cli
 from repro.replay import ProcessRunner
 from repro.runs.store import load_run
+from tests.helpers import replay_performance
 
 
 def _other_model(original: Path) -> bytes:
@@ -42,30 +43,6 @@ def _fetch(spec: Path, cache: Path) -> dict[str, Path]:
     return {row["artifact"]: Path(row["path"]) for row in json.loads(result.stdout)}
 
 
-def _replay(spec: Path, tmp_path: Path) -> Result:
-    return CliRunner().invoke(
-        cli,
-        [
-            "replay",
-            str(spec),
-            "--env",
-            "native",
-            "--scenario",
-            "Offline",
-            "--mode",
-            "performance",
-            "--min-duration-ms",
-            "300",
-            "--results-dir",
-            str(tmp_path / "results"),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--run-id",
-            "t1",
-        ],
-    )
-
-
 def test_model_rewritten_after_verification_fails_the_test(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -81,7 +58,7 @@ def test_model_rewritten_after_verification_fails_the_test(
         return real_run(self, *args, **kwargs)
 
     monkeypatch.setattr(ProcessRunner, "run", rewrite_then_run)
-    result = _replay(spec, tmp_path)
+    result = replay_performance(spec, tmp_path, "Offline", "--min-duration-ms", "300")
     assert result.exit_code == 3, result.output
     assert pinned in result.stderr
     assert hashlib.sha256(other).hexdigest() in result.stderr
@@ -101,7 +78,7 @@ def test_corrupt_cache_entry_stops_the_replay_before_any_test(root: Path, tmp_pa
     pinned = hashlib.sha256(model.read_bytes()).hexdigest()
     other = _other_model(model)
     _rewrite(model, other)
-    result = _replay(spec, tmp_path)
+    result = replay_performance(spec, tmp_path, "Offline", "--min-duration-ms", "300")
     assert result.exit_code == 3, result.output
     assert f"the cache entry {model} is corrupt" in result.stderr
     assert pinned in result.stderr

@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.runs.store import load_run
-from tests.helpers import portable_spec
+from tests.helpers import portable_spec, replay_performance
 
 
 def _digits_spec(root: Path, tmp_path: Path, scenario: str = "Offline", **settings: object) -> Path:
@@ -27,29 +27,6 @@ def _digits_spec(root: Path, tmp_path: Path, scenario: str = "Offline", **settin
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
     return path
-
-
-def _replay(spec: Path, tmp_path: Path, run_id: str, scenario: str, *args: str) -> Result:
-    return CliRunner().invoke(
-        cli,
-        [
-            "replay",
-            str(spec),
-            "--env",
-            "native",
-            "--scenario",
-            scenario,
-            "--mode",
-            "performance",
-            *args,
-            "--results-dir",
-            str(tmp_path / "results"),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--run-id",
-            run_id,
-        ],
-    )
 
 
 def test_interrupted_replay_is_marked_and_never_looks_complete(root: Path, tmp_path: Path) -> None:
@@ -89,7 +66,7 @@ def test_invalid_loadgen_run_is_kept_marked_and_exits_3(root: Path, tmp_path: Pa
     spec = _digits_spec(
         root, tmp_path, "Server", server_target_latency_ns=1000, server_target_qps=200.0
     )
-    result = _replay(spec, tmp_path, "bad", "Server", "--min-duration-ms", "500")
+    result = replay_performance(spec, tmp_path, "Server", "--min-duration-ms", "500", run_id="bad")
     assert result.exit_code == 3
     assert "run invalid" in result.stderr
     record = load_run(tmp_path / "results" / "ort-digits" / "bad")
@@ -108,7 +85,7 @@ def test_an_offline_query_too_short_for_this_machine_runs_again_sized_for_it(
     # LoadGen measured, as LoadGen advises, and the run says so.
     spec = _digits_spec(root, tmp_path, offline_expected_qps=100, min_query_count=1)
     args = ("--min-duration-ms", "500", "--repeat", "2")
-    result = _replay(spec, tmp_path, "sized", "Offline", *args)
+    result = replay_performance(spec, tmp_path, "Offline", *args, run_id="sized")
     assert result.exit_code == 0, result.stderr
     record = load_run(tmp_path / "results" / "ort-digits" / "sized")
     first, second = record.tests
