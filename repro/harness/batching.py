@@ -37,7 +37,6 @@ class Decoder(Protocol):
 @dataclass
 class _Request:
     qid: int
-    index: int
     issued_ns: int
     #: the decode steps done when it joined: its tokens after the first come from the steps
     #: after that one
@@ -158,7 +157,7 @@ class ContinuousBatcher:
         self.log.decode_ns += time.perf_counter_ns() - t
         self.out[slot, 0] = token
         self.first(qid, slot)
-        self.active[slot] = _Request(qid, index, issued_ns, steps)
+        self.active[slot] = _Request(qid, issued_ns, steps)
         if self.max_new == 1 or token == self.eos:
             self._finish([slot], steps)
             return
