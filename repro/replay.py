@@ -37,6 +37,7 @@ from repro.estimates import (
 from repro.forecast import WorkerForecast
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.runner import ProcessRunner, WorkerRunner
+from repro.harness.sizing import MAX_PLANNED_SAMPLES
 from repro.machine.gpu import energy_metrics
 from repro.mlperf.loadgen_logs import read_logs
 from repro.privacy import redact, redact_text
@@ -58,7 +59,7 @@ from repro.signals import interruptible
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec, LoadGenSettings, ModeName, ScenarioName
 from repro.stats.verdicts import run_status, test_status
-from repro.validate import MAX_PLANNED_SAMPLES, check_contents, planned_samples
+from repro.validate import check_contents, planned_samples
 
 Reporter = Callable[[str], None]
 

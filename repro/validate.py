@@ -21,6 +21,7 @@ from repro.backends.registry import BACKENDS, get_backend
 from repro.environments.pylock import unhashed_requirements
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
+from repro.harness.sizing import MAX_PLANNED_SAMPLES
 from repro.runs import rouge
 from repro.spack.lockfile import read_spack_lock
 from repro.spack.manifest import check_consistency, read_manifest
@@ -58,11 +59,6 @@ REQUIRED_FIELDS: dict[ScenarioName, tuple[str, ...]] = {
     "Server": ("server_target_qps", "server_target_latency_ns"),
     "Offline": ("offline_expected_qps",),
 }
-
-
-#: LoadGen generates every query of a performance run before it issues the first, keeping tens
-#: to hundreds of bytes per sample; more samples than this exhaust a test machine's memory
-MAX_PLANNED_SAMPLES = 100_000_000
 
 
 @dataclass(frozen=True)

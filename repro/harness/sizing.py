@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from repro.harness.request import WorkerRequest
-from repro.mlperf.loadgen_logs import read_logs
+from repro.mlperf.loadgen_logs import Metrics, read_logs
 from repro.runs.record import SettingChange
 
 #: tests of one request at most: the first, then larger queries while each is still too short
@@ -28,8 +28,10 @@ MAX_ATTEMPTS = 4
 MARGIN = 1.5
 #: ... and at least this many times the last one's
 GROWTH = 2.0
-#: as `repro.validate.MAX_PLANNED_SAMPLES`: LoadGen builds a query whole, in memory
-MAX_QUERY_SAMPLES = 100_000_000
+#: LoadGen generates every query of a performance run before it issues the first, keeping tens
+#: to hundreds of bytes per sample; more samples than this exhaust a test machine's memory (a
+#: spec planning more is refused, `repro.validate`; a resized query never asks for more)
+MAX_PLANNED_SAMPLES = 100_000_000
 
 T = TypeVar("T")
 
@@ -42,7 +44,11 @@ def larger_offline_query(
     there is nothing a larger query would change, or the query would be too large to build."""
     if req.scenario != "Offline" or req.mode != "performance":
         return None
-    found = read_logs(out_dir)
+    return _larger_query(read_logs(out_dir), settings)
+
+
+def _larger_query(found: Metrics, settings: dict[str, Any]) -> float | None:
+    """`larger_offline_query` from LoadGen's figures of the test."""
     if found.get("validity") != "INVALID" or found.get("min_duration_met") is not False:
         return None
     others = ("min_queries_met", "early_stopping_met", "perf_constraints_met")
@@ -57,7 +63,7 @@ def larger_offline_query(
     if not isinstance(last, int | float) or not math.isfinite(last) or last <= 0:
         return None
     used = float(f"{max(MARGIN * rate, GROWTH * last):.3g}")
-    if 1.1 * floor / 1000 * used > MAX_QUERY_SAMPLES:
+    if 1.1 * floor / 1000 * used > MAX_PLANNED_SAMPLES:
         return None
     return used
 
@@ -73,15 +79,18 @@ def run_sized(
     changes = dict(req.changed_settings)
     spec_qps = req.settings.get("offline_expected_qps")
     settings = req.settings | {name: change.used for name, change in changes.items()}
+    sized = req.scenario == "Offline" and req.mode == "performance"
     discarded = 0.0
     for attempt in range(1, MAX_ATTEMPTS + 1):
         t = time.perf_counter()
         result = test(settings)
-        used = larger_offline_query(req, settings, out_dir) if attempt < MAX_ATTEMPTS else None
+        if not sized or attempt == MAX_ATTEMPTS:
+            break
+        found = read_logs(out_dir)
+        used = _larger_query(found, settings)
         if used is None:
             break
         discarded += time.perf_counter() - t
-        found = read_logs(out_dir)
         changes["offline_expected_qps"] = SettingChange(
             spec=spec_qps,
             used=used,
