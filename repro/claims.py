@@ -3,8 +3,9 @@
 Each claim's two variants (`repro.spec.variants`) alternate within every round in an order drawn
 from a recorded seed and balanced over pairs of rounds (`repro.rounds.balanced_order`), one
 short LoadGen test of each per round, until the interval of the claim's quantity lies on one
-side of its bound or a cap fixed before the first round is reached (the claim's `rounds`, or the
-command line's). Each variant's tests are one run (`results/<name>/<check>-<claim>-<side>/`,
+side of its bound at one of the looks `repro.stats.sequential.Stopping` plans (the one rule of
+every paired comparison), or a cap fixed before the first round is reached (the claim's
+`rounds`, or the command line's). Each variant's tests are one run (`results/<name>/<check>-<claim>-<side>/`,
 marked as one side of an interleaved pair). An accuracy claim runs one accuracy test of each: a
 model on a data set scores the same every time. A feasibility claim (`Server.max_valid_qps`)
 runs the baseline's Offline test first, then Server at `bound` x that throughput.
@@ -28,6 +29,7 @@ import numpy as np
 
 from repro import __version__
 from repro.compare.claims import Measured, claim_result, estimate, machine_line, verdict
+from repro.compare.pairing import setting_mismatch
 from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.estimates import duration
 from repro.machine.fingerprint import hardware_from
@@ -41,6 +43,7 @@ from repro.spec.io import parse_spec, spec_id, with_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
 from repro.spec.types import Hardware
 from repro.spec.variants import apply_overrides, variant_specs
+from repro.stats.sequential import Stopping
 from repro.stats.verdicts import claims_verdict
 
 #: builds the Replayer of one variant (its environment realized): the command's, or a test's
@@ -61,60 +64,6 @@ class CheckOptions:
     seed: int | None = None
     #: run every round up to the cap and judge once at the end (a fixed-size test)
     fixed_rounds: bool = False
-
-
-@dataclass(frozen=True)
-class Stopping:
-    """When a claim's rounds stop: decided at one of the planned looks, or a cap reached.
-
-    The interval is looked at after rounds 2, 4, 8, 16, ... and at the round cap, never after
-    every pair: each look is one more chance to decide wrongly, so the looks are few and each
-    is taken at the confidence that keeps all of them together at the spec's (Bonferroni: a
-    5 % error shared by 4 looks is 1.25 % each). A fixed-size test looks once, at the end. One
-    rule for `repro claim check` and for a benchmark that judges recorded rounds again."""
-
-    max_rounds: int
-    max_time_s: float
-    #: no early stop: every round up to a cap, judged once at the end
-    fixed: bool = False
-
-    @property
-    def looks(self) -> tuple[int, ...]:
-        """The rounds after which the interval may decide the claim."""
-        if self.fixed:
-            return (self.max_rounds,)
-        planned, k = [], 2
-        while k < self.max_rounds:
-            planned.append(k)
-            k *= 2
-        return (*planned, self.max_rounds)
-
-    def confidence(self, overall: float) -> float:
-        """Each look's confidence, so that all the looks together hold `overall`."""
-        return 1 - (1 - overall) / len(self.looks)
-
-    def reason(self, k: int, decided: bool, elapsed_s: float) -> str | None:
-        """Why the rounds stop after round `k` (None: run another). A side runs first in one
-        round of each pair, so only a whole pair cancels the position; one round has no
-        interval, so the time cap too is checked after a whole pair, and it is the last look
-        (it takes the place of the looks it cuts off)."""
-        if decided and k in self.looks and k < self.max_rounds:
-            return f"decided after round {k}"
-        if k >= self.max_rounds:
-            fixed = " (a fixed-size test)" if self.fixed else ""
-            return f"the round cap ({self.max_rounds}) was reached{fixed}"
-        if k % 2:
-            return None
-        if elapsed_s >= self.max_time_s:
-            return f"the time cap ({self.max_time_s:g} s) was reached"
-        return None
-
-    def describe(self, overall: float) -> str:
-        """`looks after round(s) 2, 4, 8, 10, each at 98.75 % (95 % together)`."""
-        each = 100 * self.confidence(overall)
-        rounds = ", ".join(map(str, self.looks))
-        together = 100 * overall
-        return f"looks after round(s) {rounds}, each at {each:.4g} % ({together:.4g} % together)"
 
 
 @dataclass(frozen=True)
@@ -260,6 +209,8 @@ class _ClaimRounds:
             overrides={"claim": self.claim.id, "variant": side},
         )
         replayer = self.factory(self.variants[side], opts)
+        for other in self.replayers.values():
+            replayer.share_sizing(other)  # both variants run the same sized queries
         replayer.begin()
         self.replayers[side] = replayer
 
@@ -273,6 +224,15 @@ class _ClaimRounds:
             self._round(k)
             ends.append(round(time.monotonic() - t0, 2))
             values = self._values(k)
+            if not values[0]:  # every round so far ran different settings on the two sides
+                why = plan.stopping.reason(k, False, ends[-1])
+                if why is not None:
+                    raise RunError(
+                        f"claim {self.claim.id}: no round ran the same LoadGen settings on both "
+                        "variants (an Offline query sized for one only)",
+                        hint="run it again: the sized query is shared from the next round on",
+                    )
+                continue
             found = estimate(self.claim, *values, confidence=self.confidence)
             judged = verdict(self.claim, found, confidence=self.confidence)
             if self.plan.mode == "accuracy":
@@ -289,7 +249,7 @@ class _ClaimRounds:
             judgement=verdict(self.claim, found, confidence=self.confidence),
             baseline=values[0],
             candidate=values[1],
-            rounds=len(self.orders),
+            rounds=len(values[0]),
             stopped=stopped,
             elapsed_s=round(time.monotonic() - t0, 1),
             target_qps=self.target_qps,
@@ -326,8 +286,13 @@ class _ClaimRounds:
         self._start("candidate")
 
     def _values(self, k: int) -> tuple[list[float], list[float]]:
-        """Each side's value of every round so far (a feasibility's candidate: its margins)."""
-        rounds = range(1, k + 1)
+        """Each side's value of every round so far (a feasibility's candidate: its margins),
+        but for rounds whose two tests ran different settings (`repro.compare.pairing`)."""
+        rounds = [
+            r
+            for r in range(1, k + 1)
+            if setting_mismatch(self._test("baseline", r), self._test("candidate", r)) is None
+        ]
         return (
             [self._value("baseline", r) for r in rounds],
             [self._value("candidate", r) for r in rounds],

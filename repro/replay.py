@@ -294,8 +294,16 @@ class Replayer:
         #: what this machine measured in this replay: the estimates of the waits come from it
         self.measured = Measured()
         self._whole = False  # run() runs every round: the rest of the replay is known
-        #: settings an earlier test of this replay needed on this machine, by (scenario, mode)
+        #: settings an earlier test of this replay needed on this machine, by (scenario, mode);
+        #: the two sides of paired rounds share one (`share_sizing`)
         self._sized: dict[tuple[str, str], dict[str, SettingChange]] = {}
+
+    def share_sizing(self, other: Replayer) -> None:
+        """Run with the settings `other`'s tests needed, and it with this one's: a query one
+        side sized for this machine is the other's too from the next test on, so that paired
+        rounds run the same settings (a round that did not is left out of the comparison:
+        `repro.compare.pairing`)."""
+        self._sized = other._sized
 
     @property
     def work_dir(self) -> Path:
@@ -517,7 +525,7 @@ class Replayer:
         # a query sized for this machine by an earlier test: later ones start from it, rather
         # than each running the spec's too short one first
         sized = self._sized.get((scenario, mode))
-        return req if sized is None else req.model_copy(update={"changed_settings": sized})
+        return req if sized is None else req.model_copy(update={"changed_settings": dict(sized)})
 
     def _run_test(
         self, work: Path, scenario: ScenarioName, mode: ModeName, k: int, repeats: int
@@ -555,10 +563,12 @@ class Replayer:
             for name, change in test.changed_settings.items():
                 self.report(f"{label}: {name} {change.spec:g} -> {change.used:g}: {change.why}")
         if test.changed_settings and test.status in ("valid", "invalid"):
-            self._sized[(scenario, mode)] = {
-                name: change.model_copy(update={"why": _as_earlier(change.why)})
-                for name, change in test.changed_settings.items()
-            }
+            sized = self._sized.setdefault((scenario, mode), {})
+            for name, change in test.changed_settings.items():
+                known = sized.get(name)
+                # the larger query: what the faster side needed holds the slower one too
+                if known is None or change.used > known.used:
+                    sized[name] = change.model_copy(update={"why": _as_earlier(change.why)})
         if test.status in ("valid", "invalid"):
             forecast.learn(test.timings_s, test.metrics)
         return test, forecast.wall_s or 0.0

@@ -3,11 +3,14 @@
 `run_rounds` drives one replay (judged against a stored original) or two interleaved replays
 (`--against`: the candidate A and the baseline B alternate within every round, in an order drawn
 from a recorded seed and balanced over pairs of rounds, so that a phase of the machine lands on
-both; the report pairs them round by round). With `until_decided`, rounds are added until
-every headline metric's interval lies inside or outside its tolerance, or a cap fixed before
-the first round is reached; at the cap the verdict stays inconclusive and the report says what
-difference the data could detect. A scenario whose metrics are decided stops there: later
-rounds run only the undecided scenarios, so the noisy ones get the rounds sooner.
+both; the report pairs them round by round). Unless the rounds are fixed, the interval of every
+headline metric is looked at after the rounds `repro.stats.sequential.Stopping` plans (8, 16,
+32, ... and the cap: the one rule of every paired comparison), and the rounds stop when each
+lies inside or outside its tolerance, or at a cap fixed before the first round; at the cap the
+verdict stays inconclusive and the report says what difference the data could detect. A
+scenario whose metrics are decided stops there: later rounds run only the undecided scenarios,
+so the noisy ones get the rounds sooner. The rule the rounds ran under is recorded in each
+run (`stopping`), so that a report read later judges them as the rounds did.
 """
 
 from __future__ import annotations
@@ -29,16 +32,7 @@ from repro.runs.record import RunRecord
 from repro.runs.store import LoadedRun
 from repro.signals import interruptible
 from repro.spec.models import Tolerances
-
-
-@dataclass(frozen=True)
-class Stopping:
-    """The rounds to run, fixed before the first: all of them, or until decided within caps."""
-
-    until_decided: bool = False
-    min_rounds: int = 2
-    max_rounds: int = 5
-    max_time_s: float = 600.0
+from repro.stats.sequential import Stopping
 
 
 @dataclass(frozen=True)
@@ -78,6 +72,8 @@ def run_rounds(
     decided_after: dict[str, int] = {}
     t0 = time.monotonic()
     rounds_s: list[float] = []  # each round's time, as measured: what the time left is from
+    if against is not None:
+        against.share_sizing(replay)  # both sides run the same sized queries
     with interruptible():
         for side in sides:
             side.begin()
@@ -90,30 +86,39 @@ def run_rounds(
                     sides[i].run_round(k, running)
                 rounds_s.append(time.monotonic() - started)
                 elapsed = time.monotonic() - t0
-                if not stopping.until_decided:
+                if stopping.fixed:
                     continue
-                last = _judge(replay, against, original, orders, seed)
-                # interleaved, a side runs first in one round of each pair and second in the
-                # other: stopping after a whole pair keeps the position effect cancelled
-                may_stop = k >= stopping.min_rounds and (against is None or k % 2 == 0)
-                if may_stop and last is not None:
+                # a look: a planned one, or the time cap after a whole pair of rounds (a side
+                # runs first in one round of each pair: a pair cancels the position)
+                look = stopping.may_decide(k, elapsed) and (against is None or k % 2 == 0)
+                first = k == (1 if against is None else 2)
+                if look or first:
+                    last = _judge(replay, against, original, orders, seed, stopping)
+                if look and last is not None:
                     running = _still_open(last, running, k, decided_after)
-                if may_stop and last is not None and decided(last):
-                    stopped = f"every headline metric was decided after round {k}"
-                    break
-                if may_stop and not running:
+                    if decided(last) and k < stopping.max_rounds:
+                        stopped = f"every headline metric was decided after round {k}"
+                        break
+                elif first and last is not None:
+                    # a scenario not compared after the first pair (the other side lacks it,
+                    # or its tests fail) cannot be decided by more rounds
+                    running &= {s.scenario for s in last.scenarios}
+                if not running and k < stopping.max_rounds:
                     stopped = f"no scenario left that more rounds could decide after round {k}"
                     break
-                if elapsed >= stopping.max_time_s:
-                    stopped = f"the time cap ({stopping.max_time_s:g} s) was reached"
+                why = stopping.reason(k, False, elapsed)
+                if why is not None and k < stopping.max_rounds:
+                    stopped = why
                     break
                 report(
-                    f"round {k}: not decided yet ({last.summary if last else 'no report'}); "
-                    f"next: {', '.join(sorted(running))}; "
+                    f"round {k}: "
+                    + (f"not decided yet ({last.summary if last else 'no report'}); "
+                       if look else f"next look after round {_next_look(stopping, k)}; ")
+                    + f"next: {', '.join(sorted(running))}; "
                     + rounds_left(rounds_s, stopping.max_rounds - k, stopping.max_time_s - elapsed)
-                )
+                )  # fmt: skip
             else:
-                if stopping.until_decided:
+                if not stopping.fixed:
                     stopped = f"the round cap ({stopping.max_rounds}) was reached"
         except (KeyboardInterrupt, Interrupted):
             for side in sides:
@@ -121,6 +126,7 @@ def run_rounds(
             raise KeyboardInterrupt from None
     elapsed = round(time.monotonic() - t0, 1)
     pairing = secrets.token_hex(8)
+    overall = _overall(replay, against, original)
     for i, side in enumerate(sides):
         if against is not None:
             side.record.interleave = {
@@ -130,16 +136,12 @@ def run_rounds(
                 "rounds": len(orders),
                 "orders": orders,
             }
-        if stopping.until_decided:
-            side.record.stopping = {
-                "min_rounds": stopping.min_rounds,
-                "max_rounds": stopping.max_rounds,
-                "max_time_s": stopping.max_time_s,
-                "rounds": len(orders),
-                "stopped": stopped,
-                "elapsed_s": elapsed,
-                "decided_after": dict(decided_after),
-            }
+        side.record.stopping = stopping_record(stopping, overall) | {
+            "rounds": len(orders),
+            "stopped": stopped,
+            "elapsed_s": elapsed,
+            "decided_after": dict(decided_after),
+        }
     run = replay.finish()
     base = against.finish() if against is not None else None
     final = _judge_final(run, base, original)
@@ -190,17 +192,51 @@ def balanced_order(
     return [0, 1] if rng.random() < 0.5 else [1, 0]
 
 
+def _next_look(stopping: Stopping, k: int) -> int:
+    return next((n for n in stopping.looks if n > k), stopping.max_rounds)
+
+
+def stopping_record(stopping: Stopping, overall: float) -> dict[str, object]:
+    """The rule the rounds ran under, as the run records it: a report read later judges the
+    rounds at the confidence each look took (`repro.compare.pairing.look_confidence`)."""
+    return {
+        "rule": RULE,
+        "fixed": stopping.fixed,
+        "min_rounds": stopping.min_rounds,
+        "max_rounds": stopping.max_rounds,
+        "max_time_s": stopping.max_time_s,
+        "looks": list(stopping.looks),
+        "look_confidence": stopping.confidence(overall),
+    }
+
+
+#: the sequential rule's name in a run record (`repro.stats.sequential`)
+RULE = "signed-rank/looks-doubling"
+
+
+def _overall(replay: Replayer, against: Replayer | None, original: LoadedRun | None) -> float:
+    """The confidence all the looks together hold: the tolerances' the report will use."""
+    base = against.spec if against is not None else None
+    tol = (original.record.tolerances if original is not None else None) or (
+        base.tolerances if base is not None else replay.spec.tolerances
+    )
+    return tol.confidence
+
+
 def _judge(
     replay: Replayer,
     against: Replayer | None,
     original: LoadedRun | None,
     orders: list[list[str]],
     seed: int,
+    stopping: Stopping,
 ) -> Report | None:
     """The report on the rounds so far (the runs are still under their partial names)."""
-    rep = LoadedRun(replay.work_dir, "repro", _snapshot(replay.record, "a", orders, seed))
+    rule = stopping_record(stopping, _overall(replay, against, original))
+    rep = LoadedRun(replay.work_dir, "repro", _snapshot(replay.record, "a", orders, seed, rule))
     if against is not None:
-        base = LoadedRun(against.work_dir, "repro", _snapshot(against.record, "b", orders, seed))
+        snap = _snapshot(against.record, "b", orders, seed, rule)
+        base = LoadedRun(against.work_dir, "repro", snap)
     elif original is not None:
         base = original
     else:
@@ -208,9 +244,11 @@ def _judge(
     return _build(base, rep)
 
 
-def _snapshot(record: RunRecord, side: str, orders: list[list[str]], seed: int) -> RunRecord:
+def _snapshot(
+    record: RunRecord, side: str, orders: list[list[str]], seed: int, rule: dict[str, object]
+) -> RunRecord:
     interleave = {"id": "in-progress", "side": side, "seed": seed, "rounds": len(orders)}
-    return record.model_copy(update={"interleave": interleave}, deep=False)
+    return record.model_copy(update={"interleave": interleave, "stopping": rule}, deep=False)
 
 
 def _judge_final(

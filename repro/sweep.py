@@ -49,6 +49,7 @@ from repro.runs.layout import component
 from repro.signals import interruptible
 from repro.spec.io import parse_spec, rebase_paths, spec_id, write_spec
 from repro.stats.dominance import Estimate, interval_front
+from repro.stats.sequential import Stopping
 from repro.sweep_artifacts import PathPins, artifact_field, only_source
 from repro.sweep_artifacts import check_params as check_artifact_params
 
@@ -767,17 +768,22 @@ class Sweep:
 
     def _adaptive(self, replayer: Replayer, spec: Any, point: dict[str, Any]) -> Any:
         """Rounds until every objective is measured closely enough to compare (its 95 %
-        interval's half-width within the spec's tolerance), at least `repeat`, at most
-        `max_rounds`; the point records how many ran and why it stopped."""
+        interval's half-width within the spec's tolerance), looked at as every comparison's
+        rule looks (after `repeat` rounds, then each time they double, and at the cap
+        `max_rounds`); the point records how many ran and why it stopped."""
 
         cap = max(self.opts.max_rounds, self.state["repeat"])
+        # the looks of every comparison's rule: after `repeat` rounds, then each time they
+        # double, and at the cap (`repro.stats.sequential`)
+        rule = Stopping(max_rounds=cap, min_rounds=self.state["repeat"])
         stopped = f"the round cap ({cap}) was reached"
         with interruptible():
             replayer.begin()
             try:
                 for k in range(1, cap + 1):
                     replayer.run_round(k)
-                    if k >= self.state["repeat"] and self._narrow(replayer.record, spec):
+                    narrow = k in rule.looks and self._narrow(replayer.record, spec)
+                    if rule.reason(k, narrow, 0.0) == f"decided after round {k}":
                         stopped = f"every objective was narrow enough after round {k}"
                         break
             except WorkerKilled as exc:

@@ -162,8 +162,9 @@ STEPS: Final[Mapping[Mode, Steps]] = {
     "--max-rounds",
     type=click.IntRange(min=1, max=1000),
     default=None,
-    help="Cap on rounds with --until-decided (default 8); the rounds with --against otherwise "
-    "(default: --repeat); per claim with --claims (default: the claim's).",
+    help="Cap on rounds with --until-decided (default 32: looks after rounds 8, 16, 32); the "
+    "rounds with --against otherwise (default: --repeat; a paired verdict needs at least 8); "
+    "per claim with --claims (default: the claim's).",
 )
 @click.option(
     "--max-time",
@@ -224,7 +225,7 @@ def replay(ctx: click.Context, /, **values: Any) -> None:
     \b
     Example:
       repro replay specs/ort-digits.json --min-duration-ms 1000 --repeat 3
-      repro replay specs/ort-digits.json --against self --until-decided --max-rounds 6
+      repro replay specs/ort-digits.json --against self --until-decided --max-rounds 16
       repro replay specs/ort-resnet50.json --claims --min-duration-ms 1000
       repro replay specs/ort-resnet50.json --against self --baseline-backend-option \\
         intra_op_threads=1 --repeat 3

@@ -24,10 +24,11 @@ if TYPE_CHECKING:
     from repro.claims import Outcome as ClaimOutcome
     from repro.dispatch.plan import DispatchPlan
     from repro.replay import Replayer, ReplayOptions
-    from repro.rounds import Outcome, Stopping
+    from repro.rounds import Outcome
     from repro.runs.record import RunRecord
     from repro.runs.store import LoadedRun
     from repro.spec.models import ExperimentSpec
+    from repro.stats.sequential import Stopping
 
 T = TypeVar("T")
 
@@ -263,19 +264,26 @@ def said_when_interrupted(as_json: bool) -> Iterator[None]:
 def plan_rounds(state: ReplayState) -> ReplayState:
     """When the rounds stop, and the replay's run id (`<id>-replay` beside a baseline)."""
     from repro.replay import new_run_id
-    from repro.rounds import Stopping
+    from repro.stats.sequential import Stopping
 
     args, opts = state.args, need(state.opts, "the options")
-    rounds = args.max_rounds or (8 if args.until_decided else opts.repeat)
+    rounds = args.max_rounds or (DEFAULT_MAX_ROUNDS if args.until_decided else opts.repeat)
     stopping = Stopping(
-        until_decided=args.until_decided,
-        min_rounds=min(2, rounds),
         max_rounds=rounds,
         max_time_s=600.0 if args.max_time_s is None else args.max_time_s,
+        fixed=not args.until_decided,
     )
+    spec = need(state.spec, "the spec")
+    too_few = stopping.too_few(spec.tolerances.confidence)
+    if too_few is not None and args.against is not None:
+        note(f"{too_few}: the report will show the figures, undecided")
     base_id = opts.run_id or new_run_id()
     opts = replace(opts, run_id=f"{base_id}-replay" if args.against else base_id)
     return replace(state, stopping=stopping, base_id=base_id, opts=opts)
+
+
+#: --until-decided's round cap: looks after rounds 8, 16 and 32 (`repro.stats.sequential`)
+DEFAULT_MAX_ROUNDS = 32
 
 
 def realize_baseline(state: ReplayState) -> ReplayState:

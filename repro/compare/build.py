@@ -22,6 +22,7 @@ from repro.compare.metrics import (
     validity_metric,
 )
 from repro.compare.nodes import heterogeneous, node_drift, node_summaries
+from repro.compare.pairing import PairedRule, pair_rounds, paired_rule
 from repro.compare.profiles import profile_section
 from repro.errors import SpecError
 from repro.mlperf.tree import HEADLINE as MLPERF_METRIC
@@ -65,10 +66,20 @@ def compare_scenario(
     reps: list[Side],
     tol: Tolerances,
     machines: Machines | None = None,
-    paired: bool = False,
+    paired_by: PairedRule | None = None,
+    notes: list[str] | None = None,
 ) -> ScenarioResult | None:
+    """One scenario both sides ran; `paired_by`: interleaved rounds judged in pairs by this
+    rule, the rounds whose settings differ left out (said in `notes`)."""
     o_perf = finished(orig.record.performance(scenario))
     r_perf = [(s, t) for s in reps for t in finished(s.record.performance(scenario))]
+    if paired_by is not None:
+        pairs = pair_rounds(o_perf, [t for _, t in r_perf])
+        kept = {k for k, _, _ in pairs.rounds}
+        o_perf = [t for t in o_perf if t.repeat in kept]
+        r_perf = [(s, t) for s, t in r_perf if t.repeat in kept]
+        if notes is not None and (note := pairs.note(scenario)) is not None:
+            notes.append(note)
     o_acc = orig.record.accuracy_test(scenario)
     o_acc = o_acc if o_acc is not None and o_acc.status in ("valid", "invalid") else None
     r_acc = [
@@ -105,8 +116,9 @@ def compare_scenario(
         if key == headline:
             label += " (MLPerf metric)"
         m = compare_metric(
-            key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines, paired
-        )
+            key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines,
+            paired_by,
+        )  # fmt: skip
         if m is not None:
             # MLPerf judges one metric per scenario (and a power result's energy); the others
             # are shown for information
@@ -196,12 +208,17 @@ def build_report(
     paired = is_paired(orig, reps)
     if paired:  # interleaved on one machine: the same hardware, whatever the records say
         machines = dataclasses.replace(machines, unknown=())
+    paired_by = paired_rule(reps[0].record, tolerances.confidence) if paired else None
     scenarios = []
+    left_out: list[str] = []
     for scenario in _ORDER:
-        result = compare_scenario(scenario, orig, reps, tolerances, machines, paired)
+        result = compare_scenario(
+            scenario, orig, reps, tolerances, machines, paired_by, notes=left_out
+        )
         if result is not None:
             scenarios.append(result)
     notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
+    notes += left_out
     if not paired:
         notes += machine_notes(machines)
     unfinished = [p for p in reps[0].record.parts if p.status not in ("complete", "invalid")]
@@ -223,7 +240,12 @@ def build_report(
         notes.append(
             f"paired: the two sides ran interleaved on one machine, {il.get('rounds', '?')} "
             f"round(s) in a random order (seed {il.get('seed')}); each performance metric is "
-            "judged on its per-round ratios"
+            "judged on its per-round ratios (a signed-rank interval"
+            + (f" at {paired_by.confidence:.4g}, each look's share of "
+               f"{tolerances.confidence:g}"
+               if paired_by is not None and paired_by.confidence != tolerances.confidence
+               else "")
+            + ")"
         )
     for name, side in (("original", orig), *(("replay", r) for r in reps)):
         notes += [f"{name} ({side.path}): {n}" for n in side.record.notes]

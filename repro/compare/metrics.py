@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.compare.machine import Machines, with_machine
+from repro.compare.pairing import PairedRule
 from repro.errors import SpecError
 from repro.mlperf.tree import LEGACY_HEADLINE
 from repro.reports.model import (
@@ -151,8 +152,11 @@ def compare_metric(
     hist: tuple[LatencyHistogram | None, LatencyHistogram | None],
     tol: Tolerances,
     machines: Machines | None = None,
-    paired: bool = False,
+    paired_by: PairedRule | None = None,
 ) -> MetricResult | None:
+    """One metric's row; `paired_by`: the sides ran interleaved, their rounds judged in pairs
+    by this rule (`repro.compare.pairing.paired_rule`)."""
+    paired = paired_by is not None
     pa = _values(orig[0], orig[1], key)
     pb = [pair for side, t in reps for pair in _values(side, [t], key)]
     if paired:
@@ -178,8 +182,11 @@ def compare_metric(
     }
     q = PERCENTILE_OF.get(key)
     ha, hb = hist
-    if paired:
-        cmp: Comparison = compare_paired(fa, fb, tol=tolerance, confidence=tol.confidence)
+    if paired_by is not None:
+        cmp: Comparison = compare_paired(
+            fa, fb, tol=tolerance, confidence=paired_by.confidence,
+            min_rounds=paired_by.min_rounds,
+        )  # fmt: skip
     elif q is not None and (len(fa) < 2 or len(fb) < 2) and ha is not None and hb is not None:
         cmp = compare_percentile(
             ha,

@@ -3,8 +3,8 @@
 A performance claim's quantity is the ratio candidate/baseline. The two variants ran
 interleaved, one test of each per round, so the per-round log ratio cancels what the machine
 did during the round (randomized multiple interleaved trials: Abedi & Brecht, ICPE 2017), and
-the rounds' spread is the error term (Kalibera & Jones, ISMM 2013): a t interval of the mean
-log ratio, turned back into a ratio. A feasibility claim's quantity is the margin (Server's
+the rounds' spread is the error term (Kalibera & Jones, ISMM 2013): the signed-rank interval of
+the rounds' log ratios (`repro.stats.sequential`), turned back into a ratio. A feasibility claim's quantity is the margin (Server's
 latency percentile over its bound at the claimed rate), one per round, in the same way. An
 accuracy drop is exact: the same model on the same data set scores the same.
 """
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from repro.stats.sequential import MIN_ROUNDS, signed_rank_interval
 from repro.stats.student_t import t_ppf
 from repro.stats.verdicts import ClaimVerdict, MatchVerdict, decide_claim, decide_interval
 
@@ -36,7 +37,10 @@ class ClaimEstimate:
 
     @property
     def ci(self) -> list[float] | None:
-        return None if self.method == "exact" else [self.lo, self.hi]
+        """[lo, hi]; None when exact, or when the rounds are too few for an interval."""
+        if self.method == "exact" or not (self.lo > 0 and math.isfinite(self.hi)):
+            return None
+        return [self.lo, self.hi]
 
 
 @dataclass(frozen=True)
@@ -49,17 +53,21 @@ class ClaimJudgement:
 
 
 def log_estimate(logs: Sequence[float], confidence: float, method: str) -> ClaimEstimate:
-    """The geometric mean of exp(logs) with a t interval; one value has no interval (it spans
-    everything, so that nothing is decided from one round)."""
+    """The centre of exp(logs) with its interval: the signed-rank interval of the rounds
+    (`repro.stats.sequential`, the rule of every paired comparison), which spans everything
+    on too few rounds, so that nothing is decided from them. The standard error of the mean log
+    is kept for what the rounds could tell and how many more would (`smallest_difference`,
+    `rounds_needed`) and for the match with the original's figure. On fewer rounds than the
+    rule's minimum (MIN_ROUNDS) the interval spans everything too."""
     x = np.asarray(logs, dtype=np.float64)
-    mean = float(x.mean())
+    found = signed_rank_interval(x, confidence)
+    value, lo, hi = found.ratio()
+    if len(x) < MIN_ROUNDS:  # no verdict on fewer rounds than the rule's minimum
+        lo, hi = 0.0, math.inf
     if len(x) < 2:
-        return ClaimEstimate(math.exp(mean), 0.0, math.inf, method, len(x))
-    df = len(x) - 1
+        return ClaimEstimate(value, lo, hi, method, len(x))
     se = float(x.std(ddof=1) / math.sqrt(len(x)))
-    t = t_ppf(0.5 + confidence / 2, df)
-    lo, hi = math.exp(mean - t * se), math.exp(mean + t * se)
-    return ClaimEstimate(math.exp(mean), lo, hi, method, len(x), se, df)
+    return ClaimEstimate(value, lo, hi, method, len(x), se, len(x) - 1)
 
 
 def ratio_estimate(
@@ -214,6 +222,11 @@ def _welch_df(se_a: float, df_a: int, se_b: float, df_b: int) -> int:
 def _interval(estimate: ClaimEstimate) -> str:
     if estimate.method == "exact":
         return f"{estimate.value:.4g} (exact)"
-    if math.isinf(estimate.hi):
-        return f"{estimate.value:.3g} (one round)"
+    if math.isinf(estimate.hi) or estimate.lo == 0:
+        rounds = (
+            "one round"
+            if estimate.n == 1
+            else f"{estimate.n} rounds: fewer than the {MIN_ROUNDS} a paired verdict needs"
+        )
+        return f"{estimate.value:.3g} ({rounds})"
     return f"{estimate.value:.3g} [{estimate.lo:.3g}, {estimate.hi:.3g}]"

@@ -9,11 +9,13 @@ detect. With one value on each side there is no interval: a point comparison, la
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
 
 from repro.stats.histogram import LatencyHistogram
+from repro.stats.sequential import MIN_ROUNDS, first_finite, signed_rank_interval
 from repro.stats.student_t import t_ppf
 from repro.stats.verdicts import Verdict, decide_accuracy, decide_interval, decide_point
 
@@ -216,41 +218,60 @@ def _reason(
 
 
 def compare_paired(
-    original: list[float], replay: list[float], *, tol: float, confidence: float = 0.95
+    original: list[float],
+    replay: list[float],
+    *,
+    tol: float,
+    confidence: float = 0.95,
+    min_rounds: int = MIN_ROUNDS,
 ) -> Comparison:
     """Compare interleaved rounds: one (original, replay) pair per round, run back to back.
 
     The per-round log ratio cancels what the machine did during the round (Abedi & Brecht's
     randomized interleaved trials; Bulej et al.'s duet benchmarking), and its round-to-round
-    spread is the error term at the level where the drift lives (Kalibera & Jones): a t
-    interval of the mean log ratio, turned back into replay / original - 1.
+    spread is the error term at the level where the drift lives (Kalibera & Jones). The
+    interval is the signed-rank interval of the rounds' centre (`repro.stats.sequential`: exact
+    whatever the tails, for the symmetric log ratios an A/A gives), at `confidence` (a look's,
+    when the rounds looked more than once), turned back into replay / original - 1; on fewer
+    than `min_rounds` rounds nothing is decided.
     """
     a = np.asarray(original, dtype=np.float64)
     b = np.asarray(replay, dtype=np.float64)
     if len(a) != len(b) or len(a) == 0 or np.any(a <= 0) or np.any(b <= 0):
         raise ValueError("need one positive value per round on both sides")
     logs = np.log(b / a)
-    delta = float(np.expm1(logs.mean()))
-    if len(logs) == 1:
+    found = signed_rank_interval(logs, confidence)
+    delta = float(np.expm1(found.center))
+    extra = {"rounds": float(len(logs)), "confidence": confidence}
+    if len(logs) < min_rounds or not found.finite:
+        need = max(min_rounds, first_finite(confidence))
         return Comparison(
             "inconclusive",
             "paired-rounds",
             delta,
             None,
-            reason=f"replay {delta:+.1%} vs tolerance +/-{tol:.0%} in a single round: a "
-            "paired verdict needs at least two rounds (--max-rounds)",
+            reason=f"replay {delta:+.1%} vs tolerance +/-{tol:.0%} over {len(logs)} paired "
+            f"round(s): a paired verdict needs at least {need} (fewer decided identical "
+            "software wrongly in recorded A/A rounds); run more rounds (--max-rounds, "
+            "--until-decided)",
+            extra=extra,
         )
-    df = len(logs) - 1
-    se = float(logs.std(ddof=1) / np.sqrt(len(logs)))
-    t = t_ppf(0.5 + confidence / 2, df)
-    lo, hi = float(np.expm1(logs.mean() - t * se)), float(np.expm1(logs.mean() + t * se))
+    _, lo, hi = found.relative()
     verdict = decide_interval(lo, hi, tol)
     mde = None
     if verdict == "inconclusive":
-        mde = float(np.expm1((t + t_ppf(0.80, df)) * se))
+        half = (found.hi - found.lo) / 2
+        z = NormalDist().inv_cdf(0.5 + confidence / 2)
+        mde = float(np.expm1(half * (1 + NormalDist().inv_cdf(0.80) / z)))
     reason = _reason(verdict, delta, tol, mde, (lo, hi)).replace(
         "repeats (--repeat)", "rounds (--max-rounds)"
     )
     return Comparison(
-        verdict, "paired-rounds", delta, (lo, hi), mde, reason + f" ({len(logs)} paired rounds)"
+        verdict,
+        "paired-rounds",
+        delta,
+        (lo, hi),
+        mde,
+        reason + f" ({len(logs)} paired rounds, signed-rank interval at {confidence:.4g})",
+        extra,
     )

@@ -18,7 +18,8 @@ from repro.backends import registry
 from repro.environments.base import RealizedEnvironment
 from repro.harness.request import WorkerRequest
 from repro.replay import Replayer, ReplayOptions
-from repro.rounds import Stopping, run_rounds
+from repro.rounds import run_rounds
+from repro.stats.sequential import MIN_ROUNDS, Stopping
 from repro.spec.io import parse_spec
 from repro.spec.models import ScenarioName
 from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
@@ -74,7 +75,7 @@ def test_the_order_of_the_rounds_is_reproducible_from_its_seed(root: Path, tmp_p
     orders = []
     for tag in ("one", "two"):
         a, b = _pair(root, tmp_path, tag)
-        out = run_rounds(a, against=b, stopping=Stopping(max_rounds=6), seed=1234)
+        out = run_rounds(a, against=b, stopping=Stopping(max_rounds=6, fixed=True), seed=1234)
         assert out.baseline is not None
         il_a, il_b = out.run[1].interleave, out.baseline[1].interleave
         assert il_a is not None
@@ -91,13 +92,17 @@ def test_the_order_of_the_rounds_is_reproducible_from_its_seed(root: Path, tmp_p
     assert sum(o[0] == "a" for o in orders[0]) == 3
 
 
-def test_identical_sides_are_decided_early_and_paired(root: Path, tmp_path: Path) -> None:
+def test_identical_sides_are_decided_at_the_first_look_and_paired(
+    root: Path, tmp_path: Path
+) -> None:
     a, b = _pair(root, tmp_path, "same")
-    stopping = Stopping(until_decided=True, min_rounds=2, max_rounds=8)
+    stopping = Stopping(max_rounds=40)
     out = run_rounds(a, against=b, stopping=stopping, seed=7)
     assert out.run[1].stopping is not None
-    assert out.run[1].stopping["rounds"] == 2
-    assert "decided after round 2" in out.run[1].stopping["stopped"]
+    assert out.run[1].stopping["rounds"] == MIN_ROUNDS
+    assert f"decided after round {MIN_ROUNDS}" in out.run[1].stopping["stopped"]
+    assert out.run[1].stopping["looks"] == [8, 16, 32, 40]
+    assert out.run[1].stopping["look_confidence"] == pytest.approx(0.9875)
     assert out.report is not None
     assert out.report.verdict == "reproduced"
     tp = next(
@@ -106,7 +111,7 @@ def test_identical_sides_are_decided_early_and_paired(root: Path, tmp_path: Path
     assert tp.method == "paired-rounds"
 
 
-@pytest.mark.parametrize("cap", [1, 3, 5])
+@pytest.mark.parametrize("cap", [1, 3, 9])
 def test_the_stopping_rule_never_exceeds_its_round_cap(
     root: Path, tmp_path: Path, cap: int
 ) -> None:
@@ -116,8 +121,7 @@ def test_the_stopping_rule_never_exceeds_its_round_cap(
         return float(1000 * rng.uniform(0.7, 1.3))
 
     a, b = _pair(root, tmp_path, f"cap{cap}", speed=noisy)
-    stopping = Stopping(until_decided=True, min_rounds=min(2, cap), max_rounds=cap)
-    out = run_rounds(a, against=b, stopping=stopping, seed=3)
+    out = run_rounds(a, against=b, stopping=Stopping(max_rounds=cap), seed=3)
     assert out.run[1].stopping is not None
     assert out.run[1].stopping["rounds"] == cap
     assert len([t for t in out.run[1].tests if t.mode == "performance"]) == cap
@@ -128,10 +132,10 @@ def test_the_stopping_rule_never_exceeds_its_round_cap(
 def test_the_time_cap_stops_the_rounds(root: Path, tmp_path: Path) -> None:
     rng = np.random.Generator(np.random.PCG64(9))
     a, b = _pair(root, tmp_path, "time", speed=lambda req: float(1000 * rng.uniform(0.7, 1.3)))
-    stopping = Stopping(until_decided=True, min_rounds=2, max_rounds=50, max_time_s=1e-9)
+    stopping = Stopping(max_rounds=50, max_time_s=1e-9)
     out = run_rounds(a, against=b, stopping=stopping, seed=3)
     assert out.run[1].stopping is not None
-    assert out.run[1].stopping["rounds"] == 1
+    assert out.run[1].stopping["rounds"] == 2  # the time cap is looked at after a whole pair
     assert "time cap" in out.run[1].stopping["stopped"]
 
 
@@ -148,21 +152,21 @@ def test_a_decided_scenario_stops_while_a_noisy_one_gets_the_rounds(
         _replayer(root, tmp_path, f"open-{side}", InProcessRunner(speed=speed), both)
         for side in "ab"
     )
-    stopping = Stopping(until_decided=True, min_rounds=2, max_rounds=6)
+    stopping = Stopping(max_rounds=12)
     out = run_rounds(a, against=b, stopping=stopping, seed=11)
     stop = out.run[1].stopping
     assert stop is not None
-    assert stop["rounds"] == 6
-    assert stop["decided_after"] == {"SingleStream": 2}
+    assert stop["rounds"] == 12
+    assert stop["decided_after"] == {"SingleStream": 8}
     for record in (out.run[1], out.baseline[1] if out.baseline else None):
         assert record is not None
         runs = {s: [t.repeat for t in record.tests if t.scenario == s] for s in both}
-        assert runs == {"SingleStream": [1, 2], "Offline": [1, 2, 3, 4, 5, 6]}
+        assert runs == {"SingleStream": list(range(1, 9)), "Offline": list(range(1, 13))}
     assert out.report is not None
     verdicts = {s.scenario: s.verdict for s in out.report.scenarios}
     assert verdicts["SingleStream"] == "reproduced"
     assert verdicts["Offline"].startswith("inconclusive")
-    assert any("SingleStream after round 2" in n for n in out.report.notes)
+    assert any("SingleStream after round 8" in n for n in out.report.notes)
 
 
 def test_a_scenario_the_baseline_lacks_stops_after_the_first_pair_of_rounds(
@@ -177,8 +181,7 @@ def test_a_scenario_the_baseline_lacks_stops_after_the_first_pair_of_rounds(
         root, tmp_path, "lacks-a", InProcessRunner(speed=noisy), ("SingleStream", "Offline")
     )
     b = _replayer(root, tmp_path, "lacks-b", InProcessRunner(speed=noisy), ("Offline",))
-    stopping = Stopping(until_decided=True, min_rounds=2, max_rounds=5)
-    out = run_rounds(a, against=b, stopping=stopping, seed=2)
+    out = run_rounds(a, against=b, stopping=Stopping(max_rounds=5), seed=2)
     assert out.run[1].stopping is not None
     assert out.run[1].stopping["rounds"] == 5
     assert out.run[1].stopping["decided_after"] == {}
@@ -188,7 +191,7 @@ def test_a_scenario_the_baseline_lacks_stops_after_the_first_pair_of_rounds(
 
 def test_interleaved_rounds_stop_only_after_a_whole_pair(root: Path, tmp_path: Path) -> None:
     a, b = _pair(root, tmp_path, "pairs")
-    stopping = Stopping(until_decided=True, min_rounds=1, max_rounds=8)
-    out = run_rounds(a, against=b, stopping=stopping, seed=4)
+    out = run_rounds(a, against=b, stopping=Stopping(max_rounds=20, min_rounds=7), seed=4)
     assert out.run[1].stopping is not None
-    assert out.run[1].stopping["rounds"] == 2  # identical sides are decided, but not at round 1
+    assert out.run[1].stopping["looks"] == [8, 16, 20]  # the first look waits for the pair
+    assert out.run[1].stopping["rounds"] == 8

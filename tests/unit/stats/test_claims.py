@@ -38,12 +38,22 @@ def test_a_claim_is_decided_by_where_its_interval_lies(
     assert decide_claim(lo, hi, relation, bound) == verdict
 
 
-def test_the_ratio_is_the_geometric_mean_of_the_rounds_with_a_t_interval() -> None:
-    est = ratio_estimate([100.0, 50.0, 80.0, 120.0], [200.0, 100.0, 160.0, 240.0], confidence=0.95)
+def test_the_ratio_is_the_centre_of_the_rounds_with_a_signed_rank_interval() -> None:
+    base = [100.0, 50.0, 80.0, 120.0] * 2
+    est = ratio_estimate(base, [2 * b for b in base], confidence=0.95)
     assert est.value == pytest.approx(2.0)
     assert est.lo == pytest.approx(2.0)  # the same ratio every round: no spread
     assert est.method == "paired-rounds"
-    assert est.n == 4
+    assert est.n == 8
+
+
+def test_fewer_rounds_than_the_rules_minimum_decide_nothing() -> None:
+    base = [100.0, 50.0, 80.0, 120.0, 90.0, 110.0]
+    est = ratio_estimate(base, [2 * b for b in base], confidence=0.95)
+    assert est.ci is None  # 6 rounds agree exactly, and still: no interval
+    found = judge(est, ">=", 1.5, confidence=0.95)
+    assert found.verdict == "inconclusive"
+    assert "6 rounds: fewer than the 8 a paired verdict needs" in found.reason
 
 
 def test_a_phase_of_the_machine_cancels_within_each_round() -> None:
@@ -80,14 +90,14 @@ def test_an_undecided_claim_says_the_smallest_difference_the_rounds_could_tell()
 
 
 def test_an_undecided_claim_says_how_many_rounds_this_noise_would_need() -> None:
-    # log ratios 0.5 +- 0.3 (sd 0.346 over 4 rounds), 0.1 from a bound of e^0.4
-    logs = [0.2, 0.8, 0.2, 0.8]
-    est = ratio_estimate([1.0] * 4, [math.exp(x) for x in logs], confidence=0.95)
+    # log ratios 0.5 +- 0.3 (sd 0.32 over 8 rounds), 0.1 from a bound of e^0.4
+    logs = [0.2, 0.8] * 4
+    est = ratio_estimate([1.0] * 8, [math.exp(x) for x in logs], confidence=0.95)
     sd = float(np.std(logs, ddof=1))
     found = judge(est, ">=", math.exp(0.4), confidence=0.95)
     assert found.verdict == "inconclusive"
     needed = rounds_needed(est, math.exp(0.4), confidence=0.95)
-    assert needed == math.ceil(((1.95996 + 0.84162) * sd / 0.1) ** 2)  # 95
+    assert needed == math.ceil(((1.95996 + 0.84162) * sd / 0.1) ** 2)  # 81
     assert f"about {needed} rounds would tell" in found.reason
     assert f"sd {sd:.3f}" in found.reason
     # on the bound itself no number of rounds tells them apart
@@ -95,9 +105,9 @@ def test_an_undecided_claim_says_how_many_rounds_this_noise_would_need() -> None
 
 
 def test_a_feasibility_holds_within_the_latency_bound_and_fails_beyond_it() -> None:
-    within = margin_estimate([0.4, 0.45, 0.42, 0.41], confidence=0.95)
-    beyond = margin_estimate([1.6, 1.5, 1.7, 1.55], confidence=0.95)
-    straddles = margin_estimate([0.6, 1.4, 0.7, 1.3], confidence=0.95)
+    within = margin_estimate([0.4, 0.45, 0.42, 0.41] * 2, confidence=0.95)
+    beyond = margin_estimate([1.6, 1.5, 1.7, 1.55] * 2, confidence=0.95)
+    straddles = margin_estimate([0.6, 1.4, 0.7, 1.3] * 2, confidence=0.95)
     assert judge_margin(within, ">=", 0.75, confidence=0.95).verdict == "holds"
     assert judge_margin(beyond, ">=", 0.75, confidence=0.95).verdict == "does not hold"
     assert judge_margin(straddles, ">=", 0.75, confidence=0.95).verdict == "inconclusive"

@@ -1,0 +1,103 @@
+"""Which tests of two interleaved runs pair, round by round, and at what confidence they are
+judged.
+
+A round pairs one test of each side. It is left out when the two tests ran different LoadGen
+settings because of what repro changed on one side (an Offline query sized for the machine,
+`repro.harness.sizing`): a resized test against an unresized one is another experiment, and in
+recorded A/A rounds the resized side was always the faster (issue 43). Settings the two specs
+differ in on purpose are the comparison itself and do not unpair a round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from repro.runs.record import RunRecord, TestRecord
+from repro.stats.sequential import MIN_ROUNDS
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The rounds both sides ran with the same settings, and those left out with why."""
+
+    #: (round, the baseline's test, the replay's test)
+    rounds: list[tuple[int, TestRecord, TestRecord]] = field(default_factory=list)
+    #: (round, why it was left out)
+    left_out: list[tuple[int, str]] = field(default_factory=list)
+
+    def note(self, scenario: str) -> str | None:
+        """`Offline: 2 of 12 round(s) left out: ...`, or None when none was."""
+        if not self.left_out:
+            return None
+        total = len(self.rounds) + len(self.left_out)
+        shown = "; ".join(f"round {k}: {why}" for k, why in self.left_out[:3])
+        more = f"; and {len(self.left_out) - 3} more" if len(self.left_out) > 3 else ""
+        return (
+            f"{scenario}: {len(self.left_out)} of {total} round(s) left out, their two tests "
+            f"ran different LoadGen settings ({shown}{more}); the rest are judged"
+        )
+
+
+def effective(test: TestRecord, name: str) -> Any:
+    """The value LoadGen ran a setting at: what repro changed it to, else the request's."""
+    change = test.changed_settings.get(name)
+    return change.used if change is not None else test.settings.get(name)
+
+
+def setting_mismatch(base: TestRecord, rep: TestRecord) -> str | None:
+    """How the two tests' changed settings differ (`name a vs b`), or None when they match
+    (tests of two scenarios, a feasibility claim's, differ by design)."""
+    if base.scenario != rep.scenario:
+        return None
+    names = sorted(set(base.changed_settings) | set(rep.changed_settings))
+    differ = [
+        f"{name} {_shown(effective(base, name))} (baseline) vs {_shown(effective(rep, name))} "
+        "(replay)"
+        for name in names
+        if effective(base, name) != effective(rep, name)
+    ]
+    return ", ".join(differ) or None
+
+
+def _shown(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
+
+
+def pair_rounds(base: list[TestRecord], rep: list[TestRecord]) -> Pairs:
+    """The rounds both sides ran (by `repeat`), each kept only when their settings match."""
+    by_round = {t.repeat: t for t in base}
+    pairs = Pairs()
+    for r in sorted(rep, key=lambda t: t.repeat):
+        b = by_round.get(r.repeat)
+        if b is None:
+            continue
+        why = setting_mismatch(b, r)
+        if why is None:
+            pairs.rounds.append((r.repeat, b, r))
+        else:
+            pairs.left_out.append((r.repeat, why))
+    return pairs
+
+
+@dataclass(frozen=True)
+class PairedRule:
+    """How paired rounds are judged: at a look's confidence, never on fewer rounds than the
+    rule's minimum (`repro.stats.sequential`)."""
+
+    confidence: float
+    min_rounds: int = MIN_ROUNDS
+
+
+def paired_rule(record: RunRecord, overall: float) -> PairedRule:
+    """The rule the rounds ran under, as their run recorded it (`repro.rounds.stopping_record`):
+    each look's confidence and the rule's minimum; a record of before it is judged at `overall`
+    with today's minimum."""
+    stop = record.stopping or {}
+    value, least = stop.get("look_confidence"), stop.get("min_rounds")
+    confidence = overall
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0.5 < value < 1:
+        confidence = float(value)
+    if not isinstance(least, int) or isinstance(least, bool) or least < 1:
+        least = MIN_ROUNDS
+    return PairedRule(confidence, least)
