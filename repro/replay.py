@@ -11,7 +11,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,6 +35,7 @@ from repro.estimates import (
     plan_estimate,
 )
 from repro.forecast import WorkerForecast
+from repro.harness.gate import done_file, gate_name
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.runner import ProcessRunner, WorkerRunner
 from repro.harness.sizing import MAX_PLANNED_SAMPLES
@@ -294,9 +295,20 @@ class Replayer:
         #: what this machine measured in this replay: the estimates of the waits come from it
         self.measured = Measured()
         self._whole = False  # run() runs every round: the rest of the replay is known
+        self._cpus: list[int] | None = None
+        self._gates: Path | None = None
         #: settings an earlier test of this replay needed on this machine, by (scenario, mode);
         #: the two sides of paired rounds share one (`share_sizing`)
         self._sized: dict[tuple[str, str], dict[str, SettingChange]] = {}
+
+    def placed(self, *, cpus: Sequence[int] | None, gates: Path | None = None) -> None:
+        """Where the next tests run: pinned to `cpus` (None: anywhere), and with `gates` (a duet
+        round's folder) each waiting at its gate there to start with the other side's
+        (`repro.duet`)."""
+        self._cpus = list(cpus) if cpus else None
+        self._gates = gates
+        if gates is not None:
+            gates.mkdir(parents=True, exist_ok=True)
 
     def share_sizing(self, other: Replayer) -> None:
         """Run with the settings `other`'s tests needed, and it with this one's: a query one
@@ -535,6 +547,11 @@ class Replayer:
         out_dir = work / rel
         out_dir.mkdir(parents=True)
         req = self._request(scenario, mode, out_dir)
+        gate = self._gates / gate_name(k, scenario, mode) if self._gates is not None else None
+        if self._cpus is not None or gate is not None:
+            req = req.model_copy(
+                update={"cpus": self._cpus, "start_gate": str(gate) if gate else None}
+            )
         # The worker reads the request from a private scratch file; the run keeps a copy with
         # the home directory redacted (the cache lives there).
         req_path = self._scratch / f"{rel.replace('/', '-')}.json"
@@ -556,6 +573,8 @@ class Replayer:
                 )
         finally:
             forecast.ended()
+            if gate is not None:  # a partner waiting at its gate need not wait for this one
+                done_file(gate).write_text(str(time.time()))
         if rc in KILLED_STATUSES and not (out_dir / layout.WORKER_RESULT).is_file():
             self._killed = f"the worker of {label} was killed (exit {rc}) before it finished"
         test = self._collect(req, rel, out_dir, rc, k)
@@ -624,6 +643,8 @@ class Replayer:
             return TestRecord(**base, status="failed", error=result.error)
         metrics = read_logs(out_dir)
         metrics["sut_queries_completed"] = result.queries_completed
+        if result.cpu is not None and result.cpu.samples_per_cpu_second:
+            metrics["samples_per_cpu_second"] = result.cpu.samples_per_cpu_second
         metrics.update(energy_metrics(result.energy))
         try:
             accuracy = self._accuracy(out_dir, result) if req.mode == "accuracy" else None
@@ -656,6 +677,8 @@ class Replayer:
             peak_rss_bytes=result.peak_rss_bytes,
             latencies_file=result.latencies_file,
             changed_settings=result.changed_settings,
+            cpu=result.cpu,
+            cpus=req.cpus,
         )
 
     def _accuracy(self, out_dir: Path, result: WorkerResult) -> dict[str, Any]:

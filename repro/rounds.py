@@ -16,6 +16,7 @@ run (`stopping`), so that a report read later judges them as the rounds did.
 from __future__ import annotations
 
 import secrets
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from repro.compare import build_report, decided, undecided_scenarios
-from repro.errors import Interrupted, SpecError
+from repro.duet import SEQUENTIAL, DuetRound, Placement, gate_folder, quiet_progress
+from repro.errors import Interrupted, SpecError, UsageError
 from repro.estimates import duration
 from repro.replay import Replayer
 from repro.reports.model import Report
@@ -55,11 +57,15 @@ def run_rounds(
     original: LoadedRun | None = None,
     seed: int | None = None,
     report: Callable[[str], None] = lambda _: None,
+    placement: Placement = SEQUENTIAL,
 ) -> Outcome:
     """Run rounds of `replay` (interleaved with `against` when given) and judge them.
 
     The judge compares the replay with the baseline's run (interleaved) or with `original`.
+    `placement` says where the tests run: one at a time (pinned to CPUs, or not), or both
+    sides' tests of a round at once, each on its own CPUs (`repro.duet`).
     """
+    duet = _duet(replay, against, placement)
     seed = secrets.randbits(32) if seed is None else seed
     rng = np.random.Generator(np.random.PCG64(seed))
     sides = [replay] if against is None else [replay, against]
@@ -74,16 +80,24 @@ def run_rounds(
     rounds_s: list[float] = []  # each round's time, as measured: what the time left is from
     if against is not None:
         against.share_sizing(replay)  # both sides run the same sized queries
+    if placement.mode == "sequential" and placement.cpus:
+        for side in sides:
+            side.placed(cpus=placement.cpus[0])
     with interruptible():
         for side in sides:
             side.begin()
+        if duet is not None:
+            duet.share_probes()
         try:
             for k in range(1, stopping.max_rounds + 1):
                 order = balanced_order(k, len(sides), rng, orders)
                 orders.append(["a" if i == 0 else "b" for i in order])
                 started = time.monotonic()
-                for i in order:
-                    sides[i].run_round(k, running)
+                if duet is not None:
+                    duet.run(k, order, running, placement)
+                else:
+                    for i in order:
+                        sides[i].run_round(k, running)
                 rounds_s.append(time.monotonic() - started)
                 elapsed = time.monotonic() - t0
                 if stopping.fixed:
@@ -124,6 +138,9 @@ def run_rounds(
             for side in sides:
                 side.finish(interrupted=True, reraise=False)
             raise KeyboardInterrupt from None
+        finally:
+            if duet is not None:
+                shutil.rmtree(duet.folder, ignore_errors=True)
     elapsed = round(time.monotonic() - t0, 1)
     pairing = secrets.token_hex(8)
     overall = _overall(replay, against, original)
@@ -135,6 +152,7 @@ def run_rounds(
                 "seed": seed,
                 "rounds": len(orders),
                 "orders": orders,
+                "placement": placement.as_record(),
             }
         side.record.stopping = stopping_record(stopping, overall) | {
             "rounds": len(orders),
@@ -146,6 +164,23 @@ def run_rounds(
     base = against.finish() if against is not None else None
     final = _judge_final(run, base, original)
     return Outcome(run, base, final)
+
+
+def _duet(replay: Replayer, against: Replayer | None, placement: Placement) -> DuetRound | None:
+    """The duet of the two sides, when the placement asks for one; both must run the same
+    tests (a test only one side runs would have no partner to start with)."""
+    if placement.mode != "duet":
+        return None
+    if against is None:
+        raise UsageError("--duet runs the two sides of paired rounds at once: it needs --against")
+    if set(replay.pairs) != set(against.pairs):
+        raise UsageError(
+            "--duet needs both sides to run the same scenarios and modes; the replay runs "
+            f"{sorted(replay.pairs)}, the baseline {sorted(against.pairs)}",
+            hint="choose the common ones with --scenario and --mode, or run without --duet",
+        )
+    against.progress = quiet_progress  # one side's progress on the console, not two at once
+    return DuetRound([replay, against], gate_folder())
 
 
 def rounds_left(rounds_s: list[float], rounds: int, time_left_s: float) -> str:

@@ -23,6 +23,7 @@ from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.worker import load_backend
 from repro.probes import Probe
 from repro.runs import layout
+from repro.runs.record import CpuTime, SettingChange
 from repro.spec.models import ExperimentSpec
 
 
@@ -85,9 +86,15 @@ class InProcessRunner:
         self,
         behaviour: dict[str, str] | None = None,
         speed: Callable[[WorkerRequest], float] | None = None,
+        cpu: Callable[[WorkerRequest], float] | None = None,
+        sizing: Callable[[WorkerRequest], dict[str, SettingChange]] | None = None,
     ) -> None:
+        """`cpu`: the samples per CPU second a test reports (none without it); `sizing`: the
+        settings a test says it needed (`changed_settings`, as an Offline query resized)."""
         self.behaviour = behaviour or {}
         self.speed = speed or (lambda req: 1000.0)
+        self.cpu = cpu
+        self.sizing = sizing
         self.requests: list[WorkerRequest] = []
 
     def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
@@ -130,6 +137,13 @@ class InProcessRunner:
                 for i, p in enumerate(preds.tolist())
             ]
             (out_dir / layout.ACCURACY_LOG).write_text(json.dumps(entries))
+        rate = self.cpu(req) if self.cpu is not None else None
+        cpu = (
+            CpuTime(process_s=1.0, user_s=1.0, system_s=0.0, wall_s=1.0,
+                    samples_per_cpu_second=rate)  # fmt: skip
+            if rate is not None
+            else None
+        )
         result = WorkerResult(
             status="complete",
             backend=engine.describe(),
@@ -137,6 +151,8 @@ class InProcessRunner:
             samples_completed=len(preds),
             output_dtype="<i8",
             output_shape=[],
+            cpu=cpu,
+            changed_settings=self.sizing(req) if self.sizing is not None else req.changed_settings,
         )
         (out_dir / layout.WORKER_RESULT).write_text(result.model_dump_json())
         return 0
@@ -162,20 +178,24 @@ class FakeManager(EnvironmentManager):
 
 
 class FakeProbes:
-    """Machine probes that report a scripted speed (GFLOP/s), one value per call, cycling."""
+    """Machine probes that report a scripted speed (GFLOP/s), one value per call, cycling, and
+    (with `others`) the share of the CPU time other work took, likewise."""
 
-    def __init__(self, speeds: list[float] | None = None) -> None:
+    def __init__(self, speeds: list[float] | None = None, others: list[float] | None = None):
         self.speeds = speeds or [100.0]
+        self.others = others
         self.calls = 0
 
     def measure(self) -> Probe:
         speed = self.speeds[self.calls % len(self.speeds)]
+        others = self.others[self.calls % len(self.others)] if self.others else None
         self.calls += 1
         return Probe(
             t_utc=float(self.calls),
             compute_gflops=speed,
             compute_large_gflops=speed,
             memory_gbps=10.0,
+            others_cpu_frac=others,
         )
 
 

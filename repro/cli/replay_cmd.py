@@ -181,6 +181,21 @@ STEPS: Final[Mapping[Mode, Steps]] = {
     help="Where --against/--until-decided write their report (default: reports/<name>/).",
 )
 @click.option(
+    "--duet",
+    is_flag=True,
+    help="With --against: run the two sides of each round at the same time, each pinned to its "
+    "own CPUs (the spec's threads a side; from --cpus, else every CPU), so that a neighbour's "
+    "load falls on both alike (duet benchmarking).",
+)
+@click.option(
+    "--cpus",
+    "cpus_text",
+    default=None,
+    metavar="LIST",
+    help="Pin every test of the rounds (LoadGen and the worker) to these CPUs, e.g. 1 or 0-3; "
+    "with --duet, the CPUs the two sides' sets are drawn from.",
+)
+@click.option(
     "--order-seed",
     type=click.IntRange(min=0, max=2**32 - 1),
     default=None,

@@ -49,6 +49,8 @@ class ReplayArgs:
     claims: bool
     max_rounds: int | None
     max_time_s: float | None
+    duet: bool
+    cpus_text: str | None
     order_seed: int | None
     report_dir: Path | None
     profile: bool
@@ -131,6 +133,16 @@ COMPANY: Final[tuple[Company, ...]] = (
         frozenset({"against"}),
         "--baseline-env and --baseline-backend-option need --against",
         ignored_in=frozenset({"resume"}),
+    ),
+    Company(
+        ("--duet",),
+        frozenset({"against"}),
+        "--duet runs the two sides of paired rounds at once: it needs --against",
+    ),
+    Company(
+        ("--cpus",),
+        frozenset({"against", "until-decided"}),
+        "--cpus pins the tests of rounds: it goes with --against or --until-decided",
     ),
     Company(
         ("--profile",),

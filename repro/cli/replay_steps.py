@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from repro.runs.record import RunRecord
     from repro.runs.store import LoadedRun
     from repro.spec.models import ExperimentSpec
+    from repro.duet import Placement
     from repro.stats.sequential import Stopping
 
 T = TypeVar("T")
@@ -49,6 +50,8 @@ class ReplayState:
     opts: ReplayOptions | None = None
     #: rounds: when they stop, and the run id the replay's and the baseline's ids derive from
     stopping: Stopping | None = None
+    #: where the rounds' tests run: one at a time (pinned or not), or in duet
+    placement: Placement | None = None
     base_id: str | None = None
     baseline: Replayer | None = None
     original: LoadedRun | None = None
@@ -277,9 +280,21 @@ def plan_rounds(state: ReplayState) -> ReplayState:
     too_few = stopping.too_few(spec.tolerances.confidence)
     if too_few is not None and args.against is not None:
         note(f"{too_few}: the report will show the figures, undecided")
+    placed = _placement(args, spec)
+    note(f"rounds: {placed.describe()}")
     base_id = opts.run_id or new_run_id()
     opts = replace(opts, run_id=f"{base_id}-replay" if args.against else base_id)
-    return replace(state, stopping=stopping, base_id=base_id, opts=opts)
+    return replace(state, stopping=stopping, base_id=base_id, opts=opts, placement=placed)
+
+
+def _placement(args: ReplayArgs, spec: ExperimentSpec) -> Placement:
+    """Where the rounds' tests run (`repro.duet`): --duet and --cpus as given."""
+    from repro.backends.registry import get_backend
+    from repro.duet import parse_cpus, placement
+
+    cpus = parse_cpus(args.cpus_text) if args.cpus_text is not None else None
+    threads = get_backend(spec.backend.name).threads(spec.backend.options)
+    return placement(duet=args.duet, cpus=cpus, threads=threads)
 
 
 #: --until-decided's round cap: looks after rounds 8, 16 and 32 (`repro.stats.sequential`)
@@ -331,6 +346,7 @@ def play_rounds(state: ReplayState) -> ReplayState:
         original=state.original,
         seed=state.args.order_seed,
         report=note,
+        placement=need(state.placement, "the placement"),
     )
     return replace(state, outcome=outcome)
 

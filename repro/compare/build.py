@@ -9,7 +9,13 @@ from typing import Any
 from repro import __version__
 from repro.compare.envdiff import diff_views, view_from_fingerprint, view_from_record
 from repro.compare.inputs import different_benchmarks
-from repro.compare.machine import Machines, machine_notes, machines_of, with_busy_validity
+from repro.compare.machine import (
+    BUSY_FRACTION,
+    Machines,
+    machine_notes,
+    machines_of,
+    with_busy_validity,
+)
 from repro.compare.metrics import (
     JUDGED_ENERGY,
     LEGACY_ROWS,
@@ -22,13 +28,20 @@ from repro.compare.metrics import (
     validity_metric,
 )
 from repro.compare.nodes import heterogeneous, node_drift, node_summaries
-from repro.compare.pairing import PairedRule, pair_rounds, paired_rule
+from repro.compare.pairing import (
+    PairedRule,
+    busy_rounds,
+    pair_rounds,
+    paired_rule,
+    with_busy_rounds,
+)
 from repro.compare.profiles import profile_section
 from repro.errors import SpecError
 from repro.mlperf.tree import HEADLINE as MLPERF_METRIC
 from repro.mlperf.tree import headline_metric
 from repro.reports.model import (
     DriftEntry,
+    MetricResult,
     NotCompared,
     Report,
     ScenarioResult,
@@ -36,6 +49,7 @@ from repro.reports.model import (
     SideInfo,
 )
 from repro.runs.alignment import finished, gaps, setting_changes
+from repro.runs.placement import Placement
 from repro.runs.record import TestRecord
 from repro.runs.store import (
     LoadedRun,
@@ -43,7 +57,7 @@ from repro.runs.store import (
     check_metrics,
 )
 from repro.spec.models import Tolerances
-from repro.stats.verdicts import VERDICTS, Verdict, roll_up
+from repro.stats.verdicts import UNDECIDED, VERDICTS, Verdict, roll_up
 
 Side = LoadedRun
 
@@ -73,8 +87,10 @@ def compare_scenario(
     rule, the rounds whose settings differ left out (said in `notes`)."""
     o_perf = finished(orig.record.performance(scenario))
     r_perf = [(s, t) for s in reps for t in finished(s.record.performance(scenario))]
+    busy = None
     if paired_by is not None:
         pairs = pair_rounds(o_perf, [t for _, t in r_perf])
+        busy = busy_rounds(pairs, busy=BUSY_FRACTION)
         kept = {k for k, _, _ in pairs.rounds}
         o_perf = [t for t in o_perf if t.repeat in kept]
         r_perf = [(s, t) for s, t in r_perf if t.repeat in kept]
@@ -120,10 +136,12 @@ def compare_scenario(
             paired_by,
         )  # fmt: skip
         if m is not None:
+            m = with_busy_rounds(m, kind, busy)
             # MLPerf judges one metric per scenario (and a power result's energy); the others
             # are shown for information
             judged = (key == headline or key in JUDGED_ENERGY) and m.judged
             metrics.append(m.model_copy(update={"judged": judged}))
+    metrics = with_cpu_witness(metrics, headline)
     acc = accuracy_metric(o_acc, [t for _, t in r_acc], tol)
     if acc is not None:
         metrics.append(acc)
@@ -139,6 +157,32 @@ def compare_scenario(
         prediction_agreement=prediction_agreement(orig, o_acc, r_acc),
         cdf=cdf,
     )
+
+
+def with_cpu_witness(metrics: list[MetricResult], headline: str) -> list[MetricResult]:
+    """The headline row says so when wall time left it undecided and CPU time decided: the
+    samples per CPU second reproduced (the work per sample is the same; what moved is the CPU
+    the tests got, or their parallelism) or not (the work per sample changed)."""
+    head = next((m for m in metrics if m.metric == headline and m.judged), None)
+    cpu = next((m for m in metrics if m.metric == "samples_per_cpu_second"), None)
+    if head is None or cpu is None or head.verdict not in UNDECIDED:
+        return metrics
+    if cpu.verdict not in ("reproduced", "not reproduced"):
+        return metrics
+    shown = f"{cpu.delta_rel:+.1%}" if cpu.delta_rel is not None else ""
+    if cpu.ci:
+        shown += f" [{cpu.ci[0]:+.1%}, {cpu.ci[1]:+.1%}]"
+    meaning = (
+        "the work per sample is the same; what moved is the CPU the tests got (other work on "
+        "the machine) or their parallelism"
+        if cpu.verdict == "reproduced"
+        else "the work per sample changed"
+    )
+    said = (
+        f"; wall time is undecided and CPU time is decided: samples per CPU second "
+        f"{cpu.verdict} ({shown}): {meaning}"
+    )
+    return [m.model_copy(update={"reason": m.reason + said}) if m is head else m for m in metrics]
 
 
 def _side_info(s: Side) -> SideInfo:
@@ -246,6 +290,8 @@ def build_report(
                if paired_by is not None and paired_by.confidence != tolerances.confidence
                else "")
             + ")"
+            + (f"; placement: {placed.describe()}"
+               if (placed := Placement.from_record(il.get("placement"))) is not None else "")
         )
     for name, side in (("original", orig), *(("replay", r) for r in reps)):
         notes += [f"{name} ({side.path}): {n}" for n in side.record.notes]
@@ -388,7 +434,7 @@ def decided(report: Report) -> bool:
 
 def undecided_scenarios(report: Report) -> set[str]:
     """The scenarios with a headline metric or an accuracy still undecided."""
-    undecided = ("inconclusive", "inconclusive: machine unstable")
+    undecided = UNDECIDED
     return {
         s.scenario
         for s in report.scenarios

@@ -28,7 +28,7 @@ from repro.stats.machine import (
 from repro.stats.significance import (
     Comparison,
 )
-from repro.stats.verdicts import POSITIVE, Verdict, combine
+from repro.stats.verdicts import POSITIVE, UNDECIDED, Verdict, combine
 
 Side = LoadedRun
 SideName = Literal["original", "replay"]
@@ -305,10 +305,6 @@ def with_machine(
         update["adjusted"] = adjusted.model_copy(update={"note": note})
     update["verdict"] = verdict
     return result.model_copy(update=update)
-
-
-#: verdicts that leave a metric undecided
-UNDECIDED: Final = frozenset({"inconclusive", "inconclusive: machine unstable"})
 
 
 def _adjusted_note(

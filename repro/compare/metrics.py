@@ -53,6 +53,10 @@ _TOKENS = [
     ("ttft_p99_ns", "time to first token p99", "ns", "latency"),
     ("tpot_p99_ns", "time per output token p99", "ns", "latency"),
 ]
+#: CPU time as a second witness (`repro.harness.cputime`): the samples each CPU second of the
+#: worker completed; judged with its own interval, shown for information beside the wall-time
+#: metric (threads 2 -> 1 halves the wall rate and keeps the CPU cost: it cannot stand for it)
+_CPU = ("samples_per_cpu_second", "samples per CPU second (CPU time)", "samples/CPU s", "cpu")
 METRICS: dict[str, list[tuple[str, str, str, str]]] = {
     "SingleStream": [
         ("latency_p50_ns", "latency p50", "ns", "latency"),
@@ -60,6 +64,7 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
         ("latency_p99_ns", "latency p99", "ns", "latency"),
         ("early_stopping_p90_ns", "early-stopping p90 estimate", "ns", "latency"),
         ("samples_per_second", "throughput", "samples/s", "throughput"),
+        _CPU,
         *_TOKENS,
         *_ENERGY_PER_QUERY,
     ],
@@ -68,6 +73,7 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
         ("latency_p90_ns", "latency p90", "ns", "latency"),
         ("latency_p99_ns", "latency p99", "ns", "latency"),
         ("early_stopping_p99_ns", "early-stopping p99 estimate", "ns", "latency"),
+        _CPU,
         *_ENERGY_PER_QUERY,
     ],
     "Server": [
@@ -75,11 +81,13 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
         ("latency_p50_ns", "latency p50", "ns", "latency"),
         ("latency_p90_ns", "latency p90", "ns", "latency"),
         ("latency_p99_ns", "latency p99", "ns", "latency"),
+        _CPU,
         *_TOKENS,
         *_ENERGY_PER_SAMPLE,
     ],
     "Offline": [
         ("samples_per_second", "throughput", "samples/s", "throughput"),
+        _CPU,
         ("tokens_per_second", "tokens/s", "tokens/s", "throughput"),
         *_ENERGY_PER_SAMPLE,
     ],
@@ -168,7 +176,8 @@ def compare_metric(
     if not pa or not pb:
         return None
     # energy has a tolerance of its own (`Tolerances.energy`); power is shown for information
-    tolerance = {"throughput": tol.throughput_rel, "energy": tol.energy}.get(kind, tol.latency_rel)
+    tolerance = {"throughput": tol.throughput_rel, "cpu": tol.throughput_rel,
+                 "energy": tol.energy}.get(kind, tol.latency_rel)  # fmt: skip
     fa, fb = [v for _, v in pa], [v for _, v in pb]
     base = {
         "metric": key,
@@ -207,8 +216,8 @@ def compare_metric(
         reason=cmp.reason,
         mde_rel=cmp.mde_rel,
     )
-    if machines is None or paired or kind == "energy":
-        return result  # the machine probes measure speed, not power
+    if machines is None or paired or kind in ("energy", "cpu"):
+        return result  # the machine probes measure speed, not power nor CPU cost
     return with_machine(result, cmp, (pa, pb), kind, tolerance, tol.confidence, machines)
 
 

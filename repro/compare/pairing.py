@@ -10,9 +10,11 @@ differ in on purpose are the comparison itself and do not unpair a round.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from repro.reports.model import MetricResult
 from repro.runs.record import RunRecord, TestRecord
 from repro.stats.sequential import MIN_ROUNDS
 
@@ -101,3 +103,86 @@ def paired_rule(record: RunRecord, overall: float) -> PairedRule:
     if not isinstance(least, int) or isinstance(least, bool) or least < 1:
         least = MIN_ROUNDS
     return PairedRule(confidence, least)
+
+
+#: how far apart the two sides' shares of other work may be and still count as the same load:
+#: the probes' own noise (a quiet machine's rounds read 0-3 % here; one round's reading of a
+#: steady neighbour moves by a few per cent)
+BUSY_NOISE = 0.05
+
+
+@dataclass(frozen=True)
+class BusyRounds:
+    """The share of the machine's CPU time other work took during each side's tests of the
+    paired rounds (the probes' `others_cpu_frac`), and which side, if any, was the busier."""
+
+    baseline: list[float]
+    replay: list[float]
+    busier: Literal["baseline", "replay"] | None
+
+    def describe(self) -> str:
+        """`other work took 81 % beside the baseline, 66-78 % beside the replay`."""
+        return (
+            f"other work took {_span(self.baseline)} beside the baseline, "
+            f"{_span(self.replay)} beside the replay"
+        )
+
+
+def _span(shares: list[float]) -> str:
+    lo, hi = min(shares), max(shares)
+    if round(100 * lo) == round(100 * hi):
+        return f"{100 * lo:.0f} %"
+    return f"{100 * lo:.0f}-{100 * hi:.0f} %"
+
+
+def _share(test: TestRecord) -> float | None:
+    value = (test.probe_after or {}).get("others_cpu_frac")
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def busy_rounds(pairs: Pairs, *, busy: float) -> BusyRounds | None:
+    """The two sides' shares of other work over the paired rounds, where the probes read them
+    on both sides; the busier side is named when the shares differ by more than their noise
+    (BUSY_NOISE, and twice the standard error of the rounds' differences) and it ran beside
+    more than `busy` of the CPU time (`repro.compare.machine.BUSY_FRACTION`)."""
+    both = [(a, b) for _, tb, tr in pairs.rounds if (a := _share(tb)) is not None
+            and (b := _share(tr)) is not None]  # fmt: skip
+    if not both:
+        return None
+    base, rep = [a for a, _ in both], [b for _, b in both]
+    diff = [b - a for a, b in both]
+    mean = sum(diff) / len(diff)
+    se = (
+        math.sqrt(sum((d - mean) ** 2 for d in diff) / (len(diff) - 1) / len(diff))
+        if len(diff) > 1
+        else math.inf
+    )
+    apart = abs(mean) > max(BUSY_NOISE, 2 * se)
+    busier: Literal["baseline", "replay"] | None = None
+    if apart and max(sum(base) / len(base), sum(rep) / len(rep)) > busy:
+        busier = "replay" if mean > 0 else "baseline"
+    return BusyRounds(base, rep, busier)
+
+
+def with_busy_rounds(result: MetricResult, kind: str, busy: BusyRounds | None) -> MetricResult:
+    """A paired speed row judged *not reproduced* whose slower side is the one that ran beside
+    more other work: *inconclusive: machine busy*, with the shares in the reason (the load, not
+    the software, may be why). A difference the other way, and *reproduced*, stand."""
+    if busy is None or busy.busier is None or result.verdict != "not reproduced":
+        return result
+    if kind not in ("throughput", "latency", "cpu") or result.delta_rel is None:
+        return result
+    replay_slower = result.delta_rel < 0 if kind in ("throughput", "cpu") else result.delta_rel > 0
+    slower = "replay" if replay_slower else "baseline"
+    if slower != busy.busier:
+        return result
+    return result.model_copy(
+        update={
+            "verdict": "inconclusive: machine busy",
+            "raw_verdict": result.raw_verdict or result.verdict,
+            "reason": f"machine busy: the {slower} is the slower side and ran beside more "
+            f"other work ({busy.describe()}), so the load may be why; {result.reason}; run it "
+            "on a quieter machine, or with --duet",
+        }
+    )

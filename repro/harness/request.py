@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from repro.backends.registry import get_backend
-from repro.runs.record import SettingChange
+from repro.runs.record import CpuTime, SettingChange
 from repro.spec.models import (
     BackendSpec,
     ExperimentSpec,
@@ -67,6 +67,16 @@ class WorkerRequest(BaseModel):
         default_factory=dict,
         description="settings to run with instead of `settings`: what an earlier test of the "
         "run needed on this machine (an Offline query sized for it, `repro.harness.sizing`)",
+    )
+    cpus: list[int] | None = Field(
+        None,
+        description="the CPUs the worker pins itself to before it loads anything (its threads, "
+        "LoadGen's among them, inherit them); None: wherever the scheduler puts it",
+    )
+    start_gate: str | None = Field(
+        None,
+        description="a duet round's gate: the worker writes <gate>.ready when it is about to "
+        "start LoadGen and waits for <gate>.go, so that both sides' tests start together",
     )
 
     @classmethod
@@ -140,3 +150,5 @@ class WorkerResult(BaseModel):
     energy: dict[str, Any] | None = None
     #: LoadGen settings this machine needed other than the request's (`repro.harness.sizing`)
     changed_settings: dict[str, SettingChange] = {}
+    #: the worker's CPU time over LoadGen's run (`repro.harness.cputime`)
+    cpu: CpuTime | None = None

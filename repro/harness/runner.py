@@ -36,6 +36,9 @@ class WorkerRunner(Protocol):
 class ProcessRunner:
     """Each test in a fresh worker process (`python -m repro.harness`), as pyperf does."""
 
+    def __init__(self) -> None:
+        self._current: Any = None  # the worker running now (`stop` ends it from another thread)
+
     def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
         proc = _subprocess.run(
             [*env.python, "-m", "repro.machine.fingerprint"], env=env.env, timeout_s=120
@@ -55,15 +58,23 @@ class ProcessRunner:
             log_path=out_dir / layout.WORKER_LOG,
             lifeline=True,
         )
+        self._current = proc
         try:
             rc: int = proc.wait(timeout=timeout_s)
         except BaseException:
             _stop(proc)
             raise
         finally:
+            self._current = None
             _subprocess.release(proc)
             _redact_file(out_dir / layout.WORKER_LOG)
         return rc
+
+    def stop(self) -> None:
+        """End the worker running now, if any (a duet round interrupted in the other thread)."""
+        proc = self._current
+        if proc is not None:
+            _stop(proc)
 
 
 def _redact_file(path: Path) -> None:

@@ -23,7 +23,9 @@ from repro.atomic import atomic_write_text
 from repro.backends.base import Engine, Profiler
 from repro.backends.registry import get_backend
 from repro.errors import ReproError, SpecError
+from repro.harness.cputime import CpuClock
 from repro.harness.dataset import npz_array_from_bytes
+from repro.harness.gate import pin, wait_at_gate
 from repro.harness.profiling import profiler_of, run_profiled_pass
 from repro.harness.progress import ProgressFile
 from repro.harness.request import WorkerRequest, WorkerResult
@@ -37,6 +39,7 @@ from repro.runs.layout import (
     PROGRESS_FILE,
     WORKER_RESULT,
 )
+from repro.runs.record import CpuTime
 from repro.stats.histogram import LatencyHistogram
 
 
@@ -167,6 +170,8 @@ def execute(req: WorkerRequest) -> WorkerResult:
         audit.write_text(req.audit_config)
     progress = ProgressFile(out_dir / PROGRESS_FILE)
     done = [0]  # Offline: samples done, counted per batch
+    clock = [CpuClock()]  # the last test's: a test run again replaces an earlier attempt
+    gate = [req.start_gate]  # a duet round's: the first attempt starts with the other side
     # the GPU's energy counter around the test (a CUDA engine only; None without NVML)
     meter = EnergyMeter.for_device(str(getattr(backend, "device", "cpu")))
     metering = [False]
@@ -180,10 +185,14 @@ def execute(req: WorkerRequest) -> WorkerResult:
                 meter.stop(0)  # a test run again: its energy is the last attempt's
             meter.start()
             metering[0] = True
+        if gate[0] is not None:
+            wait_at_gate(Path(gate[0]))
+            gate[0] = None
         # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it
         timings["loadgen_start_unix"] = time.time()
         t = time.perf_counter()
         counting = progress.counting(done) if req.scenario == "Offline" else nullcontext()
+        clock[0] = CpuClock().start()
         with counting:
             log = run_test(
                 predict=backend.predict,
@@ -204,6 +213,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         return log
 
     log, changed, discarded_s = run_sized(req, out_dir, test)
+    cpu = CpuTime.model_validate(clock[0].stop(log.samples))
     if discarded_s:
         timings["resized_s"] = discarded_s  # the tests LoadGen judged too short, run again
     # per query too where a query is not one batch of the whole set (MLPerf's SingleStream and
@@ -232,6 +242,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         output_shape=list(probe.shape[1:]),
         energy=energy,
         changed_settings=changed,
+        cpu=cpu,
     )
 
 
@@ -280,6 +291,8 @@ def main(argv: list[str]) -> int:
         print("usage: python -m repro.harness REQUEST.json", file=sys.stderr)
         return 2
     req = WorkerRequest.model_validate(json.loads(Path(argv[0]).read_text()))
+    if req.cpus:
+        pin(req.cpus)  # before anything starts a thread: they inherit it
     out_dir = Path(req.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:

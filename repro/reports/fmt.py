@@ -65,6 +65,7 @@ VERDICT_MARK = {
     "not reproduced": "✗ not reproduced",
     "inconclusive": "⚠ inconclusive",
     "inconclusive: machine unstable": "⚠ inconclusive: machine unstable",
+    "inconclusive: machine busy": "⚠ inconclusive: machine busy",
     "not comparable: different hardware": "≠ not comparable: different hardware",
     "not comparable: hardware unknown": "? not comparable: hardware unknown",
     "not comparable: different benchmarks": "≠ not comparable: different benchmarks",

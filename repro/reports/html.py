@@ -41,6 +41,7 @@ COLOURS = {
     "not reproduced": "#cf222e",
     "inconclusive": "#9a6700",
     "inconclusive: machine unstable": "#9a6700",
+    "inconclusive: machine busy": "#9a6700",
     "not comparable: different hardware": "#57606a",
     "not comparable: hardware unknown": "#57606a",
     "not comparable: different benchmarks": "#57606a",
@@ -57,6 +58,7 @@ def _cls(verdict: str) -> str:
     return {
         "reproduced after machine adjustment": "reproduced",
         "inconclusive: machine unstable": "inconclusive",
+        "inconclusive: machine busy": "inconclusive",
         "not comparable: different hardware": "inconclusive",
         "not comparable: hardware unknown": "inconclusive",
         "not comparable: different benchmarks": "inconclusive",

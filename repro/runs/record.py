@@ -13,7 +13,10 @@ Format history (the `schema` field):
 #                ignore them). A reader older than the typed fields refuses such a run (its
 #                models forbid unknown fields). Later still: `record_sha256`, the digest of
 #                the record as written (an edited record is refused when read); a test's
-#                `changed_settings` (an Offline query sized for a faster machine).
+#                `changed_settings` (an Offline query sized for a faster machine). Later: a
+#                test's `cpu` (the worker's CPU time over LoadGen's run) and `cpus` (the
+#                CPUs it was pinned to); `stopping.rule`, `looks` and `look_confidence`
+#                (the sequential rule the rounds ran under).
 """
 
 from __future__ import annotations
@@ -59,6 +62,29 @@ class SettingChange(BaseModel):
     why: str
 
 
+class ThreadTime(BaseModel):
+    """One thread's CPU time over the test, and its name (the kernel's comm)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    cpu_s: float
+
+
+class CpuTime(BaseModel):
+    """The worker's CPU time over LoadGen's run (`repro.harness.cputime`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    process_s: float = Field(description="user + system seconds of the whole worker process")
+    user_s: float
+    system_s: float
+    wall_s: float = Field(description="wall seconds of the same span")
+    cpu_per_wall: float | None = Field(None, description="process CPU seconds per wall second")
+    samples_per_cpu_second: float | None = None
+    threads: list[ThreadTime] = Field(
+        default_factory=list, description="the busiest threads, busiest first"
+    )
+
+
 class TestRecord(BaseModel):
     """One LoadGen test of the run: a scenario in one mode (one repeat of it)."""
 
@@ -92,6 +118,14 @@ class TestRecord(BaseModel):
         description="LoadGen settings this machine needed other than `settings` (the spec's), "
         "by name: an Offline query sized for a machine faster than the spec's "
         "offline_expected_qps, run again after LoadGen judged the first too short (later)",
+    )
+    cpu: CpuTime | None = Field(
+        None,
+        description="the worker's CPU time over LoadGen's run, per thread too, and its samples "
+        "per CPU second (later)",
+    )
+    cpus: list[int] | None = Field(
+        None, description="the CPUs the worker was pinned to (--cpus, --duet), when it was (later)"
     )
 
 

@@ -10,6 +10,10 @@ A performance metric is also compared after adjusting each run by the machine's 
                                         the machine differed, the software did not
   not reproduced                        the adjusted interval lies outside as well: the
                                         software or settings differ
+  inconclusive: machine busy            interleaved rounds whose two sides ran beside different
+                                        shares of other work (the probes' others_cpu_frac,
+                                        beyond their own noise), and the busier side is the
+                                        slower one: the load, not the software, may be why
   inconclusive: machine unstable        the probe moved by more than the tolerance within a
                                         side, and nothing else decides; or the slower side
                                         shared its machine with other work (other processes
@@ -55,6 +59,7 @@ Verdict = Literal[
     "not reproduced",
     "inconclusive",
     "inconclusive: machine unstable",
+    "inconclusive: machine busy",
     "not comparable: different hardware",
     "not comparable: hardware unknown",
     "not comparable: different benchmarks",
@@ -63,6 +68,7 @@ Verdict = Literal[
 SEVERITY: Final[tuple[Verdict, ...]] = (
     "not reproduced",
     "inconclusive: machine unstable",
+    "inconclusive: machine busy",
     "inconclusive",
     "not comparable: different benchmarks",
     "not comparable: different hardware",
@@ -71,6 +77,10 @@ SEVERITY: Final[tuple[Verdict, ...]] = (
     "reproduced",
 )
 VERDICTS: Final[tuple[Verdict, ...]] = SEVERITY
+#: verdicts that leave a metric undecided: more rounds, or a quieter machine, may decide it
+UNDECIDED: Final = frozenset(
+    {"inconclusive", "inconclusive: machine unstable", "inconclusive: machine busy"}
+)
 #: verdicts that are a success (exit 0 even with --strict)
 POSITIVE: Final = frozenset({"reproduced", "reproduced after machine adjustment"})
 ClaimVerdict = Literal["holds", "does not hold", "inconclusive"]

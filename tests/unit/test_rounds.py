@@ -18,6 +18,7 @@ from repro.backends import registry
 from repro.environments.base import RealizedEnvironment
 from repro.harness.request import WorkerRequest
 from repro.replay import Replayer, ReplayOptions
+from repro.runs.record import SettingChange
 from repro.rounds import run_rounds
 from repro.stats.sequential import MIN_ROUNDS, Stopping
 from repro.spec.io import parse_spec
@@ -195,3 +196,130 @@ def test_interleaved_rounds_stop_only_after_a_whole_pair(root: Path, tmp_path: P
     assert out.run[1].stopping is not None
     assert out.run[1].stopping["looks"] == [8, 16, 20]  # the first look waits for the pair
     assert out.run[1].stopping["rounds"] == 8
+
+
+def _sided(
+    root: Path,
+    tmp_path: Path,
+    tag: str,
+    runners: tuple[InProcessRunner, InProcessRunner],
+    probes: tuple[FakeProbes, FakeProbes] | None = None,
+) -> tuple[Replayer, Replayer]:
+    a, b = (_replayer(root, tmp_path, f"{tag}-{s}", r) for s, r in zip("ab", runners, strict=True))
+    if probes is not None:
+        a.probes, b.probes = probes
+    return a, b
+
+
+@pytest.mark.parametrize(("seed", "first_in_round_3"), [(1, "b"), (2, "a")])
+def test_a_query_one_side_sized_is_the_others_from_the_next_test_and_the_odd_round_is_left_out(
+    root: Path, tmp_path: Path, seed: int, first_in_round_3: str
+) -> None:
+    # the replay's Offline test of round 3 ends too soon and is resized (as LoadGen advises);
+    # the baseline ran round 3 first with the spec's query: that round pairs two different
+    # tests, and from round 4 both sides run the resized query
+    def sized(req: WorkerRequest) -> dict[str, SettingChange]:
+        if req.changed_settings or not req.output_dir.endswith("/run_3"):
+            return dict(req.changed_settings)
+        return {"offline_expected_qps": SettingChange(spec=1e6, used=2e6, why="too short")}
+
+    def never(req: WorkerRequest) -> dict[str, SettingChange]:
+        return dict(req.changed_settings)
+
+    a, b = _sided(root, tmp_path, f"sized{seed}", (InProcessRunner(sizing=sized),
+                                                   InProcessRunner(sizing=never)))  # fmt: skip
+    out = run_rounds(a, against=b, stopping=Stopping(max_rounds=12, fixed=True), seed=seed)
+    assert out.baseline is not None
+    used = {
+        side: [t.changed_settings.get("offline_expected_qps") for t in record.tests]
+        for side, record in (("a", out.run[1]), ("b", out.baseline[1]))
+    }
+    order_3 = out.run[1].interleave["orders"][2]  # type: ignore[index]
+    assert order_3[0] == first_in_round_3
+    # round 3: the replay resized; the baseline did too only if it ran after it
+    assert used["a"][2] is not None
+    assert (used["b"][2] is not None) == (first_in_round_3 == "a")
+    for side in "ab":  # every later test of both sides starts from the sized query
+        assert all(c is not None and c.used == 2e6 for c in used[side][3:])
+    assert out.report is not None
+    left = [n for n in out.report.notes if "left out" in n]
+    if order_3 == ["b", "a"]:
+        assert left == [
+            "Offline: 1 of 12 round(s) left out, their two tests ran different LoadGen settings "
+            "(round 3: offline_expected_qps 1e+06 (baseline) vs 2e+06 (replay)); the rest are "
+            "judged"
+        ]
+        [row] = [m for s in out.report.scenarios for m in s.metrics if m.metric == "samples_per_second"]
+        assert len(row.original) == len(row.replay) == 11
+    else:
+        assert left == []
+
+
+def test_the_busier_side_being_the_slower_one_is_inconclusive_machine_busy(
+    root: Path, tmp_path: Path
+) -> None:
+    # identical software, but the replay's tests ran beside other work (70 % of the CPU time,
+    # the baseline's 5 %) and were 30 % slower: not the software's doing
+    def speed(slow: float) -> Any:
+        return lambda req: 1000.0 * slow
+
+    a, b = _sided(
+        root, tmp_path, "busy", (InProcessRunner(speed=speed(0.7)), InProcessRunner()),
+        (FakeProbes(others=[0.70]), FakeProbes(others=[0.05])),
+    )  # fmt: skip
+    out = run_rounds(a, against=b, stopping=Stopping(max_rounds=8, fixed=True), seed=1)
+    assert out.report is not None
+    [row] = [m for s in out.report.scenarios for m in s.metrics if m.metric == "samples_per_second"]
+    assert row.verdict == "inconclusive: machine busy"
+    assert row.raw_verdict == "not reproduced"
+    assert "other work took 5 % beside the baseline, 70 % beside the replay" in row.reason
+    assert out.report.verdict == "inconclusive: machine busy"
+
+
+@pytest.mark.parametrize(
+    ("replay_others", "replay_speed", "verdict"),
+    [
+        (0.05, 0.7, "not reproduced"),  # both quiet: the software is slower
+        (0.70, 1.3, "not reproduced"),  # busier but faster: the load cannot explain it
+        (0.70, 1.0, "reproduced"),  # busier and as fast: reproduced stays possible
+    ],
+)
+def test_a_busy_side_excuses_only_its_own_slowness(
+    root: Path, tmp_path: Path, replay_others: float, replay_speed: float, verdict: str
+) -> None:
+    a, b = _sided(
+        root, tmp_path, f"excuse-{replay_others}-{replay_speed}",
+        (InProcessRunner(speed=lambda req: 1000.0 * replay_speed), InProcessRunner()),
+        (FakeProbes(others=[replay_others]), FakeProbes(others=[0.05])),
+    )  # fmt: skip
+    out = run_rounds(a, against=b, stopping=Stopping(max_rounds=8, fixed=True), seed=1)
+    assert out.report is not None
+    [row] = [m for s in out.report.scenarios for m in s.metrics if m.metric == "samples_per_second"]
+    assert row.verdict == verdict
+
+
+def test_cpu_time_is_a_second_witness_judged_with_its_own_interval(
+    root: Path, tmp_path: Path
+) -> None:
+    # wall time moves +-30 % a test (a busy neighbour), the CPU cost per sample does not: the
+    # wall-time row stays undecided, the CPU-time row is decided and the headline says so
+    rng = np.random.Generator(np.random.PCG64(8))
+
+    def wall(req: WorkerRequest) -> float:
+        return float(1000 * rng.uniform(0.7, 1.3))
+
+    a, b = _sided(root, tmp_path, "cpu", (InProcessRunner(speed=wall, cpu=lambda r: 900.0),
+                                          InProcessRunner(speed=wall, cpu=lambda r: 900.0)))  # fmt: skip
+    out = run_rounds(a, against=b, stopping=Stopping(max_rounds=8, fixed=True), seed=1)
+    assert out.report is not None
+    rows = {m.metric: m for s in out.report.scenarios for m in s.metrics}
+    assert rows["samples_per_cpu_second"].verdict == "reproduced"
+    assert rows["samples_per_cpu_second"].judged is False
+    assert rows["samples_per_second"].verdict == "inconclusive"
+    assert (
+        "wall time is undecided and CPU time is decided: samples per CPU second reproduced"
+        in rows["samples_per_second"].reason
+    )
+    for record in (out.run[1], out.baseline[1] if out.baseline else None):
+        assert record is not None
+        assert all(t.cpu is not None for t in record.tests)

@@ -1,0 +1,45 @@
+"""How the tests of paired rounds were placed on the machine, as a run records it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Mode = Literal["sequential", "duet"]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """How the rounds' tests are placed: one at a time (on `cpus`, or wherever the scheduler
+    puts them) or in duet (two CPU sets, one a side)."""
+
+    mode: Mode = "sequential"
+    #: sequential: one set (or none: unpinned); duet: two disjoint sets
+    cpus: tuple[tuple[int, ...], ...] = ()
+
+    def describe(self) -> str:
+        if self.mode == "duet":
+            a, b = (",".join(map(str, s)) for s in self.cpus)
+            return (
+                f"duet: the two sides' tests of a round ran at the same time, on CPUs {a} and "
+                f"{b} (which side on which set followed the round's order)"
+            )
+        if self.cpus:
+            return f"sequential, every test pinned to CPUs {','.join(map(str, self.cpus[0]))}"
+        return "sequential, unpinned (wherever the scheduler put each test)"
+
+    def as_record(self) -> dict[str, object]:
+        return {"mode": self.mode, "cpus": [list(s) for s in self.cpus]}
+
+    @classmethod
+    def from_record(cls, raw: Any) -> Placement | None:
+        """The placement a run's `interleave.placement` holds; None when it holds none."""
+        if not isinstance(raw, dict) or raw.get("mode") not in ("sequential", "duet"):
+            return None
+        sets = raw.get("cpus") or []
+        if not all(isinstance(c, list) and all(isinstance(x, int) for x in c) for c in sets):
+            return None
+        placed = cls(raw["mode"], tuple(tuple(c) for c in sets))
+        return placed if placed.mode == "sequential" or len(placed.cpus) == 2 else None
+
+
