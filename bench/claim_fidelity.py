@@ -13,7 +13,7 @@ The claim: the digits MLP of specs/ort-digits.json, Offline throughput at batch 
    truth measured once before the trials drifts away from them (7 % seen here: a 12-round
    truth has a standard error of ~6 % on a loaded machine).
 3. Each trial judged twice, as `repro claim check` judges a claim (the same estimate, verdict
-   and stopping rule, `repro.claims.Stopping`, applied to its rounds in their order, the time
+   and stopping rule, `repro.stats.sequential.Stopping`, applied to its rounds in their order, the time
    cap on their recorded end times): a true claim (`>= truth / 1.1`, target: *holds* in
    >= 95 %) and a false one (`>= truth x 1.1`, target: *does not hold* in >= 95 %); under the
    claims' default cap (20 rounds, 60 s) and under the whole R rounds.
@@ -45,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from repro.claims import Stopping  # noqa: E402
+from repro.stats.sequential import Stopping  # noqa: E402
 from repro.compare.claims import estimate, verdict  # noqa: E402
 from repro.spec.claims import Claim  # noqa: E402
 from repro.spec.io import parse_spec, rebase_paths, with_id, write_spec  # noqa: E402

@@ -2,6 +2,9 @@
 
     python bench/duet_noise.py [--loads 0,1,2,4] [--rounds 10] [--reps 1]
                                [--workloads digits,resnet16] [--out RECORD.json]
+    python bench/duet_noise.py --merge RECORD.json ... [--material OUT.json]
+                                                           # the table of earlier records;
+                                                           # their rounds as the simulation's
 
 For each load (0, 1, 2, 4 busy workers of Debian's `stress-ng --cpu N`, running through the
 whole of that load's runs) and each workload (the digits MLP, µs a sample; a small ResNet,
@@ -32,7 +35,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workloads import DIGITS, paired_rounds, replay, small_resnet, stress  # noqa: E402
+from workloads import (  # noqa: E402
+    DIGITS,
+    as_material,
+    paired_rounds,
+    replay,
+    small_resnet,
+    stress,
+)
 
 PLACEMENTS = {"sequential": [], "pinned": ["--cpus", "1"], "duet": ["--duet"]}
 
@@ -63,9 +73,19 @@ def sd(values: list[float]) -> float:
     return statistics.stdev(values) if len(values) > 1 else float("nan")
 
 
+def robust_sd(values: list[float]) -> float:
+    """1.4826 x the median absolute deviation: the sd of the bulk, blind to a few outliers
+    (SingleStream's tail rounds here), which the signed-rank interval is blind to as well."""
+    if len(values) < 2:
+        return float("nan")
+    m = statistics.median(values)
+    return 1.4826 * statistics.median(abs(v - m) for v in values)
+
+
 def table(record: list[dict[str, Any]]) -> list[str]:
     rows = [
-        "| load | workload | metric | sequential sd | pinned sd | duet sd | sequential / duet |",
+        "| load | workload | metric | rounds a placement | sd: sequential / pinned / duet "
+        "| robust sd: sequential / pinned / duet | sequential / duet (sd, robust) |",
         "|---|---|---|---|---|---|---|",
     ]
     keys = sorted({(r["load"], r["workload"]) for r in record})
@@ -78,10 +98,14 @@ def table(record: list[dict[str, Any]]) -> list[str]:
                 for p in PLACEMENTS
             }
             s = {p: sd(v) for p, v in by.items()}
+            r = {p: robust_sd(v) for p, v in by.items()}
             ratio = s["sequential"] / s["duet"] if s["duet"] > 0 else float("nan")
+            robust = r["sequential"] / r["duet"] if r["duet"] > 0 else float("nan")
+            n = min(len(v) for v in by.values())
             rows.append(
-                f"| {load} | {workload} | {metric} | {s['sequential']:.3f} | {s['pinned']:.3f} "
-                f"| {s['duet']:.3f} | {ratio:.2f}x |"
+                f"| {load} | {workload} | {metric} | {n} | {s['sequential']:.3f} / "
+                f"{s['pinned']:.3f} / {s['duet']:.3f} | {r['sequential']:.3f} / "
+                f"{r['pinned']:.3f} / {r['duet']:.3f} | {ratio:.2f}x, {robust:.2f}x |"
             )
     return rows
 
@@ -95,7 +119,21 @@ def main() -> None:
     parser.add_argument("--placements", default=",".join(PLACEMENTS))
     parser.add_argument("--out", type=Path, default=None, help="write every round here")
     parser.add_argument("--seed", type=int, default=20261204)
+    parser.add_argument("--merge", type=Path, nargs="+", default=None,
+                        help="print the table of these records (no runs)")  # fmt: skip
+    parser.add_argument("--material", type=Path, default=None,
+                        help="with --merge: write their A/A rounds here, as the simulation's")
     args = parser.parse_args()
+    if args.merge:
+        runs = [r for p in args.merge for r in json.loads(p.read_text())]
+        if args.material is not None:
+            found = [as_material(r, f"{r['workload']}@{r['load']}/{r['placement_name']}")
+                     for r in runs]  # fmt: skip
+            kept = [m for m in found if m is not None]
+            args.material.write_text(json.dumps(kept, separators=(",", ":")) + "\n")
+            print(f"{len(kept)} A/A trials' rounds -> {args.material}", file=sys.stderr)
+        print("\n".join(table(runs)))
+        return
     rng = random.Random(args.seed)
     record: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,24 +1,25 @@
-"""Do the verdicts hold on this noisy machine? A/A trials, real changes, time to a verdict.
+"""Do the verdicts hold on this shared machine, quiet and under load? A/A trials, real changes.
 
-    python bench/verdict_fidelity.py [--aa-trials 20] [--change-trials 3] [--max-rounds 6]
-                                     [--min-duration-ms 1000] [--part aa,changes,time]
-                                     [--aa-scenarios SingleStream,Offline] [--max-time 300]
-                                     [--aa-paths interleaved,original] [--changes intra_op,graph]
-                                     [--aa-spec ort-digits]
+    python bench/verdict_fidelity.py --plan                  # the parts, each <= 30 min here
+    python bench/verdict_fidelity.py --part 3 --out parts/   # run part 3 -> parts/part-03.json
+    python bench/verdict_fidelity.py --merge parts/          # the table of every part run
+    python bench/verdict_fidelity.py --material parts/ -o tests/data/rounds/recorded.json
 
-a. A/A: the same spec replayed against itself (`--against self --until-decided`), and against
-   its committed original (`--until-decided`): the fraction judged reproduced, with or without
-   machine adjustment (target >= 95 %).
-b. Real changes on ort-resnet50, each interleaved with the unchanged spec: intra_op_threads
-   2 -> 1, graph optimizations disabled, perturbed weights (another recipe seed: an accuracy
-   drop), and a ~10 % slower variant (a wider network from the same recipe). Each must be judged
-   not reproduced in every trial, with the changed setting first in the drift where the change
-   is a setting (target 100 %).
-c. Seconds of replay until a confident verdict, per scenario of the reference specs (target
-   <= 60 s; MLPerf's own minimum is 600 s per run).
+Each trial is a real `repro replay ... --until-decided` (native environment, real LoadGen and
+onnxruntime) in its own folder, run as the demo runs its interleaved A/A (`DEMO_AA`), with
+`stress-ng --cpu N` busy beside it for the whole part (N = the part's load):
 
-Every trial is a real replay (native environment, real LoadGen and onnxruntime) in its own
-folder; the table is printed at the end.
+- **A/A on ort-digits** (µs a sample) at 0, 2 and 4 busy workers: every *not reproduced* is
+  false (target: none);
+- **A/A on a small ResNet** (ms a sample, `workloads.small_resnet`) at 0 and 2: how often it is
+  decided *reproduced* within 60 s (target: >= 80 %), and none *not reproduced*;
+- **three real changes** on the small ResNet at 0 and 2, each interleaved with the unchanged
+  spec: intra-op threads 2 -> 1, batch 8 -> 1, and a model ~10 % slower (base width 16 -> 17):
+  each must be found, *not reproduced* (target: >= 90 %).
+
+A part's record holds every trial's verdicts and its rounds (`workloads.paired_rounds`): the
+material `repro.stats.simulate` judges the sequential rule on (`--material` gathers the A/A
+trials' rounds into the file the test suite replays). Prints its table; asserts nothing.
 """
 
 from __future__ import annotations
@@ -26,210 +27,203 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from repro.artifacts.cache import sha256_file  # noqa: E402
-from repro.artifacts.recipes import get_recipe  # noqa: E402
-from tests.helpers import portable_spec  # noqa: E402
+from workloads import (  # noqa: E402
+    DIGITS,
+    ROOT,
+    as_material,
+    paired_rounds,
+    replay,
+    small_resnet,
+    stress,
+)
 
+
+
+def demo_aa_args() -> list[str]:
+    """The flags of the demo's interleaved A/A, as the Makefile's AA_ARGS gives them (one
+    place: the trials run what the demo runs)."""
+    text = (ROOT / "Makefile").read_text()
+    found = re.search(r"^AA_ARGS \?= ((?:.*\\\n)*.*)$", text, re.MULTILINE)
+    if found is None:
+        sys.exit("the Makefile has no AA_ARGS")
+    return found.group(1).replace("\\\n", " ").split()
+
+
+#: the demo's interleaved A/A (Makefile, `demo`): what every trial runs, with its spec
+DEMO_AA = ["--against", "self", *demo_aa_args()]
+#: the changes' trials: the same rule, on the two scenarios every change shows in
+CHANGE = ["--until-decided", "--max-rounds", "32", "--max-time", "150",
+          "--min-duration-ms", "500", "--mode", "performance",
+          "-s", "SingleStream", "-s", "Offline"]  # fmt: skip
 POSITIVE = ("reproduced", "reproduced after machine adjustment")
 
 
-def _portable(name: str) -> dict[str, Any]:
-    """A shipped spec whose relative paths are absolute (it can be written anywhere)."""
-    return portable_spec(ROOT, name)
+@dataclass(frozen=True)
+class Part:
+    """One part of the benchmark: `trials` trials of one kind under one load."""
+
+    kind: str  # "aa" or "change"
+    workload: str  # "digits", "resnet16", or a change's name
+    load: int
+    trials: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.workload} at {self.load} busy worker(s)"
 
 
-def _variant(work: Path, name: str, params: dict[str, Any]) -> Path:
-    """ort-resnet50 with its model regenerated by the recipe under other parameters."""
-    spec = _portable("ort-resnet50")
-    model = spec["artifacts"]["model"]
-    model["params"] = {**model["params"], **params}
-    out = work / f"{name}.onnx"
-    get_recipe(model["recipe"]).generate(out, model["params"])
-    model["sha256"] = sha256_file(out)
-    path = work / f"{name}.json"
-    path.write_text(json.dumps(spec))
+PLAN: tuple[Part, ...] = (
+    *(Part("aa", "digits", load, 10) for load in (0, 0, 2, 2, 4, 4)),
+    *(Part("aa", "resnet16", load, 10) for load in (0, 2)),
+    *(Part("change", name, load, 10) for name in ("threads", "batch", "slower") for load in (0, 2)),
+)
+
+
+def specs(work: Path) -> dict[str, tuple[Path, Path | None]]:
+    """(candidate, baseline) per workload: an A/A's baseline is `self` (None)."""
+    return {
+        "digits": (DIGITS, None),
+        "resnet16": (small_resnet(work), None),
+        "threads": (small_resnet(work, name="threads1", threads=1),
+                    small_resnet(work, name="threads2", threads=2)),
+        "batch": (small_resnet(work, name="batch1", batch=1),
+                  small_resnet(work, name="batch8", batch=8)),
+        "slower": (small_resnet(work, name="width17", base_width=17),
+                   small_resnet(work, name="width16", base_width=16)),
+    }  # fmt: skip
+
+
+def trial(candidate: Path, baseline: Path | None, cache: Path) -> dict[str, Any]:
+    """One `repro replay` of the part's kind: its verdicts, time and rounds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        args = [str(candidate), *DEMO_AA] if baseline is None else [
+            str(candidate), "--against", str(baseline), *CHANGE]  # fmt: skip
+        t0 = time.monotonic()
+        rc = replay(args, work, cache)
+        wall = round(time.monotonic() - t0, 1)
+        reports = list((work / "reports").glob("report.json"))
+        if rc not in (0, 1) or not reports:
+            return {"verdict": "failed", "exit": rc, "wall_s": wall,
+                    "log": (work / "replay.log").read_text()[-2000:]}  # fmt: skip
+        report = json.loads(reports[0].read_text())
+        stopping = next((n for n in report["notes"] if n.startswith("stopping:")), "")
+        return {
+            "verdict": report["verdict"],
+            "exit": rc,
+            "wall_s": wall,
+            "stopping": stopping,
+            "metrics": {
+                f"{s['scenario']}.{m['metric']}": [m["verdict"], m["delta_rel"], m["ci"]]
+                for s in report["scenarios"]
+                for m in s["metrics"]
+                if m["judged"] or m["metric"] == "samples_per_cpu_second"
+            },
+            "rounds": paired_rounds(work / "results"),
+        }
+
+
+def run_part(index: int, out: Path) -> Path:
+    part = PLAN[index]
+    path = out / f"part-{index:02d}.json"
+    out.mkdir(parents=True, exist_ok=True)
+    record: dict[str, Any] = {"part": index, "kind": part.kind, "workload": part.workload,
+                              "load": part.load, "trials": []}  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        candidate, baseline = specs(work)[part.workload]
+        cache = work / "cache"
+        print(f"part {index}: {part.label}, {part.trials} trials", flush=True)
+        with stress(part.load):
+            for k in range(part.trials):
+                found = trial(candidate, baseline, cache)
+                record["trials"].append(found)
+                path.write_text(json.dumps(record, indent=1))
+                undecided = [f"{m} {v[0]}" for m, v in found.get("metrics", {}).items()
+                             if v[0] not in POSITIVE and "cpu" not in m]  # fmt: skip
+                print(f"  trial {k + 1}: {found['verdict']} ({found['wall_s']} s) "
+                      f"{'; '.join(undecided)}", flush=True)  # fmt: skip
     return path
 
 
-def _replay(args: list[str], cwd: Path, cache: Path) -> tuple[dict[str, Any] | None, float]:
-    """Run `repro replay ARGS` in `cwd`; its report.json and the wall time."""
-    t = time.monotonic()
-    cmd = [sys.executable, "-m", "repro", "replay", *args, "--env", "native"]
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run(
-        [*cmd, "--cache-dir", str(cache)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
+def _decided_in(found: dict[str, Any], seconds: float) -> bool:
+    return found["verdict"] in POSITIVE and found["wall_s"] <= seconds
+
+
+def table(parts: list[dict[str, Any]]) -> list[str]:
+    rows = ["| what | load | trials | verdicts | result |", "|---|---|---|---|---|"]
+    groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    for p in parts:
+        groups.setdefault((p["kind"], p["workload"], p["load"]), []).extend(p["trials"])
+    for (kind, workload, load), trials in sorted(groups.items()):
+        counts: dict[str, int] = {}
+        for t in trials:
+            counts[t["verdict"]] = counts.get(t["verdict"], 0) + 1
+        shown = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
+        n = len(trials)
+        walls = sorted(t["wall_s"] for t in trials)
+        median = walls[len(walls) // 2] if walls else 0
+        if kind == "aa":
+            wrong = counts.get("not reproduced", 0)
+            fast = sum(_decided_in(t, 60) for t in trials)
+            result = (f"**{wrong} false not reproduced**; reproduced {sum(counts.get(v, 0) for v in POSITIVE)}/{n}, "
+                      f"within 60 s {fast}/{n}; median {median:.0f} s")  # fmt: skip
+            what = f"A/A {workload}"
+        else:
+            found = counts.get("not reproduced", 0)
+            result = f"**found {found}/{n}** ({100 * found / max(n, 1):.0f} %); median {median:.0f} s"
+            what = f"change: {workload}"
+        rows.append(f"| {what} | {load} | {n} | {shown} | {result} |")
+    return rows
+
+
+def material(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every A/A trial's rounds, as `repro.stats.simulate.Trial`s."""
+    found = (
+        as_material(t["rounds"], f"{p['workload']}@{p['load']}")
+        for p in parts
+        if p["kind"] == "aa"
+        for t in p["trials"]
+        if t.get("rounds")
     )
-    wall = time.monotonic() - t
-    reports = list((cwd / "reports").glob("*/report.json"))
-    if proc.returncode not in (0, 1) or not reports:
-        print(f"  replay failed (exit {proc.returncode}): {proc.stderr.strip()[-400:]}")
-        return None, wall
-    return json.loads(reports[0].read_text()), wall
-
-
-def _elapsed(report: dict[str, Any]) -> float | None:
-    for note in report.get("notes", []):
-        found = re.search(r"([0-9.]+) s of replay", note) if note.startswith("stopping:") else None
-        if found:
-            return float(found.group(1))
-    return None
-
-
-def _undecided(report: dict[str, Any] | None) -> str:
-    """The judged metrics that kept a trial from being reproduced, with their intervals."""
-    if not report:
-        return ""
-    out = []
-    for scenario in report["scenarios"]:
-        for m in scenario["metrics"]:
-            if m["judged"] and m["verdict"] not in POSITIVE:
-                ci = m["ci"] or [m["delta_rel"], m["delta_rel"]]
-                adj = m.get("adjusted") or {}
-                aci = adj.get("ci") or [adj.get("delta_rel", 0.0)] * 2
-                shown = (f", adjusted [{aci[0]:+.1%}, {aci[1]:+.1%}] (machine "
-                         f"{adj['machine_delta_rel']:+.1%})" if adj else "")  # fmt: skip
-                raw = f"[{ci[0]:+.1%}, {ci[1]:+.1%}]"
-                out.append(f"{scenario['scenario']} {m['metric']} {m['verdict']} "
-                           f"{raw}{shown} tol {m['tolerance']:.0%}")  # fmt: skip
-    return ": " + "; ".join(out) if out else ""
-
-
-def part_aa(args: argparse.Namespace, cache: Path) -> list[str]:
-    rows = []
-    spec = str(ROOT / "specs" / f"{args.aa_spec}.json")
-    scenarios = [x for sc in args.aa_scenarios.split(",") for x in ("--scenario", sc)]
-    common = ["--until-decided", "--max-rounds", str(args.max_rounds), "--mode", "performance",
-              "--max-time", str(args.max_time), *scenarios]  # fmt: skip
-    short = ["--min-duration-ms", str(args.min_duration_ms)]
-    # against the original: its own durations (a shorter run is another setting)
-    original_rounds = ["--max-rounds", str(args.aa_original_rounds)]
-    paths = {"interleaved": ("interleaved A/A (--against self)", ["--against", "self", *short]),
-             "original": ("against the committed original", original_rounds)}  # fmt: skip
-    for label, extra in (paths[p] for p in args.aa_paths.split(",")):
-        verdicts = []
-        for k in range(args.aa_trials):
-            with tempfile.TemporaryDirectory() as tmp:
-                report, wall = _replay([spec, *common, *extra], Path(tmp), cache)
-            verdict = report["verdict"] if report else "failed"
-            verdicts.append(verdict)
-            print(f"  A/A {label} trial {k + 1}: {verdict} ({wall:.0f} s){_undecided(report)}")
-        ok = sum(v in POSITIVE for v in verdicts)
-        counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
-        rows.append(
-            f"| a | {args.aa_spec}, {label} | {ok}/{len(verdicts)} = "
-            f"{100 * ok / max(len(verdicts), 1):.0f} % positive | {counts} |"
-        )
-    return rows
-
-
-def part_changes(args: argparse.Namespace, cache: Path) -> list[str]:
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        base = _portable("ort-resnet50")
-        base_path = work / "base.json"
-        base_path.write_text(json.dumps(base))
-        short = ["--scenario", "SingleStream", "--scenario", "Offline",
-                 "--min-duration-ms", str(args.min_duration_ms),
-                 "--until-decided", "--max-rounds", str(args.change_max_rounds)]  # fmt: skip
-        changes = {
-            "intra_op_threads 2 -> 1": (base_path, ["--backend-option", "intra_op_threads=1",
-                                                    "--mode", "performance"]),
-            "graph optimizations disabled": (
-                base_path, ["--backend-option", "graph_optimization_level=disable",
-                            "--mode", "performance"]),
-            "perturbed weights (accuracy drop)": (
-                _variant(work, "reseeded", {"seed": 7}), ["--mode", "accuracy",
-                                                          "--scenario", "Offline"]),
-            "~10 % slower variant (wider network)": (
-                _variant(work, "wider", {"base_width": 67}), ["--mode", "performance"]),
-        }  # fmt: skip
-        chosen = [c.strip() for c in args.changes.split(",")] if args.changes else None
-        for label, (spec, extra) in changes.items():
-            if chosen is not None and not any(label.startswith(c) for c in chosen):
-                continue
-            results = []
-            for k in range(args.change_trials):
-                with tempfile.TemporaryDirectory() as cwd:
-                    report, wall = _replay(
-                        [str(spec), "--against", str(base_path), *short, *extra], Path(cwd), cache
-                    )
-                verdict = report["verdict"] if report else "failed"
-                first = report["drift"][0]["key"] if report and report["drift"] else "-"
-                results.append((verdict, first))
-                print(f"  change {label} trial {k + 1}: {verdict}; drift first: {first} "
-                      f"({wall:.0f} s)")  # fmt: skip
-            ok = sum(v == "not reproduced" for v, _ in results)
-            rows.append(
-                f"| b | {label} | {ok}/{len(results)} not reproduced | first drift: "
-                f"{sorted({f for _, f in results})} |"
-            )
-    return rows
-
-
-def part_time(args: argparse.Namespace, cache: Path) -> list[str]:
-    rows = []
-    plan = {
-        "ort-digits": ["SingleStream", "MultiStream", "Server", "Offline"],
-        "ort-resnet50": ["SingleStream", "Server", "Offline"],
-    }
-    for name, scenarios in plan.items():
-        for scenario in scenarios:
-            with tempfile.TemporaryDirectory() as tmp:
-                report, wall = _replay(
-                    [str(ROOT / "specs" / f"{name}.json"), "--against", "self",
-                     "--until-decided", "--max-rounds", str(args.max_rounds),
-                     "--min-duration-ms", str(args.min_duration_ms),
-                     "--scenario", scenario, "--mode", "performance"],
-                    Path(tmp), cache,
-                )  # fmt: skip
-            verdict = report["verdict"] if report else "failed"
-            elapsed = _elapsed(report) if report else None
-            print(f"  time {name} {scenario}: {verdict} after {elapsed} s ({wall:.0f} s wall)")
-            rows.append(f"| c | {name} {scenario} | {elapsed} s of replay ({wall:.0f} s wall) "
-                        f"| {verdict} |")  # fmt: skip
-    return rows
+    return [m for m in found if m is not None]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--aa-trials", type=int, default=20)
-    parser.add_argument("--change-trials", type=int, default=3)
-    parser.add_argument("--max-rounds", type=int, default=6)
-    parser.add_argument("--min-duration-ms", type=int, default=1000)
-    parser.add_argument("--part", default="aa,changes,time")
-    parser.add_argument("--aa-scenarios", default="SingleStream,Offline")
-    parser.add_argument("--aa-spec", default="ort-digits", help="a shipped spec's name")
-    parser.add_argument("--aa-original-rounds", type=int, default=4)
-    parser.add_argument("--aa-paths", default="interleaved,original")
-    parser.add_argument("--max-time", type=float, default=300.0)
-    parser.add_argument("--change-max-rounds", type=int, default=10)
-    parser.add_argument("--changes", default="", help="labels' starts, comma-separated")
+    parser.add_argument("--plan", action="store_true", help="print the parts")
+    parser.add_argument("--part", type=int, action="append", default=[])
+    parser.add_argument("--out", type=Path, default=Path("fidelity-parts"))
+    parser.add_argument("--merge", type=Path, default=None, help="a folder of part records")
+    parser.add_argument("--material", type=Path, default=None, help="a folder of part records")
+    parser.add_argument("-o", "--output", type=Path, default=None)
     args = parser.parse_args()
-    parts = {"aa": part_aa, "changes": part_changes, "time": part_time}
-    rows = ["| part | what | result | detail |", "|---|---|---|---|"]
-    with tempfile.TemporaryDirectory() as cache:
-        for name in args.part.split(","):
-            print(f"part {name} ...", flush=True)
-            new = parts[name](args, Path(cache))
-            print("\n".join(new), flush=True)
-            rows += new
-    print("\n".join(rows))
+    if args.plan:
+        for i, p in enumerate(PLAN):
+            print(f"{i:2d}  {p.label}, {p.trials} trials")
+        return
+    for index in args.part:
+        run_part(index, args.out)
+    folder = args.merge or args.material or (args.out if args.part else None)
+    if folder is None:
+        parser.error("--plan, --part, --merge or --material")
+    parts = [json.loads(p.read_text()) for p in sorted(folder.glob("part-*.json"))]
+    if args.material is not None:
+        found = material(parts)
+        text = json.dumps(found, indent=None, separators=(",", ":")) + "\n"
+        (args.output.write_text(text) if args.output else sys.stdout.write(text))
+        print(f"{len(found)} A/A trials' rounds", file=sys.stderr)
+        return
+    print("\n".join(table(parts)))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,8 @@ def small_resnet(
     for sc in spec["workload"]["scenarios"]:
         if sc["scenario"] == "Offline":  # ~160-270 samples/s at 1-2 threads: a 0.5 s test
             sc["settings"]["offline_expected_qps"] = 300.0
+        if sc["scenario"] == "Server":  # a third of what 1 thread does: ~1 s of 64 queries
+            sc["settings"] |= {"server_target_qps": 60.0, "min_query_count": 64}
     path = folder / f"{name}.json"
     path.write_text(json.dumps(spec, indent=2))
     return path
@@ -137,3 +139,12 @@ def replay(args: list[str], cwd: Path, cache: Path, *, timeout_s: float = 3600) 
         done = subprocess.run(cmd, cwd=cwd, stdout=log, stderr=log, env=env, check=False,
                               timeout=timeout_s)  # fmt: skip
     return done.returncode
+
+
+def as_material(rounds: dict[str, Any], label: str) -> dict[str, Any] | None:
+    """One A/A's rounds (`paired_rounds`) as a trial of `repro.stats.simulate`: the judged
+    metrics only (the CPU witness is not a verdict), each with two rounds or more."""
+    logs = {k: v for k, v in rounds["logs"].items() if "cpu" not in k and len(v) >= 2}
+    if not logs:
+        return None
+    return {"load": label, "logs": logs, "tolerances": {k: rounds["tolerances"][k] for k in logs}}

@@ -28,8 +28,16 @@ from typing import Any
 import numpy as np
 
 from repro import __version__
-from repro.compare.claims import Measured, claim_result, estimate, machine_line, verdict
-from repro.compare.pairing import setting_mismatch
+from repro.compare.claims import (
+    Measured,
+    busy_guard,
+    claim_result,
+    estimate,
+    machine_line,
+    verdict,
+)
+from repro.compare.machine import BUSY_FRACTION
+from repro.compare.pairing import busy_rounds, pair_rounds, setting_mismatch
 from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.estimates import duration
 from repro.machine.fingerprint import hardware_from
@@ -43,6 +51,7 @@ from repro.spec.io import parse_spec, spec_id, with_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
 from repro.spec.types import Hardware
 from repro.spec.variants import apply_overrides, variant_specs
+from repro.stats.claims import ClaimEstimate, ClaimJudgement
 from repro.stats.sequential import Stopping
 from repro.stats.verdicts import claims_verdict
 
@@ -234,7 +243,7 @@ class _ClaimRounds:
                     )
                 continue
             found = estimate(self.claim, *values, confidence=self.confidence)
-            judged = verdict(self.claim, found, confidence=self.confidence)
+            judged = self._judged(found)
             if self.plan.mode == "accuracy":
                 stopped = "an accuracy test of each variant (a model scores the same every time)"
                 break
@@ -246,7 +255,7 @@ class _ClaimRounds:
         assert found is not None
         return Measured(
             estimate=found,
-            judgement=verdict(self.claim, found, confidence=self.confidence),
+            judgement=self._judged(found),
             baseline=values[0],
             candidate=values[1],
             rounds=len(values[0]),
@@ -256,6 +265,21 @@ class _ClaimRounds:
             round_end_s=ends,
             confidence=self.confidence,
         )
+
+    def _judged(self, found: ClaimEstimate) -> ClaimJudgement:
+        """The claim's verdict on the rounds so far, undecided when the variant whose load
+        pushes the ratio the way it was decided ran beside more other work (`busy_guard`)."""
+        judged = verdict(self.claim, found, confidence=self.confidence)
+        if len(self.replayers) < 2:
+            return judged
+        tests = {side: [t for t in r.record.tests if t.mode == "performance"]
+                 for side, r in self.replayers.items()}  # fmt: skip
+        busy = busy_rounds(pair_rounds(tests["baseline"], tests["candidate"]), busy=BUSY_FRACTION)
+        if busy is None or busy.busier is None:
+            return judged
+        busier: Side = "candidate" if busy.busier == "replay" else "baseline"
+        shares = busy.describe().replace("the replay", "the candidate")
+        return busy_guard(self.claim, judged, busier, shares)
 
     def _round(self, k: int) -> None:
         # as in `repro.rounds`: index 0 ("a") is the candidate, 1 ("b") the baseline

@@ -678,7 +678,7 @@ class Replayer:
             latencies_file=result.latencies_file,
             changed_settings=result.changed_settings,
             cpu=result.cpu,
-            cpus=req.cpus,
+            cpus=result.cpus,
         )
 
     def _accuracy(self, out_dir: Path, result: WorkerResult) -> dict[str, Any]:

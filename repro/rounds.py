@@ -15,6 +15,7 @@ run (`stopping`), so that a report read later judges them as the rounds did.
 
 from __future__ import annotations
 
+import math
 import secrets
 import shutil
 import time
@@ -25,16 +26,18 @@ from pathlib import Path
 import numpy as np
 
 from repro.compare import build_report, decided, undecided_scenarios
-from repro.duet import SEQUENTIAL, DuetRound, Placement, gate_folder, quiet_progress
+from repro.duet import SEQUENTIAL, DuetRound, gate_folder, quiet_progress
 from repro.errors import Interrupted, SpecError, UsageError
 from repro.estimates import duration
 from repro.replay import Replayer
-from repro.reports.model import Report
+from repro.reports.model import MetricResult, Report
+from repro.runs.placement import Placement
 from repro.runs.record import RunRecord
 from repro.runs.store import LoadedRun
 from repro.signals import interruptible
 from repro.spec.models import Tolerances
-from repro.stats.sequential import Stopping
+from repro.stats.sequential import MIN_ROUNDS, Stopping
+from repro.stats.verdicts import UNDECIDED
 
 
 @dataclass(frozen=True)
@@ -301,3 +304,67 @@ def _build(base: LoadedRun, rep: LoadedRun) -> Report | None:
         return build_report(base, [rep], tolerances=tolerances)
     except SpecError:  # nothing comparable yet
         return None
+
+
+def what_would_decide(
+    report: Report, record: RunRecord, *, duet_fits: bool
+) -> str | None:
+    """For rounds that ended undecided: what stopped them and what would decide them (more
+    time or rounds, about how many at their noise; a quieter machine; duet rounds); None when
+    every judged metric was decided."""
+    open_rows = [
+        (s.scenario, m)
+        for s in report.scenarios
+        for m in s.metrics
+        if m.judged and m.metric != "validity" and m.verdict in UNDECIDED
+    ]
+    if not open_rows:
+        return None
+    stop = record.stopping or {}
+    stopped = str(stop.get("stopped", ""))
+    rounds = int(stop.get("rounds") or 0)
+    lines = [
+        "undecided: "
+        + ", ".join(f"{scenario} {m.label.removesuffix(' (MLPerf metric)')}"
+                    for scenario, m in open_rows)  # fmt: skip
+        + (f" (the rounds stopped because {stopped})" if stopped else "")
+    ]
+    if any(m.verdict == "inconclusive: machine busy" for _, m in open_rows):
+        lines.append("other work shared the machine and slowed one side: run it on a quieter one")
+    needed = [n for _, m in open_rows if (n := _rounds_to_decide(m, rounds)) is not None]
+    if rounds < int(stop.get("min_rounds") or MIN_ROUNDS):
+        flag = "--max-time" if "time cap" in stopped else "--max-rounds"
+        lines.append(
+            f"{rounds} round(s) ran, and a paired verdict needs at least "
+            f"{stop.get('min_rounds') or MIN_ROUNDS}: give them more with {flag}"
+        )
+    elif needed:
+        more = max(needed)
+        shown = f"about {more}" if more <= 1000 else "more than 1000"
+        if "time cap" in stopped:
+            each = float(stop.get("elapsed_s") or 0) / rounds
+            lines.append(
+                f"at these rounds' noise {shown} rounds would decide: --max-time "
+                f"{max(60, round(each * more, -1)):g} (and --max-rounds {more} or more)"
+            )
+        else:
+            lines.append(f"at these rounds' noise {shown} rounds would decide: --max-rounds {more}")
+    placed = Placement.from_record((record.interleave or {}).get("placement"))
+    if duet_fits and (placed is None or placed.mode == "sequential"):
+        lines.append(
+            "--duet runs both sides of a round at once, each on its own CPU: on a quiet "
+            "machine its rounds varied about 2x less here (not under load: docs/verdicts.md)"
+        )
+    return "; ".join(lines)
+
+
+def _rounds_to_decide(m: MetricResult, rounds: int) -> int | None:
+    """About how many rounds would put the interval inside (or outside) the tolerance, from
+    its width after `rounds` (the width shrinks as 1/sqrt(rounds))."""
+    if not m.ci or m.delta_rel is None or m.tolerance is None or rounds < 2:
+        return None
+    half = (m.ci[1] - m.ci[0]) / 2
+    margin = abs(m.tolerance - abs(m.delta_rel))
+    if margin <= 0 or half <= 0:
+        return None
+    return max(math.ceil(rounds * (half / margin) ** 2), rounds + 2)

@@ -372,7 +372,26 @@ def report_rounds(state: ReplayState) -> ReplayState:
         outcome.report, output=state.args.report_dir, formats=("md", "html", "json"),
         quiet=state.args.as_json,
     )  # fmt: skip
+    advice = _what_would_decide(state)
+    if advice is not None and not state.args.as_json:
+        note(f"next: {advice}")
     raise click.exceptions.Exit(code)
+
+
+def _what_would_decide(state: ReplayState) -> str | None:
+    import os
+
+    from repro.backends.registry import get_backend
+    from repro.duet import duet_fits
+    from repro.rounds import what_would_decide
+
+    outcome, spec = need(state.outcome, "the rounds"), need(state.spec, "the spec")
+    assert outcome.report is not None
+    if state.args.against is None:
+        return None
+    threads = get_backend(spec.backend.name).threads(spec.backend.options) or 1
+    fits = duet_fits(len(os.sched_getaffinity(0)), threads)
+    return what_would_decide(outcome.report, outcome.run[1], duet_fits=fits)
 
 
 # -- claims (--claims)

@@ -132,3 +132,31 @@ def claim_result(claim: Claim, measured: Measured, *, tolerances: Tolerances) ->
         round_end_s=measured.round_end_s,
         runs={side: str(path) for side, path in measured.runs.items()},
     )
+
+
+def busy_guard(
+    claim: Claim, judgement: ClaimJudgement, busier: Literal["baseline", "candidate"] | None,
+    shares: str,
+) -> ClaimJudgement:  # fmt: skip
+    """A performance claim decided the way the busier variant's slowness pushes it (the
+    candidate ran beside more other work and the claim says it is slower than claimed, or the
+    baseline did and the claim holds) is *inconclusive*: the load, not the software, may be
+    why. `shares` says how much other work ran beside each (`repro.compare.pairing`)."""
+    metric = claim.parsed_metric
+    if busier is None or metric.is_accuracy or metric.is_feasibility:
+        return judgement
+    if judgement.verdict == "inconclusive":
+        return judgement
+    # the candidate looks worse than it is when it is the busier: a lower throughput ratio, a
+    # higher latency ratio; the baseline being busier makes it look better
+    candidate_worse = (claim.relation == ">=") == (metric.kind == "throughput")
+    pushed = "does not hold" if candidate_worse else "holds"
+    if (busier == "candidate") != (judgement.verdict == pushed):
+        return judgement
+    return ClaimJudgement(
+        "inconclusive",
+        f"machine busy: the {busier} ran beside more other work ({shares}), which pushes the "
+        f"ratio the way it was decided ({judgement.verdict}: {judgement.reason}); check it on a "
+        "quieter machine",
+        judgement.mde,
+    )

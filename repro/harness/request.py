@@ -152,3 +152,5 @@ class WorkerResult(BaseModel):
     changed_settings: dict[str, SettingChange] = {}
     #: the worker's CPU time over LoadGen's run (`repro.harness.cputime`)
     cpu: CpuTime | None = None
+    #: the CPUs the worker was allowed to run on, as it read them (pinned: the request's)
+    cpus: list[int] | None = None

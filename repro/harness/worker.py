@@ -9,6 +9,7 @@ orchestrator verified the cache entries, but only the bytes this process loads a
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import traceback
@@ -243,6 +244,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
         energy=energy,
         changed_settings=changed,
         cpu=cpu,
+        cpus=sorted(os.sched_getaffinity(0)) if req.cpus else None,
     )
 
 

@@ -87,6 +87,7 @@ def _null_counts(n: int) -> tuple[float, ...]:
     return tuple(counts)
 
 
+@lru_cache(maxsize=4096)
 def critical_rank(n: int, alpha_side: float) -> int:
     """The largest c with P(T+ <= c) <= alpha_side under the null, or -1 when even T+ = 0 is
     more likely than that (no finite interval)."""

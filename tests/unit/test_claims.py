@@ -339,3 +339,39 @@ def test_the_time_cap_stops_only_after_a_whole_pair_so_the_evidence_has_an_inter
     assert evidence.ci is None
     measured = with_evidence(spec, [out])  # the spec takes it, and writes it as JSON
     assert measured.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("busier", "slow", "verdict"),
+    [
+        ("candidate", 0.7, "inconclusive"),  # slower beside more work: the load may be why
+        ("baseline", 0.7, "does not hold"),  # slower while the other was the busier: real
+        (None, 0.7, "does not hold"),  # both quiet: real
+    ],
+)
+def test_a_claim_decided_the_way_the_busier_variants_load_pushes_it_is_inconclusive(
+    root: Path, tmp_path: Path, busier: str | None, slow: float, verdict: str
+) -> None:
+    spec, path = _spec(root, tmp_path, _claim())
+
+    def speed(req: WorkerRequest) -> float:  # 2 threads give 1.4x here, not the claimed 1.8x
+        return by_threads(req) * (slow if _threads(req) == 2 else 1.0)
+
+    def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
+        side = replay_opts.overrides["variant"]
+        others = [0.7 if side == busier else 0.05]
+        return Replayer(
+            variant, path, RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
+            cache=ArtifactCache(tmp_path / "cache"), opts=replay_opts, report=lambda _: None,
+            progress=_no_bar, runner=InProcessRunner(speed=speed),
+            probes=FakeProbes(others=others),
+        )  # fmt: skip
+
+    opts = CheckOptions(results_dir=tmp_path / "results", seed=5)
+    [out] = check_claims(spec, path, factory=factory, opts=opts, report=lambda _: None)
+    assert out.measured.judgement.verdict == verdict
+    if verdict == "inconclusive":
+        assert out.measured.judgement.reason.startswith(
+            "machine busy: the candidate ran beside more other work (other work took 5 % beside "
+            "the baseline, 70 % beside the candidate)"
+        )

@@ -29,6 +29,7 @@ FORBIDDEN = (
     "repro.mlperf.submission",
     "repro.packaging.pack",
     "repro.claims",
+    "repro.duet",
 )
 
 
@@ -79,7 +80,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                  "repro.packaging.paths", "repro.harness", "repro.backends",
                  "repro.environments", "repro.containers", "repro.probes", "repro.compare",
                  "repro.machine", "repro.mlperf", "repro.forecast", "repro.dispatch")),
-    ("use case", ("repro.capture", "repro.capture_checks", "repro.claims", "repro.replay",
+    ("use case", ("repro.capture", "repro.capture_checks", "repro.claims", "repro.duet", "repro.replay",
                   "repro.sweep", "repro.sweep_artifacts", "repro.rounds", "repro.mlperf.published",
                   "repro.mlperf.importing", "repro.mlperf.submission",
                   "repro.mlperf.submission_runs", "repro.profiling",

@@ -19,7 +19,7 @@ from repro.environments.base import RealizedEnvironment
 from repro.harness.request import WorkerRequest
 from repro.replay import Replayer, ReplayOptions
 from repro.runs.record import SettingChange
-from repro.rounds import run_rounds
+from repro.rounds import run_rounds, what_would_decide
 from repro.stats.sequential import MIN_ROUNDS, Stopping
 from repro.spec.io import parse_spec
 from repro.spec.models import ScenarioName
@@ -323,3 +323,35 @@ def test_cpu_time_is_a_second_witness_judged_with_its_own_interval(
     for record in (out.run[1], out.baseline[1] if out.baseline else None):
         assert record is not None
         assert all(t.cpu is not None for t in record.tests)
+
+
+def test_undecided_rounds_say_what_stopped_them_and_what_would_decide_them(
+    root: Path, tmp_path: Path
+) -> None:
+    rng = np.random.Generator(np.random.PCG64(21))
+
+    def noisy(req: WorkerRequest) -> float:
+        return float(1000 * rng.uniform(0.9, 1.1))
+
+    a, b = _pair(root, tmp_path, "advice", speed=noisy)
+    out = run_rounds(a, against=b, stopping=Stopping(max_rounds=8), seed=3)
+    assert out.report is not None
+    advice = what_would_decide(out.report, out.run[1], duet_fits=True)
+    assert advice is not None
+    assert advice.startswith(
+        "undecided: Offline throughput (the rounds stopped because the round cap (8) was "
+        "reached)"
+    )
+    assert "rounds would decide: --max-rounds " in advice
+    assert "--duet" in advice
+    timed = _pair(root, tmp_path, "advice-time", speed=noisy)
+    out = run_rounds(timed[0], against=timed[1], stopping=Stopping(max_rounds=50, max_time_s=1e-9))
+    assert out.report is not None
+    advice = what_would_decide(out.report, out.run[1], duet_fits=False)
+    assert advice is not None
+    assert "2 round(s) ran, and a paired verdict needs at least 8: give them more with --max-time" in advice
+    assert "--duet" not in advice
+    same = _pair(root, tmp_path, "advice-none")
+    out = run_rounds(same[0], against=same[1], stopping=Stopping(max_rounds=8), seed=3)
+    assert out.report is not None
+    assert what_would_decide(out.report, out.run[1], duet_fits=True) is None

@@ -1,0 +1,69 @@
+"""Where paired rounds' tests run, with the real harness: pinned (--cpus) and duet (--duet)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from repro.runs.store import load_run
+
+CPUS = sorted(os.sched_getaffinity(0))
+
+
+def _aa(root: Path, tmp_path: Path, *extra: str) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli,
+        ["replay", str(root / "specs" / "ort-digits.json"), "--env", "native",
+         "--against", "self", "--scenario", "SingleStream", "--scenario", "Offline",
+         "--mode", "performance", "--min-duration-ms", "200", "--max-rounds", "2",
+         "--order-seed", "4", "--run-id", "aa", "--cache-dir", str(tmp_path / "cache"), *extra],
+    )  # fmt: skip
+    return result.exit_code, result.output
+
+
+def test_pinned_rounds_run_every_test_on_the_cpus_given(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    cpu = CPUS[-1]
+    code, output = _aa(root, tmp_path, "--cpus", str(cpu))
+    assert code in (0, 1), output
+    for side in ("replay", "baseline"):
+        record = load_run(tmp_path / "results" / "ort-digits" / f"aa-{side}")
+        assert record.interleave is not None
+        assert record.interleave["placement"] == {"mode": "sequential", "cpus": [[cpu]]}
+        # what the worker itself read back: the kernel kept it there
+        assert {tuple(t.cpus or ()) for t in record.tests} == {(cpu,)}
+        assert all(t.cpu is not None and t.cpu.process_s > 0 for t in record.tests)
+    report = json.loads((tmp_path / "reports" / "ort-digits" / "report.json").read_text())
+    assert any(f"every test pinned to CPUs {cpu}" in n for n in report["notes"])
+
+
+@pytest.mark.skipif(len(CPUS) < 2, reason="duet rounds need two CPUs, one a side")
+def test_duet_rounds_start_both_sides_together_on_their_own_cpus(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, output = _aa(root, tmp_path, "--duet")
+    assert code in (0, 1), output
+    a = load_run(tmp_path / "results" / "ort-digits" / "aa-replay")
+    b = load_run(tmp_path / "results" / "ort-digits" / "aa-baseline")
+    assert a.interleave is not None
+    assert a.interleave["placement"]["mode"] == "duet"
+    orders = a.interleave["orders"]
+    sets = [tuple(s) for s in a.interleave["placement"]["cpus"]]
+    for ta, tb in zip(a.tests, b.tests, strict=True):
+        assert (ta.scenario, ta.repeat) == (tb.scenario, tb.repeat)
+        # each side on its own CPU, the round's first side on the first set
+        first = orders[ta.repeat - 1][0]
+        assert tuple(ta.cpus or ()) == (sets[0] if first == "a" else sets[1])
+        assert tuple(tb.cpus or ()) == (sets[1] if first == "a" else sets[0])
+        # LoadGen started on both sides together (the gate), whatever the loading took
+        start_a, start_b = ta.timings_s["loadgen_start_unix"], tb.timings_s["loadgen_start_unix"]
+        assert abs(start_a - start_b) < 0.25
+        assert ta.probe_after == tb.probe_after  # one probe after both tests, for both
