@@ -13,8 +13,8 @@ The claim: the digits MLP of specs/ort-digits.json, Offline throughput at batch 
    truth measured once before the trials drifts away from them (7 % seen here: a 12-round
    truth has a standard error of ~6 % on a loaded machine).
 3. Each trial judged twice, as `repro claim check` judges a claim (the same estimate, verdict
-   and stopping rule, `repro.stats.sequential.Stopping`, applied to its rounds in their order, the time
-   cap on their recorded end times): a true claim (`>= truth / 1.1`, target: *holds* in
+   and stopping rule, `repro.stats.sequential.Stopping`, applied to its rounds in their order,
+   the time cap on their recorded end times): a true claim (`>= truth / 1.1`, target: *holds* in
    >= 95 %) and a false one (`>= truth x 1.1`, target: *does not hold* in >= 95 %); under the
    claims' default cap (20 rounds, 60 s) and under the whole R rounds.
 4. Another machine: the same with every process pinned to one core (`taskset -c 0`; the
@@ -45,10 +45,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from repro.stats.sequential import Stopping  # noqa: E402
 from repro.compare.claims import estimate, verdict  # noqa: E402
 from repro.spec.claims import Claim  # noqa: E402
 from repro.spec.io import parse_spec, rebase_paths, with_id, write_spec  # noqa: E402
+from repro.stats.sequential import Stopping  # noqa: E402
 
 #: the claim of the trials: batch 32 (the spec's) over batch 8, Offline; short tests
 ROUNDS = {"min_duration_ms": 300, "min_query_count": 256, "max_rounds": 20, "max_time_s": 60.0}

@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workloads import (  # noqa: E402
+from workloads import (
     DIGITS,
     as_material,
     paired_rounds,
@@ -121,8 +121,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261204)
     parser.add_argument("--merge", type=Path, nargs="+", default=None,
                         help="print the table of these records (no runs)")  # fmt: skip
-    parser.add_argument("--material", type=Path, default=None,
-                        help="with --merge: write their A/A rounds here, as the simulation's")
+    parser.add_argument(
+        "--material",
+        type=Path,
+        default=None,
+        help="with --merge: write their A/A rounds here, as the simulation's",
+    )
     args = parser.parse_args()
     if args.merge:
         runs = [r for p in args.merge for r in json.loads(p.read_text())]

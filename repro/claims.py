@@ -5,10 +5,11 @@ from a recorded seed and balanced over pairs of rounds (`repro.rounds.balanced_o
 short LoadGen test of each per round, until the interval of the claim's quantity lies on one
 side of its bound at one of the looks `repro.stats.sequential.Stopping` plans (the one rule of
 every paired comparison), or a cap fixed before the first round is reached (the claim's
-`rounds`, or the command line's). Each variant's tests are one run (`results/<name>/<check>-<claim>-<side>/`,
-marked as one side of an interleaved pair). An accuracy claim runs one accuracy test of each: a
-model on a data set scores the same every time. A feasibility claim (`Server.max_valid_qps`)
-runs the baseline's Offline test first, then Server at `bound` x that throughput.
+`rounds`, or the command line's). Each variant's tests are one run
+(`results/<name>/<check>-<claim>-<side>/`, marked as one side of an interleaved pair). An
+accuracy claim runs one accuracy test of each: a model on a data set scores the same every time.
+A feasibility claim (`Server.max_valid_qps`) runs the baseline's Offline test first, then Server
+at `bound` x that throughput.
 
 `check_claims` returns what each claim measured; `evidence_of` turns it into the evidence the
 spec keeps (`repro claim measure`, `repro capture`), `claims_check` into the report's rows.

@@ -17,7 +17,6 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,9 +64,7 @@ def _ranges(cpus: Sequence[int]) -> str:
     return ",".join(map(str, cpus))
 
 
-def placement(
-    *, duet: bool, cpus: tuple[int, ...] | None, threads: int
-) -> Placement:
+def placement(*, duet: bool, cpus: tuple[int, ...] | None, threads: int) -> Placement:
     """The placement the command line asks for: duet splits `cpus` (default: every CPU this
     process may use) into two sets of `threads` CPUs each (0 threads: half each)."""
     if not duet:

@@ -306,9 +306,7 @@ def _build(base: LoadedRun, rep: LoadedRun) -> Report | None:
         return None
 
 
-def what_would_decide(
-    report: Report, record: RunRecord, *, duet_fits: bool
-) -> str | None:
+def what_would_decide(report: Report, record: RunRecord, *, duet_fits: bool) -> str | None:
     """For rounds that ended undecided: what stopped them and what would decide them (more
     time or rounds, about how many at their noise; a quieter machine; duet rounds); None when
     every judged metric was decided."""
@@ -323,10 +321,10 @@ def what_would_decide(
     stop = record.stopping or {}
     stopped = str(stop.get("stopped", ""))
     rounds = int(stop.get("rounds") or 0)
+    names = [f"{scenario} {m.label.removesuffix(' (MLPerf metric)')}" for scenario, m in open_rows]
     lines = [
         "undecided: "
-        + ", ".join(f"{scenario} {m.label.removesuffix(' (MLPerf metric)')}"
-                    for scenario, m in open_rows)  # fmt: skip
+        + ", ".join(names)
         + (f" (the rounds stopped because {stopped})" if stopped else "")
     ]
     if any(m.verdict == "inconclusive: machine busy" for _, m in open_rows):

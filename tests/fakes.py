@@ -138,12 +138,11 @@ class InProcessRunner:
             ]
             (out_dir / layout.ACCURACY_LOG).write_text(json.dumps(entries))
         rate = self.cpu(req) if self.cpu is not None else None
-        cpu = (
-            CpuTime(process_s=1.0, user_s=1.0, system_s=0.0, wall_s=1.0,
-                    samples_per_cpu_second=rate)  # fmt: skip
-            if rate is not None
-            else None
-        )
+        cpu = None
+        if rate is not None:
+            cpu = CpuTime(
+                process_s=1.0, user_s=1.0, system_s=0.0, wall_s=1.0, samples_per_cpu_second=rate
+            )
         result = WorkerResult(
             status="complete",
             backend=engine.describe(),

@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     from repro.dispatch.plan import DispatchPlan
     from repro.replay import Replayer, ReplayOptions
     from repro.rounds import Outcome
+    from repro.runs.placement import Placement
     from repro.runs.record import RunRecord
     from repro.runs.store import LoadedRun
     from repro.spec.models import ExperimentSpec
-    from repro.duet import Placement
     from repro.stats.sequential import Stopping
 
 T = TypeVar("T")

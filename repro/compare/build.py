@@ -285,13 +285,17 @@ def build_report(
             f"paired: the two sides ran interleaved on one machine, {il.get('rounds', '?')} "
             f"round(s) in a random order (seed {il.get('seed')}); each performance metric is "
             "judged on its per-round ratios (a signed-rank interval"
-            + (f" at {paired_by.confidence:.4g}, each look's share of "
-               f"{tolerances.confidence:g}"
-               if paired_by is not None and paired_by.confidence != tolerances.confidence
-               else "")
+            + (
+                f" at {paired_by.confidence:.4g}, each look's share of {tolerances.confidence:g}"
+                if paired_by is not None and paired_by.confidence != tolerances.confidence
+                else ""
+            )
             + ")"
-            + (f"; placement: {placed.describe()}"
-               if (placed := Placement.from_record(il.get("placement"))) is not None else "")
+            + (
+                f"; placement: {placed.describe()}"
+                if (placed := Placement.from_record(il.get("placement"))) is not None
+                else ""
+            )
         )
     for name, side in (("original", orig), *(("replay", r) for r in reps)):
         notes += [f"{name} ({side.path}): {n}" for n in side.record.notes]

@@ -137,8 +137,9 @@ def _span(shares: list[float]) -> str:
 
 def _share(test: TestRecord) -> float | None:
     value = (test.probe_after or {}).get("others_cpu_frac")
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if ok else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def busy_rounds(pairs: Pairs, *, busy: float) -> BusyRounds | None:

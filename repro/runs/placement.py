@@ -41,5 +41,3 @@ class Placement:
             return None
         placed = cls(raw["mode"], tuple(tuple(c) for c in sets))
         return placed if placed.mode == "sequential" or len(placed.cpus) == 2 else None
-
-

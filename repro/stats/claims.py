@@ -1,12 +1,13 @@
 """A claim's quantity from paired rounds: the estimate, its interval, the verdict, the match.
 
 A performance claim's quantity is the ratio candidate/baseline. The two variants ran
-interleaved, one test of each per round, so the per-round log ratio cancels what the machine
-did during the round (randomized multiple interleaved trials: Abedi & Brecht, ICPE 2017), and
-the rounds' spread is the error term (Kalibera & Jones, ISMM 2013): the signed-rank interval of
-the rounds' log ratios (`repro.stats.sequential`), turned back into a ratio. A feasibility claim's quantity is the margin (Server's
-latency percentile over its bound at the claimed rate), one per round, in the same way. An
-accuracy drop is exact: the same model on the same data set scores the same.
+interleaved, one test of each per round, so the per-round log ratio cancels what the machine did
+during the round (randomized multiple interleaved trials: Abedi & Brecht, ICPE 2017), and the
+rounds' spread is the error term (Kalibera & Jones, ISMM 2013): the signed-rank interval of the
+rounds' log ratios (`repro.stats.sequential`), turned back into a ratio. A feasibility claim's
+quantity is the margin (Server's latency percentile over its bound at the claimed rate), one per
+round, in the same way. An accuracy drop is exact: the same model on the same data set scores
+the same.
 """
 
 from __future__ import annotations

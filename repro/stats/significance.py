@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from repro.stats.histogram import LatencyHistogram
-from repro.stats.sequential import MIN_ROUNDS, first_finite, signed_rank_interval
+from repro.stats.sequential import MIN_ROUNDS, decide_paired, first_finite
 from repro.stats.student_t import t_ppf
 from repro.stats.verdicts import Verdict, decide_accuracy, decide_interval, decide_point
 
@@ -240,7 +240,8 @@ def compare_paired(
     if len(a) != len(b) or len(a) == 0 or np.any(a <= 0) or np.any(b <= 0):
         raise ValueError("need one positive value per round on both sides")
     logs = np.log(b / a)
-    found = signed_rank_interval(logs, confidence)
+    decided = decide_paired(logs, tol, confidence)
+    found = decided.interval
     delta = float(np.expm1(found.center))
     extra = {"rounds": float(len(logs)), "confidence": confidence}
     if len(logs) < min_rounds or not found.finite:
@@ -257,15 +258,24 @@ def compare_paired(
             extra=extra,
         )
     _, lo, hi = found.relative()
-    verdict = decide_interval(lo, hi, tol)
+    verdict = decided.verdict
     mde = None
     if verdict == "inconclusive":
         half = (found.hi - found.lo) / 2
         z = NormalDist().inv_cdf(0.5 + confidence / 2)
         mde = float(np.expm1(half * (1 + NormalDist().inv_cdf(0.80) / z)))
-    reason = _reason(verdict, delta, tol, mde, (lo, hi)).replace(
-        "repeats (--repeat)", "rounds (--max-rounds)"
-    )
+    if verdict == "inconclusive" and decide_interval(lo, hi, tol) == "not reproduced":
+        _, slo, shi = decided.strict.relative()
+        reason = (
+            f"the replay is {abs(delta):.1%} {'higher' if delta > 0 else 'lower'} and the "
+            f"interval lies outside +/-{tol:.0%}, but not the stricter one a 'not reproduced' "
+            f"also needs ([{slo:+.1%}, {shi:+.1%}] at {decided.strict.confidence:.4g}); run "
+            "more rounds (--max-rounds)"
+        )
+    else:
+        reason = _reason(verdict, delta, tol, mde, (lo, hi)).replace(
+            "repeats (--repeat)", "rounds (--max-rounds)"
+        )
     return Comparison(
         verdict,
         "paired-rounds",

@@ -3,9 +3,10 @@
 Material is what `bench/verdict_fidelity.py` records: trials of paired rounds on these
 machines, each round's log ratio of every judged metric, under a known load. A synthetic
 comparison draws one trial and builds a sequence of rounds from it by a circular block
-bootstrap (blocks of whole pairs of rounds, every metric of a round together): the tails, the
-drift between phases and the correlation between neighbouring rounds and between metrics stay
-as the machine made them. The rule is then applied as `repro replay --against --until-decided`
+bootstrap (blocks of whole pairs of rounds, every metric of a round together, each block's
+sides swapped at random: an A/A's sides are exchangeable): the tails, the drift within a block
+and the correlation between neighbouring rounds and between metrics stay as the machine made
+them. The rule is then applied as `repro replay --against --until-decided`
 applies it: at each look, every metric still open is judged on the rounds so far and stops once
 decided. A comparison's verdict is *not reproduced* when any metric is.
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from repro.stats.sequential import Interval, Stopping, signed_rank_interval
+from repro.stats.sequential import Interval, Stopping, decide_paired, signed_rank_interval
 from repro.stats.verdicts import decide_interval
 
 IntervalRule = Callable[[np.ndarray, float], Interval]
@@ -80,21 +81,31 @@ class Rate:
 
 
 def block_bootstrap(
-    trial: Trial, rounds: int, rng: np.random.Generator, *, block: int = 4
+    trial: Trial, rounds: int, rng: np.random.Generator, *, block: int = 4, swap: bool = True
 ) -> dict[str, np.ndarray]:
     """`rounds` rounds drawn from a trial in circular blocks of `block` rounds that start at a
-    pair (an odd round), every metric of a round together."""
+    pair (an odd round), every metric of a round together; with `swap`, each block's two sides
+    swapped (its log ratios' signs flipped) with probability 1/2.
+
+    Why the swap: the two sides of an A/A are exchangeable (which one is called the replay is
+    arbitrary), so a block with its sides swapped is as likely an outcome as the one recorded.
+    Without it, resampling a 10-round trial into 40 manufactures certainty about that trial's
+    chance offset (a trial whose 10 rounds lean +7 % by chance becomes a machine 7 % apart);
+    with it the null the A/A is holds, and the tails, the drift within a block and the
+    correlation of the metrics of a round stay as recorded."""
     n = trial.rounds
     if n < 2:
         raise ValueError("a trial needs at least two rounds")
     block = max(2, min(block, n - n % 2))
     starts = np.arange(0, n - n % 2, 2)
     picks: list[int] = []
+    signs: list[float] = []
     while len(picks) < rounds:
         s = int(rng.choice(starts))
         picks += [(s + i) % n for i in range(block)]
-    index = np.asarray(picks[:rounds])
-    return {name: np.asarray(v, dtype=np.float64)[index] for name, v in trial.logs.items()}
+        signs += [-1.0 if swap and rng.random() < 0.5 else 1.0] * block
+    index, sign = np.asarray(picks[:rounds]), np.asarray(signs[:rounds])
+    return {name: sign * np.asarray(v, dtype=np.float64)[index] for name, v in trial.logs.items()}
 
 
 def judge(
@@ -111,16 +122,21 @@ def judge(
     given looks are each at `confidence`), stopping once decided."""
     if confidence is None:
         confidence = stopping.confidence(overall)
-    verdicts = {name: "inconclusive" for name in logs}
-    used = {name: 0 for name in logs}
+    verdicts = dict.fromkeys(logs, "inconclusive")
+    used = dict.fromkeys(logs, 0)
     open_ = set(logs)
     for k in looks or stopping.looks:
         if k < stopping.min_rounds:
             continue
         for name in sorted(open_):
-            found = rule(logs[name][:k], confidence)
-            _, lo, hi = found.relative()
-            verdict = decide_interval(lo, hi, tolerances[name]) if found.finite else "inconclusive"
+            if rule is signed_rank_interval:  # the rule: `repro.stats.sequential.decide_paired`
+                verdict = decide_paired(logs[name][:k], tolerances[name], confidence).verdict
+            else:
+                found = rule(logs[name][:k], confidence)
+                _, lo, hi = found.relative()
+                verdict = (
+                    decide_interval(lo, hi, tolerances[name]) if found.finite else "inconclusive"
+                )
             used[name] = k
             if verdict != "inconclusive":
                 verdicts[name] = verdict
@@ -142,6 +158,7 @@ def simulate(
     looks: Sequence[int] | None = None,
     confidence: float | None = None,
     block: int = 4,
+    swap: bool = True,
 ) -> tuple[Rate, Rate]:
     """(not reproduced, reproduced) over `comparisons` synthetic comparisons drawn from the
     material; `shift` adds a log shift to named metrics (a real change)."""
@@ -152,7 +169,7 @@ def simulate(
     nr = rp = 0
     for _ in range(comparisons):
         trial = usable[int(rng.integers(len(usable)))]
-        logs = block_bootstrap(trial, stopping.max_rounds, rng, block=block)
+        logs = block_bootstrap(trial, stopping.max_rounds, rng, block=block, swap=swap)
         for name, s in (shift or {}).items():
             if name in logs:
                 logs[name] = logs[name] + s

@@ -30,14 +30,14 @@ def test_cpus_are_parsed_and_must_be_this_processs() -> None:
 
 def test_duet_splits_the_cpus_by_the_specs_threads_or_refuses() -> None:
     assert placement(duet=True, cpus=(0, 1), threads=1) == Placement("duet", ((0,), (1,)))
-    assert placement(duet=True, cpus=(0, 1, 2, 3), threads=2) == Placement(
-        "duet", ((0, 1), (2, 3))
-    )
+    assert placement(duet=True, cpus=(0, 1, 2, 3), threads=2) == Placement("duet", ((0, 1), (2, 3)))
     with pytest.raises(UsageError, match=r"--duet runs both sides at once on 4 CPUs \(2 a side"):
         placement(duet=True, cpus=(0, 1), threads=2)
     assert placement(duet=False, cpus=(1,), threads=2) == Placement("sequential", ((1,),))
     assert placement(duet=False, cpus=None, threads=2) == Placement()
-    assert duet_fits(2, 1) and not duet_fits(2, 2) and not duet_fits(8, 0)
+    assert duet_fits(2, 1)
+    assert not duet_fits(2, 2)
+    assert not duet_fits(8, 0)
 
 
 def test_a_placement_round_trips_through_the_record_and_says_what_ran() -> None:
@@ -74,4 +74,5 @@ def test_the_gate_opens_both_at_once_and_never_waits_for_a_side_that_is_gone(
     t0 = time.monotonic()
     assert not open_gates([c, d], timeout_s=30)
     assert time.monotonic() - t0 < 1
-    assert go_file(c).exists() and not go_file(d).exists()
+    assert go_file(c).exists()
+    assert not go_file(d).exists()

@@ -18,11 +18,11 @@ from repro.backends import registry
 from repro.environments.base import RealizedEnvironment
 from repro.harness.request import WorkerRequest
 from repro.replay import Replayer, ReplayOptions
-from repro.runs.record import SettingChange
 from repro.rounds import run_rounds, what_would_decide
-from repro.stats.sequential import MIN_ROUNDS, Stopping
+from repro.runs.record import SettingChange
 from repro.spec.io import parse_spec
 from repro.spec.models import ScenarioName
+from repro.stats.sequential import MIN_ROUNDS, Stopping
 from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
 from tests.helpers import portable_spec
 
@@ -249,7 +249,9 @@ def test_a_query_one_side_sized_is_the_others_from_the_next_test_and_the_odd_rou
             "(round 3: offline_expected_qps 1e+06 (baseline) vs 2e+06 (replay)); the rest are "
             "judged"
         ]
-        [row] = [m for s in out.report.scenarios for m in s.metrics if m.metric == "samples_per_second"]
+        [row] = [
+            m for s in out.report.scenarios for m in s.metrics if m.metric == "samples_per_second"
+        ]
         assert len(row.original) == len(row.replay) == 11
     else:
         assert left == []
@@ -308,8 +310,9 @@ def test_cpu_time_is_a_second_witness_judged_with_its_own_interval(
     def wall(req: WorkerRequest) -> float:
         return float(1000 * rng.uniform(0.7, 1.3))
 
-    a, b = _sided(root, tmp_path, "cpu", (InProcessRunner(speed=wall, cpu=lambda r: 900.0),
-                                          InProcessRunner(speed=wall, cpu=lambda r: 900.0)))  # fmt: skip
+    runners = (InProcessRunner(speed=wall, cpu=lambda r: 900.0),
+               InProcessRunner(speed=wall, cpu=lambda r: 900.0))  # fmt: skip
+    a, b = _sided(root, tmp_path, "cpu", runners)
     out = run_rounds(a, against=b, stopping=Stopping(max_rounds=8, fixed=True), seed=1)
     assert out.report is not None
     rows = {m.metric: m for s in out.report.scenarios for m in s.metrics}
@@ -339,8 +342,7 @@ def test_undecided_rounds_say_what_stopped_them_and_what_would_decide_them(
     advice = what_would_decide(out.report, out.run[1], duet_fits=True)
     assert advice is not None
     assert advice.startswith(
-        "undecided: Offline throughput (the rounds stopped because the round cap (8) was "
-        "reached)"
+        "undecided: Offline throughput (the rounds stopped because the round cap (8) was reached)"
     )
     assert "rounds would decide: --max-rounds " in advice
     assert "--duet" in advice
@@ -349,7 +351,10 @@ def test_undecided_rounds_say_what_stopped_them_and_what_would_decide_them(
     assert out.report is not None
     advice = what_would_decide(out.report, out.run[1], duet_fits=False)
     assert advice is not None
-    assert "2 round(s) ran, and a paired verdict needs at least 8: give them more with --max-time" in advice
+    assert (
+        "2 round(s) ran, and a paired verdict needs at least 8: give them more with --max-time"
+        in advice
+    )
     assert "--duet" not in advice
     same = _pair(root, tmp_path, "advice-none")
     out = run_rounds(same[0], against=same[1], stopping=Stopping(max_rounds=8), seed=3)

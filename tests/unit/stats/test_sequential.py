@@ -98,11 +98,15 @@ def test_the_looks_start_at_the_minimum_and_double_to_the_cap() -> None:
 
 
 def test_the_block_bootstrap_keeps_whole_pairs_and_every_metric_of_a_round() -> None:
-    trial = Trial({"a": list(range(10)), "b": [10 * x for x in range(10)]}, {"a": 1, "b": 1})
-    drawn = block_bootstrap(trial, 12, np.random.Generator(np.random.PCG64(0)))
+    trial = Trial({"a": list(range(1, 11)), "b": [10 * x for x in range(1, 11)]},
+                  {"a": 1, "b": 1})  # fmt: skip
+    drawn = block_bootstrap(trial, 40, np.random.Generator(np.random.PCG64(0)))
     assert list(drawn["b"]) == [10 * x for x in drawn["a"]]
-    starts = drawn["a"][::4]
-    assert all(int(s) % 2 == 0 for s in starts)
+    for block in np.abs(drawn["a"]).reshape(10, 4):  # blocks start at a pair's first round
+        assert int(block[0]) % 2 == 1
+    signs = np.sign(drawn["a"]).reshape(10, 4)
+    assert all(len(set(row)) == 1 for row in signs)  # a block's sides swap together
+    assert {-1.0, 1.0} <= set(signs[:, 0])  # and some blocks are swapped
 
 
 def test_judging_stops_a_metric_once_decided_and_any_not_reproduced_is_the_comparisons() -> None:
@@ -121,8 +125,18 @@ def _recorded() -> list[Trial]:
 def test_the_recorded_material_is_there_and_covers_loads() -> None:
     material = _recorded()
     assert len(material) >= 20
-    loads = {t.load.split("@")[-1] for t in material}
-    assert {"0", "2"} <= loads
+    loads = {t.load.split("@")[-1].split("/")[0] for t in material}
+    assert {"0", "2", "4"} <= loads
+
+
+def test_no_recorded_a_a_trial_is_not_reproduced_as_it_ran() -> None:
+    """Each recorded A/A judged as it is, one look at its own length: the rule's real record
+    on this machine, no bootstrap."""
+    for trial in _recorded():
+        n = trial.rounds
+        logs = {k: np.asarray(v[:n]) for k, v in trial.logs.items()}
+        found = judge(logs, trial.tolerances, Stopping(max_rounds=n, fixed=True))
+        assert not found.not_reproduced, (trial.load, found.verdicts)
 
 
 @pytest.mark.parametrize(
