@@ -248,7 +248,12 @@ class _ClaimRounds:
             if self.plan.mode == "accuracy":
                 stopped = "an accuracy test of each variant (a model scores the same every time)"
                 break
-            why = plan.stopping.reason(k, judged.verdict != "inconclusive", ends[-1])
+            # a look is the claim's paired rounds reaching one of the rule's (a round left out
+            # delays it); the caps count every round
+            decided = judged.verdict != "inconclusive" and len(values[0]) in plan.stopping.looks
+            why = plan.stopping.reason(k, False, ends[-1])
+            if decided and k < plan.max_rounds:
+                why = f"decided after round {k}"
             if why is not None:
                 stopped = f"{why}; {plan.stopping.describe(self.overall)}"
                 break

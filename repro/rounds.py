@@ -105,23 +105,22 @@ def run_rounds(
                 elapsed = time.monotonic() - t0
                 if stopping.fixed:
                     continue
-                # a look: a planned one, or the time cap after a whole pair of rounds (a side
-                # runs first in one round of each pair: a pair cancels the position)
-                look = stopping.may_decide(k, elapsed) and (against is None or k % 2 == 0)
+                # after a whole pair of rounds (a side runs first in one round of each pair: a
+                # pair cancels the position) each scenario is looked at when its paired rounds
+                # reach one of the rule's looks (a round left out, its two tests run with
+                # different settings, delays the look), or the rounds reach a cap
+                look = against is None or k % 2 == 0
                 first = k == (1 if against is None else 2)
                 if look or first:
                     last = _judge(replay, against, original, orders, seed, stopping)
-                if look and last is not None:
-                    running = _still_open(last, running, k, decided_after)
-                    if decided(last) and k < stopping.max_rounds:
-                        stopped = f"every headline metric was decided after round {k}"
-                        break
-                elif first and last is not None:
-                    # a scenario not compared after the first pair (the other side lacks it,
-                    # or its tests fail) cannot be decided by more rounds
-                    running &= {s.scenario for s in last.scenarios}
+                if last is not None and (look or first):
+                    running = _still_open(last, running, k, decided_after, stopping, first=first)
                 if not running and k < stopping.max_rounds:
-                    stopped = f"no scenario left that more rounds could decide after round {k}"
+                    stopped = (
+                        f"every headline metric was decided after round {k}"
+                        if last is not None and decided(last)
+                        else f"no scenario left that more rounds could decide after round {k}"
+                    )
                     break
                 why = stopping.reason(k, False, elapsed)
                 if why is not None and k < stopping.max_rounds:
@@ -130,7 +129,8 @@ def run_rounds(
                 report(
                     f"round {k}: "
                     + (f"not decided yet ({last.summary if last else 'no report'}); "
-                       if look else f"next look after round {_next_look(stopping, k)}; ")
+                       if k in stopping.looks
+                       else f"next look after round {_next_look(stopping, k)}; ")
                     + f"next: {', '.join(sorted(running))}; "
                     + rounds_left(rounds_s, stopping.max_rounds - k, stopping.max_time_s - elapsed)
                 )  # fmt: skip
@@ -199,21 +199,41 @@ def rounds_left(rounds_s: list[float], rounds: int, time_left_s: float) -> str:
 
 
 def _still_open(
-    report: Report, running: set[str], k: int, decided_after: dict[str, int]
+    report: Report,
+    running: set[str],
+    k: int,
+    decided_after: dict[str, int],
+    stopping: Stopping,
+    *,
+    first: bool,
 ) -> set[str]:
-    """The scenarios the next round runs: those whose headline metric is still undecided.
+    """The scenarios the next round runs: those whose headline metric is still undecided, or
+    decided between two of the rule's looks.
 
-    Each scenario stops when its own metrics are decided (a sequential design per scenario):
-    the undecided ones then get the rounds, so a noisy scenario is not starved by the time a
-    decided one would take. A stopped scenario never comes back; one that is not compared
-    after the first rounds (the other side lacks it, or its tests fail) cannot be decided by
-    more rounds and stops too.
+    Each scenario stops when its own metrics are decided at a look (a sequential design per
+    scenario): the undecided ones then get the rounds, so a noisy scenario is not starved by
+    the time a decided one would take. A look is the scenario's own number of paired rounds
+    reaching one of the rule's (8, 16, ...), or the round cap. A stopped scenario never comes
+    back; one that is not compared after the first pair of rounds (the other side lacks it, or
+    its tests fail) cannot be decided by more rounds and stops too.
     """
-    judged = {s.scenario for s in report.scenarios}
+    judged = {s.scenario: s for s in report.scenarios}
     open_now = undecided_scenarios(report)
-    for scenario in sorted(running & judged - open_now):
-        decided_after.setdefault(scenario, k)
-    return {s for s in running if s in open_now}
+    keep = set()
+    for scenario in sorted(running):
+        result = judged.get(scenario)
+        if result is None:
+            if not first:
+                keep.add(scenario)  # judged at a later look (its tests may yet finish)
+            continue
+        n = max((len(m.replay) for m in result.metrics if m.judged and m.metric != "validity"),
+                default=0)  # fmt: skip
+        at_look = n in stopping.looks or k >= stopping.max_rounds
+        if scenario in open_now or not at_look:
+            keep.add(scenario)
+        else:
+            decided_after.setdefault(scenario, k)
+    return keep
 
 
 def balanced_order(
@@ -236,7 +256,7 @@ def _next_look(stopping: Stopping, k: int) -> int:
 
 def stopping_record(stopping: Stopping, overall: float) -> dict[str, object]:
     """The rule the rounds ran under, as the run records it: a report read later judges the
-    rounds at the confidence each look took (`repro.compare.pairing.look_confidence`)."""
+    rounds at the confidence each look took (`repro.compare.pairing.paired_rule`)."""
     return {
         "rule": RULE,
         "fixed": stopping.fixed,

@@ -282,9 +282,31 @@ def plan_rounds(state: ReplayState) -> ReplayState:
         note(f"{too_few}: the report will show the figures, undecided")
     placed = _placement(args, spec)
     note(f"rounds: {placed.describe()}")
+    opts = replace(opts, env_options=_container_cpus(args, opts.env_options, placed))
     base_id = opts.run_id or new_run_id()
     opts = replace(opts, run_id=f"{base_id}-replay" if args.against else base_id)
     return replace(state, stopping=stopping, base_id=base_id, opts=opts, placement=placed)
+
+
+def _container_cpus(args: ReplayArgs, options: dict[str, Any], placed: Placement) -> dict[str, Any]:
+    """--env docker: the container's CPU set (`docker run --cpuset-cpus`) holds the CPUs the
+    rounds pin their tests to; one given (--container-cpuset) must hold them."""
+    cpus = sorted({c for s in placed.cpus for c in s})
+    if not cpus or "docker" not in (args.env_name, args.baseline_env):
+        return options
+    given = options.get("cpuset")
+    if given is not None:
+        from repro.duet import parse_cpus
+
+        outside = sorted(set(cpus) - set(parse_cpus(given, option="--container-cpuset")))
+        if outside:
+            raise UsageError(
+                f"--container-cpuset {given}: the rounds pin tests to CPUs {cpus}, and "
+                f"{outside} are outside it",
+                hint="give --cpus within the container's CPU set, or widen --container-cpuset",
+            )
+        return options
+    return options | {"cpuset": ",".join(map(str, cpus))}
 
 
 def _placement(args: ReplayArgs, spec: ExperimentSpec) -> Placement:

@@ -293,11 +293,17 @@ def main(argv: list[str]) -> int:
         print("usage: python -m repro.harness REQUEST.json", file=sys.stderr)
         return 2
     req = WorkerRequest.model_validate(json.loads(Path(argv[0]).read_text()))
-    if req.cpus:
-        pin(req.cpus)  # before anything starts a thread: they inherit it
     out_dir = Path(req.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
+        if req.cpus:
+            try:
+                pin(req.cpus)  # before anything starts a thread: they inherit it
+            except OSError as exc:
+                allowed = sorted(os.sched_getaffinity(0))
+                raise RuntimeError(
+                    f"the worker cannot run on CPUs {req.cpus} (it may use {allowed}): {exc}"
+                ) from None
         result = execute(req)
     except Exception as exc:
         traceback.print_exc()

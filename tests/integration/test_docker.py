@@ -107,7 +107,7 @@ def test_the_container_and_a_native_replay_agree(pinned: Path) -> None:
         "native", "--until-decided", "--max-rounds", "3", "--scenario", "SingleStream",
         "--scenario", "Offline", "--min-duration-ms", "300", "--results-dir",
         str(out / "results"), "--cache-dir", str(out / "cache"), "--report-dir",
-        str(out / "report"), "--run-id", "vs-native",
+        str(out / "report"), "--run-id", "vs-native", "--cpus", "0",
     )  # fmt: skip
     report = json.loads((out / "report" / "report.json").read_text())
     assert result.exit_code in (0, 1), result.output
@@ -130,6 +130,9 @@ def test_the_container_and_a_native_replay_agree(pinned: Path) -> None:
     runs = out / "results" / "ort-digits"
     replay, baseline = load_run(runs / "vs-native-replay"), load_run(runs / "vs-native-baseline")
     assert (replay.environment["manager"], baseline.environment["manager"]) == ("docker", "native")
+    # --cpus 0: the container's CPU set holds it, and every test of both sides ran there
+    assert replay.environment["cpuset"] == "0"
+    assert {tuple(t.cpus or ()) for t in [*replay.tests, *baseline.tests]} == {(0,)}
     diff = _invoke(
         "env", "diff", str(runs / "vs-native-baseline"), str(runs / "vs-native-replay"), "--json"
     )
