@@ -101,7 +101,8 @@ def paired_rounds(results: Path) -> dict[str, Any]:
     from repro.runs.store import open_run
 
     [rep] = sorted(results.glob("*/*-replay"))
-    base = rep.with_name(rep.name.removesuffix("-replay") + "-baseline")
+    # the baseline's runs are under its own spec's name (another spec: `--against B.json`)
+    [base] = sorted(results.glob(f"*/{rep.name.removesuffix('-replay')}-baseline"))
     a, b = open_run(rep).record, open_run(base).record
     logs: dict[str, list[float]] = {}
     tolerances: dict[str, float] = {}
