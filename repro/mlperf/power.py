@@ -25,8 +25,10 @@ whose power is more than 5 % below the ranging run's.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,7 +126,7 @@ def window(detail: Path) -> tuple[dt.datetime, dt.datetime]:
     return begin, end
 
 
-def _time(text: str, where: Path, field: str) -> dt.datetime:
+def _time(text: str, where: Path | str, field: str) -> dt.datetime:
     try:
         return dt.datetime.strptime(text.strip(), _TIME).replace(tzinfo=dt.timezone.utc)
     except ValueError:
@@ -134,32 +136,90 @@ def _time(text: str, where: Path, field: str) -> dt.datetime:
         ) from None
 
 
+#: a sample line as analyzers write it: the time in its fixed-width form (hours, minutes and
+#: seconds in range; the date is checked once a chunk) and Watts a plain number
+_SAMPLE = re.compile(
+    r"^Time,(\d\d-\d\d-\d{4} (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}),Watts,"
+    r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?=,|$)",
+    re.MULTILINE,
+)
+#: lines read at once: bounds the memory a long (or hostile) log takes
+_CHUNK_BYTES = 1 << 23
+
+
 def average_power(spl: Path, begin: dt.datetime, end: dt.datetime) -> tuple[float, int]:
     """(mean Watts, samples) of the positive samples of `spl.txt` strictly inside the window;
-    lines that are not samples (`Time,...`) are skipped, as the checker skips them."""
+    lines that are not samples (`Time,...`) are skipped, as the checker skips them.
+
+    A testing run's log holds from thousands to hundreds of thousands of samples, read in
+    chunks of lines: where every sample line of a chunk has the analyzer's shape and its days
+    are of the window's year (`_chunk`), the times are compared as text (within one year
+    `MM-DD-YYYY HH:MM:SS.fff` sorts as the time does) and a chunk in time order is cut by
+    bisection; any other chunk is read line by line (`_lines`), which names a damaged line."""
     if not spl.is_file():
         raise PowerLogError(f"{spl}: missing: a power run's samples are in it")
-    values: list[float] = []
-    for number, line in enumerate(spl.read_text(errors="replace").splitlines(), start=1):
-        if not line.startswith("Time"):
-            continue
-        fields = line.split(",")
-        if len(fields) < 4:
-            raise PowerLogError(f"{spl}:{number}: {line!r} is not a Time,<time>,Watts,<W> sample")
-        stamp = _time(fields[1], Path(f"{spl}:{number}"), "the time")
-        try:
-            watts = float(fields[3])
-        except ValueError:
-            raise PowerLogError(f"{spl}:{number}: Watts is {fields[3]!r}, not a number") from None
-        if begin < stamp < end and watts > 0:
-            values.append(watts)
-    if not values:
+    total, count, first = 0.0, 0, 1
+    with spl.open(errors="replace") as lines:
+        while chunk := lines.readlines(_CHUNK_BYTES):
+            part = _chunk("".join(chunk), begin, end)
+            if part is None:
+                part = _lines(chunk, first, spl, begin, end)
+            total, count, first = total + part[0], count + part[1], first + len(chunk)
+    if not count:
         raise PowerLogError(
             f"{spl}: no power sample between power_begin {begin:%m-%d-%Y %H:%M:%S.%f} and "
             f"power_end {end:%m-%d-%Y %H:%M:%S.%f} of {DETAIL}",
             hint="the samples and the run's log come from different runs or clocks",
         )
-    return sum(values) / len(values), len(values)
+    return total / count, count
+
+
+def _chunk(text: str, begin: dt.datetime, end: dt.datetime) -> tuple[float, int] | None:
+    """(sum of Watts, samples) inside the window of a chunk whose every sample line has the
+    analyzer's shape, its days real days of the window's year; None for any other chunk."""
+    if begin.microsecond % 1000 or end.microsecond % 1000 or begin.year != end.year:
+        return None
+    found = _SAMPLE.findall(text)
+    if len(found) != text.count("\nTime") + text.startswith("Time"):
+        return None  # a line the pattern does not take: read line by line
+    try:
+        years = {dt.datetime.strptime(day, "%m-%d-%Y").year for day in {s[:10] for s, _ in found}}
+    except ValueError:
+        return None
+    if found and years != {begin.year}:
+        return None
+    lo, hi = (f"{t:%m-%d-%Y %H:%M:%S}.{t.microsecond // 1000:03d}" for t in (begin, end))
+    stamps = [stamp for stamp, _ in found]
+    if stamps == sorted(stamps):
+        inside = found[bisect.bisect_right(stamps, lo) : bisect.bisect_left(stamps, hi)]
+    else:
+        inside = [sample for sample in found if lo < sample[0] < hi]
+    watts = [w for w in map(float, (w for _, w in inside)) if w > 0]
+    return sum(watts), len(watts)
+
+
+def _lines(
+    lines: list[str], first: int, spl: Path, begin: dt.datetime, end: dt.datetime
+) -> tuple[float, int]:
+    """(sum of Watts, samples) inside the window, each sample line parsed in full; `first` is
+    the number of the chunk's first line, for the error that names a damaged one."""
+    total, count = 0.0, 0
+    for number, line in enumerate(lines, start=first):
+        if not line.startswith("Time"):
+            continue
+        fields = line.split(",", 5)
+        if len(fields) < 4:
+            raise PowerLogError(
+                f"{spl}:{number}: {line.rstrip()!r} is not a Time,<time>,Watts,<W> sample"
+            )
+        stamp = _time(fields[1], f"{spl}:{number}", "the time")
+        try:
+            watts = float(fields[3])
+        except ValueError:
+            raise PowerLogError(f"{spl}:{number}: Watts is {fields[3]!r}, not a number") from None
+        if begin < stamp < end and watts > 0:
+            total, count = total + watts, count + 1
+    return total, count
 
 
 def read_power(

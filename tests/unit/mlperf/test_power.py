@@ -216,3 +216,38 @@ def test_power_folders_the_checker_does_not_read_are_named(tmp_path: Path) -> No
     record = read_mlperf_result(sdir)
     assert "power_w" not in record.performance("Offline")[0].metrics
     assert any("power, performance/ranging not read (the checker reads" in n for n in record.notes)
+
+
+@pytest.mark.parametrize(
+    ("stamps", "inside"),
+    [
+        # the fixed-width form, compared as text
+        (["07-25-2024 10:00:00.500", "07-25-2024 10:00:01.000"], 2),
+        # the window's own ends are left out, as the checker leaves them
+        (["07-25-2024 09:59:59.999", "07-25-2024 10:00:00.000", "07-25-2024 10:10:00.000"], 0),
+        # a day past the 28th, a short fraction, a padded field: parsed in full
+        (["02-29-2024 10:00:00.000"], 0),
+        (["07-25-2024 10:00:00.5", " 07-25-2024 10:05:00.250 "], 2),
+        # another year sorts by its year first, not its month
+        (["01-25-2025 10:00:00.000", "12-25-2023 10:00:00.000"], 0),
+    ],
+)
+def test_samples_compared_as_text_are_the_samples_a_parse_keeps(
+    tmp_path: Path, stamps: list[str], inside: int
+) -> None:
+    import datetime as dt
+
+    from repro.mlperf.power import PowerLogError, average_power
+
+    spl = tmp_path / "spl.txt"
+    lines = [f"Time,{s},Watts,100.0,Volts,230.0,Amps,0.4,PF,0.98,Mark,m" for s in stamps]
+    spl.write_text("\n".join(["Time,07-25-2024 10:00:00.100,Watts,10.0", *lines]) + "\n")
+    utc = dt.timezone.utc
+    begin = dt.datetime(2024, 7, 25, 10, 0, 0, tzinfo=utc)
+    end = dt.datetime(2024, 7, 25, 10, 10, 0, tzinfo=utc)
+    watts, count = average_power(spl, begin, end)
+    assert count == inside + 1
+    assert watts == pytest.approx((10.0 + 100.0 * inside) / (inside + 1))
+    spl.write_text(spl.read_text() + "Time,07-32-2024 10:00:00.000,Watts,1.0\n")
+    with pytest.raises(PowerLogError, match=r"spl.txt:\d+: the time is '07-32-2024"):
+        average_power(spl, begin, end)
