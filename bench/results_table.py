@@ -68,8 +68,11 @@ def generate(root: Path, results: int, big: int, power: int = 0, window_s: int =
                     accuracy_padding_bytes=1_500_000 if r < big else 0,
                     compliance={"TEST01": PASS, "TEST04": PASS} if r % 2 else {},
                     detail_padding_bytes=40_000,
-                    power=Power(watts=(300.0, 310.0), window_s=window_s,
-                                query_count=600 if scenario == "SingleStream" else None)
+                    power=Power(
+                        watts=(300.0, 310.0),
+                        window_s=window_s,
+                        query_count=600 if scenario == "SingleStream" else None,
+                    )
                     if powered
                     else None,
                 ),

@@ -174,6 +174,12 @@ def average_power(spl: Path, begin: dt.datetime, end: dt.datetime) -> tuple[floa
     return total / count, count
 
 
+def _day(text: str) -> dt.date:
+    """The date of an analyzer's MM-DD-YYYY day (ValueError for one that is not a real day)."""
+    month, day, year = text.split("-")
+    return dt.date(int(year), int(month), int(day))
+
+
 def _chunk(text: str, begin: dt.datetime, end: dt.datetime) -> tuple[float, int] | None:
     """(sum of Watts, samples) inside the window of a chunk whose every sample line has the
     analyzer's shape, its days real days of the window's year; None for any other chunk."""
@@ -183,7 +189,7 @@ def _chunk(text: str, begin: dt.datetime, end: dt.datetime) -> tuple[float, int]
     if len(found) != text.count("\nTime") + text.startswith("Time"):
         return None  # a line the pattern does not take: read line by line
     try:
-        years = {dt.datetime.strptime(day, "%m-%d-%Y").year for day in {s[:10] for s, _ in found}}
+        years = {_day(day).year for day in {s[:10] for s, _ in found}}
     except ValueError:
         return None
     if found and years != {begin.year}:
