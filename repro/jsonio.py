@@ -50,22 +50,33 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def read_json(path: Path, *, deep_hint: str = DEEP_HINT, constants: bool = True) -> Any:
-    """Parse a JSON file; a syntax error names the file, line and column. Only a regular file
-    is read (not a FIFO or a device). NaN and Infinity (not JSON, but Python writes them) are
-    read when `constants` is set, for the schema to refuse them at their field; else here."""
+def regular_file(path: Path, what: str, *, max_bytes: int) -> int:
+    """The size of `path`, a regular file of at most `max_bytes` (not a folder, a device such
+    as /dev/zero that never ends, a pipe or a socket): else a SpecError naming it."""
     import stat
 
     try:
         st = path.stat()
     except FileNotFoundError:
         raise SpecError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read it: {exc.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise SpecError(f"{path}: is a directory, expected a JSON file")
+        raise SpecError(f"{path}: is a directory, expected {what}")
     if not stat.S_ISREG(st.st_mode):
-        raise SpecError(f"{path}: not a regular file (a device, a pipe or a socket)")
-    if st.st_size > MAX_JSON_BYTES:
-        raise SpecError(f"{path}: {st.st_size} bytes, more than the {MAX_JSON_BYTES} read")
+        raise SpecError(
+            f"{path}: not a regular file (a device, a pipe or a socket), expected {what}"
+        )
+    if st.st_size > max_bytes:
+        raise SpecError(f"{path}: {st.st_size} bytes, more than the {max_bytes} read of {what}")
+    return st.st_size
+
+
+def read_json(path: Path, *, deep_hint: str = DEEP_HINT, constants: bool = True) -> Any:
+    """Parse a JSON file; a syntax error names the file, line and column. Only a regular file
+    is read (not a FIFO or a device). NaN and Infinity (not JSON, but Python writes them) are
+    read when `constants` is set, for the schema to refuse them at their field; else here."""
+    regular_file(path, "a JSON file", max_bytes=MAX_JSON_BYTES)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -76,18 +76,31 @@ def fit(
       repro model fit v5.csv --target throughput --by system -o reports/model/tp.pkl
     """
     from repro.atomic import atomic_write_text
-    from repro.stats.hwfront import SECOND, front_members, recovery
-    from repro.stats.hwmodel import cross_validate, fronts_page_of, save_model, target_frame
+    from repro.stats.hwfront import SECOND, front_members, parse_second, recovery
+    from repro.stats.hwmodel import (
+        MIN_LEAF,
+        cross_validate,
+        fronts_page_of,
+        save_model,
+        target_frame,
+    )
     from repro.stats.hwmodel import fit as fit_model
     from repro.stats.pareto import load_table
 
     frame = target_frame(load_table(table), target)
+    second = front_with or SECOND[target]
+    parse_second(second, frame)  # a wrong --front-with fails before the fitting, not after
     note(f"{table}: {len(frame)} row(s) of {frame['system'].nunique()} system(s) have {target}")
     validation = cross_validate(
         frame, target=target, kind=kind, folds=folds, seed=seed,
         importance_repeats=importance_repeats,
     )  # fmt: skip
-    second = front_with or SECOND[target]
+    fewest = min(f.train_rows for f in validation.folds)
+    if kind == "boosting" and fewest < 2 * MIN_LEAF:
+        note(
+            f"a fold trained on {fewest} row(s), fewer than {2 * MIN_LEAF}: gradient boosting "
+            "cannot split them and predicts one value (add results, or --model forest)"
+        )
     members = front_members(
         frame, validation.predicted, validation.fold_of, target=target, second=second
     )

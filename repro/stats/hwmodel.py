@@ -49,6 +49,9 @@ FEATURES = (*CATEGORICAL, *NUMERIC)
 #: the columns a table needs before enrichment can give the rest
 NEEDED = ("system", "processor", "accelerator", "accelerator_count", "benchmark", "scenario",
           "value", "unit")  # fmt: skip
+#: the fewest rows a leaf of gradient boosting holds: a fold trained on fewer than twice this
+#: cannot split, and predicts one value for every row (`repro model fit` says so)
+MIN_LEAF = 3
 #: the coverage of the prediction intervals
 COVERAGE = 0.9
 KEY_FILE = "model-hmac.key"
@@ -146,17 +149,45 @@ def pipeline(kind: str, seed: int) -> Any:
                 OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1),
                 list(CATEGORICAL),
             ),
-            ("numbers", "passthrough", list(NUMERIC)),
+            ("numbers", KnownColumns(), list(NUMERIC)),
         ]
     )
     regressor = (
-        HistGradientBoostingRegressor(max_iter=100, learning_rate=0.1, min_samples_leaf=3,
-                                      random_state=seed)
+        HistGradientBoostingRegressor(max_iter=100, learning_rate=0.1,
+                                      min_samples_leaf=MIN_LEAF, random_state=seed)
         if kind == "boosting"
         else RandomForestRegressor(n_estimators=100, min_samples_leaf=1, random_state=seed,
                                    n_jobs=1)
     )  # fmt: skip
     return Pipeline([("encode", encode), ("model", regressor)])
+
+
+class KnownColumns:
+    """The numeric features with at least one value in the rows fitted on, as they are (NaN
+    stays NaN: the trees take it as a value). A feature no training row has says nothing, and
+    gradient boosting's binning fails on a column without one value (a small table: the
+    processor's TDP known for no system of a fold's training rows)."""
+
+    def fit(self, x: Any, y: Any = None) -> KnownColumns:
+        import numpy as np
+
+        values = np.asarray(x, dtype=float)
+        self.keep_ = ~np.isnan(values).all(axis=0) if values.size else np.zeros(0, dtype=bool)
+        return self
+
+    def transform(self, x: Any) -> Any:
+        import numpy as np
+
+        return np.asarray(x, dtype=float)[:, self.keep_]
+
+    def fit_transform(self, x: Any, y: Any = None) -> Any:
+        return self.fit(x, y).transform(x)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {}
+
+    def set_params(self, **params: Any) -> KnownColumns:
+        return self
 
 
 def check_groups(t: pd.DataFrame, target: str, folds: int) -> None:

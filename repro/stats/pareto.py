@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repro.errors import SpecError, UsageError
+from repro.jsonio import MAX_JSON_BYTES, regular_file
 from repro.reports.table import spreadsheet_text
 from repro.stats.selection import (
     ALIASES,
@@ -81,8 +82,7 @@ def load_table(path: Path) -> pd.DataFrame:
     """A table written by `repro results --csv`."""
     import pandas as pd
 
-    if not path.is_file():
-        raise SpecError(f"{path}: no such file or directory")
+    regular_file(path, "a results table (`repro results --csv`)", max_bytes=MAX_JSON_BYTES)
     try:
         frame = spreadsheet_text(pd.read_csv(path, encoding="utf-8-sig"))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -160,11 +160,16 @@ TABLE_COLUMNS = (
 )  # fmt: skip
 
 
+#: the largest price list read (a name and a price a line: a few hundred kB at most)
+MAX_PRICES_BYTES = 16 << 20
+
+
 def load_prices(path: Path) -> dict[str, float]:
     """`name,price` rows: a processor or accelerator name as the table spells it."""
     import csv
 
     prices: dict[str, float] = {}
+    regular_file(path, "a price list (name,price rows)", max_bytes=MAX_PRICES_BYTES)
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)

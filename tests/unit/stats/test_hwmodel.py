@@ -121,6 +121,40 @@ def test_fewer_systems_than_folds_exit_2(tmp_path: Path, rows: pd.DataFrame) -> 
     assert "Traceback" not in out
 
 
+def test_a_small_table_with_an_empty_feature_fits(tmp_path: Path, rows: pd.DataFrame) -> None:
+    """8 rows of 6 systems whose processor the hardware table does not know (every TDP and
+    launch year empty): gradient boosting's binning failed on such a column (exit 4)."""
+    small = pd.concat([rows.groupby("system").head(2).head(4), rows.groupby("system").head(1)])
+    small = small.drop_duplicates()
+    small = small[small["system"].isin(small["system"].unique()[:6])].head(8).copy()
+    small["processor"] = "a processor no table knows"
+    assert small["system"].nunique() == 6
+    model = tmp_path / "tp.pkl"
+    outputs = []
+    for folds in ("2", "3", "4"):
+        code, out = _run("model", "fit", str(_csv(tmp_path, small)), "--target", "throughput",
+                         "-k", folds, "--importance-repeats", "0", "-o", str(model))  # fmt: skip
+        assert code == 0, out
+        assert "mean MAPE" in out
+        outputs.append(out)
+    assert "a fold trained on 4 row(s), fewer than 6: gradient boosting cannot split" in outputs[0]
+    assert load_model(model).predict(target_frame(small, "throughput")).shape == (8,)
+
+
+def test_a_wrong_front_objective_fails_before_fitting(
+    tmp_path: Path, rows: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("fitted before --front-with was checked")
+
+    monkeypatch.setattr("repro.stats.hwmodel.cross_validate", never)
+    code, out = _run("model", "fit", str(_csv(tmp_path, rows)), "--target", "throughput",
+                     "--front-with", "max:nope", "-o", str(tmp_path / "m.pkl"))  # fmt: skip
+    assert code == 2
+    assert "--front-with max:nope: the table has no column 'nope'" in out
+    assert not (tmp_path / "m.pkl").exists()
+
+
 def test_energy_without_measurements_exit_2(tmp_path: Path, rows: pd.DataFrame) -> None:
     table = _csv(tmp_path, rows.drop(columns=["energy_j"]))
     code, out = _run("model", "fit", str(table), "--target", "energy")

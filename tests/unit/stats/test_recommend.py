@@ -162,6 +162,27 @@ def test_a_bad_price_table_is_refused(tmp_path: Path, prices: str, message: str)
     assert message in out
 
 
+@pytest.mark.parametrize("what", ["prices", "table"])
+def test_a_device_or_pipe_is_refused_not_read_forever(tmp_path: Path, what: str) -> None:
+    """/dev/zero as --prices hung (read line by line, without end); a pipe waits for a writer
+    that never comes. Run as a process with a timeout, so a hang fails the test."""
+    import os
+    import subprocess
+    import sys
+
+    table = _table(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for special in ("/dev/zero", str(fifo)):
+        args = [str(table), "--prices", special] if what == "prices" else [special]
+        done = subprocess.run(
+            [sys.executable, "-m", "repro", "recommend", *args, "--objective", "max:throughput"],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert f"{special}: not a regular file (a device, a pipe or a socket)" in done.stderr
+
+
 def test_json_names_front_dominated_and_missing(tmp_path: Path) -> None:
     import json
 
