@@ -101,6 +101,33 @@ def verify_package(root: Path, manifest: Any, key: Any | None) -> list[Link]:
     return [link, *_chain_links(root, spec_path, spec, key, package_signed=signed is not None)]
 
 
+def signer_keyids(root: Path) -> list[str]:
+    """The key ids a package's signature names (as it claims them: not verified here)."""
+    try:
+        doc = json.loads((root / SIGNATURE).read_text())
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return []
+    signatures = doc.get("signatures") if isinstance(doc, dict) else None
+    return [
+        s["keyid"]
+        for s in signatures or []
+        if isinstance(s, dict) and isinstance(s.get("keyid"), str)
+    ]
+
+
+def package_signature(root: Path, manifest: Any, key: Any | None) -> tuple[str, list[str]]:
+    """Who signed an unpacked package and what a replay can say of it: ("unsigned", []),
+    ("unchecked", []) when signed and no key is given, ("verified", []) or ("refused",
+    problems) when the signature, with `key`, covers every member at its sha256."""
+    if not manifest.of_role("signature"):
+        return "unsigned", []
+    if key is None:
+        return "unchecked", []
+    link = verify_package(root, manifest, key)[0]
+    problems = [p for p in link.problems if "resolves outside the package" not in p]
+    return ("refused", problems) if problems else ("verified", [])
+
+
 def _signed_subjects(
     root: Path, manifest: Any, key: Any | None, spec: ExperimentSpec, link: Link
 ) -> dict[str, str] | None:

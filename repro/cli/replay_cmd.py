@@ -223,6 +223,15 @@ STEPS: Final[Mapping[Mode, Steps]] = {
     default=None,
     help="Run again the parts of a dispatched run (RUN) that did not finish, and gather it.",
 )
+@click.option(
+    "--key",
+    "key_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="SPEC a signed package: the signer's public key (repro-signing.pub); the replay runs "
+    "only if the signature verifies and covers every file. Without it, this user's own key "
+    "when it is the signer's; else the signature is not checked, and the replay says so.",
+)
 @cache_dir_option
 @json_option
 @click.pass_context

@@ -58,6 +58,7 @@ class ReplayArgs:
     on: str | None
     resume_run: Path | None
     cache_dir: Path | None
+    key_path: Path | None
     as_json: bool
     #: each executor's own flags (`repro.dispatch.executors.registry`), by parameter name
     executor_flags: dict[str, Any] = field(default_factory=dict)

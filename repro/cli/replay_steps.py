@@ -18,7 +18,7 @@ from repro.cli.progress import note
 from repro.cli.realize import realized_replayer
 from repro.cli.replay_options import ReplayArgs
 from repro.cli.run_output import print_run, print_run_summary, raise_unless_complete
-from repro.errors import RunError, UsageError
+from repro.errors import ArtifactError, RunError, UsageError
 
 if TYPE_CHECKING:
     from repro.claims import Outcome as ClaimOutcome
@@ -101,8 +101,15 @@ def open_package(state: ReplayState) -> ReplayState:
 
     package = need(state.spec_path, "SPEC")
     if not is_package(package):
+        if state.args.key_path is not None:
+            raise UsageError(
+                f"--key checks a package's signature; {package} is not a package",
+                hint="verify a spec's attestation with `repro verify SPEC --key PUB`",
+            )
         return state
-    spec_path, options, packed = _from_package(package, state.args.env_name, state.cache)
+    spec_path, options, packed = _from_package(
+        package, state.args.env_name, state.cache, state.args.key_path
+    )
     return replace(state, spec_path=spec_path, package_options=options, original_packed=packed)
 
 
@@ -519,7 +526,7 @@ def with_backend_options(
 
 
 def _from_package(
-    package: Path, env_name: str, cache: ArtifactCache
+    package: Path, env_name: str, cache: ArtifactCache, key_path: Path | None
 ) -> tuple[Path, dict[str, Any], bool]:
     """A package unpacked (checked) under the cache: its spec, the environment options its
     contents give (wheels to build the venv from, an image to load), and whether its original
@@ -531,6 +538,7 @@ def _from_package(
     spec_path = root / manifest.spec
     packed = check_inside(load_spec(spec_path), spec_path, root, package)
     note(f"package {package}: {len(manifest.members)} files checked, unpacked in {root}")
+    _check_signature(package, root, manifest, key_path)
     certain, maybe = offline_gaps(load_spec(spec_path), root, manifest, env_name, cache)
     if certain:
         raise RunError(
@@ -553,6 +561,44 @@ def _from_package(
     if manifest.of_role("spack-source"):
         options["spack_mirror"] = str(root / "spack-mirror")
     return spec_path, options, packed
+
+
+def _check_signature(package: Path, root: Path, manifest: Any, key_path: Path | None) -> None:
+    """A signed package's signature, checked with --key (or this user's own public key when
+    the package names it as its signer): a replay runs only what the signer signed; without a
+    key it says plainly that the signature was not checked."""
+    from repro.attest.keys import PUBLIC, default_key_dir, load_public
+    from repro.attest.package import package_signature, signer_keyids
+
+    signers = signer_keyids(root)
+    own = default_key_dir() / PUBLIC
+    key = None
+    if key_path is not None:
+        key = load_public(key_path)
+    elif signers and own.is_file():
+        mine = load_public(own)
+        key = mine if mine.keyid in signers else None
+    state, problems = package_signature(root, manifest, key)
+    named = ", ".join(k[:16] for k in signers) or "none named"
+    used = key.keyid[:16] if key is not None else ""
+    if state == "unsigned":
+        note(
+            f"package {package}: not signed: its files match its own manifest, and nothing says "
+            "who made it (`repro pack --key` signs one)"
+        )
+    elif state == "unchecked":
+        note(
+            f"package {package}: signed by key {named}, not checked here: give --key PUB "
+            "(the signer's repro-signing.pub), or run `repro verify PACKAGE --key PUB`"
+        )
+    elif state == "verified":
+        note(f"package {package}: signature verified (key {used}), every file covered")
+    else:
+        raise ArtifactError(
+            f"{package}: the signature does not hold with key {used} (signed by "
+            f"{named}): " + "; ".join(problems[:3]),
+            hint="get the package again from its source, or give the signer's key with --key",
+        )
 
 
 def _docker_options(args: ReplayArgs, cache: ArtifactCache) -> dict[str, Any]:

@@ -371,6 +371,33 @@ def _extract_members(path: Path, raw: IO[bytes], work: Path, max_bytes: int) -> 
     return manifest
 
 
+def read_manifest(path: Path) -> bytes:
+    """The manifest's bytes as the package itself holds them (its first member): what a copy
+    unpacked earlier is checked against, never that copy's own manifest."""
+    try:
+        with (
+            _open(path, write=False, mode=_mode(path)) as raw,
+            tarfile.open(fileobj=raw, mode="r|") as tar,
+        ):
+            first = tar.next()
+            if first is None or first.name != MANIFEST or not first.isreg():
+                raise SpecError(
+                    f"{path}: its first member is not {MANIFEST}: not a package repro wrote",
+                    hint="get the package again from its source",
+                )
+            if first.size > MAX_MANIFEST_BYTES:
+                raise _bad(path, MANIFEST, f"{first.size} bytes; a manifest is at most 64 MiB")
+            fh = tar.extractfile(first)
+            assert fh is not None
+            return fh.read()
+    except OSError as exc:
+        if exc.errno is not None:
+            raise
+        raise SpecError(f"{path}: the archive is damaged ({exc})") from None
+    except _DAMAGED as exc:
+        raise SpecError(f"{path}: the archive is damaged ({exc})") from None
+
+
 def _parse_manifest(path: Path, data: bytes) -> PackageManifest:
     try:
         manifest = PackageManifest.model_validate(json.loads(data))

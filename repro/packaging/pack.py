@@ -38,6 +38,7 @@ from repro.packaging.archive import (
     _parse_manifest,
     check_cached_name,
     extract,
+    read_manifest,
     write_package,
 )
 from repro.packaging.paths import paths_outside, references
@@ -411,9 +412,10 @@ def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageMani
     """The package unpacked under the cache, by its sha256: its folder and manifest. A folder
     unpacked before (by this or another process) is used in place once every file is checked
     against the manifest; it is never removed while another replay may be using it, only when
-    its bytes are wrong. Its cached artifacts are put into the artifact cache."""
+    its bytes are wrong. The copy is checked against the package's own manifest, read from
+    the package (an edited copy whose manifest was edited to match is unpacked again). Its
+    cached artifacts are put into the artifact cache."""
     import fcntl
-    import json
 
     if not package.is_file():
         raise SpecError(f"{package}: no such package file")
@@ -423,22 +425,12 @@ def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageMani
     folder = packages / digest
     with (packages / f".{digest}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        manifest = None
-        if (folder / MANIFEST).is_file():
-            try:
-                manifest = _parse_manifest(package, (folder / MANIFEST).read_bytes())
-                if any(
-                    not (folder / m.path).is_file() or sha256_file(folder / m.path) != m.sha256
-                    for m in manifest.members
-                ):
-                    manifest = None
-            except (SpecError, json.JSONDecodeError):
-                manifest = None
-            if manifest is None:
-                shutil.rmtree(folder)  # the bytes are wrong: unpacked again, checked again
+        manifest = _unpacked_copy(package, folder)
         if manifest is None:
-            if folder.exists():
-                shutil.rmtree(folder)
+            if folder.is_symlink():
+                folder.unlink()
+            elif folder.exists():
+                shutil.rmtree(folder)  # the copy differs from the package: unpacked again
             manifest = extract(package, folder)
         for m in manifest.of_role("cached-artifact"):
             check_cached_name(package, m.path, m.sha256)  # its bytes are m.sha256 (checked)
@@ -448,6 +440,28 @@ def open_package(package: Path, cache: ArtifactCache) -> tuple[Path, PackageMani
                     shutil.copyfile(folder / m.path, staged)
                     cache.commit(staged, sha)
     return folder, manifest
+
+
+def _unpacked_copy(package: Path, folder: Path) -> PackageManifest | None:
+    """The manifest of the copy of `package` unpacked in `folder` before, when that copy is
+    the package's: its manifest the bytes the package holds (read from the package, never
+    taken from the copy), every member there with its sha256, and no other file; else None."""
+    if not (folder / MANIFEST).is_file() or folder.is_symlink():
+        return None
+    held = read_manifest(package)
+    if (folder / MANIFEST).read_bytes() != held:
+        return None
+    manifest = _parse_manifest(package, held)
+    listed = {m.path for m in manifest.members} | {MANIFEST}
+    for file in folder.rglob("*"):
+        name = file.relative_to(folder).as_posix()
+        if file.is_symlink() or (file.is_file() and name not in listed):
+            return None
+    for m in manifest.members:
+        file = folder / m.path
+        if file.is_symlink() or not file.is_file() or sha256_file(file) != m.sha256:
+            return None
+    return manifest
 
 
 def check_inside(spec: ExperimentSpec, spec_path: Path, root: Path, package: Path) -> bool:

@@ -349,3 +349,91 @@ def test_validate_of_a_spec_glob_skips_the_attestations_beside_the_specs(
     assert code == 0, out + err
     assert "ort-digits.json.intoto.json: skipped: an attestation" in err
     assert "ort-digits.json: ok" in out
+
+
+# --- a replay runs the package, not an edited copy of it ------------------------------------
+
+
+def _replay_package(package: Path, tmp: Path, *extra: str) -> tuple[int, str, str]:
+    return _cli(
+        "replay", str(package), "--env", "native", "-s", "Offline", "-m", "accuracy",
+        "--results-dir", str(tmp / "results"), "--cache-dir", str(tmp / "cache"), *extra,
+    )  # fmt: skip
+
+
+def _run_spec_ids(results: Path) -> set[str]:
+    return {
+        json.loads(p.read_text())["spec_id"]
+        for p in results.glob("ort-digits/*/run.json")
+        if p.parent.name != "original"
+    }
+
+
+def test_an_edited_copy_of_a_package_in_the_cache_is_not_replayed(
+    packages: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cached copy's spec edited and its manifest made to match: the next replay of the
+    unchanged package ran the edited spec without a word. It must run the package's."""
+    from repro.spec.io import dump_spec, load_spec, spec_id, with_id
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    package = packages["unsigned"]
+    code, out, err = _replay_package(package, tmp_path)
+    assert code == 0, out + err
+    [packed_id] = _run_spec_ids(tmp_path / "results")
+    [copy] = (tmp_path / "cache" / "packages").glob("[0-9a-f]*")
+    manifest = PackageManifest.model_validate_json((copy / "manifest.json").read_text())
+    spec_path = copy / manifest.spec
+    spec = load_spec(spec_path)
+    edited = with_id(spec.model_copy(update={"description": "edited in the cache"}))
+    spec_path.write_text(dump_spec(edited))
+    for m in manifest.members:
+        if m.path == manifest.spec:
+            m.size, m.sha256 = spec_path.stat().st_size, sha256_file(spec_path)
+    (copy / "manifest.json").write_text(manifest.model_dump_json())
+    assert spec_id(edited) != packed_id
+
+    code, out, err = _replay_package(package, tmp_path)
+    assert code == 0, out + err
+    assert _run_spec_ids(tmp_path / "results") == {packed_id}
+    assert load_spec(spec_path).description != "edited in the cache"  # unpacked again
+
+
+def test_an_extra_file_in_the_cached_copy_makes_it_unpacked_again(
+    packages: dict[str, Path], tmp_path: Path
+) -> None:
+    from repro.artifacts.cache import ArtifactCache
+    from repro.packaging.pack import open_package
+
+    cache = ArtifactCache(tmp_path / "cache")
+    root, _ = open_package(packages["unsigned"], cache)
+    (root / "planted.py").write_text("import os\n")
+    again, _ = open_package(packages["unsigned"], cache)
+    assert again == root
+    assert not (root / "planted.py").exists()
+
+
+def test_a_signed_package_replays_only_with_a_key_that_verifies_it(
+    packages: dict[str, Path], keys: tuple[str, str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    code, out, err = _replay_package(packages["signed"], tmp_path)
+    assert code == 0, out + err
+    assert "signed by key" in err and "not checked here: give --key PUB" in err
+
+    code, out, err = _replay_package(packages["signed"], tmp_path, "--key", keys[1])
+    assert code == 0, out + err
+    assert "signature verified" in err
+
+    code, _, err = _cli("keygen", "-o", str(tmp_path / "other"))
+    assert code == 0, err
+    other = str(tmp_path / "other" / "repro-signing.pub")
+    code, out, err = _replay_package(packages["signed"], tmp_path / "b", "--key", other)
+    assert code == 3, out + err
+    assert "the signature does not hold with key" in err
+    assert not (tmp_path / "b" / "results").exists()
+
+    code, out, err = _replay_package(packages["unsigned"], tmp_path)
+    assert code == 0, out + err
+    assert "not signed: its files match its own manifest" in err
