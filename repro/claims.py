@@ -51,7 +51,7 @@ from repro.spec.claims import SIDES, Claim, ClaimEvidence, Side
 from repro.spec.io import parse_spec, spec_id, with_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
 from repro.spec.types import Hardware
-from repro.spec.variants import apply_overrides, variant_specs
+from repro.spec.variants import apply_overrides, claim_where, refuse_inert, variant_specs
 from repro.stats.claims import ClaimEstimate, ClaimJudgement
 from repro.stats.sequential import Stopping
 from repro.stats.verdicts import claims_verdict
@@ -74,6 +74,9 @@ class CheckOptions:
     seed: int | None = None
     #: run every round up to the cap and judge once at the end (a fixed-size test)
     fixed_rounds: bool = False
+    #: the environment each variant realizes (`--env`): under `native` a variant's
+    #: environment fields are not built, and overriding them is refused
+    env_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,12 @@ def check_claims(
     """Run every selected claim's rounds (one claim after another); every variant of every
     claim is derived and validated before the first test."""
     claims = selected(spec, opts.only, source=str(spec_path))
+    for c in claims:
+        for side in SIDES:
+            refuse_inert(
+                getattr(c, side).overrides, env_name=opts.env_name,
+                where=f"{spec_path}: {claim_where(spec, c)}.{side}.overrides",
+            )  # fmt: skip
     sides = {c.id: variant_specs(spec, c, source=str(spec_path)) for c in claims}
     check_id = opts.check_id or new_run_id()
     outcomes = []

@@ -164,6 +164,25 @@ def parse_param(text: str) -> tuple[str, list[Any]]:
     return path, out
 
 
+def as_field_type(raw: dict[str, Any], path: str, values: list[Any]) -> list[Any]:
+    """The values of a --param as the field holds them: where the spec's field is a string, a
+    value read as a number stays the text it was given (an all-digit sha256 is a string)."""
+    node: Any = raw
+    for key in path.split("."):
+        node = node.get(key) if isinstance(node, dict) else None
+    if not isinstance(node, str):
+        return values
+    out = []
+    for v in values:
+        if isinstance(v, float):
+            raise UsageError(
+                f"--param {path}: {v!r} was read as a number, and the field is a string",
+                hint=f"quote it as JSON: --param '{path}=\"TEXT\"'",
+            )
+        out.append(json.dumps(v) if isinstance(v, bool | int) or v is None else v)
+    return out
+
+
 def parse_params(texts: Iterable[str]) -> list[tuple[str, list[Any]]]:
     """Every --param, each path once (a path given twice would be two columns of one field,
     the second one's values never run)."""
@@ -415,7 +434,9 @@ class Sweep:
         opts = self.opts
         if not opts.params:
             raise UsageError("a sweep needs at least one --param path=v1,v2")
+        opts.params = [(p, as_field_type(self.raw, p, v)) for p, v in opts.params]
         check_artifact_params(opts.params)
+        self._check_params(opts.params)
         sid = opts.sweep_id or f"sweep-{secrets.token_hex(4)}"
         self.folder = sweep_dir(opts.results_dir, self.base.name, sid)
         if self.folder.exists():
@@ -457,6 +478,39 @@ class Sweep:
             for i in range(size):
                 self._point(i)  # every point validated before anything runs
             self.state["order"] = order
+
+    def _check_params(self, params: list[tuple[str, list[Any]]]) -> None:
+        """Every --param can change what runs (a sweep realizes one environment, the spec's,
+        for every point), and each of its values makes a spec `repro validate` accepts: checked
+        one value at a time, before anything runs."""
+        from repro.spec.variants import inert_override
+        from repro.validate import check
+
+        pinned = {f"artifacts.{found[0]}.sha256" for p, _ in params
+                  if (found := artifact_field(p)) and found[1] == "path"}  # fmt: skip
+        overridden = {p for p, _ in params} | pinned
+        for path, values in params:
+            why = (
+                "a sweep realizes one environment, the spec's, for every point: its points vary "
+                "settings, not the software stack (compare stacks with `repro replay --against`)"
+                if path.split(".")[0] == "environment"
+                else inert_override(path, overridden, env_name=self.opts.env_name)
+            )
+            if why is not None:
+                raise UsageError(f"--param {path}: changes nothing that runs: {why}")
+            for value in values:
+                one = {path: value}
+                derived = derive(
+                    self.raw, {**one, **self._pins.pins(one)}, source=f"--param {path}"
+                )
+                spec = parse_spec(derived, source=f"--param {path}={value}")
+                errors = [p for p in check(spec, self.spec_path) if p.severity == "error"]
+                if errors:
+                    raise SpecError(
+                        f"--param {path}={value}: the point's spec does not validate: "
+                        + "; ".join(f"{e.where}: {e.message}" for e in errors[:3]),
+                        hint="`repro validate` says the same of a spec with that value",
+                    )
 
     def _values(self, index: int) -> dict[str, Any]:
         """The point of the grid with this index (mixed radix, the last parameter fastest)."""

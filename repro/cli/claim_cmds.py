@@ -285,6 +285,7 @@ def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[
         min_duration_ms=values["min_duration_ms"],
         seed=values["order_seed"],
         fixed_rounds=values["fixed_rounds"],
+        env_name=values["env_name"],
     )
     cache = ArtifactCache(values["cache_dir"])
     factory = replayer_factory(spec_path, values["env_name"], cache)

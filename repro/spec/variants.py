@@ -9,6 +9,7 @@ an agreement metric) and drops the claims (a variant states nothing); its id is 
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection
 from typing import Any
 
 from repro.errors import SpecError
@@ -30,6 +31,47 @@ def claim_where(spec: ExperimentSpec, claim: Claim) -> str:
     """`$.claims[2] (claim 'threads')`: where a claim is in its spec, for messages."""
     index = next(i for i, c in enumerate(spec.claims or []) if c.id == claim.id)
     return f"$.claims[{index}] (claim {claim.id!r})"
+
+
+#: the spec's sections that name the experiment, hold what ran before, or say how it is judged:
+#: an override of one changes nothing a run does
+NOT_RUN = ("schema", "id", "name", "description", "tags", "hardware", "original", "tolerances",
+           "claims")  # fmt: skip
+
+
+def inert_override(path: str, overridden: Collection[str], *, env_name: str | None) -> str | None:
+    """Why setting `path` (beside the other `overridden` paths) cannot change what a run does,
+    or None. `env_name`: the environment the runs realize (None: not known yet)."""
+    keys = path.split(".")
+    if keys[0] in NOT_RUN:
+        return f"{keys[0]} names or judges the experiment; it does not change what runs"
+    if (
+        keys[0] == "artifacts"
+        and len(keys) == 3
+        and keys[2] in ("path", "url")
+        and f"artifacts.{keys[1]}.sha256" not in overridden
+    ):
+        return (
+            f"an artifact is its sha256: with artifacts.{keys[1]}.sha256 unchanged it names the "
+            f"same bytes, which are verified by that hash and taken from the cache whatever the "
+            f"{keys[2]} says; override artifacts.{keys[1]}.sha256 too (`sha256sum FILE`)"
+        )
+    if keys[0] == "environment" and env_name == "native":
+        return (
+            "--env native runs this interpreter's packages: the environment's fields are not "
+            "realized (run with --env venv, nix, spack or docker, which build it)"
+        )
+    return None
+
+
+def refuse_inert(
+    overrides: Collection[str], *, env_name: str | None, where: str, hint: str | None = None
+) -> None:
+    """A SpecError naming the first override that cannot change what runs, and why."""
+    for path in overrides:
+        why = inert_override(path, overrides, env_name=env_name)
+        if why is not None:
+            raise SpecError(f"{where}[{path!r}]: changes nothing that runs: {why}", hint=hint)
 
 
 def apply_overrides(data: dict[str, Any], overrides: dict[str, Any], *, where: str) -> None:
@@ -72,6 +114,7 @@ def variant_spec(spec: ExperimentSpec, claim: Claim, side: Side, *, source: str)
         data.pop(key, None)
     overrides = getattr(claim, side).overrides
     try:
+        refuse_inert(overrides, env_name=None, where=where)
         apply_overrides(data, overrides, where=where)
         return with_id(parse_spec(data, source="the variant"))
     except SpecError as exc:

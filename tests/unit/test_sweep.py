@@ -161,6 +161,13 @@ def test_a_param_that_is_not_in_the_spec_or_makes_it_invalid_is_refused(
         _run(
             spec_path, tmp_path, InProcessRunner(), params=[parse_param("workload.batch_size=0,1")]
         )
+    with pytest.raises(SpecError, match=r"workload.model=nope: the point's spec does not valid"):
+        _run(
+            spec_path,
+            tmp_path,
+            InProcessRunner(),
+            params=[parse_param("workload.model=nope,model")],
+        )
     for bad in ("x", "x=", "=1", "a=[1],2", "a=1,1"):
         with pytest.raises(UsageError):
             parse_param(bad)
@@ -524,3 +531,36 @@ def test_an_artifact_source_no_point_could_pin_is_refused_before_the_sweep(
     if "pin the bytes" in message:
         assert "--param artifacts." in (exc.value.hint or "")
         assert ".path=A,B" in (exc.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("param", "why"),
+    [
+        ("environment.python_lock.path=/etc/passwd,x", "a sweep realizes one environment"),
+        ("environment.manager=venv,nix", "a sweep realizes one environment"),
+        ("description=a,b", "description names or judges the experiment"),
+        ("tolerances.throughput_rel=0.05,0.1", "tolerances names or judges the experiment"),
+    ],
+)
+def test_a_param_that_cannot_change_what_runs_is_refused(
+    spec_path: Path, tmp_path: Path, param: str, why: str
+) -> None:
+    """`--param environment.python_lock.path=/etc/passwd,x` ran and ranked both points though
+    `x` does not exist and one environment (the spec's) ran them all."""
+    runner = InProcessRunner()
+    with pytest.raises(UsageError, match=f"changes nothing that runs: {why}"):
+        _run(spec_path, tmp_path, runner, params=[parse_param(param)])
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_value_read_as_a_number_stays_text_in_a_string_field(spec_path: Path) -> None:
+    from repro.sweep import as_field_type
+
+    raw = json.loads(spec_path.read_text())
+    digits = "1" * 64
+    [(path, values)] = [parse_param(f"artifacts.model.sha256={digits},{'2' * 64}")]
+    assert values[0] == int(digits)  # JSON reads it as a number...
+    assert as_field_type(raw, path, values) == [digits, "2" * 64]  # ...the field is a string
+    assert as_field_type(raw, "workload.batch_size", [1, 8]) == [1, 8]
+    with pytest.raises(UsageError, match="was read as a number, and the field is a string"):
+        as_field_type(raw, path, [1e3])

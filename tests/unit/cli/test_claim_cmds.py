@@ -101,6 +101,8 @@ def test_add_writes_the_claim_and_keeps_the_spec_id(spec_file: Path) -> None:
         (["--candidate", "backend.options.intra_op_threads=1"], "the same experiment"),
         (["--candidate", "backend.options.intra_op_threads=x"], "variant does not validate"),
         (["--candidate", "workload.batch_size=0"], "$.workload.batch_size"),
+        # the cached model ran on both sides (a ratio of 0.901 was reported)
+        (["--candidate", "artifacts.model.path=/etc/passwd"], "an artifact is its sha256"),
     ],
 )
 def test_add_refuses_bad_input_naming_the_claim_and_the_field(
@@ -138,6 +140,23 @@ def test_add_refuses_an_override_given_twice(spec_file: Path) -> None:
     assert "claim 'threads'" in result.stderr
     assert "backend.options.intra_op_threads is overridden twice (2 and 3)" in result.stderr
     assert spec_file.read_text() == text
+
+
+def test_environment_overrides_are_refused_where_the_environment_is_not_built(
+    spec_file: Path, tmp_path: Path, fake_workers: None
+) -> None:
+    """Under --env native both variants run this interpreter: a variant's lock changes
+    nothing, and a check that compares them would compare one stack with itself."""
+    argv = list(ADD)
+    argv[argv.index("--candidate") + 1] = "environment.shell=tvm"
+    added = _repro("claim", "add", str(spec_file), *argv)
+    assert added.exit_code == 0, added.output
+    result = _repro("claim", "check", str(spec_file), "--env", "native",
+                    "--results-dir", str(tmp_path / "results"))  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "environment.shell" in result.stderr
+    assert "--env native runs this interpreter's packages" in result.stderr
+    assert not (tmp_path / "results").exists()
 
 
 def test_list_shows_each_claim_and_its_evidence(spec_file: Path) -> None:
