@@ -74,14 +74,18 @@ def make_run(
     server: list[str] | None = None,
     gpu_speeds: list[float | None] | None = None,
     energy: list[float] | None = None,
+    artifacts: dict[str, Any] | None = None,
 ) -> Path:
     """An Offline + SingleStream run with given per-repeat throughputs and latency scale;
     `speeds`, `large_speeds` and `others` are what the probes read (the small and the large
     compute kernel's speed, other processes' CPU share); `gpu_speeds`, a GPU run's GPU probe
     (TFLOP/s; None: its GPU was not probed); `energy`, the Offline tests' joules per sample
     (at 300 W); `server`, LoadGen's validity of a Server run in each of the first rounds (none
-    without it)."""
+    without it); `artifacts`, the spec's artifacts as the record keeps them."""
     rng = np.random.Generator(np.random.PCG64(seed))
+    spec = _spec_with(artifacts) if artifacts is not None else None
+    if spec is not None:  # the record's spec id is its embedded spec's
+        spec_id = spec["id"]
     tests = []
     for k, tp in enumerate(throughput, start=1):
         probe: dict[str, Any] | None = {"compute_gflops": speeds[k - 1]} if speeds else None
@@ -162,6 +166,7 @@ def make_run(
         fingerprint=fingerprint or FINGERPRINT,
         tolerances=Tolerances(**tolerances) if tolerances is not None else None,
         probes_version="repro.probes/v2" if speeds or large_speeds else None,
+        spec=spec,
         tests=[
             t.model_copy(
                 update={
@@ -178,6 +183,18 @@ def make_run(
     )
     (path / "run.json").write_text(json.dumps(record.model_dump(mode="json", by_alias=True)))
     return path
+
+
+def _spec_with(artifacts: dict[str, Any]) -> dict[str, Any]:
+    """The shipped ort-digits spec, as a run records it, with these artifacts (and its id)."""
+    from repro.spec.io import parse_spec, with_id
+
+    spec = json.loads((Path(__file__).resolve().parents[1] / "specs/ort-digits.json").read_text())
+    spec.pop("id")
+    merged = {**spec, "artifacts": {**spec["artifacts"], **artifacts}}
+    changed = with_id(parse_spec(merged, source="a test's run"))
+    data: dict[str, Any] = changed.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
 
 
 def write_record(path: Path, doc: dict[str, Any]) -> None:

@@ -217,6 +217,34 @@ def _drift(orig: Side, reps: list[Side]) -> list[DriftEntry]:
     ]
 
 
+def changed_artifacts(orig: Side, rep: Side) -> list[str]:
+    """What changed in the experiment's artifacts, named first when two specs differ: `model:
+    sha256 527db6433c2f -> 9a1c0e2b7d44 (path a.onnx -> b.onnx)`."""
+
+    def arts(side: Side) -> dict[str, Any]:
+        return (side.record.spec or {}).get("artifacts") or {}
+
+    a, b = arts(orig), arts(rep)
+    out = []
+    for name in sorted(set(a) | set(b)):
+        x, y = a.get(name) or {}, b.get(name) or {}
+        if x.get("sha256") == y.get("sha256"):
+            continue
+        if not x or not y:
+            out.append(f"{name}: only the {'replay' if y else 'original'} has it")
+            continue
+        sources = [
+            f"{k} {x.get(k)} -> {y.get(k)}"
+            for k in ("path", "url", "recipe", "params")
+            if x.get(k) != y.get(k)
+        ]
+        out.append(
+            f"{name}: sha256 {str(x.get('sha256'))[:12]} -> {str(y.get('sha256'))[:12]}"
+            + (f" ({', '.join(sources)})" if sources else "")
+        )
+    return out
+
+
 def _for_information(result: ScenarioResult, benchmarks: list[str]) -> ScenarioResult:
     """A scenario of two different benchmarks (--allow-different-benchmarks): every row is
     shown with its figures, none is judged (the accuracy of two models, the speed of two
@@ -337,9 +365,12 @@ def build_report(
     if orig.kind == "repro" and any(
         r.kind == "repro" and r.record.spec_id != orig.record.spec_id for r in reps
     ):
+        changed = changed_artifacts(orig, reps[0])
         notes.append(
             "the replay ran a different spec id than the original (--allow-different-specs): "
-            "the experiment itself was changed (see the settings and the drift)"
+            "the experiment itself was changed"
+            + (f": {'; '.join(changed)}" if changed else "")
+            + " (see the settings and the drift)"
         )
     benchmarks = different_benchmarks([orig, *reps])
     if benchmarks:

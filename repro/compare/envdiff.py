@@ -27,7 +27,10 @@ if TYPE_CHECKING:
     from repro.runs.record import RunRecord
 
 View = dict[str, dict[str, Any]]
-GROUPS = ("backend", "hardware", "os", "python", "packages", "native", "variables", "pins", "spack")
+GROUPS = (
+    "artifacts", "backend", "hardware", "os", "python", "packages", "native", "variables", "pins",
+    "spack",
+)  # fmt: skip
 #: packages every worker runs, whose version changes speed or results directly
 HARNESS_PACKAGES = frozenset({"mlcommons-loadgen", "numpy"})
 
@@ -55,6 +58,8 @@ class Change:
 
 def _impact(group: str, key: str) -> int:
     k = key.lower()
+    if group == "artifacts":  # other bytes of the model or the data: another experiment
+        return 99 if k.endswith("sha256") else 30
     if group == "backend":
         if "thread" in k:
             return 100
@@ -217,10 +222,25 @@ def view_from_record(record: RunRecord) -> View:
         **{k: v for k, v in record.environment.items() if k.endswith("sha256")},
         "environment.manager": env.manager,
     }
+    if record.spec is not None:
+        view["artifacts"] = _artifacts_view(record.spec.get("artifacts"))
     packages = record.environment.get("packages")
     if env.manager == "spack" and isinstance(packages, dict):
         view["spack"] = spack_view(packages, version=record.environment.get("spack_version"))
     return view
+
+
+def _artifacts_view(artifacts: Any) -> dict[str, Any]:
+    """Each artifact's sha256 (what it is) and its source (where its bytes came from)."""
+    out: dict[str, Any] = {}
+    for name, art in (artifacts or {}).items() if isinstance(artifacts, dict) else ():
+        if not isinstance(art, dict):
+            continue
+        out[f"{name}.sha256"] = art.get("sha256")
+        for source in ("path", "url", "recipe"):
+            if art.get(source) is not None:
+                out[f"{name}.{source}"] = art[source]
+    return out
 
 
 def view_from_spec(path: Path) -> View:
@@ -238,6 +258,7 @@ def view_from_spec(path: Path) -> View:
     }
     for k, v in spec.hardware.model_dump(exclude_none=True).items():
         view["hardware"][names.get(k, k)] = v
+    view["artifacts"] = _artifacts_view(spec.model_dump(mode="json")["artifacts"])
     options = spec.backend.options.model_dump(mode="json")
     view["backend"] = {"name": spec.backend.name, **{f"options.{k}": v for k, v in options.items()}}
     env = spec.environment

@@ -14,7 +14,7 @@ from repro.compare import build_report, resolve_inputs
 from repro.reports import markdown
 from repro.reports.model import Report
 from repro.spec.models import Tolerances
-from tests.helpers import make_run
+from tests.helpers import FINGERPRINT, make_run
 
 
 def _report(tmp_path: Path, *args: str) -> tuple[int, str, str]:
@@ -64,6 +64,30 @@ def test_fewer_threads_is_not_reproduced_with_threads_named_first(tmp_path: Path
     assert tp["verdict"] == "not reproduced"
     assert data["drift"][0]["key"] == "options.intra_op_threads"
     assert "likeliest cause of drift: backend options.intra_op_threads: 2 -> 1" in out
+
+
+def test_a_changed_model_is_named_before_the_machine(tmp_path: Path) -> None:
+    """Two runs of specs whose models differ: the report said "see the settings and the
+    drift" and the drift blamed the CPU; the changed artifact comes first."""
+    model = {"path": "../artifacts/a.onnx", "sha256": "1" * 64}
+    hardware = FINGERPRINT["hardware"]
+    other_cpu = {
+        **FINGERPRINT,
+        "hardware": {**hardware, "cpu": {**hardware["cpu"], "model": "Another CPU"}},
+    }
+    make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1,
+             artifacts={"model": model})  # fmt: skip
+    make_run(tmp_path / "r" / "other", throughput=[60, 61, 59], seed=2, spec_id="b" * 64,
+             fingerprint=other_cpu,
+             artifacts={"model": {"path": "../artifacts/b.onnx", "sha256": "2" * 64}})  # fmt: skip
+    code, _, _ = _report(tmp_path, "--allow-different-specs", "--compare",
+                         str(tmp_path / "r" / "original"), str(tmp_path / "r" / "other"))  # fmt: skip
+    assert code in (0, 1)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    [note] = [n for n in report["notes"] if "different spec id" in n]
+    assert "model: sha256 111111111111 -> 222222222222 (path ../artifacts/a.onnx -> " in note
+    assert "dataset" not in note
+    assert (report["drift"][0]["group"], report["drift"][0]["key"]) == ("artifacts", "model.sha256")
 
 
 def test_inconclusive_is_0_unless_strict(tmp_path: Path) -> None:
