@@ -38,7 +38,6 @@ the unknown-benchmark rule.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -112,7 +111,9 @@ _COUNTS = {"good", "total", "queries", "gen_len", "gen_num", "tokens_per_sample"
 _ALIASES = {"word error rate": "WER", "accuracy: mean": "DICE"}
 _LOWER_IS_BETTER = re.compile(r"(?:^|[^a-z])(?:wer|fid|ne|error|loss)(?:[^a-z]|$)")
 
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+# a printed NaN or infinity is read too, to be refused as the figure (never skipped for a
+# figure printed elsewhere, never taken as "no figure")
+_NUM = r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?)(?![A-Za-z]))"
 # 'rouge1': 44.4 | "f1": 90.8 | 'FID_SCORE': np.float64(23.4) | 'rougeL': '28.6'
 _QUOTED_PAIR = re.compile(
     r"""(['"])([^'"\n]{1,100})\1\s*:\s*(?:np\.\w+\(\s*)?(['"]?)(""" + _NUM + r""")\3\s*(%?)"""
@@ -149,16 +150,17 @@ def _read_values(text: str) -> tuple[dict[str, float], set[str]]:
     def put(name: str, number: str, pct: str) -> None:
         name = _ALIASES.get(name.strip().lower(), name.strip())
         value = float(Decimal(number) / 100) if pct else float(number)  # 76.456% -> 0.76456
-        if not math.isfinite(value):  # 1e999
-            return
-        values[name] = value
+        values[name] = value  # NaN, inf, 1e999: kept, for the reader to refuse as a figure
         if pct:
             percent.add(name)
         else:
             percent.discard(name)
 
     for line in text.splitlines():
-        if ("=" not in line and ":" not in line) or line.strip().lower().startswith("hash="):
+        # the submission scripts append the accuracy log's digest, on its own line or on the
+        # figure's (`mAP=35.293%hash=9f0c...`, Krai v2.1): never part of a figure
+        line = _HASH.split(line, maxsplit=1)[0]
+        if "=" not in line and ":" not in line:
             continue  # neither reader can take a line without `=` or `:`
         for m in _QUOTED_PAIR.finditer(line):
             put(m.group(2), m.group(4), m.group(5))
@@ -169,6 +171,9 @@ def _read_values(text: str) -> tuple[dict[str, float], set[str]]:
                     name = f"{prefix}: {name}"
                 put(name, found.group(3), found.group(4))
     return values, percent
+
+
+_HASH = re.compile(r"hash\s*=", re.IGNORECASE)
 
 
 def _lookup(values: dict[str, float], keys: tuple[str, ...]) -> str | None:

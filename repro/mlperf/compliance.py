@@ -353,8 +353,11 @@ def _figures(text: str, model: str) -> dict[str, float | None]:
     reading = parse_accuracy_text(text, model)
     names = _TEST01_FIGURES.get(model)
     if names is None:
-        return {reading.metric: reading.value} if reading else {}
-    values = {k.lower(): v for k, v in (reading.values if reading else {}).items()}
+        return {reading.metric: reading.value} if reading and math.isfinite(reading.value) else {}
+    # a figure printed as NaN or infinity is none: the comparison is unreadable, not failed
+    values = {
+        k.lower(): v for k, v in (reading.values if reading else {}).items() if math.isfinite(v)
+    }
     if model == "pointpainting":  # its mAP is printed as `mAP=` or as `'Total':`
         names = ("mAP",) if "map" in values else ("Total",)
     return {name: values.get(name.lower()) for name in names}

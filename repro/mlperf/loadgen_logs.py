@@ -18,10 +18,31 @@ import re
 from pathlib import Path
 from typing import Any
 
+from repro.errors import SpecError
 from repro.runs.layout import DETAIL, SUMMARY
 
 MetricValue = float | int | str | bool | None
 Metrics = dict[str, MetricValue]
+
+#: the largest LoadGen logs read: a summary is a few kB, a detail log tens of kB to a few MB
+#: (an LLM's, with its warnings); a file beyond these is not LoadGen's, and reading it whole
+#: would take the machine's memory (a 2 GB summary ended in a MemoryError)
+MAX_SUMMARY_BYTES = 1 << 20
+MAX_DETAIL_BYTES = 256 << 20
+
+
+def read_log(path: Path) -> bytes:
+    """A LoadGen log's bytes, at most its kind's size (a SpecError naming the file beyond)."""
+    cap = MAX_SUMMARY_BYTES if path.name == SUMMARY else MAX_DETAIL_BYTES
+    with path.open("rb") as fh:
+        data = fh.read(cap + 1)
+    if len(data) > cap:
+        raise SpecError(
+            f"{path}: more than {cap >> 20} MiB, larger than any LoadGen {path.name}: not "
+            "LoadGen's log, or a damaged one",
+            hint="restore the file from the published tree",
+        )
+    return data
 
 
 _MODES = {
@@ -250,12 +271,45 @@ _DETAIL_KEYS = {
 _DETAIL_PCT = re.compile(r"^result_(\d+(?:\.\d+)?)_percentile_(per_query_)?latency_ns$")
 
 
+def _wanted(key: str) -> bool:
+    """A detail record `parse_detail_text` reads (the rest, most of a log, is not parsed)."""
+    return (
+        key in _DETAIL_KEYS
+        or key.startswith(("error", "warning", "early_stopping_latency_"))
+        or _DETAIL_PCT.match(key) is not None
+    )
+
+
+_KEY = re.compile(r'"key":\s*"([^"]*)"')
+
+
+def _wanted_records(text: str) -> list[dict[str, Any]]:
+    """The records of a detail log whose key `parse_detail_text` reads, each line's key found
+    by a pattern before its JSON is parsed (a log of tens of thousands of records is read in
+    a fraction of the time); malformed lines are skipped."""
+    records = []
+    for line in text.splitlines():
+        start = line.find(":::MLLOG ")
+        if start < 0:
+            continue
+        found = _KEY.search(line, start)
+        if found is None or not _wanted(found.group(1)):
+            continue
+        try:
+            record = json.loads(line[start + 9 :])
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
 def parse_detail_text(text: str) -> Metrics:
     """Metrics of an mlperf_log_detail.txt, with counts of its error_* and warning_* records."""
     out: Metrics = {}
     errors = warnings = 0
     messages: list[str] = []
-    for rec in iter_detail_records(text):
+    for rec in _wanted_records(text):
         key = rec.get("key", "")
         value = rec.get("value")
         if key == "error_invalid_config" or key.startswith("error"):
@@ -331,19 +385,16 @@ def read_log_parts(
     once, for a caller that checks each file before merging them (`merge_logs`);
     `summary_text`: the summary's bytes where the caller has read them already."""
     summary, detail = folder / SUMMARY, folder / DETAIL
-    if summary_text is not None:
-        parsed = parse_summary_text(summary_text.decode(errors="replace"))
-    else:
-        parsed = (
-            parse_summary_text(summary.read_text(errors="replace")) if summary.is_file() else {}
-        )
+    if summary_text is None and summary.is_file():
+        summary_text = read_log(summary)
+    parsed = parse_summary_text(summary_text.decode(errors="replace")) if summary_text else {}
     if not detail_log:
         if version := loadgen_version(folder):
             parsed["loadgen_version"] = version
         return parsed, None
     if not detail.is_file():
         return parsed, None
-    return parsed, parse_detail_text(detail.read_text(errors="replace"))
+    return parsed, parse_detail_text(read_log(detail).decode(errors="replace"))
 
 
 def merge_logs(summary: Metrics, detail: Metrics | None) -> Metrics:

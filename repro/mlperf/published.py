@@ -3,8 +3,9 @@
 One row per (result, scenario): where it comes from (round, division, submitter, system), the
 hardware and framework the system description names, the MLPerf metric of the scenario with
 its unit and LoadGen's validity, LoadGen's version, the accuracy figure, and the compliance
-tests' verdicts. Only the summaries are read (and the head of each detail log for LoadGen's
-version): a whole round of thousands of results reads in seconds (`bench/results_table.py`).
+tests' verdicts. Each run is read as the checker reads it, its summary and its detail log
+(which must agree): a whole round of thousands of results reads in seconds
+(`bench/results_table.py`).
 Power and energy are a power result's (`repro.mlperf.power`), else empty; compliance is
 judged by the round's checker rules (`repro.mlperf.compliance`). A cell that cannot be read
 is empty, never guessed; `notes` says what a result's reading found.
@@ -124,7 +125,7 @@ def _rows_or_unread(bench: Path) -> list[dict[str, Any]]:
     never the end of the table: a round of thousands of results has odd files (a damaged
     log, or a file the system will not let us read)."""
     try:
-        return rows_of(bench, read_mlperf_result(bench, detail_logs=False))
+        return rows_of(bench, read_mlperf_result(bench))
     except SpecError as exc:
         return [unread_row(bench, exc.message)]
     except OSError as exc:

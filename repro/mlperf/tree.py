@@ -21,7 +21,7 @@ from repro.errors import SpecError
 from repro.mlperf.accuracy import out_of_range, read_accuracy_file
 from repro.mlperf.compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
 from repro.mlperf.compliance import describe, read_compliance, verdicts
-from repro.mlperf.loadgen_logs import Metrics, merge_logs, read_log_parts
+from repro.mlperf.loadgen_logs import Metrics, merge_logs, read_log, read_log_parts
 from repro.mlperf.power import TESTING_RUN, add_power, has_power, stray_power_folders
 from repro.mlperf.rules import checker_metric
 from repro.runs import layout
@@ -205,6 +205,10 @@ def is_mlperf_result(path: Path) -> bool:
     return next(_results_below(level), None) is not None
 
 
+#: the largest systems/<system>.json read (a description is a few kB)
+_MAX_SYSTEM_BYTES = 16 << 20
+
+
 def _system(path: Path) -> tuple[str, str, dict[str, Any], str | None]:
     """(submitter, system name, systems/<system>.json, what is wrong with that file) found
     above a benchmark folder; a missing or damaged description is said, never guessed."""
@@ -218,14 +222,24 @@ def _system(path: Path) -> tuple[str, str, dict[str, Any], str | None]:
     desc_path = submitter_dir / "systems" / f"{system}.json"
     if not desc_path.is_file():
         return submitter_dir.name, system, {}, f"{desc_path}: missing: the hardware is unknown"
+    with desc_path.open("rb") as fh:
+        data = fh.read(_MAX_SYSTEM_BYTES + 1)
+    if len(data) > _MAX_SYSTEM_BYTES:
+        problem = (
+            f"{desc_path}: more than 16 MiB, not a system description: the hardware is unknown"
+        )
+        return submitter_dir.name, system, {}, problem
+    bom = data.startswith(b"\xef\xbb\xbf")
     try:
-        loaded = json.loads(desc_path.read_text(errors="replace"))
-    except json.JSONDecodeError:
+        loaded = json.loads(data.decode("utf-8-sig", errors="replace"))
+    except (json.JSONDecodeError, RecursionError):
         loaded = None
     if not isinstance(loaded, dict):
         problem = f"{desc_path}: not a JSON object: the hardware is unknown"
         return submitter_dir.name, system, {}, problem
-    return submitter_dir.name, system, loaded, None
+    # a byte-order mark (an editor's) is no part of the JSON: read, and said
+    note = f"{desc_path}: starts with a UTF-8 byte-order mark (read without it)" if bom else None
+    return submitter_dir.name, system, loaded, note
 
 
 #: a folder that names a round: `v4.1`, or a results repository's name ending in it
@@ -375,6 +389,15 @@ def _check_logs(run: Path, scenario: str, summary: Metrics, detail: Metrics | No
                 "damaged",
                 hint="restore the file from the published tree",
             )
+        if where.name == DETAIL and metrics.get("validity") not in ("VALID", "INVALID"):
+            # an empty, truncated or random-bytes detail log: the checker reads the run's
+            # validity and figures from it, so it is no run the summary alone can stand for
+            raise SpecError(
+                f"{where}: no result_validity record (VALID or INVALID): the detail log is "
+                "empty, truncated or damaged",
+                hint="restore the file from the published tree (LoadGen writes it with the "
+                "summary)",
+            )
         value = metrics.get(key)
         if where.name == DETAIL and value is None:
             continue  # a detail log may leave the figure to the summary
@@ -411,7 +434,7 @@ def _check_agree(run: Path, summary: Metrics, detail: Metrics, keys: tuple[str, 
 def _printed_half_unit(summary: Path, value: float) -> float:
     """Half the last printed digit of `value` as the summary prints it (`0.50` -> 0.005,
     `1.25507e+06` -> 5): how far the exact figure may lie from what the summary shows."""
-    printed = _printed(summary.read_text(errors="replace"), value)
+    printed = _printed(read_log(summary).decode(errors="replace"), value)
     return printed[1] if printed else 0.0
 
 
@@ -521,7 +544,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     compliance_checks: dict[str, list[dict[str, Any]]] = {}
     runs_of = {d: _runs(d) for d in ([path] if is_scenario else _complete_scenarios(path))}
     # each scenario's first summary, read once: its scenario, and whether it is a copy
-    heads = {d: (runs[0] / SUMMARY).read_bytes() for d, runs in runs_of.items()}
+    heads = {d: read_log(runs[0] / SUMMARY) for d, runs in runs_of.items()}
     # a folder named after its log's scenario goes first: it is the original, not the copy
     logged = {d: _log_scenario(head) for d, head in heads.items()}
     ordered = sorted(
@@ -578,7 +601,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             continue
         seen[scenario] = (sdir, summary)
         for k, run in enumerate(runs, start=1):
-            head = summary if k == 1 else (run / SUMMARY).read_bytes()
+            head = summary if k == 1 else read_log(run / SUMMARY)
             summary_metrics, detail_metrics = read_log_parts(
                 run, detail_log=detail_logs, summary_text=head
             )

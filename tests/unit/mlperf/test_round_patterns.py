@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,14 +57,15 @@ def test_a_summary_that_differs_beyond_its_rounding_is_still_refused(tmp_path: P
         ("v4.1", "4.1.0", 0.4951, 0.4951),  # `0.50` in the summary: 1 % off, the detail log's
         ("v4.1", "4.1.0", 12.345, 12.345),  # `12.35`: 0.04 % off
         ("v2.1", "2.1.0", 0.4951, 0.4951 * 1.0004),  # v2.1 takes the scheduled rate
-        ("v4.1", "4.1.0", 2531.005, 2531.01),  # `2531.01`: six digits, LoadGen's own rounding
+        ("v4.1", "4.1.0", 2531.005, 2531.005),  # `2531.01` printed: the checker's is 2531.005
     ],
 )
 def test_the_table_takes_a_coarsely_printed_server_rate_from_the_detail_log(
     tmp_path: Path, round_: str, loadgen: str, value: float, shown: float
 ) -> None:
-    """The table reads summaries only, but a rate printed to two decimals is the checker's
-    figure (the detail log's) only above 50/s; below, the detail log is read for it."""
+    """The table reads each run's detail log, as the checker does (`get_performance_metric`
+    reads mlperf_log_detail.txt): a rate the summary prints to two decimals is the detail
+    log's figure."""
     r = Result(round=round_, loadgen=loadgen, scenario="Server", value=value, summary_decimals=2)
     assert _row(tmp_path, r)["value"] == pytest.approx(shown, rel=1e-12)
 
@@ -83,14 +85,14 @@ def test_a_result_whose_file_cannot_be_read_is_a_row_and_the_round_goes_on(
     write_result(tree, Result(round="v6.0", submitter="Good", loadgen="6.0.17"))
     odd = write_result(tree, Result(round="v6.0", division="open", submitter="Odd"))
     locked = odd / "performance" / "run_1" / "mlperf_log_summary.txt"
-    read_bytes = Path.read_bytes
+    opened = Path.open
 
-    def refuse(self: Path) -> bytes:
+    def refuse(self: Path, *args: Any, **kwargs: Any) -> Any:
         if self == locked:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
-        return read_bytes(self)
+        return opened(self, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(Path, "open", refuse)
     result = CliRunner().invoke(cli, ["results", str(tree), "--csv", str(tmp_path / "t.csv")])
     assert result.exit_code == 0, result.output
     assert f"{locked}: cannot be read: Permission denied" in result.stderr

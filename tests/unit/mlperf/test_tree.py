@@ -432,8 +432,36 @@ def test_a_summary_and_a_detail_log_that_disagree_are_refused(tmp_path: Path) ->
         read_mlperf_result(sdir)
     # a detail log that only repeats the summary (rounded) is read
     record["value"] = 100.00001
-    (run / "mlperf_log_detail.txt").write_text(f":::MLLOG {json.dumps(record)}\n")
+    (run / "mlperf_log_detail.txt").write_text(
+        f':::MLLOG {{"key": "result_validity", "value": "VALID"}}\n:::MLLOG {json.dumps(record)}\n'
+    )
     assert read_mlperf_result(sdir).performance("Offline")[0].metrics["samples_per_second"]
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [b"", b"\x8f\x00\xfe random bytes \x01\x02" * 100, b":::MLLOG {not json}\n"],
+    ids=["empty", "random-bytes", "no-record"],
+)
+def test_a_detail_log_without_a_validity_record_is_refused(tmp_path: Path, detail: bytes) -> None:
+    """The checker reads the run from its detail log: an empty or random-bytes one was ignored
+    without a note (and imported)."""
+    sdir = published_result(tmp_path)
+    (sdir / "performance" / "run_1" / "mlperf_log_detail.txt").write_bytes(detail)
+    with pytest.raises(SpecError, match=r"no result_validity record .*the detail log is empty"):
+        read_mlperf_result(sdir)
+
+
+def test_a_log_larger_than_any_loadgen_log_is_refused_unread(tmp_path: Path) -> None:
+    """A 2 GB summary was read whole (a MemoryError, exit 4): what is read is capped."""
+    from repro.mlperf.loadgen_logs import MAX_SUMMARY_BYTES
+
+    sdir = published_result(tmp_path)
+    summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
+    with summary.open("ab") as fh:
+        fh.truncate(MAX_SUMMARY_BYTES + 10)  # sparse: no disk, the size a reader would face
+    with pytest.raises(SpecError, match=r"larger than any LoadGen mlperf_log_summary\.txt"):
+        read_mlperf_result(sdir)
 
 
 def test_v1_compliance_halves_are_read(tmp_path: Path) -> None:
