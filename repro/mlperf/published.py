@@ -135,7 +135,7 @@ def _rows_or_unread(bench: Path) -> list[dict[str, Any]]:
 def unread_row(bench: Path, reason: str) -> dict[str, Any]:
     """A row for a result that could not be read: where it is, and why."""
     row: dict[str, Any] = dict.fromkeys(COLUMNS)
-    parts = bench.resolve().parts
+    parts = bench.absolute().parts
     i = len(parts) - 1 - parts[::-1].index("results") if "results" in parts else None
     row.update(
         round=round_of(bench),

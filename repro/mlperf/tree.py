@@ -112,12 +112,17 @@ def find_results(path: Path) -> list[Path]:
     run directories are not results."""
     if not path.is_dir():
         return []
-    path = _scenario_level(path.resolve())
+    path = _scenario_level(_absolute(path))
     if _is_repro_run(path) or _is_repro_run(path.parent):
         return []
     if _has_runs(path) or _scenario_dirs(path):
         return [path]
     return sorted(set(_results_below(path)))
+
+
+#: a submitter's folders beside `results/` that the checker never reads as results (a v5.1
+#: submitter's documentation/ held a results-shaped copy: 3 rows without a division)
+NOT_RESULTS = frozenset({"documentation", "code"})
 
 
 def _results_below(path: Path) -> Iterator[Path]:
@@ -131,6 +136,8 @@ def _results_below(path: Path) -> Iterator[Path]:
         rel = bench.relative_to(path).parts
         if "compliance" in rel or any(_COMPLIANCE_TEST.fullmatch(p) for p in rel):
             continue
+        if any(p in NOT_RESULTS for p in rel):
+            continue  # a submitter's documentation/ or code/ may hold a results-shaped copy
         if any(p.startswith(".") for p in run.relative_to(path).parts):
             continue  # a hidden folder: an unfinished repro run (.<id>.partial), never a result
         if _COMPLIANCE_TEST.fullmatch(scenario.name) or _is_repro_run(bench):
@@ -182,7 +189,10 @@ def _summaries(path: Path) -> Iterator[Path]:
         dirs[:] = [
             d
             for d in dirs
-            if not d.startswith(".") and d != "compliance" and not _COMPLIANCE_TEST.fullmatch(d)
+            if not d.startswith(".")
+            and d != "compliance"
+            and d not in NOT_RESULTS
+            and not _COMPLIANCE_TEST.fullmatch(d)
         ]
 
 
@@ -197,7 +207,7 @@ def is_mlperf_result(path: Path) -> bool:
     at the first one (a whole round is not walked to answer it)."""
     if not path.is_dir():
         return False
-    level = _scenario_level(path.resolve())
+    level = _scenario_level(_absolute(path))
     if _is_repro_run(level) or _is_repro_run(level.parent):
         return False
     if _has_runs(level) or _scenario_dirs(level):
@@ -249,6 +259,12 @@ _ROUND = re.compile(
     r"(?:.*(?:inference|results|submissions?)[\w.-]*[_-])?v(\d+\.\d+)(?:-(?:main|master))?",
     re.IGNORECASE,
 )
+
+
+def _absolute(path: Path) -> Path:
+    """`path` absolute with `..` folded, its links kept: a tree reached through a link named
+    for its round (`v5.1 -> /mnt/disk3/x`) keeps the round its name says."""
+    return Path(os.path.normpath(path.absolute()))
 
 
 def _absolute_parts(path: Path) -> tuple[str, ...]:
@@ -529,7 +545,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     `detail_logs` False reads the summaries only (and LoadGen's version): fast, for tables;
     a run whose summary prints a rate too coarsely (`0.50` samples/s) has its detail log read.
     """
-    path = path.resolve()
+    path = _absolute(path)
     submitter, system, desc, problem = _system(path)
     is_scenario = _has_runs(path)
     benchmark = path.parent.name if is_scenario else path.name

@@ -116,3 +116,27 @@ def test_recommend_never_ranks_an_edited_result(tmp_path: Path) -> None:
     [excluded] = data["excluded"]
     assert "Acme/edited" in excluded
     assert "could not be read" in excluded
+
+
+def test_a_results_shaped_copy_under_documentation_is_not_a_result(tmp_path: Path) -> None:
+    """A v5.1 submitter's documentation/ held a copy shaped like results: 3 rows, division
+    null. The checker reads `<division>/<submitter>/results/` only."""
+    tree = tmp_path / "inference_results_v5.1"
+    write_result(tree, Result(round="v5.1", loadgen="5.1.0"))
+    copy = write_result(tree / "closed" / "Acme" / "documentation", Result(round="v5.1"))
+    assert copy.exists()
+    rows = _rows(tree)
+    assert len(rows) == 1
+    assert rows[0]["division"] == "closed"
+
+
+def test_a_tree_reached_through_a_link_keeps_its_round(tmp_path: Path) -> None:
+    """`v5.1 -> /somewhere/x`: every row had `round: null` (the link was resolved away)."""
+    real = tmp_path / "disk3" / "x"
+    write_result(real, Result(round="v5.1", loadgen="5.1.0"))
+    link = tmp_path / "inference_results_v5.1"
+    link.symlink_to(real)
+    [row] = _rows(link)
+    assert row["round"] == "v5.1"
+    assert row["division"] == "closed"
+    assert row["validity"] == "VALID"
