@@ -80,8 +80,8 @@ def test_a_changed_model_is_named_before_the_machine(tmp_path: Path) -> None:
     make_run(tmp_path / "r" / "other", throughput=[60, 61, 59], seed=2, spec_id="b" * 64,
              fingerprint=other_cpu,
              artifacts={"model": {"path": "../artifacts/b.onnx", "sha256": "2" * 64}})  # fmt: skip
-    code, _, _ = _report(tmp_path, "--allow-different-specs", "--compare",
-                         str(tmp_path / "r" / "original"), str(tmp_path / "r" / "other"))  # fmt: skip
+    sides = [str(tmp_path / "r" / "original"), str(tmp_path / "r" / "other")]
+    code, _, _ = _report(tmp_path, "--allow-different-specs", "--compare", *sides)
     assert code in (0, 1)
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     [note] = [n for n in report["notes"] if "different spec id" in n]
