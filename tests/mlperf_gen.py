@@ -91,6 +91,9 @@ class Result:
     #: TESTxx/ inside the scenario folder (v5.0 on), or compliance/ beside results/
     compliance_inside: bool = False
     llm: bool = False
+    #: GPT-J's way (LoadGen 4.1 on): samples timed, tokens/s inferred from them and logged as
+    #: `Tokens per second (inferred)` / `result_inferred_*tokens_per_second` (`value`: those)
+    inferred: bool = False
     #: SingleStream's target percentile (99.9 for 3D-UNet and PointPainting)
     percentile: float = 90.0
     #: an LLM SingleStream run's early-stopping estimates of TTFT and TPOT (ns)
@@ -128,7 +131,8 @@ def summary_text(r: Result) -> str:
     old = major < 4 or r.loadgen.startswith("4.0")
     ss_pct = f"{r.percentile:g}" if old else f"{r.percentile:.1f}"
     ms_pct = "99" if old else "99.0"
-    samples = r.value / LLM_TOKENS if r.llm else r.value  # an LLM's headline is tokens/s
+    tokens = r.llm or r.inferred
+    samples = r.value / LLM_TOKENS if tokens else r.value  # an LLM's headline is tokens/s
     if r.scenario == "Offline":
         lines.append(f"Samples per second: {_fmt(samples, r.summary_decimals)}")
         if r.llm:
@@ -162,6 +166,9 @@ def summary_text(r: Result) -> str:
             lines += [f"{name}Early Stopping Result:", " * Processed at least 64 queries (6000)."]
             lines += [f" * Early stopping {pct}th percentile estimate: {int(estimate)}"]
     lines += ["", "=" * 48, "Additional Stats", "=" * 48]
+    if r.inferred:
+        completed = "Completed tokens" if r.scenario == "Server" else "Tokens"
+        lines.append(f"{completed} per second (inferred): {_fmt(r.value, r.summary_decimals)}")
     if r.scenario == "Server" and not r.llm:
         if r.server_headline == "scheduled":
             lines.append(f"Completed samples per second    : {_fmt(r.value, r.summary_decimals)}")
@@ -268,16 +275,20 @@ def detail_text(r: Result, *, ranging: bool = False) -> str:
         if r.scenario != "Offline":
             recs.append(_record("requested_server_ttft_latency", 2_000_000_000))
             recs.append(_record("requested_server_tpot_latency", 200_000_000))
-    samples = r.value / LLM_TOKENS if r.llm else r.value
+    samples = r.value / LLM_TOKENS if r.llm or r.inferred else r.value
     if r.scenario == "Offline":
         recs.append(_record("result_samples_per_second", samples))
         if r.llm:
             recs.append(_record("result_tokens_per_second", r.value))
+        if r.inferred:
+            recs.append(_record("result_inferred_tokens_per_second", r.value))
     elif r.scenario == "Server":
         recs.append(_record("result_completed_samples_per_sec", samples))
         recs.append(_record("result_scheduled_samples_per_sec", samples * 1.0004))
         if r.llm:
             recs.append(_record("result_completed_tokens_per_second", r.value))
+        if r.inferred:
+            recs.append(_record("result_inferred_completed_tokens_per_second", r.value))
     elif r.scenario == "SingleStream":
         recs.append(_record(f"result_{r.percentile:.2f}_percentile_latency_ns", int(r.value)))
         estimate = r.tpot_estimate_ns if r.llm else r.value * 1.001

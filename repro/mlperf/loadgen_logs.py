@@ -120,6 +120,10 @@ _ES_LINE = re.compile(r"Early stopping (\d+(?:\.\d+)?)(?:th)? percentile estimat
 # per output token (TPOT), "Min First Token latency (ns)", "99.00 percentile first token
 # latency (ns)", "Mean Time per Output Token (ns)" (also "Time to Output Token"), ...
 _TOKENS_LINE = re.compile(r"^(?:Completed )?tokens per second\s*:\s*(\S+)", re.IGNORECASE)
+# GPT-J (LoadGen 4.1 on): tokens/s inferred from samples and a scaling factor
+_INFERRED_LINE = re.compile(
+    r"^(?:Completed )?tokens per second \(inferred\)\s*:\s*(\S+)", re.IGNORECASE
+)
 _TPS_LINE = re.compile(r"^TPS w/(o?) loadgen overhead\s*:\s*(\S+)")
 _TTFT_PCT = re.compile(r"^(\d+(?:\.\d+)?) percentile first token latency \(ns\)\s*:\s*(\S+)")
 _TPOT_PCT = re.compile(
@@ -137,6 +141,8 @@ def _token_metric(line: str) -> tuple[str, float | int] | None:
         return None  # every such line names a token (or TPS)
     if m := _TOKENS_LINE.match(line):
         return "tokens_per_second", _number(m.group(1))
+    if m := _INFERRED_LINE.match(line):
+        return "inferred_tokens_per_second", _number(m.group(1))
     if m := _TPS_LINE.match(line):
         key = "tokens_per_second_without_overhead" if m.group(1) else "tokens_per_second"
         return key, _number(m.group(2))
@@ -265,6 +271,10 @@ _DETAIL_KEYS = {
     "effective_min_duration_ms": "min_duration_ms",
     "effective_min_query_count": "min_query_count",
     "result_query_count": "query_count",
+    "result_tokens_per_second": "tokens_per_second",
+    "result_completed_tokens_per_second": "tokens_per_second",
+    "result_inferred_tokens_per_second": "inferred_tokens_per_second",
+    "result_inferred_completed_tokens_per_second": "inferred_tokens_per_second",
     "loadgen_version": "loadgen_version",
     "test_datetime": "test_datetime",
 }

@@ -3,10 +3,13 @@
 From the checkers' own tables (mlcommons/inference `tools/submission`, `RESULT_FIELD_NEW` and
 `RESULT_FIELD_BENCHMARK_OVERWRITE`), as summary metrics of `repro.mlperf.loadgen_logs`:
 
-- Offline: samples/s; an LLM's tokens/s.
+- Offline: samples/s; an LLM's tokens/s where its round's table says so (`OVERWRITE`: GPT-J's
+  inferred tokens/s in v4.1 and v5.0), its samples/s where the round lists no rule for it (a
+  v4.0 GPT-J); in a round the tables do not cover, tokens/s where the log gives them.
 - Server: the scheduled rate up to v4.0, the completed rate since v4.1 (whatever the
   summary's headline says: some v4.1 results ran LoadGen 4.0, which headlines the scheduled
-  rate); an LLM's completed tokens/s.
+  rate); an LLM's completed tokens/s by its round's table (v4.0's Llama 2 70B: completed
+  samples/s).
 - SingleStream: since v2.0 LoadGen's early-stopping estimate of the target percentile (the
   90th; the 99.9th for 3D-UNet and PointPainting, whose summary headlines it), before v2.0 the
   percentile itself; llama3.1-8b-edge takes the 90th percentile latency (its early-stopping
@@ -25,6 +28,58 @@ from typing import Any
 
 #: benchmarks whose SingleStream metric is the latency percentile, not its estimate
 _SS_LATENCY = ("llama3.1-8b-edge",)
+
+_TOKENS = {"Offline": "result_tokens_per_second", "Server": "result_completed_tokens_per_second"}
+_INFERRED = {
+    "Offline": "result_inferred_tokens_per_second",
+    "Server": "result_inferred_completed_tokens_per_second",
+}
+_EDGE = {
+    "Offline": "result_tokens_per_second",
+    "SingleStream": "result_90.00_percentile_latency_ns",
+}
+_V40 = {"Offline": "result_tokens_per_second", "Server": "result_completed_samples_per_sec"}
+_GPTJ = ("gptj-99", "gptj-99.9")
+_LLAMA2 = ("llama2-70b-99", "llama2-70b-99.9")
+_V51 = (*_LLAMA2, "llama3.1-8b", "mixtral-8x7b", "llama3.1-405b", "deepseek-r1")
+_V5_EDGE = {"llama3.1-8b-edge": _EDGE, "whisper": {"Offline": "result_tokens_per_second"}}
+#: the submission checkers' RESULT_FIELD_BENCHMARK_OVERWRITE, round by round, as LoadGen's
+#: detail keys: v4.0 and v4.1 from the v4.1 checker (mlcommons/inference r4.1,
+#: tools/submission/submission_checker.py), v5.0 on from the pinned one
+#: (tools/submission/submission_checker/constants.py; tests/unit/mlperf/test_rules.py holds
+#: this table to it). A benchmark a round does not list takes the round's default.
+OVERWRITE: dict[str, dict[str, dict[str, str]]] = {
+    "v4.0": dict.fromkeys(_LLAMA2, _V40),
+    "v4.1": {
+        **dict.fromkeys((*_LLAMA2, "mixtral-8x7b"), _TOKENS),
+        **dict.fromkeys(_GPTJ, _INFERRED),
+    },
+    "v5.0": {
+        **dict.fromkeys(
+            (
+                *_LLAMA2,
+                "llama2-70b-interactive-99",
+                "llama2-70b-interactive-99.9",
+                "mixtral-8x7b",
+                "llama3.1-405b",
+            ),
+            _TOKENS,
+        ),
+        **dict.fromkeys(_GPTJ, _INFERRED),
+    },
+    "v5.1": {**dict.fromkeys(_V51, _TOKENS), **_V5_EDGE},
+    "v6.0": {**dict.fromkeys(("gpt-oss-120b", *_V51), _TOKENS), **_V5_EDGE},
+    "v6.1": {**dict.fromkeys(("gpt-oss-120b", *_V51), _TOKENS), **_V5_EDGE},
+}
+#: the detail keys of OVERWRITE as this reader's metrics (`repro.mlperf.loadgen_logs`)
+FIELDS: dict[str, tuple[str, str]] = {
+    "result_tokens_per_second": ("tokens_per_second", "tokens/s"),
+    "result_completed_tokens_per_second": ("tokens_per_second", "tokens/s"),
+    "result_inferred_tokens_per_second": ("inferred_tokens_per_second", "tokens/s"),
+    "result_inferred_completed_tokens_per_second": ("inferred_tokens_per_second", "tokens/s"),
+    "result_completed_samples_per_sec": ("samples_per_second", "samples/s"),
+    "result_90.00_percentile_latency_ns": ("latency_p90_ns", "ns"),
+}
 
 
 @dataclass(frozen=True)
@@ -56,8 +111,21 @@ def checker_metric(
     """The metric the checker of `round_name` takes for this scenario's run (`metrics`)."""
     known = round_number(round_name)
     base = benchmark.removesuffix("-interactive")
-    if scenario in ("Offline", "Server") and metrics.get("tokens_per_second") is not None:
-        return CheckerMetric("tokens_per_second", "tokens/s")
+    table = OVERWRITE.get(f"v{known[0]}.{known[1]}") if known else None
+    field = (table.get(benchmark) or table.get(base) or {}).get(scenario) if table else None
+    if field is not None:
+        key, unit = FIELDS[field]
+        said = metrics.get("mlperf_metric")
+        rule = None
+        if scenario == "SingleStream" and key.startswith("latency_"):
+            rule = f"{base}: the checker takes the {key[9:-3]}th percentile latency"
+        elif said is not None and said != key:
+            rule = f"{round_name} rule: {benchmark} {scenario} is {field} (the summary headlines "
+            rule += f"{said})"
+        return CheckerMetric(key, unit, rule)
+    tokens = metrics.get("tokens_per_second") is not None
+    if scenario in ("Offline", "Server") and tokens and table is None:
+        return CheckerMetric("tokens_per_second", "tokens/s")  # a round the tables predate
     if scenario == "Offline":
         return CheckerMetric("samples_per_second", "samples/s")
     if scenario == "Server":
