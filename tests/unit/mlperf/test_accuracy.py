@@ -333,3 +333,24 @@ def test_a_large_file_is_read_from_its_end_with_the_same_figure(tmp_path: Path) 
     r = read_accuracy_file(top, "resnet50")
     assert r is not None
     assert r.value == 0.71
+
+
+def test_wan_is_its_vbench_score_not_its_first_dimension() -> None:
+    """wan-2.2-t2v-a14b (12 v6.0 rows): the first VBench dimension (appearance_style 0.2115) was
+    taken; the checker's figure is `vbench_score` (70.16)."""
+    text = "{'appearance_style': 0.2115, 'subject_consistency': 0.9512, 'vbench_score': 70.16}\n"
+    r = read(text, "wan-2.2-t2v-a14b")
+    assert (r.metric, r.value, r.unit) == ("vbench_score", 70.16, "score")
+
+
+def test_dlrm_v3_is_its_lifetime_ne() -> None:
+    """dlrm-v3's `metric/lifetime_*/rating` lines (8 v6.0 rows) were not read."""
+    text = (
+        "metric/lifetime_accuracy/rating: 0.6971\n"
+        "metric/lifetime_ne/rating: 0.8671\n"
+        "metric/lifetime_gauc/rating: 0.7870\n"
+    )
+    r = read(text, "dlrm-v3")
+    assert (r.metric, r.value) == ("NE", 0.8671)
+    assert r.values["metric/lifetime_gauc/rating"] == 0.787
+    assert read("AUC=80.2%\n", "dlrm-v2-99").metric == "AUC"  # DLRMv2 as before
