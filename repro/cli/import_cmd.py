@@ -88,6 +88,8 @@ def import_mlperf(
                 f"{done.name}: spec {done.spec_path}, original {done.original} "
                 f"({', '.join(done.scenarios)})"
             )
+        for warning in done.warnings:
+            click.secho(f"warning: {done.name}: {warning}", err=True, fg="yellow")
     if as_json:
         import json
 
@@ -95,11 +97,17 @@ def import_mlperf(
             json.dumps(
                 [
                     {"name": d.name, "source": str(d.source), "spec": str(d.spec_path),
-                     "original": str(d.original), "scenarios": d.scenarios}
+                     "original": str(d.original), "scenarios": d.scenarios,
+                     "warnings": list(d.warnings)}
                     for d in imported
                 ],
                 indent=2,
             )
         )  # fmt: skip
-    note(f"replay with `repro replay {specs_dir}/<name>.json`, then "
-         f"`repro report --compare {results_dir}/<name>/`")  # fmt: skip
+    if len(imported) == 1:
+        [done] = imported
+        note(f"replay with `repro replay {done.spec_path}`, then "
+             f"`repro report --compare {done.original.parent}/`")  # fmt: skip
+    else:
+        note(f"replay each with `repro replay {specs_dir}/<name>.json`, then "
+             f"`repro report --compare {results_dir}/<name>/` (the names above)")  # fmt: skip

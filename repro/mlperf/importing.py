@@ -52,6 +52,8 @@ class Imported:
     spec_path: Path
     original: Path
     scenarios: list[str]
+    #: what the importer must know: the replay runs another model than the published one
+    warnings: tuple[str, ...] = ()
 
 
 def select(
@@ -95,8 +97,11 @@ def import_result(
             hint="see `repro results TREE` for what the tree holds",
         )
     base = load_spec(base_spec)
+    other_model = _other_model(base, record.spec_name)
     spec = _spec(base, record, name, wanted, source, rebase=(base_spec.parent, specs_dir))
     spec_path = specs_dir / f"{name}.json"
+    specs_dir.mkdir(parents=True, exist_ok=True)  # its relative paths are resolved from there
+    _require_valid(spec, spec_path, source, base.name)
     original = layout.original_of(results_dir / name)
     for existing in (original, spec_path):
         if existing.exists():
@@ -114,12 +119,51 @@ def import_result(
         ),
         spec_path,
     )
+    notes = (other_model,) if other_model else ()
     try:
-        _write_original(record, source, original, spec, wanted, spec_path)
+        _write_original(record, source, original, spec, wanted, spec_path, notes)
     except BaseException:
         spec_path.unlink(missing_ok=True)  # never a spec without its original
         raise
-    return Imported(source, name, spec_path, original, wanted)
+    return Imported(source, name, spec_path, original, wanted, notes)
+
+
+def _family(benchmark: str) -> str:
+    """A benchmark without its accuracy target (`llama2-70b-99.9` -> `llama2-70b`)."""
+    return re.sub(r"-99(?:\.9)?$", "", benchmark.lower())
+
+
+def _other_model(base: ExperimentSpec, benchmark: str) -> str | None:
+    """What to say when the base stands in for another benchmark than the result's (its name
+    and tags name the benchmark it replays): the replay runs the base's model, and its figures
+    say nothing of the published ones."""
+    names = {_family(n) for n in (base.name, *(base.tags or []))}
+    if _family(benchmark) in names:
+        return None
+    model = base.artifacts[base.workload.model]
+    return (
+        f"the replay runs {base.name}'s model ({base.workload.model}, sha256 "
+        f"{model.sha256[:12]}), not the published {benchmark}: its speed and accuracy say "
+        f"nothing of the published figures (give a --base that names {benchmark} among its "
+        "tags, with the benchmark's model)"
+    )
+
+
+def _require_valid(spec: ExperimentSpec, spec_path: Path, source: Path, base: str) -> None:
+    """The imported spec is one `repro validate` accepts, or nothing is written: a base's
+    claims that the result's scenarios do not run, settings a machine cannot plan (an 8-GPU
+    result's query, unscaled), each named."""
+    from repro.validate import check
+
+    errors = [p for p in check(spec, spec_path) if p.severity == "error"]
+    if errors:
+        shown = "\n".join(f"  {p.where}: {p.message}" for p in errors[:8])
+        raise SpecError(
+            f"{source} imported onto {base}: the spec would not validate "
+            f"({len(errors)} problem(s)), nothing written:\n{shown}",
+            hint="import another scenario (--scenario), or lower the published settings in a "
+            "copy of the base",
+        )
 
 
 def _name(record: RunRecord) -> str:
@@ -203,6 +247,7 @@ def _spec(
         for scenario in wanted
     }
     data["original"] = {"path": "original", "metrics": metrics}
+    data.pop("claims", None)  # the base's claims are of the base's experiment, not this result
     try:
         return with_id(ExperimentSpec.model_validate(data))
     except ValidationError as exc:  # the published settings do not fit the spec's bounds
@@ -220,6 +265,7 @@ def _write_original(
     spec: ExperimentSpec,
     wanted: list[str],
     spec_path: Path,
+    notes: tuple[str, ...] = (),
 ) -> None:
     """results/<name>/original/: the published logs copied, and run.json describing them."""
     partial = original.with_name(f".{original.name}.partial")
@@ -250,7 +296,7 @@ def _write_original(
         spec=json.loads(spec.model_dump_json(by_alias=True, exclude_none=True)),
         tolerances=spec.tolerances,
         tests=tests,
-        notes=[f"imported from the published result {source}", *record.notes],
+        notes=[f"imported from the published result {source}", *notes, *record.notes],
     )
     run.files_sha256 = digest_files(partial)
     original.parent.mkdir(parents=True, exist_ok=True)

@@ -146,22 +146,27 @@ def hardware_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     some); each difference is said as `what: A vs B`.
     """
     out = []
+    compared = set()
     for label, path in HARDWARE_FACTS:
         va, vb = _fact(a, path), _fact(b, path)
         if _unknown(va) or _unknown(vb):
             continue
+        compared.add(label)
+        if label == "accelerators" and "GPU models" in compared:
+            continue  # two machines repro probed: their GPU models said it
         if va != vb:
             out.append(f"{label}: {_short(va)} vs {_short(vb)}")
     return out
 
 
 GPU_MODELS: tuple[str, ...] = ("hardware", "gpu_models")
+ACCELERATORS: tuple[str, ...] = ("hardware", "accelerators")
 #: what makes two machines different hardware, as (label, path in a fingerprint)
 HARDWARE_FACTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CPU", ("hardware", "cpu", "model")),
     ("logical CPUs", ("hardware", "cpu", "logical_cpus")),
     ("GPU models", GPU_MODELS),
-    ("accelerators", ("hardware", "accelerators")),
+    ("accelerators", ACCELERATORS),
 )
 
 
@@ -183,6 +188,8 @@ def _fact(fingerprint: dict[str, Any], path: tuple[str, ...]) -> Any:
     """One fact of HARDWARE_FACTS. A fingerprint written before `gpu_models` existed (it has
     `hardware.gpus`, nvidia-smi's rows, and no `gpu_models`) gets its models from those rows'
     names, sorted as `gpu_models` is: an older run still compares on its GPUs."""
+    if path == ACCELERATORS:
+        return _accelerators(fingerprint)
     value = _get(fingerprint, path)
     if path != GPU_MODELS or not _unknown(value):
         return value
@@ -191,6 +198,32 @@ def _fact(fingerprint: dict[str, Any], path: tuple[str, ...]) -> Any:
         return value
     names = sorted(str(g["name"]) for g in rows if isinstance(g, dict) and g.get("name"))
     return names or value
+
+
+#: what a system description says for a system without an accelerator
+_NO_ACCELERATOR = frozenset({"n/a", "na", "none", "-", "0", "no", "not applicable"})
+
+
+def _accelerators(fingerprint: dict[str, Any]) -> str | None:
+    """A machine's accelerators as `8x NVIDIA H200-SXM-141GB`, `none`, or None when unknown:
+    a published system's from its description (the model, and the count per node); a machine
+    repro probed from its GPUs (none found: none, so that 8x H200 against this CPU-only
+    machine is said, never left out as unknown)."""
+    hardware = fingerprint.get("hardware")
+    if not isinstance(hardware, dict):
+        return None
+    if "machine" not in hardware:  # a published system description's facts
+        name = hardware.get("accelerators")
+        if name is None:
+            return None
+        if str(name).strip().lower() in _NO_ACCELERATOR:
+            return "none"
+        count = hardware.get("accelerators_per_node")
+        return f"{count}x {name}" if count else str(name)
+    models = _fact(fingerprint, GPU_MODELS)
+    if _unknown(models):
+        return "none"
+    return ", ".join(f"{models.count(m)}x {m}" for m in sorted(set(models)))
 
 
 def _unknown(value: Any) -> bool:

@@ -120,3 +120,64 @@ def test_json_lists_what_was_imported(root: Path, tmp_path: Path) -> None:
     assert done["name"] == "mlperf-digits-closed-acme-box"
     assert Path(done["spec"]).is_file()
     assert done["scenarios"] == ["Offline"]
+
+
+def _import(root: Path, tree: Path, base: str, *extra: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(
+        cli, ["import-mlperf", str(tree), "--base", str(root / "specs" / base), *extra]
+    )
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_an_imported_spec_validates_without_the_bases_claims(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SingleStream-only result imported onto ort-resnet50 kept its Offline and Server
+    claims: `repro validate` refused the spec (5 errors) that the import said to replay."""
+    from tests.mlperf_gen import Result, write_result
+
+    tree = tmp_path / "inference_results_v4.1"
+    write_result(tree, Result(scenario="SingleStream", value=2.5e6, accuracy=None))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _import(root, tree, "ort-resnet50.json")
+    assert code == 0, out + err
+    [spec] = (tmp_path / "specs").glob("*.json")
+    assert "claims" not in json.loads(spec.read_text())
+    checked = CliRunner().invoke(cli, ["validate", str(spec)])
+    assert checked.exit_code == 0, checked.output
+    assert f"repro replay {spec.relative_to(tmp_path)}" in err  # the real name, no placeholder
+
+
+def test_a_result_whose_settings_no_machine_can_plan_is_refused_naming_why(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An 8-GPU result's settings copied unscaled planned 3.6e8 samples (over the 1e8 cap)."""
+    tree = _tree(tmp_path)
+    summary = next(tree.rglob("mlperf_log_summary.txt"))
+    text = summary.read_text().replace("target_qps : 1000000", "target_qps : 600000")
+    summary.write_text(text.replace("min_duration (ms): 400", "min_duration (ms): 600000"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _import(root, tree, "ort-digits.json")
+    assert code == 2, out + err
+    assert "the spec would not validate" in err
+    assert "LoadGen would generate about 3.96e+08 samples" in err
+    assert list((tmp_path / "specs").glob("*.json")) == []
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_result_imported_onto_another_models_base_says_so(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An LLM result imported onto a ResNet-50 base replays ResNet-50; the report said only
+    "different hardware (CPU ...)"."""
+    from tests.mlperf_gen import Result, write_result
+
+    tree = tmp_path / "inference_results_v4.1"
+    write_result(tree, Result(benchmark="llama2-70b-99", llm=True, value=3000.0, accuracy=None))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _import(root, tree, "ort-resnet50.json")
+    assert code == 0, out + err
+    assert "the replay runs ort-resnet50's model (model, sha256" in err
+    assert "not the published llama2-70b-99" in err
+    [original] = (tmp_path / "results").glob("*/original")
+    assert any("not the published llama2-70b-99" in n for n in load_run(original).notes)

@@ -102,3 +102,24 @@ def test_an_older_fingerprint_compares_on_its_gpus_names() -> None:
     assert known_hardware(old_h200) == ["GPU models"]
     assert hardware_compared(old_h200, new_h200)
     assert not hardware_compared(old_h200, {"hardware": {"gpus": []}})
+
+
+def test_a_published_gpu_system_against_a_machine_without_one_names_both() -> None:
+    """8x H200 against this CPU-only machine was never said: a probed machine without a GPU
+    was "unknown" where it is "none"."""
+    from repro.mlperf.tree import fingerprint_from_system
+    from tests.helpers import FINGERPRINT
+
+    h200 = fingerprint_from_system(
+        {"host_processor_model_name": "Test CPU", "accelerator_model_name": "NVIDIA H200",
+         "accelerators_per_node": "8"}
+    )  # fmt: skip
+    cpu_only = fingerprint_from_system(
+        {"host_processor_model_name": "Test CPU", "accelerator_model_name": "N/A",
+         "accelerators_per_node": "0"}
+    )  # fmt: skip
+    assert hardware_differences(h200, FINGERPRINT) == ["accelerators: 8x NVIDIA H200 vs none"]
+    assert hardware_differences(FINGERPRINT, h200) == ["accelerators: none vs 8x NVIDIA H200"]
+    assert hardware_differences(cpu_only, FINGERPRINT) == []
+    unknown = fingerprint_from_system({"host_processor_model_name": "Test CPU"})
+    assert hardware_differences(unknown, FINGERPRINT) == []  # not said: not known
