@@ -31,7 +31,10 @@ def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
             hint="choose a file name",
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    except OSError as exc:  # a folder no file can be made in (/proc, read-only): the target's
+        raise OSError(exc.errno, exc.strerror, str(target)) from exc
     # mkstemp makes the file private (0600); the result gets the usual mode under the umask
     os.fchmod(fd, 0o666 & ~umask())
     os.close(fd)
@@ -40,8 +43,10 @@ def atomic_path(target: Path, *, suffix: str = ".tmp") -> Iterator[Path]:
         yield tmp
         tmp.replace(target)
     except OSError as exc:
-        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
-        if full and exc.filename in (None, name):  # a full disk names no file: name ours
+        # the temporary name is ours, not the user's: a failure of it is said of the target (a
+        # full disk names no file at all)
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT) and exc.filename is None
+        if full or exc.filename == name or exc.filename2 == name:
             raise OSError(exc.errno, exc.strerror, str(target)) from exc
         raise
     finally:

@@ -115,13 +115,14 @@ def open_package(state: ReplayState) -> ReplayState:
 
 def load_spec(state: ReplayState) -> ReplayState:
     """The spec, valid, with --backend-option applied."""
+    from repro.spec.paths import spec_file
     from repro.validate import require_valid
 
-    path = need(state.spec_path, "SPEC")
+    path = spec_file(need(state.spec_path, "SPEC"))
     spec = with_backend_options(require_valid(path), path, state.args.backend_options)
     if not state.original_packed:
         spec = spec.model_copy(update={"original": None})  # not in the package: none here
-    return replace(state, spec=spec)
+    return replace(state, spec=spec, spec_path=path)
 
 
 def check_profiler(state: ReplayState) -> ReplayState:

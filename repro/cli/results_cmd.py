@@ -82,8 +82,14 @@ def results(
     from repro.reports.table import spreadsheet_safe
 
     for tree in trees:
+        if tree.is_file() and tree.suffix.lower() in (".csv", ".json"):
+            raise SpecError(
+                f"{tree}: a file, not a published tree: `repro results` reads a round's folder",
+                hint=f"a table `repro results --csv` wrote is read by `repro recommend {tree}`",
+            )
         if not tree.is_dir():
-            raise SpecError(f"{tree}: no such directory")
+            what = "not a folder" if tree.exists() else "no such folder"
+            raise SpecError(f"{tree}: {what}", hint="pass a published MLPerf tree's folder")
         if not is_mlperf_result(tree):  # stops at the first result: the round is read once
             raise SpecError(
                 f"{tree}: no published MLPerf result below it (no LoadGen summary under "

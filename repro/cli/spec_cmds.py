@@ -86,6 +86,7 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
     """
     from repro.attest.chain import SPEC_ATTESTATION_SUFFIX
     from repro.spec.io import load_spec, spec_id
+    from repro.spec.paths import spec_file
     from repro.validate import check, check_contents, local_files
 
     report: list[dict[str, Any]] = []
@@ -104,12 +105,16 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
             if len(specs) > 1 and not as_json:
                 click.echo(f"{path}: error: {exc.message}", err=True)
             continue
-        if fix_id and spec.id != spec_id(spec):
-            spec = write_spec(spec, path)
-            note(f"{path}: id set to {spec.id}")
-        problems = check(spec, path)
-        problems += check_contents(spec, local_files(spec, path, ArtifactCache(None)))
+        real = spec_file(path)  # a link's target: its relative paths are from its folder
+        problems = check(spec, real)
+        problems += check_contents(spec, local_files(spec, real, ArtifactCache(None)))
         errors = [p for p in problems if p.severity == "error"]
+        if fix_id and spec.id != spec_id(spec):
+            if errors:  # a spec that does not validate keeps its id: nothing is written
+                note(f"{path}: id not rewritten: the spec has {len(errors)} error(s) (below)")
+            else:
+                spec = write_spec(spec, real)
+                note(f"{path}: id set to {spec.id}")
         for p in problems:
             if not as_json:
                 click.echo(f"{path}: {p.severity}: {p.where}: {p.message}", err=True)

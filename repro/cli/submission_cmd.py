@@ -110,10 +110,10 @@ def submission(**kw: Any) -> None:
         --submitter MyOrg --system-json system.json -o sub
       repro submission --check sub --round v6.0 --official-checker ../inference
     """
-    from repro.mlperf.system_description import template
+    from repro.mlperf.system_description import TEMPLATE_NAME, template
 
     if kw["template"]:
-        click.echo(json.dumps({**template(), "system_name": "your system's name"}, indent=2))
+        click.echo(json.dumps({**template(), "system_name": TEMPLATE_NAME}, indent=2))
         return
     rules = _rules(kw["round_name"])
     if kw["check_dir"] is not None:
@@ -176,10 +176,16 @@ def _write(kw: dict[str, Any], rules: Any) -> tuple[Path, Any, dict[str, Any]]:
         raise UsageError("give RUN..., --submitter and -o DIR (or --check DIR, or --template)")
     if kw["spec_path"] is not None:
         _check_spec(kw["spec_path"], runs)
+    from repro.mlperf.system_description import check_given
+    from repro.runs.layout import component
+
     given = _given(kw)
     system = kw["system_name"] or given.get("system_name")
     if not system:
         raise UsageError("name the system: --system-name, or system_name in --system-json")
+    if not kw["system_name"]:  # named by the file: its field is what a bad name is said of
+        check_given(given, division=kw["division"], submitter=kw["submitter"], system=system)
+        component(str(system), what=f"{kw['system_json']}: $.system_name")
     req = Request(
         division=kw["division"],
         submitter=kw["submitter"],

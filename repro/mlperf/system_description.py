@@ -143,6 +143,15 @@ def check_given(given: Any, *, division: str, submitter: str, system: str) -> No
     where = "--system-json"
     if not isinstance(given, dict):
         raise SpecError(f"{where}: $: expected a JSON object")
+    unfilled = _placeholders(given)
+    if unfilled:
+        raise SpecError(
+            f"{where}: {len(unfilled)} field(s) still hold the template's text: "
+            + ", ".join(f"$.{k} ({v!r})" for k, v in unfilled[:4])
+            + ("; ..." if len(unfilled) > 4 else ""),
+            hint="fill them in with this system's facts (`repro submission --template` shows "
+            "what each wants)",
+        )
     for key, want in (("division", division), ("submitter", submitter), ("system_name", system)):
         if key in given and given[key] != want:
             raise SpecError(
@@ -162,6 +171,27 @@ def check_given(given: Any, *, division: str, submitter: str, system: str) -> No
                 hint='write true/false as strings ("true"), as published descriptions do',
             )
     _check_measurements(given.get("measurements", {}), where)
+
+
+#: what `repro submission --template` writes for the system's name
+TEMPLATE_NAME = "your system's name"
+
+
+def _placeholders(given: dict[str, Any]) -> list[tuple[str, str]]:
+    """The fields of --system-json that are still `--template`'s text, unfilled."""
+    found = [
+        (key, text)
+        for key, text in (*USER_FIELDS.items(), ("system_name", TEMPLATE_NAME))
+        if given.get(key) == text
+    ]
+    measurements = given.get("measurements")
+    if isinstance(measurements, dict):
+        found += [
+            (f"measurements.{key}", text)
+            for key, text in MEASUREMENT_HINTS.items()
+            if measurements.get(key) == text
+        ]
+    return found
 
 
 def _check_count(given: dict[str, Any], key: str, where: str) -> None:

@@ -399,11 +399,20 @@ def read_manifest(path: Path) -> bytes:
 
 
 def _parse_manifest(path: Path, data: bytes) -> PackageManifest:
+    from repro.spec.io import format_validation_error
+
+    hint = "the package is damaged or not one repro wrote: get it again from its source"
     try:
-        manifest = PackageManifest.model_validate(json.loads(data))
-    except (ValueError, ValidationError) as exc:
-        first = str(exc).splitlines()[:2]
-        raise SpecError(f"{path}: {MANIFEST}: {' '.join(first)}") from None
+        raw = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise SpecError(f"{path}: {MANIFEST}: not JSON ({exc})", hint=hint) from None
+    try:
+        manifest = PackageManifest.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(
+            format_validation_error(f"{path}: {MANIFEST}", exc, raw, what="package manifest"),
+            hint=hint,
+        ) from None
     problems = manifest.problems()
     if problems:
         raise SpecError(f"{path}: {MANIFEST}: {problems[0]}", hint="get the package again")

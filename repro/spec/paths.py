@@ -17,3 +17,10 @@ def resolve_path(artifact_path: str, base_dir: Path) -> Path:
         )
     p = Path(artifact_path)
     return p if p.is_absolute() else base_dir / p
+
+
+def spec_file(path: Path) -> Path:
+    """The spec file itself where `path` is a link to it: a spec's relative paths are written
+    from its own folder, not from a link's (`specs/current.json -> ../exp/x.json` resolves
+    `../lockfiles/...` from exp/)."""
+    return path.resolve() if path.is_symlink() else path

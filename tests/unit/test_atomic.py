@@ -93,3 +93,14 @@ def test_a_full_disk_while_unpacking_names_the_file_being_written(
     assert "s.json: No space left on device" in result.stderr
     assert "the file system is full" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_no_file_can_be_made_in_is_said_of_the_target_not_the_temporary_name() -> None:
+    """`repro pack -o /proc/x.repro.tar` named its temporary file (`/proc/.x.repro.tar.qxwesz4q
+    .partial`), a name the user never gave."""
+    target = Path("/proc/x.repro.tar")
+    if not Path("/proc/self").exists():
+        pytest.skip("no /proc here")
+    with pytest.raises(OSError) as caught, atomic_path(target, suffix=".partial") as tmp:
+        tmp.write_text("x")
+    assert caught.value.filename == str(target)

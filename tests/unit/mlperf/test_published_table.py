@@ -125,3 +125,20 @@ def test_json_on_stdout_is_one_record_per_row(tmp_path: Path) -> None:
     rows = json.loads(result.stdout)
     assert [r["scenario"] for r in rows] == ["Offline"]
     assert rows[0]["value"] == 100.0
+
+
+def test_a_table_given_to_results_points_to_recommend(tmp_path: Path) -> None:
+    """`repro results FILE.csv` said "no such directory"."""
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    table = tmp_path / "t.csv"
+    table.write_text("value,unit\n1,samples/s\n")
+    result = CliRunner().invoke(cli, ["results", str(table)])
+    assert result.exit_code == 2
+    assert f"{table}: a file, not a published tree" in result.stderr
+    assert f"repro recommend {table}" in result.stderr
+    result = CliRunner().invoke(cli, ["results", str(tmp_path / "nope")])
+    assert result.exit_code == 2
+    assert "no such folder" in result.stderr

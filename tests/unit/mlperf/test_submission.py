@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -42,3 +43,37 @@ def test_user_conf_has_the_settings_the_run_used_not_only_the_spec_s() -> None:
     assert "resnet50.Offline.target_qps = 1.5e+06" in conf
     assert "resnet50.Offline.min_duration = 600000" in conf
     assert "target_qps = 100" not in conf
+
+
+def _submission(tmp_path: Path, doc: dict[str, object], *extra: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from repro.cli import cli
+
+    system_json = tmp_path / "system.json"
+    system_json.write_text(json.dumps(doc))
+    result = CliRunner().invoke(
+        cli,
+        ["submission", str(tmp_path / "some-run"), "--submitter", "Org", "--system-json",
+         str(system_json), "-o", str(tmp_path / "sub"), "--round", "v6.0", *extra],
+    )  # fmt: skip
+    return result.exit_code, result.stderr
+
+
+def test_an_unfilled_template_is_refused_naming_its_fields(tmp_path: Path) -> None:
+    """`--template`'s text went through up to its system name."""
+    from repro.mlperf.system_description import TEMPLATE_NAME, template
+
+    code, err = _submission(tmp_path, {**template(), "system_name": TEMPLATE_NAME})
+    assert code == 2, err
+    assert "still hold the template's text" in err
+    assert "$.status ('available | preview | rdi')" in err
+    assert not (tmp_path / "sub").exists()
+
+
+def test_a_bad_system_name_from_the_file_is_said_of_the_file(tmp_path: Path) -> None:
+    """The error blamed --system-name, which was not given."""
+    code, err = _submission(tmp_path, {"system_name": "my box!"})
+    assert code == 2, err
+    assert f"{tmp_path / 'system.json'}: $.system_name 'my box!' cannot name a folder" in err
+    assert "--system-name" not in err.split("hint")[0]

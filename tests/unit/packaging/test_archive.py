@@ -246,3 +246,35 @@ def test_the_unpacked_folder_has_the_umasks_mode_not_mkdtemps_private_one(
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o755
+
+
+def _with_manifest(tmp_path: Path, data: bytes) -> Path:
+    """A package whose manifest member holds `data`."""
+    package = tmp_path / "m.repro.tar"
+    with tarfile.open(package, "w") as tar:
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return package
+
+
+def test_a_damaged_manifest_is_named_field_by_field(tmp_path: Path) -> None:
+    """`unpack` of a damaged manifest printed one truncated pydantic line."""
+    sources = _tree(tmp_path)
+    doc = json.loads(_manifest(sources).model_dump_json(by_alias=True))
+    doc["members"][0]["size"] = "big"
+    doc["members"][1]["sha256"] = "xyz"
+    del doc["spec_id"]
+    package = _with_manifest(tmp_path, json.dumps(doc).encode())
+    result = CliRunner().invoke(cli, ["unpack", str(package), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "manifest.json: invalid package manifest (3 problem(s))" in result.stderr
+    for where in ("$.members[0].size", "$.members[1].sha256", "$.spec_id: required field"):
+        assert where in result.stderr
+    assert "pydantic" not in result.stderr
+    assert "hint: the package is damaged" in result.stderr
+    result = CliRunner().invoke(
+        cli, ["unpack", str(_with_manifest(tmp_path, b"{nope")), "-o", str(tmp_path / "o2")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "manifest.json: not JSON" in result.stderr

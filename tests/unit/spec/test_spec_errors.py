@@ -110,3 +110,42 @@ def test_a_field_of_another_kind_of_section_is_not_suggested_as_its_own_spelling
     text = str(info.value)
     assert "did you mean 'flake_lock'" not in text
     assert "$.environment.flake_lock: unknown field in this section" in text
+
+
+def test_fix_id_through_a_link_resolves_from_the_specs_own_folder(
+    root: Path, tmp_path: Path
+) -> None:
+    """`--fix-id` through a link resolved the spec's relative paths from the link's folder
+    (every lock "does not exist") and rewrote the id before failing."""
+    import json
+    import shutil
+
+    project = tmp_path / "project"
+    for rel in ("artifacts/digits-mlp.onnx", "nix/flake.lock"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / rel, project / rel)
+    shutil.copytree(root / "lockfiles" / "ort-digits", project / "lockfiles" / "ort-digits")
+    spec = json.loads((root / "specs" / "ort-digits.json").read_text())
+    spec["description"] = "edited: its id is stale"
+    real = project / "specs" / "ort-digits.json"
+    real.parent.mkdir()
+    real.write_text(json.dumps(spec))
+    link = tmp_path / "elsewhere" / "current.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    result = CliRunner().invoke(cli, ["validate", "--fix-id", str(link)])
+    assert result.exit_code == 0, result.output
+    assert "does not exist" not in result.output
+    assert "id set to" in result.stderr
+    assert link.is_symlink()  # written through the link, the link kept
+    assert CliRunner().invoke(cli, ["validate", str(link)]).exit_code == 0
+
+    broken = json.loads(real.read_text())
+    broken["description"] = "edited again"
+    broken["workload"]["model"] = "nope"
+    real.write_text(json.dumps(broken))
+    before = real.read_text()
+    result = CliRunner().invoke(cli, ["validate", "--fix-id", str(link)])
+    assert result.exit_code == 2
+    assert "id not rewritten" in result.stderr
+    assert real.read_text() == before
