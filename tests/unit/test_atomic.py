@@ -101,6 +101,9 @@ def test_a_folder_no_file_can_be_made_in_is_said_of_the_target_not_the_temporary
     target = Path("/proc/x.repro.tar")
     if not Path("/proc/self").exists():
         pytest.skip("no /proc here")
-    with pytest.raises(OSError, match="x.repro.tar") as caught, atomic_path(target, suffix=".partial") as tmp:
+    with (
+        pytest.raises(OSError, match=r"x\.repro\.tar") as caught,
+        atomic_path(target, suffix=".partial") as tmp,
+    ):
         tmp.write_text("x")
     assert caught.value.filename == str(target)
