@@ -413,8 +413,19 @@ class Replayer:
                 "before it could finish",
                 hint=f"choose another --run-id, or delete the leftover (`rm -r {work}`)",
             )
-        self.prepare()
-        work.mkdir(parents=True)
+        work.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            work.mkdir()  # taken here, before anything else: two replays of one run id race
+        except FileExistsError:
+            raise UsageError(
+                f"{work} exists: another replay with run id {run_id!r} started at the same time",
+                hint="give each replay its own --run-id (or none: each gets a new one)",
+            ) from None
+        try:
+            self.prepare()
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)  # nothing ran: no run left behind
+            raise
         self._work, self._final = work, final
         self._record = RunRecord(
             run_id=run_id,

@@ -15,6 +15,7 @@ run (`stopping`), so that a report read later judges them as the rounds did.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import secrets
 import shutil
@@ -27,9 +28,9 @@ import numpy as np
 
 from repro.compare import build_report, decided, undecided_scenarios
 from repro.duet import SEQUENTIAL, DuetRound, gate_folder, quiet_progress
-from repro.errors import Interrupted, SpecError, UsageError
+from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.estimates import duration
-from repro.replay import Replayer
+from repro.replay import Replayer, WorkerKilled
 from repro.reports.model import MetricResult, Report
 from repro.runs.placement import Placement
 from repro.runs.record import RunRecord
@@ -86,12 +87,14 @@ def run_rounds(
     if placement.mode == "sequential" and placement.cpus:
         for side in sides:
             side.placed(cpus=placement.cpus[0])
+    begun: list[Replayer] = []  # each side begun is finished, whatever stops the rounds
     with interruptible():
-        for side in sides:
-            side.begin()
-        if duet is not None:
-            duet.share_probes()
         try:
+            for side in sides:
+                side.begin()
+                begun.append(side)
+            if duet is not None:
+                duet.share_probes()
             for k in range(1, stopping.max_rounds + 1):
                 order = balanced_order(k, len(sides), rng, orders)
                 orders.append(["a" if i == 0 else "b" for i in order])
@@ -137,10 +140,24 @@ def run_rounds(
             else:
                 if not stopping.fixed:
                     stopped = f"the round cap ({stopping.max_rounds}) was reached"
+        except WorkerKilled as exc:  # from outside (docker kill, the OOM killer): no Ctrl-C
+            for side in begun:
+                side.finish(interrupted=True, reraise=False, message=exc.message)
+            raise RunError(
+                f"{exc.message}; the runs are marked interrupted",
+                hint="run the rounds again; a killed worker's test is never counted",
+            ) from None
         except (KeyboardInterrupt, Interrupted):
-            for side in sides:
+            for side in begun:
                 side.finish(interrupted=True, reraise=False)
             raise KeyboardInterrupt from None
+        except BaseException as exc:
+            # a side that failed (a killed worker, an artifact the baseline lacks) leaves no
+            # half-written run and no scratch folder: each begun side is marked interrupted
+            for side in begun:
+                with contextlib.suppress(Exception):
+                    side.finish(interrupted=True, reraise=False, message=f"stopped: {exc}")
+            raise
         finally:
             if duet is not None:
                 shutil.rmtree(duet.folder, ignore_errors=True)

@@ -86,12 +86,17 @@ def recommend(
       repro recommend v5.csv --predict --model reports/model/throughput.pkl \\
           --where benchmark=resnet50,scenario=Offline
     """
+    from repro.errors import UsageError
+
     if predict:
         _predicted(table, where, model_path, target, top, output, as_json)
         return
+    if model_path is not None:
+        raise UsageError(
+            "--model ranks by a model's predictions: it goes with --predict",
+            hint=f"repro recommend {table} --predict --model {model_path}",
+        )
     if not objectives:
-        from repro.errors import UsageError
-
         raise UsageError("give at least one --objective (e.g. max:throughput), or --predict")
     from repro.atomic import atomic_write_text
     from repro.reports import pareto
@@ -174,7 +179,11 @@ def _predicted(
     frame = target_frame(load_table(table), target)
     if model_path is None:
         note(f"no --model: fitting a {target} model on {table} (5 folds by system)")
-        validation = cross_validate(frame, target=target, importance_repeats=0)
+        validation = cross_validate(
+            frame, target=target, importance_repeats=0,
+            hint=f"fit one with fewer folds, `repro model fit {table} --target {target} -k 2 "
+            "-o model.pkl`, and give it with --model model.pkl",
+        )  # fmt: skip
         fitted = fit(frame, target=target, kind="boosting", seed=0, validation=validation)
     ranked = rank(fitted, candidates(frame, parse_where(where)))
     shown = [

@@ -10,6 +10,7 @@ and the caller is told what was left out and why.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -63,6 +64,12 @@ def flake_files(folder: Path, *, limit: int = 200) -> FlakeFiles:
     )
     out = FlakeFiles()
     present = {f.relative_to(folder).as_posix(): f for f in _all_files(folder)}
+    for rel in sorted(candidates - set(present)):
+        if (folder / rel).is_symlink():  # a package holds regular files: said, never dropped
+            out.left_out.append(
+                (rel, f"a symbolic link (to {(folder / rel).readlink()}): a package holds regular "
+                 "files only, and a replay from it lacks this file; put the file itself there")
+            )  # fmt: skip
     for rel in sorted(candidates | set(present)):
         if rel.startswith(".git/"):
             continue
@@ -109,7 +116,7 @@ def _named_by_flake(folder: Path) -> set[str]:
     by a relative path literal (followed transitively; a named folder brings its files)."""
     taken: set[str] = {name for name in FLAKE_FILES if (folder / name).is_file()}
     todo = [name for name in taken if name.endswith(".nix")]
-    root = folder.resolve()
+    root = Path(os.path.normpath(folder.absolute()))
     while todo:
         nix_file = folder / todo.pop()
         try:
@@ -117,10 +124,14 @@ def _named_by_flake(folder: Path) -> set[str]:
         except OSError:
             continue
         for literal in _PATH_LITERAL.findall(_without_comments(text)):
-            target = (nix_file.parent / literal).resolve()
+            # `..` folded, links kept: a named file that is a link is the flake's, and said
+            target = Path(os.path.normpath(nix_file.parent.absolute() / literal))
             if not target.is_relative_to(root) or target == root:
                 continue
-            found = [target] if target.is_file() else _all_files(target) if target.is_dir() else []
+            if target.is_symlink() or target.is_file():
+                found = [target]
+            else:
+                found = _all_files(target) if target.is_dir() else []
             for f in found:
                 rel = f.relative_to(root).as_posix()
                 if rel not in taken:

@@ -190,8 +190,9 @@ class KnownColumns:
         return self
 
 
-def check_groups(t: pd.DataFrame, target: str, folds: int) -> None:
-    """Enough systems for `folds` folds, each held out whole."""
+def check_groups(t: pd.DataFrame, target: str, folds: int, *, hint: str | None = None) -> None:
+    """Enough systems for `folds` folds, each held out whole (`hint`: what the caller's user
+    can do about too few)."""
     if folds < 2:
         raise SpecError(f"--folds {folds}: at least 2")
     systems = t["system"].nunique()
@@ -199,13 +200,13 @@ def check_groups(t: pd.DataFrame, target: str, folds: int) -> None:
         raise SpecError(
             f"--target {target}: {systems} system(s) have it ({len(t)} row(s)), fewer than the "
             f"{folds} folds: a fold needs a system of its own",
-            hint="lower --folds, or add results (e.g. more rounds) to the table",
+            hint=hint or "lower --folds, or add results (e.g. more rounds) to the table",
         )
 
 
 def cross_validate(
     t: pd.DataFrame, *, target: str, kind: str = "boosting", folds: int = 5, seed: int = 0,
-    importance_repeats: int = 3,
+    importance_repeats: int = 3, hint: str | None = None,
 ) -> Validation:  # fmt: skip
     """GroupKFold by system: per fold MAPE, R² of the log, the worst systems; out-of-fold
     predictions, the conformal residual quantile, and permutation importance on held-out data."""
@@ -214,7 +215,7 @@ def cross_validate(
     from sklearn.metrics import r2_score
     from sklearn.model_selection import GroupKFold
 
-    check_groups(t, target, folds)
+    check_groups(t, target, folds, hint=hint)
     x, y, groups = t[list(FEATURES)], np.log(t["y"].to_numpy(float)), t["system"].to_numpy()
     predicted = np.full(len(t), np.nan)
     fold_of = np.full(len(t), -1)

@@ -79,6 +79,27 @@ def test_a_plain_flake_folder_packs_only_the_flake_and_never_credentials(
     assert "nix/notes.txt (not flake.nix, flake.lock or a file flake.nix names)" in err
 
 
+def test_a_flake_file_that_is_a_link_is_said_not_silently_left_out(
+    root: Path, tmp_path: Path
+) -> None:
+    """Pack left out a flake file that is a symbolic link without saying so."""
+    project = _project(root, tmp_path / "p")
+    nix = project / "nix"
+    (project / "shared-pkgs").mkdir()
+    (project / "shared-pkgs" / "extra.nix").write_text("{ }: { }\n")
+    (nix / "pkgs").mkdir()
+    (nix / "pkgs" / "extra.nix").symlink_to(project / "shared-pkgs" / "extra.nix")
+    (nix / "flake.nix").write_text(
+        "{\n  outputs = { self }: { overlays.default = import ./pkgs/extra.nix; };\n}\n"
+    )
+    package = tmp_path / "x.repro.tar"
+    code, _out, err = _cli("pack", str(project / "specs/ort-digits.json"), "-o", str(package))
+    assert code == 0, err
+    assert "nix/pkgs/extra.nix" not in _nix_members(package, tmp_path)
+    assert "nix/pkgs/extra.nix (a symbolic link (to " in err
+    assert "a replay from it lacks this file" in err
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_git_flake_packs_what_git_tracks_and_its_attestation_covers_the_same(
     root: Path, tmp_path: Path, keys: tuple[str, str]

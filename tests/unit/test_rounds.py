@@ -360,3 +360,83 @@ def test_undecided_rounds_say_what_stopped_them_and_what_would_decide_them(
     out = run_rounds(same[0], against=same[1], stopping=Stopping(max_rounds=8), seed=3)
     assert out.report is not None
     assert what_would_decide(out.report, out.run[1], duet_fits=True) is None
+
+
+def _leftovers(tmp_path: Path, sides: tuple[Replayer, ...]) -> list[str]:
+    """Half-written runs and scratch folders a failed command left behind."""
+    partial = [p.name for p in (tmp_path / "results").rglob(".*.partial")]
+    folders = [getattr(s, "_scratch", None) for s in sides]
+    scratch = [str(f) for f in folders if f is not None and f.exists()]
+    return partial + scratch
+
+
+def test_a_side_whose_worker_fails_leaves_no_half_written_run(root: Path, tmp_path: Path) -> None:
+    """A failed rounds run left a `.partial` and a `repro-requests-*` folder behind."""
+    from repro.errors import ReproError, RunError
+    from repro.runs.store import load_run
+
+    a = _replayer(root, tmp_path, "k-a", InProcessRunner())
+    broken = InProcessRunner()
+
+    def fails(*args: Any, **kwargs: Any) -> int:
+        raise RunError("the worker could not start: no such interpreter")
+
+    broken.run = fails  # type: ignore[method-assign]
+    b = _replayer(root, tmp_path, "k-b", broken)
+    with pytest.raises(ReproError):
+        run_rounds(a, against=b, stopping=Stopping(max_rounds=4, fixed=True), seed=7)
+    assert _leftovers(tmp_path, (a, b)) == []
+    runs = sorted((tmp_path / "results").glob("*/k-*"))
+    assert [load_run(r).status for r in runs] == ["interrupted", "interrupted"]
+
+
+def test_a_worker_killed_from_outside_stops_the_rounds_as_a_run_failure(
+    root: Path, tmp_path: Path
+) -> None:
+    """A worker killed by `docker kill` or the OOM killer is no Ctrl-C: the rounds end as the
+    replay's own run does (exit 3, the runs marked interrupted), not as an interruption."""
+    from repro.errors import RunError
+
+    a = _replayer(root, tmp_path, "x-a", InProcessRunner())
+    b = _replayer(root, tmp_path, "x-b", InProcessRunner({"Offline/performance": "killed"}))
+    with pytest.raises(RunError, match="the runs are marked interrupted"):
+        run_rounds(a, against=b, stopping=Stopping(max_rounds=4, fixed=True), seed=7)
+    assert _leftovers(tmp_path, (a, b)) == []
+
+
+def test_a_baseline_that_cannot_begin_leaves_nothing_half_written(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from repro.errors import ArtifactError
+
+    a, b = _pair(root, tmp_path, "f")
+
+    def missing() -> None:
+        raise ArtifactError("the baseline's model is missing")
+
+    monkeypatch.setattr(b, "fetch", missing)
+    with pytest.raises(ArtifactError):
+        run_rounds(a, against=b, stopping=Stopping(max_rounds=4, fixed=True), seed=7)
+    assert _leftovers(tmp_path, (a, b)) == []
+    assert not list((tmp_path / "results").glob("*/f-b"))  # nothing ran: no run of it
+
+
+def test_two_replays_of_one_run_id_at_once_say_so(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second of two replays started with one --run-id failed "File exists", hint generic."""
+    from repro.errors import UsageError
+
+    first = _replayer(root, tmp_path, "same", InProcessRunner())
+    first.begin()
+    second = _replayer(root, tmp_path, "same", InProcessRunner())
+    real_exists = Path.exists
+    # the second checked before the first made its folder: the race the check cannot close
+    monkeypatch.setattr(
+        Path, "exists", lambda p: False if p.name == ".same.partial" else real_exists(p)
+    )
+    with pytest.raises(UsageError, match="another replay with run id 'same' started at the same"):
+        second.begin()
+    monkeypatch.undo()
+    first.finish()
+    assert _leftovers(tmp_path, (first, second)) == []

@@ -197,3 +197,19 @@ def test_predict_ranks_unsubmitted_and_flags_extrapolation(
 def test_pareto_mask_keeps_the_undominated() -> None:
     points = np.array([[3.0, -1.0], [2.0, -2.0], [1.0, 0.0], [3.0, -1.0]])
     assert pareto_mask(points).tolist() == [True, False, True, True]
+
+
+def test_predict_on_too_few_systems_names_an_option_it_has(
+    tmp_path: Path, rows: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`recommend --predict` hinted "lower --folds", an option recommend lacks."""
+    monkeypatch.chdir(tmp_path)
+    few = rows[rows["system"].isin(rows["system"].unique()[:3])]
+    table = _csv(tmp_path, few)
+    code, out = _run("recommend", str(table), "--predict")
+    assert code == 2
+    assert "--folds" not in out
+    assert f"repro model fit {table} --target throughput -k 2" in out
+    code, out = _run("recommend", str(table), "--model", "m.pkl", "--objective", "max:throughput")
+    assert code == 2
+    assert "--model ranks by a model's predictions: it goes with --predict" in out
