@@ -413,6 +413,7 @@ class Replayer:
                 "before it could finish",
                 hint=f"choose another --run-id, or delete the leftover (`rm -r {work}`)",
             )
+        made = [p for p in work.parents if not p.exists()]  # the folders this replay makes
         work.parent.mkdir(parents=True, exist_ok=True)
         try:
             work.mkdir()  # taken here, before anything else: two replays of one run id race
@@ -425,6 +426,9 @@ class Replayer:
             self.prepare()
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)  # nothing ran: no run left behind
+            for folder in made:  # nor the folders made for it, where nothing else came since
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
             raise
         self._work, self._final = work, final
         self._record = RunRecord(
