@@ -4,6 +4,7 @@ command assembles them into one list per mode (see `replay_cmd.STEPS`)."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -110,7 +111,36 @@ def open_package(state: ReplayState) -> ReplayState:
     spec_path, options, packed = _from_package(
         package, state.args.env_name, state.cache, state.args.key_path
     )
+    if packed:
+        _original_beside(spec_path, state.args.results_dir)
     return replace(state, spec_path=spec_path, package_options=options, original_packed=packed)
+
+
+def _original_beside(spec_path: Path, results_dir: Path) -> None:
+    """The package's original, copied to results/<name>/original/ where the replay lands, so
+    that `repro report --compare results/<name>/` finds both (as a fresh clone's does); an
+    original already there is kept, and said when it is another one."""
+    from repro.runs import layout
+    from repro.runs.store import digest_files
+    from repro.spec.io import load_spec
+
+    spec = load_spec(spec_path)
+    if spec.original is None:
+        return
+    source = (spec_path.parent / spec.original.path).resolve()
+    target = layout.original_of(layout.spec_results(results_dir, spec.name))
+    if target.exists():
+        if digest_files(target) != digest_files(source):
+            note(
+                f"{target} holds another original than the package's: compare with the "
+                f"package's as `repro report --compare {source} RUN`"
+            )
+        return
+    partial = layout.partial_of(target)
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(source, partial)
+    partial.replace(target)
+    note(f"the package's original: {target} (`repro report --compare {target.parent}/`)")
 
 
 def load_spec(state: ReplayState) -> ReplayState:
@@ -554,10 +584,7 @@ def _from_package(
     if manifest.of_role("image"):
         options["image_archive"] = str(root / "image" / "image.tar")
     original = load_spec(spec_path).original
-    if original is not None and packed:
-        folder = (spec_path.parent / original.path).resolve()
-        note(f"the package's original: compare with `repro report --compare {folder} RUN`")
-    elif original is not None:
+    if original is not None and not packed:
         note("the package holds no original (packed without it): nothing to compare with here")
     if manifest.of_role("spack-source"):
         options["spack_mirror"] = str(root / "spack-mirror")

@@ -459,3 +459,26 @@ def test_a_signed_package_replays_only_with_a_key_that_verifies_it(
     code, out, err = _replay_package(packages["unsigned"], tmp_path)
     assert code == 0, out + err
     assert "not signed: its files match its own manifest" in err
+
+
+def test_a_colleague_replays_a_package_and_reports_as_the_readme_says(
+    packages: dict[str, Path], keys: tuple[str, str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """After `repro replay PACKAGE`, the README's `repro report --compare results/<name>/`
+    failed (exit 2, "not a repro run ..."): the original was only in the artifact cache."""
+    colleague = tmp_path / "colleague"
+    colleague.mkdir()
+    monkeypatch.chdir(colleague)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    package = str(packages["signed"])
+    code, out, err = _cli("verify", package, "--key", keys[1])
+    assert code == 0, out + err
+    code, out, err = _cli("replay", package, "--key", keys[1], "--env", "native",
+                          "-s", "Offline", "-m", "accuracy", "--cache-dir", "cache")  # fmt: skip
+    assert code == 0, out + err
+    assert (colleague / "results" / "ort-digits" / "original" / "run.json").is_file()
+    code, out, err = _cli("report", "--compare", "results/ort-digits/")
+    assert code == 0, out + err
+    assert out.startswith("REPRODUCED")
+    assert (colleague / "reports" / "ort-digits" / "report.md").is_file()
