@@ -73,6 +73,22 @@ def total(parts: Iterable[Estimate], basis: str) -> Estimate:
     return Estimate(floor, weakest, floor)
 
 
+#: a short test's Offline query: this many times the warm-up's rate (`short_query`)
+SHORT_MARGIN = 1.5
+
+
+def short_query(spec_qps: Any, rate: float | None) -> float | None:
+    """The expected QPS of an Offline query that lasts about the time a short test asks for
+    at `rate` samples/s (SHORT_MARGIN x the rate: 1.1 x 1.5 of the time, within twice it), when the
+    spec's would make the test last more than twice as long (a high offline_expected_qps, the
+    docs' own advice for a fast machine, made 0.5 s tests run 20-74 s); None otherwise."""
+    if not isinstance(spec_qps, int | float) or not math.isfinite(spec_qps) or spec_qps <= 0:
+        return None
+    if rate is None or not math.isfinite(rate) or rate <= 0 or 1.1 * spec_qps <= 2.0 * rate:
+        return None
+    return float(f"{SHORT_MARGIN * rate:.3g}")
+
+
 @dataclass(frozen=True)
 class PlannedTest:
     """One LoadGen test as the estimate sees it: scenario, mode and the effective settings."""
@@ -82,6 +98,9 @@ class PlannedTest:
     settings: dict[str, Any]
     total: int  # the spec's total_sample_count
     batch: int
+    #: a short test asked for: an Offline query the worker sizes from its warm-up's rate
+    #: (`repro.harness.sizing.short_query`), where the spec's would run far longer
+    short: bool = False
 
     @property
     def per_query(self) -> int:
@@ -235,6 +254,10 @@ def loadgen_seconds(plan: PlannedTest, unit_s: float) -> float:
         return max(busy, plan.total / qps) if plan.scenario == "Server" and qps else busy
     if plan.scenario == "Offline":
         seconds = plan.offline_samples() * unit_s
+        short = short_query(s.get("offline_expected_qps"), 1 / unit_s) if plan.short else None
+        if short is not None:  # the worker sizes the query from the rate: about the time asked
+            count = max(float(s.get("min_query_count", 1)), 1.1 * plan.min_duration_s() * short)
+            seconds = count * unit_s
     elif plan.scenario == "Server":
         qps = float(s.get("server_target_qps") or 1)
         count = max(float(s.get("min_query_count", 0)), qps * plan.min_duration_s())

@@ -77,8 +77,13 @@ ProgressFactory = Callable[[str, Forecast], contextlib.AbstractContextManager[An
 
 
 def planned_test(req: WorkerRequest) -> PlannedTest:
-    """The test of a worker request, as the estimates see it."""
-    return PlannedTest(req.scenario, req.mode, req.settings, req.total_sample_count, req.batch_size)
+    """The test of a worker request, as the estimates see it: the settings it runs with (an
+    earlier test's changes applied), and whether it is a short one (`short_query`)."""
+    settings = req.settings | {name: c.used for name, c in req.changed_settings.items()}
+    return PlannedTest(
+        req.scenario, req.mode, settings, req.total_sample_count, req.batch_size,
+        short=req.short_test_ms is not None and "offline_expected_qps" not in req.changed_settings,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -552,6 +557,8 @@ class Replayer:
         # a query sized for this machine by an earlier test: later ones start from it, rather
         # than each running the spec's too short one first
         sized = self._sized.get((scenario, mode))
+        if self.opts.min_duration_ms is not None:  # a short test asked for: bounded by it
+            req = req.model_copy(update={"short_test_ms": self.opts.min_duration_ms})
         return req if sized is None else req.model_copy(update={"changed_settings": dict(sized)})
 
     def _run_test(
@@ -622,7 +629,10 @@ class Replayer:
         ]
         after = order[order.index((k, scenario, mode)) + 1 :]
         settings = {sc: scenario_settings(self.spec, sc, self.opts) for sc, _ in self.pairs}
-        plans = [PlannedTest(sc, m, settings[sc], plan.total, plan.batch) for _, sc, m in after]
+        plans = [
+            PlannedTest(sc, m, settings[sc], plan.total, plan.batch, short=plan.short)
+            for _, sc, m in after
+        ]
         return plan_estimate(plans, self.measured)
 
     def _collect(self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int) -> TestRecord:

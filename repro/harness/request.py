@@ -63,6 +63,13 @@ class WorkerRequest(BaseModel):
     generation: GenerationSpec | None = Field(
         None, description='a `task: "generation"` workload: the generative harness runs it'
     )
+    short_test_ms: int | None = Field(
+        None,
+        description="the test time the command line asked for (--min-duration-ms): an "
+        "Offline query is sized from the warm-up's rate to last about that long "
+        "(`repro.harness.sizing.short_query`), where the spec's expected QPS would make it "
+        "last more than twice as long",
+    )
     changed_settings: dict[str, SettingChange] = Field(
         default_factory=dict,
         description="settings to run with instead of `settings`: what an earlier test of the "

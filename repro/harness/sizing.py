@@ -15,11 +15,14 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from repro.harness.request import WorkerRequest
+from repro.estimates import short_query
 from repro.mlperf.loadgen_logs import Metrics, read_logs
 from repro.runs.record import SettingChange
+
+if TYPE_CHECKING:
+    from repro.harness.request import WorkerRequest
 
 #: tests of one request at most: the first, then larger queries while each is still too short
 #: (a short query's rate understates the machine's: LoadGen's start weighs on it)
@@ -69,17 +72,34 @@ def _larger_query(found: Metrics, settings: dict[str, Any]) -> float | None:
 
 
 def run_sized(
-    req: WorkerRequest, out_dir: Path, test: Callable[[dict[str, Any]], T]
+    req: WorkerRequest,
+    out_dir: Path,
+    test: Callable[[dict[str, Any]], T],
+    *,
+    rate: float | None = None,
 ) -> tuple[T, dict[str, SettingChange], float]:
     """`test(settings)` with the request's settings (as an earlier test of the run changed
-    them: `req.changed_settings`), and again with a larger query while LoadGen judges it too
-    short for this machine (`larger_offline_query`), up to MAX_ATTEMPTS tests; LoadGen's logs
-    are the last test's. Returns its result, the settings changed, and the seconds the tests
-    before the last one took."""
+    them: `req.changed_settings`; a short test's query sized from the warm-up's `rate`,
+    `short_query`), and again with a larger query while LoadGen judges it too short for this
+    machine (`larger_offline_query`), up to MAX_ATTEMPTS tests; LoadGen's logs are the last
+    test's. Returns its result, the settings changed, and the seconds the tests before the
+    last one took."""
     changes = dict(req.changed_settings)
     spec_qps = req.settings.get("offline_expected_qps")
-    settings = req.settings | {name: change.used for name, change in changes.items()}
     sized = req.scenario == "Offline" and req.mode == "performance"
+    short = short_query(spec_qps, rate) if sized and req.short_test_ms else None
+    if short is not None and rate and spec_qps and "offline_expected_qps" not in changes:
+        changes["offline_expected_qps"] = SettingChange(
+            spec=spec_qps,
+            used=short,
+            why=(
+                f"a short test was asked (--min-duration-ms {req.short_test_ms}): the query "
+                f"sized from the warm-up's rate ({rate:.4g} samples/s) to last about that long, "
+                f"not {1.1 * spec_qps / rate:.0f}x as long as the spec's offline_expected_qps "
+                f"({spec_qps:g}) would make it"
+            ),
+        )
+    settings = req.settings | {name: change.used for name, change in changes.items()}
     discarded = 0.0
     for attempt in range(1, MAX_ATTEMPTS + 1):
         t = time.perf_counter()

@@ -213,7 +213,9 @@ def execute(req: WorkerRequest) -> WorkerResult:
         timings["loadgen_s"] = time.perf_counter() - t
         return log
 
-    log, changed, discarded_s = run_sized(req, out_dir, test)
+    call_s = calls.get(req.batch_size)
+    rate = req.batch_size / call_s if call_s else None  # the warm-up's samples per second
+    log, changed, discarded_s = run_sized(req, out_dir, test, rate=rate)
     cpu = CpuTime.model_validate(clock[0].stop(log.samples))
     if discarded_s:
         timings["resized_s"] = discarded_s  # the tests LoadGen judged too short, run again

@@ -103,6 +103,31 @@ def test_an_offline_query_too_short_for_this_machine_runs_again_sized_for_it(
     assert later.why.startswith("as an earlier test of this run needed: ")
 
 
+def test_a_short_test_lasts_about_the_time_asked_whatever_the_specs_expected_qps(
+    root: Path, tmp_path: Path
+) -> None:
+    """Offline tests asked for 0.5-2 s ran 20-74 s where a high offline_expected_qps (the docs'
+    advice for a fast machine) sized the query: a short test's is sized from the warm-up."""
+    spec = portable_spec(root, "ort-resnet-small")
+    for sc in spec["workload"]["scenarios"]:
+        if sc["scenario"] == "Offline":
+            sc["settings"]["offline_expected_qps"] = 20000.0  # ~100x this machine's rate
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    result = replay_performance(path, tmp_path, "Offline", "--min-duration-ms", "300",
+                                run_id="short")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    [test] = load_run(tmp_path / "results" / "ort-resnet-small" / "short").tests
+    change = test.changed_settings["offline_expected_qps"]
+    assert change.spec == 20000.0
+    assert change.used < 2000  # from the warm-up's rate: a few hundred samples/s here
+    assert "a short test was asked (--min-duration-ms 300)" in change.why
+    assert test.metrics["target_qps"] == change.used  # what LoadGen ran with (its log)
+    # the query LoadGen built: 1.1 x 0.3 s x the sized rate (at least the spec's 64 queries'
+    # worth), where the spec's was 6,600 samples (~30 s here)
+    assert test.metrics["samples_per_query"] <= max(64, 1.1 * 0.3 * change.used + 1) < 660
+
+
 def test_missing_artifact_file_exits_2_before_running(root: Path, tmp_path: Path) -> None:
     spec = json.loads(_digits_spec(root, tmp_path).read_text())
     spec["artifacts"]["model"]["path"] = str(tmp_path / "gone.onnx")

@@ -113,3 +113,56 @@ def test_a_later_test_starts_from_the_query_an_earlier_one_sized(tmp_path: Path)
     assert ran == [4e5]
     assert changed == {"offline_expected_qps": earlier}
     assert discarded_s == 0
+
+
+def test_a_short_test_sizes_its_query_from_the_warm_ups_rate(tmp_path: Path) -> None:
+    """`--min-duration-ms 500` Offline tests ran 20-74 s where a high offline_expected_qps
+    sized the query: a short test's query is sized from the warm-up's rate instead."""
+    req = _request(offline_expected_qps=1e6, min_duration_ms=500).model_copy(
+        update={"short_test_ms": 500}
+    )
+    ran: list[float] = []
+
+    def test(settings: dict[str, Any]) -> None:
+        ran.append(settings["offline_expected_qps"])
+        _summary(tmp_path, valid=True, duration=True)
+
+    _, changed, _ = run_sized(req, tmp_path, test, rate=20000.0)
+    assert ran == [30000.0]  # 1.5 x the warm-up's 20,000 samples/s: about the 0.5 s asked
+    change = changed["offline_expected_qps"]
+    assert (change.spec, change.used) == (1e6, 30000.0)
+    assert "a short test was asked (--min-duration-ms 500)" in change.why
+    assert "55x as long" in change.why
+
+
+@pytest.mark.parametrize(
+    ("short", "spec_qps", "rate"),
+    [(None, 1e6, 20000.0), (500, 30000.0, 20000.0), (500, 1e6, None)],
+    ids=["not-short", "spec-close-enough", "no-warm-up-rate"],
+)
+def test_otherwise_the_query_is_the_specs(
+    tmp_path: Path, short: int | None, spec_qps: float, rate: float | None
+) -> None:
+    req = _request(offline_expected_qps=spec_qps).model_copy(update={"short_test_ms": short})
+    ran: list[float] = []
+
+    def test(settings: dict[str, Any]) -> None:
+        ran.append(settings["offline_expected_qps"])
+        _summary(tmp_path, valid=True, duration=True)
+
+    _, changed, _ = run_sized(req, tmp_path, test, rate=rate)
+    assert ran == [spec_qps]
+    assert changed == {}
+
+
+def test_the_estimate_of_a_short_test_is_the_time_it_will_take() -> None:
+    """The estimate said "about 18 s" for a test that was asked to last 0.5 s (and, sized
+    from its rate, does)."""
+    from repro.estimates import PlannedTest, loadgen_seconds
+
+    settings = {"offline_expected_qps": 1e6, "min_duration_ms": 500, "min_query_count": 1}
+    long = PlannedTest("Offline", "performance", settings, total=64, batch=8)
+    short = PlannedTest("Offline", "performance", settings, total=64, batch=8, short=True)
+    unit_s = 1 / 20000  # 20,000 samples/s
+    assert loadgen_seconds(long, unit_s) == pytest.approx(27.5)
+    assert loadgen_seconds(short, unit_s) == pytest.approx(0.825)  # 1.1 x 1.5 x 0.5 s
