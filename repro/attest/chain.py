@@ -201,11 +201,13 @@ def sign(statement: dict[str, Any], signer: Any, out: Path) -> None:
 
 @dataclass
 class Link:
-    """One checked link of the chain."""
+    """One checked link of the chain: what is wrong with it, and what was verified of it."""
 
     kind: str
     where: str
     problems: list[str] = field(default_factory=list)
+    #: what a link that holds was verified as (who signed it, what it covers)
+    verified: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -254,6 +256,7 @@ def _open_envelope(
         except VerificationError:
             link.problems.append(f"{path}: the signature does not verify with key {key.keyid[:16]}")
             return None
+        link.verified.append(f"signed by key {key.keyid[:16]} ({path.name})")
     try:
         statement: dict[str, Any] = json.loads(envelope.payload)
     except ValueError:
@@ -386,7 +389,13 @@ def _spec_link(spec_path: Path, key: Any | None, ran: str | None) -> list[Link]:
     links = (
         verify_spec(spec_path, key)
         if attested
-        else [Link("spec (not attested: its id and lock digests checked)", str(spec_path))]
+        else [
+            Link(
+                "spec (not attested: its id and lock digests checked)",
+                str(spec_path),
+                verified=["not signed: its id and lock digests match the run's"],
+            )
+        ]
     )
     try:
         spec = load_spec(spec_path, check_id=False)
@@ -502,4 +511,27 @@ def verify_target(target: Path, key: Any | None) -> list[Link]:
     raise SpecError(
         f"{target}: not a spec file, a run folder or a report folder",
         hint="verify SPEC.json, results/<name>/<run-id>/, reports/<name>/ or a package",
+    )
+
+
+def covering_attestation(target: Path) -> Path | None:
+    """The attestation that signs `target` (a spec, a run folder, a report folder), where one
+    was written: a command that rewrites what it covers says so (`stale_attestation`)."""
+    if target.is_file():
+        beside = target.with_name(target.name + SPEC_ATTESTATION_SUFFIX)
+        return beside if beside.is_file() else None
+    inside = target / ATTESTATION
+    return inside if inside.is_file() else None
+
+
+def stale_attestation(target: Path) -> str | None:
+    """What to say after rewriting `target` when an attestation signed it before: `repro
+    verify` now fails on it until it is attested again."""
+    found = covering_attestation(target)
+    if found is None:
+        return None
+    return (
+        f"{target} changed after {found} signed it: `repro verify` fails on it until it is "
+        f"attested again (`repro attest {target} --key KEY`; attest last, after every command "
+        "that writes it)"
     )

@@ -84,6 +84,14 @@ def verify_package(root: Path, manifest: Any, key: Any | None) -> list[Link]:
         for ref in paths_outside(spec, spec_path, root)
     ]
     covered = signed if signed is not None else _chain_coverage(root, manifest, spec)
+    members = [m for m in manifest.members if m.role != "signature"]
+    held = sum(covered.get(m.path) == m.sha256 for m in members)
+    link.verified.append(
+        f"{held} of {len(members)} members covered by the package's signature"
+        if signed is not None
+        else f"not signed as a package: {held} of {len(members)} members covered by the "
+        "chain's attestations and the spec's pins"
+    )
     for m in manifest.members:
         if m.role == "signature":
             continue

@@ -131,7 +131,13 @@ def _report(links: list[Any], as_json: bool) -> None:
                 {
                     "verified": not failed,
                     "links": [
-                        {"kind": x.kind, "where": x.where, "problems": x.problems} for x in links
+                        {
+                            "kind": x.kind,
+                            "where": x.where,
+                            "problems": x.problems,
+                            "verified": x.verified,
+                        }
+                        for x in links
                     ],
                 },
                 indent=2,
@@ -143,6 +149,9 @@ def _report(links: list[Any], as_json: bool) -> None:
             click.echo(f"{mark:6} {link.kind:8} {link.where}")
             for problem in link.problems[:20]:
                 click.echo(f"         {problem}")
+            if link.ok:
+                for fact in link.verified:
+                    click.echo(f"         {fact}")
     if failed:
         first = failed[0]
         click.secho(

@@ -115,6 +115,10 @@ def profile(
     if into is not None:
         found = replayer.profile_into(into, chosen, samples)
         run_dir = into
+        from repro.attest.chain import stale_attestation
+
+        if said := stale_attestation(into):
+            click.secho(f"warning: {said}", err=True, fg="yellow")
     else:
         run_dir, record = replayer.run()
         if not record.profiles:

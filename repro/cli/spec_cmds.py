@@ -115,6 +115,10 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
             else:
                 spec = write_spec(spec, real)
                 note(f"{path}: id set to {spec.id}")
+                from repro.attest.chain import stale_attestation
+
+                if said := stale_attestation(real):
+                    click.secho(f"warning: {said}", err=True, fg="yellow")
         for p in problems:
             if not as_json:
                 click.echo(f"{path}: {p.severity}: {p.where}: {p.message}", err=True)

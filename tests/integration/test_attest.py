@@ -331,3 +331,34 @@ def test_a_bad_public_key_is_bad_input_not_a_bad_signature(
     code, out, err = _verify(chain["replay"], bad)
     assert code == 2, out + err
     assert said in err
+
+
+def test_verify_says_who_signed_what_it_verified(chain: dict[str, Path]) -> None:
+    """`verify` printed `OK package X:` and nothing after."""
+    code, out, err = _cli("verify", str(chain["report"]), "--key", str(chain["pub"]))
+    assert code == 0, out + err
+    keyid = json.loads(chain["pub"].read_text())["keyid"]
+    assert out.count(f"signed by key {keyid[:16]}") >= 4  # the report, two runs, the spec
+    doc = json.loads(_verify(chain["report"], chain["pub"])[1])
+    assert all(link["verified"] for link in doc["links"])
+
+
+def test_a_command_that_rewrites_an_attested_spec_says_so(
+    chain: dict[str, Path], tmp_path: Path
+) -> None:
+    """`claim add`/`claim measure` rewrote the attested spec without a word; then every link
+    of `verify` failed."""
+    spec = tmp_path / "ort-digits.json"
+    shutil.copyfile(chain["spec"], spec)
+    shutil.copyfile(
+        chain["spec"].with_name("ort-digits.json.intoto.json"),
+        tmp_path / "ort-digits.json.intoto.json",
+    )
+    code, out, err = _cli(
+        "claim", "add", str(spec), "--id", "threads", "--statement", "2 threads are faster",
+        "--metric", "Offline.throughput", "--relation", ">=", "--bound", "1.2",
+        "--candidate", "backend.options.intra_op_threads=2",
+    )  # fmt: skip
+    assert code == 0, out + err
+    assert f"warning: {spec} changed after" in err
+    assert f"`repro attest {spec} --key KEY`" in err
