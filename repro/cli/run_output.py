@@ -73,9 +73,31 @@ def _test_line(t: TestRecord) -> list[str]:
         scored = t.accuracy.get("unit") == "score"  # ROUGE, as MLPerf prints it: 0 to 100
         parts.append(f"{t.accuracy['metric']} {value:.4g}" if scored else
                      f"{t.accuracy['metric']} {100 * value:.2f}%")  # fmt: skip
+    if t.status == "invalid" and (why := _why_invalid(m)):
+        parts.append(f"({why})")
     if t.error:
         parts.append(t.error.splitlines()[0][:120])
     return parts
+
+
+#: LoadGen's own criteria of a VALID run, as its summary states them
+_MINIMUMS = (
+    ("min_duration_met", "the min duration was not met"),
+    ("min_queries_met", "the min query count was not met"),
+    ("perf_constraints_met", "the latency bound was not met"),
+)
+
+
+def _why_invalid(m: dict[str, object]) -> str:
+    """Why LoadGen judged a test INVALID, from its summary: what was only in the file."""
+    said = [why for key, why in _MINIMUMS if m.get(key) is False]
+    if m.get("early_stopping_met") is False:
+        need, done = m.get("early_stopping_queries_needed"), m.get("early_stopping_queries_done")
+        said.append(
+            f"early stopping needs {need} queries, {done} ran" if need and done is not None
+            else "early stopping was not met"
+        )  # fmt: skip
+    return "; ".join(said)
 
 
 def _profiled(prof: ProfileRecord) -> str:

@@ -217,10 +217,14 @@ def view_from_record(record: RunRecord) -> View:
     env = record.environment_facts()
     if record.tests:
         view["backend"] = _backend_view(record.tests[0].backend)
+    captured = ((record.spec or {}).get("environment") or {}).get("manager")
+    ran = env.manager
+    if captured and ran and captured != ran:  # what ran, and what the spec names (auto fell back)
+        ran = f"{ran} (the spec's: {captured})"
     view["pins"] = {
         "spec_id": record.spec_id,
         **{k: v for k, v in record.environment.items() if k.endswith("sha256")},
-        "environment.manager": env.manager,
+        "environment.manager": ran,
     }
     if record.spec is not None:
         view["artifacts"] = _artifacts_view(record.spec.get("artifacts"))

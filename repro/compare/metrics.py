@@ -194,7 +194,7 @@ def compare_metric(
     if paired_by is not None:
         cmp: Comparison = compare_paired(
             fa, fb, tol=tolerance, confidence=paired_by.confidence,
-            min_rounds=paired_by.min_rounds,
+            min_rounds=paired_by.min_rounds, more=paired_by.more,
         )  # fmt: skip
     elif q is not None and (len(fa) < 2 or len(fb) < 2) and ha is not None and hb is not None:
         cmp = compare_percentile(
@@ -253,7 +253,7 @@ def validity_metric(orig: list[TestRecord], rep: list[TestRecord]) -> MetricResu
     b = [str(t.metrics.get("validity")) for t in rep if t.metrics.get("validity")]
     if not a or not b:
         return None
-    verdict, reason = decide_validity(a, b)
+    verdict, reason = decide_validity(a, b, orig[0].scenario if orig else None)
     return MetricResult(
         metric="validity",
         label="LoadGen validity",

@@ -89,6 +89,9 @@ class PairedRule:
 
     confidence: float
     min_rounds: int = MIN_ROUNDS
+    #: what gives the rounds more: `--max-time` where the time cap stopped them, else
+    #: `--max-rounds` (a message naming the other knob sends the user the wrong way)
+    more: str = "--max-rounds"
 
 
 def paired_rule(record: RunRecord, overall: float) -> PairedRule:
@@ -102,7 +105,8 @@ def paired_rule(record: RunRecord, overall: float) -> PairedRule:
         confidence = float(value)
     if not isinstance(least, int) or isinstance(least, bool) or least < 1:
         least = MIN_ROUNDS
-    return PairedRule(confidence, least)
+    timed_out = "time cap" in str(stop.get("stopped") or "")
+    return PairedRule(confidence, least, "--max-time" if timed_out else "--max-rounds")
 
 
 #: how far apart the two sides' shares of other work may be and still count as the same load:

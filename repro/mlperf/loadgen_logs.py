@@ -115,6 +115,7 @@ for _pattern, _key in _SUMMARY_PATTERNS:
 # "50.00 percentile latency (ns)   : 123" and the headline "90th percentile latency (ns) : 123"
 _PCT_LINE = re.compile(r"^(\d+(?:\.\d+)?)(?:th)? percentile latency \(ns\)\s*:\s*(\S+)")
 _ES_SECTION = re.compile(r"^(?:(TTFT|TPOT) )?Early Stopping Result:")
+_ES_NEED = re.compile(r"^\* (?:(Need to process at least)|Only processed) (\d+) queries")
 _ES_LINE = re.compile(r"Early stopping (\d+(?:\.\d+)?)(?:th)? percentile estimate\s*:\s*(\S+)")
 # LLM benchmarks (LoadGen with token latencies): tokens/s, time to first token (TTFT) and time
 # per output token (TPOT), "Min First Token latency (ns)", "99.00 percentile first token
@@ -196,6 +197,11 @@ def parse_summary_text(text: str) -> Metrics:
             if m := _ES_LINE.search(line):
                 out[f"early_stopping_{section}{_pct_name(m.group(1))}_ns"] = _number(m.group(2))
                 continue
+        if line.startswith("* ") and "queries" in line and (m := _ES_NEED.match(line)):
+            # why early stopping failed: " * Need to process at least 64 queries for ..."
+            key = "early_stopping_queries_needed" if m.group(1) else "early_stopping_queries_done"
+            out.setdefault(key, int(m.group(2)))
+            continue
         digit = line[0].isdigit()
         if digit and (m := _PCT_LINE.match(line)):
             out[f"latency_{_pct_name(m.group(1))}_ns"] = _number(m.group(2))

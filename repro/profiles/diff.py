@@ -22,6 +22,16 @@ OUTSIDE = "(outside the layers)"
 MIN_CHANGE = 0.01
 
 
+def share_text(share: float | None) -> str:
+    """A share of the total change as a table shows it: beyond the whole change (layers that
+    moved both ways, one part offsetting another: `2082 %` said nothing) it is not a share."""
+    if share is None:
+        return "-"
+    if abs(share) > 1:
+        return "both ways"
+    return f"{share:.0%}"
+
+
 class LayerChange(BaseModel):
     """One layer's time per sample on each side and its part of the total change."""
 
@@ -82,14 +92,28 @@ class ProfileDiff(BaseModel):
         if not candidates:
             return text + " (too small a change to attribute)"
         share, where = max(candidates)
-        text += f"; {share:.0%} of the change is {where}"
+        if any(abs(s) > 1 for s, _ in candidates):
+            # parts moved both ways (one offsets another): say each part's own change
+            kinds = sorted(self.kinds, key=lambda k: -abs(k.delta_ns))[:2]
+            moved = ", ".join(f"the {k.kind} layers {_us(k.delta_ns)}" for k in kinds)
+            text += f"; the layers moved both ways: {moved} a sample"
+        else:
+            text += f"; {share:.0%} of the change is {where}"
         layers = [c for c in self.changes if c.match != "outside layers"]
-        if layers and layers[0].share_of_change is not None:
-            c = layers[0]
+        c = layers[0] if layers else None
+        if c is not None and (layer_share := c.share_of_change) is not None:
             ratio = f" ({c.ratio:.2f}x)" if c.ratio is not None else f" ({c.match})"
-            text += f"; the largest single layer change: {c.name}{ratio}, "
-            text += f"{c.share_of_change:.0%}"
+            text += f"; the largest single layer change: {c.name}{ratio}"
+            if abs(layer_share) <= 1:
+                text += f", {layer_share:.0%}"
+            else:
+                text += f", {_us(c.delta_ns)} a sample"
         return text
+
+
+def _us(ns: float) -> str:
+    """`+12.3 µs`: a change of time per sample."""
+    return f"{ns / 1000:+.3g} µs"
 
 
 def _per_sample(p: Profile, ns: int) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from repro.profiles.diff import share_text
 from repro.reports.fmt import (
     CLAIM_MARK,
     MATCH_MARK,
@@ -203,7 +204,7 @@ def profile_lines(report: Report) -> list[str]:
             "By kind: "
             + ", ".join(
                 f"{k.kind} {k.delta_ns / 1e3:+.1f} us"
-                + (f" ({k.share_of_change:.0%})" if k.share_of_change is not None else "")
+                + (f" ({share_text(k.share_of_change)})" if k.share_of_change is not None else "")
                 for k in d.kinds[:6]
             )
             + ".",
@@ -223,7 +224,7 @@ def profile_lines(report: Report) -> list[str]:
                 f"| {c.delta_ns / 1e3:+.1f} us | "
                 + (f"{c.ratio:.2f}" if c.ratio is not None else "-")
                 + " | "
-                + (f"{c.share_of_change:.0%}" if c.share_of_change is not None else "-")
+                + share_text(c.share_of_change)
                 + " |"
             )
     return lines

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from repro.profiles.diff import LayerChange
+from repro.profiles.diff import LayerChange, share_text
 from repro.reports import plots
 from repro.reports.fmt import delta, micros, profile_side
 from repro.reports.model import ProfileSection
@@ -98,7 +98,7 @@ def render_profile(p: ProfileSection) -> list[str]:
             f"<td>{micros(c.original_ns)}</td><td>{micros(c.replay_ns)}</td>"
             f"<td>{c.delta_ns / 1e3:+.1f} us</td>"
             f"<td>{'-' if c.ratio is None else f'{c.ratio:.2f}'}</td>"
-            f"<td>{'-' if c.share_of_change is None else f'{c.share_of_change:.0%}'}</td></tr>"
+            f"<td>{share_text(c.share_of_change)}</td></tr>"
         )
     out.append("</table>")
     return out

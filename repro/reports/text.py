@@ -33,8 +33,14 @@ def render(report: Report) -> str:
             if m.judged and m.verdict == s.verdict and m.verdict != "reproduced"
         ]
         line = f"  {s.scenario:<12} {s.verdict}"
+        never_valid = next(
+            (m for m in s.metrics if m.metric == "validity" and "every run INVALID" in m.reason),
+            None,
+        )
         if worst:
             line += f": {worst[0].label} {worst[0].reason}"
+        elif never_valid is not None:  # "Server reproduced" said nothing of every run INVALID
+            line += f": {never_valid.reason}"
         lines.append(line)
     for problem in report.integrity:
         lines.append(f"  integrity: {problem}")

@@ -110,6 +110,16 @@ def judge(
         return ClaimJudgement(
             verdict, f"{shown} straddles {bound:g}: one round has no interval; more rounds"
         )
+    if mde > 1:  # "differed by 2230637.0 % or more" told nothing: the interval is the fact
+        bounded = estimate.lo > 0 and math.isfinite(estimate.hi)
+        span = f"spans a factor of {estimate.hi / estimate.lo:.3g}" if bounded else "is unbounded"
+        return ClaimJudgement(
+            verdict,
+            f"{shown} straddles {bound:g}: its interval {span}, too wide to tell the ratio from "
+            f"the bound (the rounds are too few or too noisy)"
+            f"{_rounds_needed(estimate, bound, confidence)}",
+            mde,
+        )
     return ClaimJudgement(
         verdict,
         f"{shown} straddles {bound:g}: the rounds could tell the ratio from the bound only "

@@ -282,10 +282,17 @@ def recommend(
     if not objectives:
         raise UsageError("give at least one --objective (e.g. max:throughput)")
     if any(o.column == "cost" for o in objectives) and prices is None:
+        enriched = "cost_usd" in table
         raise UsageError(
-            "min:cost needs a price table (--prices prices.csv): repro never invents prices",
+            "min:cost needs a price table (--prices prices.csv): repro never invents prices"
+            + (
+                "; this table was enriched and has list prices: --objective min:cost_usd"
+                if enriched
+                else ""
+            ),
             hint="a CSV with the columns name,price; a name is a processor or accelerator "
-            "as the results table spells it",
+            "as the results table spells it"
+            + (" (or min:cost_usd, the hardware table's list prices)" if enriched else ""),
         )
     t = with_derived(table, prices=prices, per_accelerator=per_accelerator)
     notes: list[str] = []

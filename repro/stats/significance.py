@@ -217,6 +217,13 @@ def _reason(
     )
 
 
+def _more_rounds(flag: str) -> str:
+    """What gives paired rounds more: the knob that stopped them."""
+    if flag == "--max-time":
+        return "give the rounds more time (--max-time: the time cap stopped them)"
+    return f"run more rounds ({flag})"
+
+
 def compare_paired(
     original: list[float],
     replay: list[float],
@@ -224,6 +231,7 @@ def compare_paired(
     tol: float,
     confidence: float = 0.95,
     min_rounds: int = MIN_ROUNDS,
+    more: str = "--max-rounds",
 ) -> Comparison:
     """Compare interleaved rounds: one (original, replay) pair per round, run back to back.
 
@@ -253,8 +261,7 @@ def compare_paired(
             None,
             reason=f"replay {delta:+.1%} vs tolerance +/-{tol:.0%} over {len(logs)} paired "
             f"round(s): a paired verdict needs at least {need} (fewer decided identical "
-            "software wrongly in recorded A/A rounds); run more rounds (--max-rounds, "
-            "--until-decided)",
+            f"software wrongly in recorded A/A rounds); {_more_rounds(more)}",
             extra=extra,
         )
     _, lo, hi = found.relative()
@@ -269,12 +276,12 @@ def compare_paired(
         reason = (
             f"the replay is {abs(delta):.1%} {'higher' if delta > 0 else 'lower'} and the "
             f"interval lies outside +/-{tol:.0%}, but not the stricter one a 'not reproduced' "
-            f"also needs ([{slo:+.1%}, {shi:+.1%}] at {decided.strict.confidence:.4g}); run "
-            "more rounds (--max-rounds)"
+            f"also needs ([{slo:+.1%}, {shi:+.1%}] at {decided.strict.confidence:.4g}); "
+            f"{_more_rounds(more)}"
         )
     else:
         reason = _reason(verdict, delta, tol, mde, (lo, hi)).replace(
-            "repeats (--repeat)", "rounds (--max-rounds)"
+            "run more repeats (--repeat)", _more_rounds(more)
         )
     return Comparison(
         verdict,

@@ -115,7 +115,21 @@ def decide_accuracy(
     return "reproduced" if replay * ratio <= original else "not reproduced"
 
 
-def decide_validity(original: list[str], replay: list[str]) -> tuple[Verdict, str]:
+#: what a run INVALID on both sides most likely missed, per scenario, and what to change
+_NEVER_VALID = {
+    "Server": "neither side met its latency bound at its target rate: raise "
+    "server_target_latency_ns or lower server_target_qps",
+    "Offline": "neither side's query lasted min_duration: raise offline_expected_qps",
+    "SingleStream": "neither side met its early-stopping or duration minimums: raise "
+    "min_duration_ms or min_query_count",
+    "MultiStream": "neither side met its early-stopping or duration minimums: raise "
+    "min_duration_ms or min_query_count",
+}
+
+
+def decide_validity(
+    original: list[str], replay: list[str], scenario: str | None = None
+) -> tuple[Verdict, str]:
     """LoadGen's VALID/INVALID on each side.
 
     A latency bound breaks at random on a loaded machine, so one INVALID run among several is
@@ -132,6 +146,12 @@ def decide_validity(original: list[str], replay: list[str]) -> tuple[Verdict, st
             "LoadGen judged every run VALID"
             if a_bad == 0
             else "LoadGen judged every replay run VALID"
+        )
+    if a_bad == na and b_bad == nb:  # the same, and nothing to be pleased about
+        advice = _NEVER_VALID.get(scenario or "", "neither side met LoadGen's minimums")
+        return "reproduced", (
+            f"the same on both sides, and every run INVALID ({na} original, {nb} replay): "
+            f"{advice} (LoadGen's summary says which minimum each run missed)"
         )
     if a_bad == na:
         return "reproduced", "the original was not VALID either"

@@ -75,6 +75,9 @@ def test_invalid_loadgen_run_is_kept_marked_and_exits_3(root: Path, tmp_path: Pa
     assert (
         tmp_path / "results/ort-digits/bad/Server/performance/run_1/mlperf_log_summary.txt"
     ).is_file()
+    # why, on the console too (it was only in LoadGen's summary file)
+    [line] = [x for x in result.stdout.splitlines() if "Server" in x and "INVALID" in x]
+    assert "the latency bound was not met" in line
 
 
 def test_an_offline_query_too_short_for_this_machine_runs_again_sized_for_it(

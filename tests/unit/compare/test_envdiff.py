@@ -142,3 +142,22 @@ def test_env_diff_of_binary_junk_or_deep_json_exits_2(tmp_path: Path) -> None:
         )
         assert result.exit_code == 2, (name, result.output)
         assert name in result.stderr
+
+
+def test_the_manager_that_ran_is_said_beside_the_specs() -> None:
+    """The drift said `environment.manager: native -> venv` while the spec says nix."""
+    from repro.compare.envdiff import view_from_record
+    from repro.runs.record import RunRecord
+
+    def record(ran: str) -> RunRecord:
+        return RunRecord.model_validate(
+            {"run_id": "r", "spec_name": "s", "spec_id": "a" * 64, "spec_path": "",
+             "status": "complete", "started_utc": "", "repro_version": "t",
+             "environment": {"manager": ran},
+             "spec": {"environment": {"manager": "nix"}}}
+        )  # fmt: skip
+
+    assert view_from_record(record("venv"))["pins"]["environment.manager"] == (
+        "venv (the spec's: nix)"
+    )
+    assert view_from_record(record("nix"))["pins"]["environment.manager"] == "nix"

@@ -558,3 +558,26 @@ def test_a_gpu_run_whose_gpu_was_not_probed_is_not_adjusted_by_the_cpu(tmp_path:
     tp = _offline(data)
     assert tp.get("adjusted") is None
     assert tp["verdict"] == "not reproduced"
+
+
+def test_every_run_invalid_on_both_sides_is_said_not_just_reproduced() -> None:
+    """ "Server reproduced" when every Server run on both sides was INVALID."""
+    verdict, reason = decide_validity(["INVALID"] * 3, ["INVALID"] * 3, "Server")
+    assert verdict == "reproduced"  # the same: the software did not change
+    assert "every run INVALID (3 original, 3 replay)" in reason
+    assert "raise server_target_latency_ns or lower server_target_qps" in reason
+
+
+def test_the_console_line_of_such_a_scenario_says_it(tmp_path: Path) -> None:
+    from repro.compare import build_report, resolve_inputs
+    from repro.reports.text import render
+    from repro.spec.models import Tolerances
+
+    make_run(tmp_path / "r" / "original", throughput=[100, 101], seed=1,
+             server=["INVALID", "INVALID"])  # fmt: skip
+    make_run(tmp_path / "r" / "replay", throughput=[100, 101], seed=2,
+             server=["INVALID", "INVALID"])  # fmt: skip
+    orig, reps = resolve_inputs(tmp_path / "r" / "original", [tmp_path / "r" / "replay"])
+    text = render(build_report(orig, reps, tolerances=Tolerances()))
+    [line] = [x for x in text.splitlines() if x.strip().startswith("Server")]
+    assert "every run INVALID" in line

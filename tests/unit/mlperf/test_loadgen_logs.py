@@ -123,3 +123,20 @@ def test_a_zero_early_stopping_estimate_means_none() -> None:
     assert "early_stopping_p90_ns" not in m
     assert "early_stopping_p99_ns" not in m
     assert m["latency_p90_ns"] == 34000
+
+
+def test_why_early_stopping_failed_is_read_from_the_summary() -> None:
+    """ "early stopping needs 64 queries" was only in LoadGen's summary file."""
+    from repro.cli.run_output import _why_invalid
+    from repro.mlperf.loadgen_logs import parse_summary_text
+
+    text = (
+        "Result is : INVALID\n  Min duration satisfied : Yes\n  Min queries satisfied : Yes\n"
+        "  Early stopping satisfied: NO\nRecommendations:\n"
+        " * The test exited early, before enough queries were issued.\n"
+        "Early Stopping Result:\n * Only processed 32 queries.\n"
+        " * Need to process at least 64 queries for early stopping.\n"
+    )
+    m = parse_summary_text(text)
+    assert (m["early_stopping_queries_needed"], m["early_stopping_queries_done"]) == (64, 32)
+    assert _why_invalid(m) == "early stopping needs 64 queries, 32 ran"

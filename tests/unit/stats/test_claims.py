@@ -149,3 +149,15 @@ def test_the_claims_exit_code_follows_the_worst_claim() -> None:
     assert claims_exit_code(["holds", "inconclusive"], strict=False) == 0
     assert claims_exit_code(["holds", "inconclusive"], strict=True) == 1
     assert claims_exit_code(["does not hold", "holds"], strict=False) == 1
+
+
+def test_an_interval_too_wide_to_tell_is_said_as_such_not_as_a_huge_percentage() -> None:
+    """A claim's reason said it "differed by 2230637.0 % or more"."""
+    from repro.stats.claims import ClaimEstimate, judge
+
+    wide = ClaimEstimate(1.5, 0.001, 900.0, "paired-rounds", 3, log_se=3.0, df=2)
+    found = judge(wide, ">=", 1.8, confidence=0.95)
+    assert found.verdict == "inconclusive"
+    assert "%" not in found.reason.split("rounds would")[0]
+    assert "too wide to tell the ratio from the bound" in found.reason
+    assert "a factor of 9e+05" in found.reason

@@ -464,3 +464,19 @@ def test_min_energy_picks_the_power_result_with_the_least_energy_per_sample(
     md = (tmp_path / "out" / "recommend.md").read_text()
     assert "energy_unit" in md  # the energy's unit beside it
     assert "J/sample" in md
+
+
+def test_cost_without_prices_on_an_enriched_table_names_min_cost_usd(tmp_path: Path) -> None:
+    """`--objective min:cost` on an enriched table demanded --prices without naming the list
+    prices the table already has."""
+    frame = pd.read_csv(_table(tmp_path))
+    frame["cost_usd"] = 10000.0
+    enriched = tmp_path / "enriched.csv"
+    frame.to_csv(enriched, index=False)
+    code, out = _run(str(enriched), "--objective", "min:cost", "--where", "benchmark=resnet50")
+    assert code == 2
+    assert "--objective min:cost_usd" in out
+    code, out = _run(str(_table(tmp_path)), "--objective", "min:cost",
+                     "--where", "benchmark=resnet50")  # fmt: skip
+    assert code == 2
+    assert "min:cost_usd" not in out  # a table without list prices: only --prices

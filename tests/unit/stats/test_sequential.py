@@ -174,3 +174,27 @@ def test_a_real_change_is_found() -> None:
              for t in material for name in t.logs}  # fmt: skip
     nr, _ = simulate(material, Stopping(max_rounds=40), comparisons=500, seed=3, shift=shift)
     assert nr.value >= 0.5
+
+
+def test_an_undecided_metric_names_the_knob_that_stopped_its_rounds() -> None:
+    """ "run more rounds (--max-rounds)" when the time cap had stopped the rounds."""
+    from repro.compare.pairing import paired_rule
+    from repro.runs.record import RunRecord
+    from repro.stats.significance import compare_paired
+
+    rng = np.random.default_rng(3)
+    a = list(100 * np.exp(rng.normal(0, 0.1, 10)))
+    b = list(100 * np.exp(rng.normal(0, 0.1, 10)))
+    record = RunRecord.model_validate(
+        {"run_id": "r", "spec_name": "s", "spec_id": "a" * 64, "spec_path": "", "status":
+         "complete", "started_utc": "", "repro_version": "t",
+         "stopping": {"stopped": "the time cap (150 s) was reached", "min_rounds": 8}}
+    )  # fmt: skip
+    rule = paired_rule(record, 0.95)
+    assert rule.more == "--max-time"
+    timed = compare_paired(a, b, tol=0.05, confidence=0.95, more=rule.more)
+    assert timed.verdict == "inconclusive"
+    assert "--max-time" in timed.reason
+    assert "--max-rounds" not in timed.reason
+    capped = compare_paired(a, b, tol=0.05, confidence=0.95)
+    assert "run more rounds (--max-rounds)" in capped.reason
