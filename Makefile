@@ -28,6 +28,7 @@ $(BIN)/repro: pyproject.toml
 	@set -o pipefail; $(BIN)/python -m pip install --progress-bar off --disable-pip-version-check \
 	  -e ".[$(EXTRAS)]" 2>&1 | tee -a $(VENV)/setup.log | awk ' \
 	    /^Collecting / { n++; printf "  [%2d] %s\n", n, $$2; fflush(); next } \
+	    /^Installing collected packages/ { printf "  installing the %d packages (unpacking the wheels: a minute or two)\n", n; fflush() } \
 	    /^Successfully installed/ { printf "  installed %d packages\n", NF - 2; fflush() }' \
 	  || { echo "setup failed; the last lines of $(VENV)/setup.log:"; tail -30 $(VENV)/setup.log; \
 	       exit 1; }

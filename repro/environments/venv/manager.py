@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ from repro.environments.base import (
     verified_lock,
     worker_environment,
 )
+from repro.environments.pylock import read_pins
 from repro.environments.section import EnvironmentSpecBase
 from repro.environments.venv import VenvEnvironment
 from repro.errors import EnvironmentSetupError
@@ -38,6 +40,10 @@ if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
 
 MARKER = ".repro-complete"
+
+
+#: the lines of pip's output that say how far an install is
+_PIP_STEP = re.compile(r"^(Collecting|Processing|Installing collected packages)\s*:?\s*(\S*)")
 
 
 class VenvManager(EnvironmentManager):
@@ -129,6 +135,8 @@ class VenvManager(EnvironmentManager):
         if target.exists():
             shutil.rmtree(target)  # an unfinished earlier build
         target.parent.mkdir(parents=True, exist_ok=True)
+        total = len(read_pins(lock_path.read_text(errors="replace")))
+        self.report(f"building the venv {target.name}: {total} pinned package(s) from {lock_path}")
         steps = [
             [sys.executable, "-m", "venv", str(target)],
             [
@@ -136,7 +144,8 @@ class VenvManager(EnvironmentManager):
                 "-m",
                 "pip",
                 "install",
-                "--quiet",
+                "--progress-bar",
+                "off",
                 "--no-deps",
                 "--disable-pip-version-check",
                 *(["--require-hashes"] if require_hashes else []),
@@ -152,12 +161,32 @@ class VenvManager(EnvironmentManager):
             if wheels
             else "a package index must be reachable to build a venv the first time",
         ]
-        for cmd, hint in zip(steps, hints, strict=True):
-            proc = _subprocess.run(cmd, timeout_s=1800)
-            if proc.returncode != 0:
+        seen = [0]
+
+        def progress(line: str) -> None:
+            """pip's lines, as how far the build is (a first build takes minutes: never
+            silent)."""
+            found = _PIP_STEP.match(line)
+            if found is None:
+                return
+            if found.group(1) in ("Collecting", "Processing"):
+                seen[0] += 1
+                self.report(f"  venv: {seen[0]}/{total} {found.group(2)}")
+            else:
+                self.report(f"  venv: installing {total} package(s) (unpacking the wheels)")
+
+        for i, (cmd, hint) in enumerate(zip(steps, hints, strict=True)):
+            if i == 0:  # `python -m venv`: a few seconds, nothing to say meanwhile
+                proc = _subprocess.run(cmd, timeout_s=1800)
+                code, said = proc.returncode, (proc.stderr or proc.stdout)
+            else:  # pip: minutes on a first build, each package said as it comes
+                code, tail = _subprocess.run_streaming(cmd, timeout_s=1800, echo=progress)
+                said = "\n".join(tail)
+            if code != 0:
                 shutil.rmtree(target, ignore_errors=True)
-                tail = (proc.stderr or proc.stdout).strip()[-1500:]
                 raise EnvironmentSetupError(
-                    f"building the venv failed at `{' '.join(cmd[:4])} ...`: {tail}", hint=hint
+                    f"building the venv failed at `{' '.join(cmd[:4])} ...`: "
+                    f"{said.strip()[-1500:]}",
+                    hint=hint,
                 )
         write_text(target / MARKER, str(lock_path) + "\n")

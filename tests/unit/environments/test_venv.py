@@ -23,10 +23,21 @@ def test_a_failed_step_is_named_with_its_own_hint(
         step = "venv" if cmd[1:3] == ["-m", "venv"] else "pip"
         return subprocess.CompletedProcess(cmd, 1 if step == failing else 0, "", f"{step} broke")
 
+    def fake_streaming(cmd: list[str], **kwargs: Any) -> tuple[int, list[str]]:
+        kwargs["echo"]("Collecting numpy==2.4.6 (from -r lock (line 3))")
+        return (1 if failing == "pip" else 0), ["Collecting numpy==2.4.6", "pip broke"]
+
     monkeypatch.setattr("repro._subprocess.run", fake_run)
+    monkeypatch.setattr("repro._subprocess.run_streaming", fake_streaming)
+    lock = tmp_path / "lock"
+    lock.write_text("numpy==2.4.6 --hash=sha256:" + "0" * 64 + "\n")
+    said: list[str] = []
     with pytest.raises(EnvironmentSetupError) as info:
-        VenvManager()._build(tmp_path / "venv", tmp_path / "lock", require_hashes=True)
+        VenvManager(said.append)._build(tmp_path / "venv", lock, require_hashes=True)
     assert f"{failing} broke" in info.value.message
     assert info.value.hint is not None
     assert hint in info.value.hint
     assert not (tmp_path / "venv").exists()
+    if failing == "pip":  # never silent: how far the build got, package by package
+        assert said[0].startswith("building the venv venv: 1 pinned package(s)")
+        assert "  venv: 1/1 numpy==2.4.6" in said
