@@ -13,7 +13,7 @@ AA_NAME ?= $(basename $(notdir $(AA_SPEC)))
 AA_ARGS ?= --until-decided --max-rounds 32 --max-time 150 --min-duration-ms 500 \
   --mode performance -s Offline
 
-.PHONY: setup demo test lint schema docs bench clean
+.PHONY: setup demo test lint schema reference docs bench clean
 
 # Setup says what it does and how far it is; pip's full output goes to $(VENV)/setup.log and
 # its last lines are shown if it fails.
@@ -77,6 +77,11 @@ lint: setup
 schema: setup
 	$(BIN)/repro schema > specs/schema/experiment-v1.schema.json
 	$(BIN)/repro schema --report > specs/schema/report-v2.schema.json
+
+# The reference pages of every command and spec field, from the code (the docs build and the tests
+# fail when they are stale)
+reference: setup
+	$(BIN)/python -m repro.cli.reference docs
 
 # The reference site: docs/ built by MkDocs into $(SITE) (`--strict`: a broken link or anchor, or a
 # page missing from mkdocs.yml's nav, fails). repro[docs] is installed into $(VENV) once.

@@ -17,9 +17,9 @@ LOCK_NAME = "spack.lock"
 class SpackRootPin(SpecModel):
     """A root spec of the environment, as the manifest wrote it, with its DAG hash."""
 
-    spec: str
-    hash: str
-    name: str | None = None
+    spec: str = Field(description="the root as the manifest writes it")
+    hash: str = Field(description="its DAG hash in spack.lock")
+    name: str | None = Field(None, description="the package's name")
 
 
 class SpackPackagePin(SpecModel):
@@ -42,11 +42,13 @@ class SpackPins(SpecModel):
         None, description="the concretized lock; absent until Spack has concretized the manifest"
     )
     spack_version: str | None = Field(None, description="the Spack that wrote the lock")
-    spack_commit: str | None = None
+    spack_commit: str | None = Field(None, description="the Spack commit that wrote the lock")
     builtin_commit: str | None = Field(
         None, description="the spack-packages commit the manifest pins its builtin repo to"
     )
-    roots: list[SpackRootPin] = Field(default_factory=list)
+    roots: list[SpackRootPin] = Field(
+        default_factory=list, description="the environment's root specs and their DAG hashes"
+    )
     packages: dict[str, SpackPackagePin] = Field(
         default_factory=dict, description="key packages (llvm, onednn, apache-tvm, python, ...)"
     )

@@ -78,21 +78,38 @@ else:
 class ExperimentSpec(SpecModel):
     """One benchmark experiment: what to run, where, and how to check it."""
 
-    schema_: Literal["repro.experiment/v1"] = Field(SCHEMA_V1, alias="schema")
+    schema_: Literal["repro.experiment/v1"] = Field(
+        SCHEMA_V1, alias="schema", description="the spec's format and its version"
+    )
     id: Sha256 | None = Field(
         None,
         description="sha256 of the canonical JSON (sorted keys, compact, defaults filled in) "
         "without `id`, `original`, `hardware` and `claims`",
     )
     name: Name
-    description: str = ""
-    tags: list[str] = Field(default_factory=list)
-    artifacts: dict[str, Artifact]
-    backend: BackendSpec
+    description: str = Field("", description="what the experiment is, for a person")
+    tags: list[str] = Field(
+        default_factory=list,
+        description="words to find it by; a benchmark's name among them (`resnet50`) makes the "
+        "spec stand in for that MLPerf benchmark when compared with published results",
+    )
+    artifacts: dict[str, Artifact] = Field(
+        description="name -> the model, data set or other file the experiment uses, each "
+        "pinned by its sha256"
+    )
+    backend: BackendSpec = Field(
+        description="the inference engine and the options that change results (`name` picks "
+        "the plug-in: onnxruntime, tvm, torch)"
+    )
     workload: Workload
-    environment: EnvironmentSpec
+    environment: EnvironmentSpec = Field(
+        description="the software stack and how it is pinned (`manager` picks the plug-in: "
+        "venv, nix, spack, docker)"
+    )
     hardware: Hardware = Field(default_factory=Hardware)
-    original: Original | None = None
+    original: Original | None = Field(
+        None, description="the original results the replays are compared with"
+    )
     tolerances: Tolerances = Field(default_factory=Tolerances)
     claims: ClaimList = Field(
         None,

@@ -217,22 +217,44 @@ class LoadGenSettings(SpecModel):
     max_query_count: Annotated[
         int, Field(ge=0, le=UINT64_MAX), Accepts("0 (no limit) or an integer up to 2**64-1")
     ] = 0
-    single_stream_expected_latency_ns: LatencyNs | None = None
-    single_stream_target_latency_percentile: Fraction | None = None
-    multi_stream_expected_latency_ns: LatencyNs | None = None
-    multi_stream_samples_per_query: SampleCount | None = None
-    multi_stream_target_latency_percentile: Fraction | None = None
-    server_target_qps: Qps | None = None
-    server_target_latency_ns: LatencyNs | None = None
-    server_target_latency_percentile: Fraction | None = None
-    server_coalesce_queries: bool | None = None
+    single_stream_expected_latency_ns: LatencyNs | None = Field(
+        None, description="SingleStream: the expected latency of one query, ns (sizes the run)"
+    )
+    single_stream_target_latency_percentile: Fraction | None = Field(
+        None, description="SingleStream: the percentile reported as the metric (0.9)"
+    )
+    multi_stream_expected_latency_ns: LatencyNs | None = Field(
+        None, description="MultiStream: the expected latency of one query, ns (sizes the run)"
+    )
+    multi_stream_samples_per_query: SampleCount | None = Field(
+        None, description="MultiStream: the samples of one query (8 in MLPerf)"
+    )
+    multi_stream_target_latency_percentile: Fraction | None = Field(
+        None, description="MultiStream: the percentile reported as the metric (0.99)"
+    )
+    server_target_qps: Qps | None = Field(
+        None, description="Server: the rate queries arrive at (Poisson), queries per second"
+    )
+    server_target_latency_ns: LatencyNs | None = Field(
+        None, description="Server: the latency bound a valid run keeps, ns"
+    )
+    server_target_latency_percentile: Fraction | None = Field(
+        None, description="Server: the share of queries that must meet the bound (0.99)"
+    )
+    server_coalesce_queries: bool | None = Field(
+        None, description="Server: LoadGen may issue queries that arrived together as one"
+    )
     server_max_async_queries: (
         Annotated[
             int, Field(ge=0, le=UINT64_MAX), Accepts("0 (no limit) or an integer up to 2**64-1")
         ]
         | None
-    ) = None
-    offline_expected_qps: Qps | None = None
+    ) = Field(None, description="Server: queries in flight at most (0: no limit)")
+    offline_expected_qps: Qps | None = Field(
+        None,
+        description="Offline: the expected samples per second; the one query holds 1.1 x "
+        "min_duration x this many samples (a replay sizes it for a faster machine)",
+    )
     use_token_latencies: bool | None = Field(
         None,
         description="LLM runs: LoadGen measures time to first token (TTFT) and time per "
@@ -256,7 +278,7 @@ class LoadGenSettings(SpecModel):
 class ScenarioSpec(SpecModel):
     """One LoadGen scenario to run, with its settings."""
 
-    scenario: ScenarioName
+    scenario: ScenarioName = Field(description="LoadGen's scenario")
     settings: LoadGenSettings = Field(default_factory=LoadGenSettings)
 
     @model_validator(mode="after")
@@ -398,8 +420,13 @@ class Workload(SpecModel):
         Field(ge=1, le=MAX_BATCH),
         Accepts("1 to 4096", about="largest batch the SUT runs (Offline, Server)"),
     ] = 1
-    scenarios: Annotated[list[ScenarioSpec], Field(min_length=1)]
-    modes: Annotated[list[ModeName], Field(min_length=1)] = Field(default_factory=_both_modes)
+    scenarios: Annotated[list[ScenarioSpec], Field(min_length=1)] = Field(
+        description="the LoadGen scenarios to run, each with its TestSettings"
+    )
+    modes: Annotated[list[ModeName], Field(min_length=1)] = Field(
+        default_factory=_both_modes,
+        description="performance (speed) and accuracy (LoadGen's accuracy log, scored)",
+    )
     seeds: Seeds
     accuracy: AccuracySpec
     generation: GenerationSpec | None = Field(
@@ -436,14 +463,16 @@ class Hardware(SpecModel):
     """The fingerprint of the machine the original ran on (as `repro env show` reads it)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
-    cpu_model: str | None = None
-    cpu_vendor: str | None = None
-    logical_cpus: int | None = None
-    physical_cores: int | None = None
-    sockets: int | None = None
-    memory_bytes: int | None = None
-    machine: str | None = None
-    cpu_flags: list[str] = Field(default_factory=list)
+    cpu_model: str | None = Field(None, description="the CPU's model name")
+    cpu_vendor: str | None = Field(None, description="the CPU's vendor")
+    logical_cpus: int | None = Field(None, description="logical CPUs (hardware threads)")
+    physical_cores: int | None = Field(None, description="physical cores")
+    sockets: int | None = Field(None, description="CPU sockets")
+    memory_bytes: int | None = Field(None, description="main memory, bytes")
+    machine: str | None = Field(None, description="the architecture (x86_64, aarch64)")
+    cpu_flags: list[str] = Field(
+        default_factory=list, description="the CPU's instruction-set flags that change results"
+    )
 
 
 class ReferencePredictions(SpecModel):
@@ -451,12 +480,14 @@ class ReferencePredictions(SpecModel):
     generation task, the sha256 of each prompt's generated tokens (int32 little-endian, as
     LoadGen's accuracy log holds them) instead."""
 
-    top1: list[int] = Field(default_factory=list)
+    top1: list[int] = Field(
+        default_factory=list, description="classification: each sample's top-1 class"
+    )
     outputs_sha256: list[Sha256] = Field(
         default_factory=list,
         description="generation: per prompt in data-set order, sha256 of its generated tokens",
     )
-    sha256: Sha256 | None = None
+    sha256: Sha256 | None = Field(None, description="sha256 of the predictions as recorded")
 
 
 class Original(SpecModel):
@@ -509,7 +540,11 @@ class Tolerances(SpecModel):
             ),
         ]
         | None
-    ) = None
+    ) = Field(
+        None,
+        description="+/- relative, for energy per sample or query (NVML's counter on a GPU); "
+        "unset: 0.10",
+    )
 
     @property
     def energy(self) -> float:

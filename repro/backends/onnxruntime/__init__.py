@@ -19,8 +19,12 @@ class OnnxRuntimeOptions(SpecModel):
     allow_spinning: bool = Field(
         True, description="session.intra_op.allow_spinning; spinning starves Server on few cores"
     )
-    graph_optimization_level: Literal["disable", "basic", "extended", "all"] = "all"
-    execution_mode: Literal["sequential", "parallel"] = "sequential"
+    graph_optimization_level: Literal["disable", "basic", "extended", "all"] = Field(
+        "all", description="onnxruntime's graph optimizations (fusions change the arithmetic)"
+    )
+    execution_mode: Literal["sequential", "parallel"] = Field(
+        "sequential", description="run the graph's operators one after another, or in parallel"
+    )
     execution_provider: str | Annotated[list[str], Field(min_length=1, max_length=8)] = Field(
         "CPUExecutionProvider",
         description="the provider to run on; a missing one fails the run. A list names an "
@@ -37,7 +41,7 @@ class OnnxRuntimeOptions(SpecModel):
 class OnnxRuntimeBackend(BackendSpecBase):
     """`"backend": {"name": "onnxruntime", "options": {...}}`."""
 
-    name: Literal["onnxruntime"]
+    name: Literal["onnxruntime"] = Field(description="the backend's plug-in")
     options: OnnxRuntimeOptions = Field(default_factory=OnnxRuntimeOptions)
 
 

@@ -78,7 +78,7 @@ class TorchOptions(SpecModel):
 class TorchBackend(BackendSpecBase):
     """`"backend": {"name": "torch", "options": {...}}`."""
 
-    name: Literal["torch"]
+    name: Literal["torch"] = Field(description="the backend's plug-in")
     options: TorchOptions = Field(default_factory=TorchOptions)
 
 

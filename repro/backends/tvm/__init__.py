@@ -40,7 +40,7 @@ class TvmOptions(SpecModel):
 class TvmBackend(BackendSpecBase):
     """`"backend": {"name": "tvm", "options": {...}}`."""
 
-    name: Literal["tvm"]
+    name: Literal["tvm"] = Field(description="the backend's plug-in")
     options: TvmOptions = Field(default_factory=TvmOptions)
 
 

@@ -21,11 +21,11 @@ MEMORY = r"^[0-9]+[bkmgBKMG]?$"
 class DockerEnvironment(EnvironmentSpecBase):
     """`"environment": {"manager": "docker", ...}`: an image built from the spec, by id."""
 
-    manager: Literal["docker"]
+    manager: Literal["docker"] = Field(description="the environment's plug-in")
     image: str = Field(description="the name the image was built as, e.g. repro/ort-digits:...")
     image_id: ImageId | None = Field(None, description="the pinned image id (sha256:...)")
     base: str | None = Field(None, description="the base image it was built from")
-    base_id: ImageId | None = None
+    base_id: ImageId | None = Field(None, description="the base image's id (sha256:...)")
     digest: ImageId | None = Field(None, description="the registry digest, once pushed")
     baked_artifacts: list[str] = Field(
         default_factory=list, description="sha256 of the artifacts inside the image"

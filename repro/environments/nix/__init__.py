@@ -16,24 +16,26 @@ from repro.spec.types import LockFile, SpecModel
 class NixInput(SpecModel):
     """One locked input of the flake, as flake.lock pins it."""
 
-    name: str
-    type: str
-    owner: str | None = None
-    repo: str | None = None
-    url: str | None = None
-    path: str | None = None
-    rev: str | None = None
-    nar_hash: str | None = None
+    name: str = Field(description="the input's name in flake.lock (nixpkgs)")
+    type: str = Field(description="how it is fetched (github, path, tarball, ...)")
+    owner: str | None = Field(None, description="github: the repository's owner")
+    repo: str | None = Field(None, description="github: the repository")
+    url: str | None = Field(None, description="a URL input's address")
+    path: str | None = Field(None, description="a path input's folder")
+    rev: str | None = Field(None, description="the locked commit")
+    nar_hash: str | None = Field(None, description="the narHash that pins its content")
 
 
 class NixEnvironment(EnvironmentSpecBase):
     """`"environment": {"manager": "nix", ...}`: a flake's devShell, its flake.lock pinned."""
 
-    manager: Literal["nix"]
+    manager: Literal["nix"] = Field(description="the environment's plug-in")
     flake: str = Field(description="flake reference, e.g. path:nix")
     shell: str = Field("default", description="devShell attribute")
     flake_lock: LockFile
-    inputs: list[NixInput] = Field(default_factory=list)
+    inputs: list[NixInput] = Field(
+        default_factory=list, description="the flake's locked inputs, as flake.lock pins them"
+    )
 
     @field_validator("flake")
     @classmethod

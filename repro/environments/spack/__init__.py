@@ -16,7 +16,7 @@ from repro.spack.section import SpackPins
 class SpackEnvironment(EnvironmentSpecBase):
     """`"environment": {"manager": "spack", "spack": {...}}`: captured in a Spack environment."""
 
-    manager: Literal["spack"]
+    manager: Literal["spack"] = Field(description="the environment's plug-in")
     spack: SpackPins = Field(description="the Spack environment: manifest, lock, key packages")
 
 

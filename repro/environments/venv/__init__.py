@@ -15,7 +15,7 @@ from repro.environments.section import EnvironmentFace, EnvironmentSpecBase
 class VenvEnvironment(EnvironmentSpecBase):
     """`"environment": {"manager": "venv", ...}`: a venv built from the hashed Python lock."""
 
-    manager: Literal["venv"]
+    manager: Literal["venv"] = Field(description="the environment's plug-in")
     python: str = Field(description="Python version the lock was made for, e.g. 3.11")
     hashes_complete: bool = Field(True, description="false when the index gave no wheel hashes")
 
