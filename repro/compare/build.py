@@ -21,6 +21,7 @@ from repro.compare.metrics import (
     LEGACY_ROWS,
     METRICS,
     accuracy_metric,
+    agreement_metric,
     cdf_points,
     compare_metric,
     pooled_histogram,
@@ -143,8 +144,11 @@ def compare_scenario(
             metrics.append(m.model_copy(update={"judged": judged}))
     metrics = with_cpu_witness(metrics, headline)
     acc = accuracy_metric(o_acc, [t for _, t in r_acc], tol)
+    agreement = prediction_agreement(orig, o_acc, r_acc)
     if acc is not None:
         metrics.append(acc)
+    elif agreement is not None:  # an original without a figure (none to score it by): its
+        metrics.append(agreement_metric(agreement, tol))  # predictions are judged instead
     cdf = {
         k: c
         for k, c in (("original", cdf_points(hist_o)), ("replay", cdf_points(hist_r)))
@@ -154,7 +158,7 @@ def compare_scenario(
         scenario=scenario,
         verdict=roll_up(m.verdict for m in metrics if m.judged),
         metrics=metrics,
-        prediction_agreement=prediction_agreement(orig, o_acc, r_acc),
+        prediction_agreement=agreement,
         cdf=cdf,
     )
 

@@ -319,6 +319,31 @@ def accuracy_metric(
     )
 
 
+def agreement_metric(agreement: float, tol: Tolerances) -> MetricResult:
+    """The replay's predictions against the original's, judged as an accuracy is (at least
+    the accuracy ratio of them the same): what an original recorded without an accuracy
+    figure (no reference predictions when it was captured, a TVM original's) is judged by."""
+    same = agreement >= tol.accuracy_ratio
+    reason = (
+        f"{agreement:.2%} of the samples predict the same class as the original's "
+        f"(at least {tol.accuracy_ratio:.0%} must); the original recorded no accuracy figure"
+    )
+    return MetricResult(
+        metric="accuracy",
+        label="prediction agreement with the original",
+        unit="fraction",
+        original=[1.0],
+        replay=[agreement],
+        original_value=1.0,
+        replay_value=agreement,
+        delta_rel=agreement - 1.0,
+        tolerance=1 - tol.accuracy_ratio,
+        method="exact",
+        verdict="reproduced" if same else "not reproduced",
+        reason=reason,
+    )
+
+
 def prediction_agreement(
     orig: Side, o: TestRecord | None, reps: list[tuple[Side, TestRecord]]
 ) -> float | None:

@@ -226,3 +226,28 @@ def test_without_recorded_tolerances_the_report_says_it_uses_defaults(tmp_path: 
     _report(tmp_path, "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "replay"))
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     assert any("MLPerf's defaults" in n for n in data["notes"])
+
+
+def test_an_original_without_an_accuracy_figure_is_judged_by_its_predictions(
+    tmp_path: Path,
+) -> None:
+    """TVM's report said "0 metric(s) reproduced" with no accuracy row, its predictions 100 %
+    the original's: the original (captured without reference predictions) had no figure."""
+    from tests.helpers import write_record
+
+    original = make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1)
+    make_run(tmp_path / "r" / "replay", throughput=[100.5, 99.5, 100], seed=2)
+    doc = json.loads((original / "run.json").read_text())
+    for test in doc["tests"]:
+        if test["mode"] == "accuracy":
+            test["accuracy"] = {"metric": "agreement", "value": None}
+    write_record(original / "run.json", doc)
+    code, out, err = _report(tmp_path, "--compare", str(tmp_path / "r"))
+    assert code == 0, out + err
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    offline = next(s for s in report["scenarios"] if s["scenario"] == "Offline")
+    [row] = [m for m in offline["metrics"] if m["metric"] == "accuracy"]
+    assert row["label"] == "prediction agreement with the original"
+    assert row["verdict"] == "reproduced"
+    assert row["replay_value"] == 1.0
+    assert "the original recorded no accuracy figure" in row["reason"]
