@@ -19,7 +19,44 @@ from repro.signals import interruptible
 
 
 class ReproGroup(click.Group):
-    """Reports ReproError as `error: ...` + `hint: ...` with its exit code; bugs exit 4."""
+    """Reports ReproError as `error: ...` + `hint: ...` with its exit code; bugs exit 4. Its
+    commands are loaded when one runs (`repro.cli.commands.COMMANDS`): `repro --help` lists
+    them from that table, so it and `--version` import no command's module."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from repro.cli.commands import COMMANDS
+
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from repro.cli.commands import COMMANDS
+
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            import importlib
+
+            module, _, attr = COMMANDS[cmd_name][0].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their short help, from the table (no command is imported)."""
+        from repro.cli.commands import COMMANDS, shorten
+
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(map(len, names))
+        rows = []
+        for name in names:
+            loaded = self.commands.get(name)
+            text = (
+                loaded.get_short_help_str(limit)
+                if loaded is not None and name not in COMMANDS
+                else shorten(COMMANDS[name][1], limit)
+            )
+            rows.append((name, text))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         # the errors below quote paths and names from outside repro: filtered as well
@@ -149,16 +186,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
-
-
-def _register() -> None:
-    from repro.cli import commands
-
-    for command in commands.COMMANDS:
-        cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:

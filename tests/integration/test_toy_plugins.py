@@ -176,7 +176,9 @@ from repro.cli import cli
 
 spec, results, cache = sys.argv[1:4]
 choices = {
-    name: next(list(p.type.choices) for p in cli.commands[name].params if p.name == "on")
+    name: next(
+        list(p.type.choices) for p in cli.get_command(None, name).params if p.name == "on"
+    )
     for name in ("replay", "sweep")
 }
 result = CliRunner().invoke(cli, [

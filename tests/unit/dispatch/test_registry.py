@@ -74,7 +74,8 @@ def test_no_two_executors_take_the_same_flag() -> None:
 def test_the_cli_offers_the_registered_executors_and_their_flags(command: str) -> None:
     from repro.cli import cli
 
-    cmd = cli.commands[command]
+    cmd = cli.get_command(click.Context(cli), command)
+    assert cmd is not None
     on = next(p for p in cmd.params if p.name == "on")
     assert list(on.type.choices) == executor_names()  # type: ignore[attr-defined]
     names = {p.name for p in cmd.params}
