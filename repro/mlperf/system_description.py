@@ -56,8 +56,17 @@ MEASUREMENT_HINTS: Final = {
     "retraining": "yes | no",
     "weight_transformations": "e.g. none",
 }
-#: the packages other_software_stack names, when the run had them
-_STACK = ("mlcommons-loadgen", "numpy", "onnx", "onnxruntime", "apache-tvm")
+#: the packages every run has that change its results (the harness's), besides its backend's
+_HARNESS_STACK = ("mlcommons-loadgen", "numpy")
+
+
+def _stack(backend: str | None) -> frozenset[str]:
+    """The packages other_software_stack names: the harness's and the backend plug-in's own
+    key packages (a torch run's torch, a TVM run's apache-tvm), as the plug-in declares them."""
+    from repro.backends.registry import BACKENDS
+
+    plugins = [BACKENDS[backend]] if backend in BACKENDS else list(BACKENDS.values())
+    return frozenset(_HARNESS_STACK).union(*(p.key_packages for p in plugins))
 
 
 def template() -> dict[str, Any]:
@@ -91,6 +100,7 @@ def derived_fields(record: RunRecord) -> dict[str, str]:
     fp = record.facts()
     hw, cpu, backend = fp.hardware, fp.hardware.cpu, _backend(record)
     count, first = _accelerators(record)
+    stack = _stack(backend.get("name"))
     os_name = fp.os.release or fp.os.system
     derived: dict[str, Any] = {
         "number_of_nodes": 1,
@@ -103,7 +113,7 @@ def derived_fields(record: RunRecord) -> dict[str, str]:
         "framework": f"{backend.get('name')} {backend.get('version')}" if backend else None,
         "operating_system": f"{os_name} (kernel {fp.os.kernel})" if fp.os.kernel else os_name,
         "other_software_stack": ", ".join(
-            [f"{k} {v}" for k, v in sorted(fp.packages.items()) if k in _STACK]
+            [f"{k} {v}" for k, v in sorted(fp.packages.items()) if k in stack]
             + ([f"Python {fp.python.version}"] if fp.python.version else [])
         ),
         "sw_notes": f"run with repro {record.repro_version}: spec {record.spec_name} "

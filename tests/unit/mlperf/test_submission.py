@@ -7,6 +7,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from repro.mlperf.submission import _commit, _scratch_beside, _user_conf
 from repro.runs.record import SettingChange, TestRecord
 
@@ -77,3 +79,29 @@ def test_a_bad_system_name_from_the_file_is_said_of_the_file(tmp_path: Path) -> 
     assert code == 2, err
     assert f"{tmp_path / 'system.json'}: $.system_name 'my box!' cannot name a folder" in err
     assert "--system-name" not in err.split("hint")[0]
+
+
+@pytest.mark.parametrize(
+    ("backend", "package"),
+    [("torch", "torch 2.13.0"), ("onnxruntime", "onnxruntime 1.32.0"), ("tvm", "apache-tvm 0.27")],
+)
+def test_the_software_stack_names_the_backends_own_packages(backend: str, package: str) -> None:
+    """A torch run's other_software_stack omitted torch: the packages came from a central list
+    the torch plug-in was not on; they come from the plug-in's key packages now."""
+    from repro.mlperf.system_description import derived_fields
+    from repro.runs.record import RunRecord, TestRecord
+
+    packages = {"torch": "2.13.0", "onnxruntime": "1.32.0", "apache-tvm": "0.27",
+                "mlcommons-loadgen": "6.0.17", "numpy": "2.4.6", "requests": "2.32"}  # fmt: skip
+    record = RunRecord(
+        run_id="r", spec_name="s", spec_id="a" * 64, spec_path="", status="complete",
+        started_utc="", repro_version="t",
+        fingerprint={"hardware": {"cpu": {"model": "X"}}, "packages": packages,
+                     "python": {"version": "3.11.7"}},
+        tests=[TestRecord(scenario="Offline", mode="performance", dir="d", status="valid",
+                          backend={"name": backend, "device": "CPU"})],
+    )  # fmt: skip
+    stack = derived_fields(record)["other_software_stack"]
+    assert package in stack
+    assert "mlcommons-loadgen 6.0.17" in stack
+    assert "requests" not in stack  # not a package that changes results
