@@ -39,7 +39,7 @@ from repro.environments.native.manager import NativeManager
 from repro.environments.pylock import LOCK_NAME, write_python_lock
 from repro.errors import SpecError, UsageError
 from repro.machine.fingerprint import collect, hardware_from
-from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter
+from repro.replay import ProgressFactory, Replayer, ReplayOptions, ReplaySession, Reporter
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
 from repro.runs.commit import commit_run
@@ -574,9 +574,8 @@ def _run_original(
         }
     )
     try:
-        _, record = Replayer(
-            spec, spec_path, env, cache=cache, opts=replay_opts, report=report, progress=progress
-        ).run()
+        session = ReplaySession.of(env, spec_path, cache, report=report, progress=progress)
+        _, record = session.replayer(spec, replay_opts).run()
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         report(
@@ -621,11 +620,10 @@ def _measure_claims(
     """Every claim measured on this machine, in the original's environment, its evidence in
     the spec (with the original's reference predictions: an agreement metric scores by them)."""
 
+    session = ReplaySession.of(env, spec_path, cache, report=report, progress=progress)
+
     def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
-        return Replayer(
-            variant, spec_path, env, cache=cache, opts=replay_opts, report=report,
-            progress=progress,
-        )  # fmt: skip
+        return session.replayer(variant, replay_opts)
 
     outcomes = check_claims(
         spec, spec_path, factory=factory, opts=CheckOptions(results_dir=opts.results_dir),

@@ -41,7 +41,14 @@ from repro.estimates import duration
 from repro.harness.runner import WorkerRunner
 from repro.jsonio import read_json
 from repro.privacy import redact
-from repro.replay import ProgressFactory, Replayer, ReplayOptions, Reporter, WorkerKilled
+from repro.replay import (
+    ProgressFactory,
+    Replayer,
+    ReplayOptions,
+    ReplaySession,
+    Reporter,
+    WorkerKilled,
+)
 from repro.reports import sweep as render
 from repro.reports.table import spreadsheet_safe
 from repro.runs import layout
@@ -333,7 +340,7 @@ class Sweep:
         self.spec_path, self.opts, self.cache = spec_path, opts, cache
         self.report, self.progress = report, progress
         self.runner, self.probes, self.realize = runner, probes, realize
-        self._realized: Any = None
+        self._realized: ReplaySession | None = None
         #: whether this command made the sweep's folder (a sweep that ran nothing is removed)
         self._created = False
         #: the folders above the sweep's that this command made (removed with it, when empty)
@@ -374,7 +381,7 @@ class Sweep:
         """What every point needs, checked before the sweep's folder exists: an environment
         that cannot start (no Docker daemon, no `spack`) or a cluster without `sbatch` would
         fail every point alike, and must leave no sweep of pending points behind."""
-        self._env()
+        self._session()
         if self.opts.executor is not None:
             self.opts.executor().check()
 
@@ -725,16 +732,14 @@ class Sweep:
             state=optuna.trial.TrialState.COMPLETE if values else optuna.trial.TrialState.FAIL,
         )
 
-    def _env(self) -> Any:
+    def _session(self) -> ReplaySession:
         """The environment, realized once for the sweep (from the spec swept: the points vary
-        settings, not the software stack)."""
-        from repro.environments.registry import realize as realize_env
-
+        settings, not the software stack), and the replays' session in it."""
         if self._realized is None:
-            realize = self.realize or realize_env
-            self._realized = realize(
-                self.state["env"], self.base, self.spec_path, self.cache.root / "envs",
-                report=self.report,
+            self._realized = ReplaySession.open(
+                self.state["env"], self.base, self.spec_path, self.cache, report=self.report,
+                progress=self.progress, runner=self.runner, probes=self.probes,
+                realize=self.realize,
             )  # fmt: skip
         return self._realized
 
@@ -762,11 +767,7 @@ class Sweep:
             results_dir=self.folder / "runs",
             run_id=run_id,
         )
-        replayer = Replayer(
-            spec, self.spec_path, self._env(), cache=self.cache, opts=replay_opts,
-            report=self.report,
-            progress=self.progress, runner=self.runner, probes=self.probes,
-        )  # fmt: skip
+        replayer = self._session().replayer(spec, replay_opts)
         point["runs"].append(f"runs/{spec.name}/{run_id}")
         point.pop("error", None)  # an earlier attempt's
         try:
@@ -816,7 +817,7 @@ class Sweep:
         assert self.opts.executor is not None
         _, record = dispatch(
             spec, self.spec_path, replay_opts, env_name=self.state["env"], cache=self.cache,
-            executor=self.opts.executor(), warm_up=self._env, report=self.report,
+            executor=self.opts.executor(), warm_up=self._session, report=self.report,
         )  # fmt: skip
         return record
 
@@ -879,9 +880,8 @@ class Sweep:
         assert self.qps is not None
         search = QpsSearch(
             raw=derived, spec_path=self.spec_path, folder=self.folder, index=point["index"],
-            attempt=point["attempts"], env=self._env(), opts=self.opts,
-            cache=self.cache, report=self.report, progress=self.progress, runner=self.runner,
-            probes=self.probes,
+            attempt=point["attempts"], session=self._session(), opts=self.opts,
+            report=self.report,
         )  # fmt: skip
         bracket = search.run(start=_qps_start(derived, point.get("scenario_metrics") or {}))
         point["runs"] += [
@@ -924,13 +924,9 @@ class QpsSearch:
     folder: Path
     index: int
     attempt: int
-    env: Any
+    session: ReplaySession
     opts: SweepOptions
-    cache: ArtifactCache
     report: Reporter
-    progress: ProgressFactory
-    runner: WorkerRunner | None
-    probes: Any
 
     def run(self, *, start: float) -> dict[str, Any]:
         valid: float | None = None
@@ -962,15 +958,14 @@ class QpsSearch:
         server.setdefault("settings", {})["server_target_qps"] = round(q, 3)
         spec = parse_spec(raw, source=f"{self.spec_path} at Server {q:.4g} QPS")
         self.report(f"  Server at {q:.4g} QPS (search run {k})")
-        replayer = Replayer(
-            spec, self.spec_path, self.env, cache=self.cache,
-            opts=ReplayOptions(
+        replayer = self.session.replayer(
+            spec,
+            ReplayOptions(
                 scenarios=("Server",), modes=("performance",),
                 min_duration_ms=self.opts.min_duration_ms, repeat=1,
                 results_dir=self.folder / "runs",
                 run_id=f"point-{self.index:02d}-{self.attempt}-qps-{k}",
             ),
-            report=self.report, progress=self.progress, runner=self.runner, probes=self.probes,
         )  # fmt: skip
         _, record = replayer.run()  # a RunError for INVALID is raised only by the CLI
         if not record.tests or record.tests[0].status not in ("valid", "invalid"):

@@ -17,12 +17,10 @@ if TYPE_CHECKING:
 def realized_replayer(
     spec: ExperimentSpec, spec_path: Path, env_name: str, opts: ReplayOptions, cache: ArtifactCache
 ) -> Replayer:
-    """The environment `env_name` realized for the spec, and a Replayer of it there."""
-    from repro.environments.registry import realize
-    from repro.replay import Replayer
+    """The environment `env_name` realized for the spec (a session), and a Replayer of it."""
+    from repro.replay import ReplaySession
 
-    env = realize(
-        env_name, spec, spec_path, cache.root / "envs", report=note, options=opts.env_options
+    session = ReplaySession.open(
+        env_name, spec, spec_path, cache, report=note, progress=TimedBar, options=opts.env_options
     )
-    note(f"environment: {env.manager} ({env.reason})")
-    return Replayer(spec, spec_path, env, cache=cache, opts=opts, report=note, progress=TimedBar)
+    return session.replayer(spec, opts)

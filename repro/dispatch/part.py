@@ -15,7 +15,7 @@ from repro.dispatch.plan import read_plan
 from repro.environments.registry import realize
 from repro.errors import SpecError, UsageError
 from repro.estimates import Forecast
-from repro.replay import Replayer, ReplayOptions
+from repro.replay import ReplayOptions, ReplaySession
 from repro.spec.models import ExperimentSpec
 
 
@@ -64,7 +64,6 @@ def run_part(plan_path: Path, index: int) -> int:
         run_path=plan.part_dir(index),
         env_options=options,
     )
-    _, record = Replayer(
-        spec, spec_path, env, cache=cache, opts=opts, report=_note, progress=_progress
-    ).run()
+    session = ReplaySession.of(env, spec_path, cache, report=_note, progress=_progress)
+    _, record = session.replayer(spec, opts).run()
     return 0 if record.status == "complete" else 3

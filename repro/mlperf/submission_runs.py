@@ -21,7 +21,7 @@ from repro.environments.registry import realize
 from repro.errors import UsageError
 from repro.mlperf.compliance_tests import AUDIT
 from repro.mlperf.round_rules import MIN_DURATION_MS, BenchmarkRules, RoundRules
-from repro.replay import ProgressFactory, Replayer, ReplayOptions
+from repro.replay import ProgressFactory, ReplayOptions, ReplaySession
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.io import load_spec, parse_spec
 from repro.spec.models import ExperimentSpec
@@ -150,15 +150,10 @@ class RunMaker:
             run_id=name,
             audit_config=AUDIT.get(name),
         )
-        _, rec = Replayer(
-            plan.spec,
-            path,
-            env,
-            cache=self._cache,
-            opts=opts,
-            report=self._report,
-            progress=self._progress,
-        ).run()
+        session = ReplaySession.of(
+            env, path, self._cache, report=self._report, progress=self._progress
+        )
+        _, rec = session.replayer(plan.spec, opts).run()
         tests = rec.performance(scenario)
         if not tests or tests[0].status == "failed":
             return Made(name, None, None, tests[0].error if tests else rec.message)

@@ -247,7 +247,7 @@ def test_an_interrupted_recapture_leaves_the_earlier_one_whole(
     class Realized:
         reason = ""
 
-    monkeypatch.setattr("repro.capture.Replayer", Stopped)
+    monkeypatch.setattr("repro.replay.session.Replayer", Stopped)
     monkeypatch.setattr("repro.capture.NativeManager.realize", lambda self, *a, **k: Realized())
     with pytest.raises(KeyboardInterrupt):
         _capture(workdir, root, run=True, force=True)
@@ -336,7 +336,7 @@ def test_a_failed_first_run_leaves_no_spec_no_locks_and_no_results(
     class Realized:
         reason = ""
 
-    monkeypatch.setattr("repro.capture.Replayer", Failing)
+    monkeypatch.setattr("repro.replay.session.Replayer", Failing)
     monkeypatch.setattr("repro.capture.NativeManager.realize", lambda self, *a, **k: Realized())
     raw = json.loads((workdir / "specs" / "ort-digits.json").read_text())
     raw["name"] = "first"

@@ -201,3 +201,20 @@ def test_the_graph_check_sees_an_upward_import_and_a_cycle(tmp_path: Path) -> No
     ))  # fmt: skip
     assert visitor.found == {"repro.replay"}
     assert _layer("repro.spec.types") < _layer("repro.replay")
+
+
+def test_a_use_case_never_builds_the_replay_engine_itself() -> None:
+    """Six places built a `Replayer` by hand (realize, replay steps, sweep, a dispatched part,
+    a submission's runs, capture): a replay's engine is built by its session alone."""
+    home = PACKAGE / "replay" / "session.py"
+    builders = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "Replayer"
+                and path != home
+            ):
+                builders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert builders == []
