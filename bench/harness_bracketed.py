@@ -67,7 +67,7 @@ def worker(request: Path, seconds: float) -> None:
     """One round, in this (fresh) process; prints JSON."""
     from repro.harness.loadgen import run_test
     from repro.harness.worker import load_backend, load_dataset, warm_up
-    from repro.mlperf.loadgen_logs import read_logs
+    from repro.runs.loadgen_logs import read_logs
 
     req = WorkerRequest.model_validate_json(request.read_text())
     backend = load_backend(req)

@@ -40,9 +40,9 @@ sys.path.insert(0, str(ROOT))
 from repro.artifacts.cache import ArtifactCache  # noqa: E402
 from repro.artifacts.fetching import fetch_all  # noqa: E402
 from repro.harness.request import WorkerRequest  # noqa: E402
-from repro.mlperf.loadgen_logs import read_logs  # noqa: E402
 from repro.replay import ReplayOptions, scenario_settings  # noqa: E402
 from repro.runs import layout  # noqa: E402
+from repro.runs.loadgen_logs import read_logs  # noqa: E402
 from repro.spec.io import load_spec  # noqa: E402
 from repro.spec.models import GenerationSpec  # noqa: E402
 from repro.stats.student_t import t_ppf  # noqa: E402

@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from repro.mlperf.loadgen_logs import iter_detail_records  # noqa: E402
 from repro.runs.layout import DETAIL  # noqa: E402
+from repro.runs.loadgen_logs import iter_detail_records  # noqa: E402
 
 
 def one_replay(spec: Path, scenario: str, cwd: Path, cache: Path) -> dict[str, float]:

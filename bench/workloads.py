@@ -98,7 +98,7 @@ def paired_rounds(results: Path) -> dict[str, Any]:
     import math
 
     from repro.compare.pairing import pair_rounds
-    from repro.runs.store import open_run
+    from repro.mlperf.sides import open_run
 
     [rep] = sorted(results.glob("*/*-replay"))
     # the baseline's runs are under its own spec's name (another spec: `--against B.json`)

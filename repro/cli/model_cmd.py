@@ -76,6 +76,7 @@ def fit(
       repro model fit v5.csv --target throughput --by system -o reports/model/tp.pkl
     """
     from repro.atomic import atomic_write_text
+    from repro.reports.table import load_table
     from repro.stats.hwfront import SECOND, front_members, parse_second, recovery
     from repro.stats.hwmodel import (
         MIN_LEAF,
@@ -85,7 +86,6 @@ def fit(
         target_frame,
     )
     from repro.stats.hwmodel import fit as fit_model
-    from repro.stats.pareto import load_table
 
     frame = target_frame(load_table(table), target)
     second = front_with or SECOND[target]

@@ -100,9 +100,9 @@ def recommend(
         raise UsageError("give at least one --objective (e.g. max:throughput), or --predict")
     from repro.atomic import atomic_write_text
     from repro.reports import pareto
+    from repro.reports.table import load_table
     from repro.stats.pareto import (
         load_prices,
-        load_table,
         parse_objective,
         parse_where,
         unmatched_prices,
@@ -169,9 +169,10 @@ def _predicted(
 ) -> None:
     """`--predict`: candidates ranked by a model, with intervals and extrapolation flags."""
     from repro.atomic import atomic_write_text
+    from repro.reports.table import load_table
     from repro.stats.hwfront import candidates, rank
     from repro.stats.hwmodel import cross_validate, fit, load_model, target_frame
-    from repro.stats.pareto import load_table, parse_where
+    from repro.stats.pareto import parse_where
 
     if model_path is not None:
         fitted = load_model(model_path)

@@ -382,7 +382,7 @@ def realize_baseline(state: ReplayState) -> ReplayState:
 
 def open_original(state: ReplayState) -> ReplayState:
     """--until-decided alone: the spec's original run, to judge the rounds against."""
-    from repro.runs.store import open_run
+    from repro.mlperf.sides import open_run
     from repro.spec.paths import resolve_path
 
     spec, spec_path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
@@ -518,7 +518,8 @@ def _absolute_report(state: ReplayState) -> Any:
     """The replay against the spec's original, or None (no original, nothing comparable)."""
     from repro.compare import build_report
     from repro.errors import SpecError
-    from repro.runs.store import LoadedRun, open_run
+    from repro.mlperf.sides import open_run
+    from repro.runs.store import LoadedRun
     from repro.spec.paths import resolve_path
 
     spec, path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")

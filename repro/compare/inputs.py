@@ -7,16 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repro.errors import SpecError
+from repro.mlperf.sides import open_replay, open_run, open_sides, replay_sides
 from repro.runs import layout
 from repro.runs.alignment import finished
-from repro.runs.store import (
-    LoadedRun,
-    latest_finished,
-    open_replay,
-    open_run,
-    open_sides,
-    replay_sides,
-)
+from repro.runs.store import LoadedRun, latest_finished
 from repro.spec.io import load_spec
 from repro.spec.models import Tolerances
 from repro.spec.types import FOLDER_NAME_MAX

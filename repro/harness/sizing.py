@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from repro.estimates import short_query
-from repro.mlperf.loadgen_logs import Metrics, read_logs
+from repro.runs.loadgen_logs import Metrics, read_logs
 from repro.runs.record import SettingChange
 
 if TYPE_CHECKING:

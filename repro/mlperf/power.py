@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from repro.errors import SpecError
-from repro.mlperf.loadgen_logs import iter_detail_records, parse_detail_text
 from repro.runs.layout import DETAIL
+from repro.runs.loadgen_logs import iter_detail_records, parse_detail_text
 
 #: the folders of a power result under `<scenario>/performance/` (the checker's names)
 POWER_FOLDER = "power"

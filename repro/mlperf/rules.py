@@ -1,7 +1,7 @@
 """The figure of a published result that its round's submission checker takes as the metric.
 
 From the checkers' own tables (mlcommons/inference `tools/submission`, `RESULT_FIELD_NEW` and
-`RESULT_FIELD_BENCHMARK_OVERWRITE`), as summary metrics of `repro.mlperf.loadgen_logs`:
+`RESULT_FIELD_BENCHMARK_OVERWRITE`), as summary metrics of `repro.runs.loadgen_logs`:
 
 - Offline: samples/s; an LLM's tokens/s where its round's table says so (`OVERWRITE`: GPT-J's
   inferred tokens/s in v4.1 and v5.0), its samples/s where the round lists no rule for it (a
@@ -71,7 +71,7 @@ OVERWRITE: dict[str, dict[str, dict[str, str]]] = {
     "v6.0": {**dict.fromkeys(("gpt-oss-120b", *_V51), _TOKENS), **_V5_EDGE},
     "v6.1": {**dict.fromkeys(("gpt-oss-120b", *_V51), _TOKENS), **_V5_EDGE},
 }
-#: the detail keys of OVERWRITE as this reader's metrics (`repro.mlperf.loadgen_logs`)
+#: the detail keys of OVERWRITE as this reader's metrics (`repro.runs.loadgen_logs`)
 FIELDS: dict[str, tuple[str, str]] = {
     "result_tokens_per_second": ("tokens_per_second", "tokens/s"),
     "result_completed_tokens_per_second": ("tokens_per_second", "tokens/s"),

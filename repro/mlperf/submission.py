@@ -28,7 +28,6 @@ from repro import __version__
 from repro.atomic import umask, write_text
 from repro.errors import RunError, SpecError, UsageError
 from repro.mlperf.compliance_tests import AUDIT, verify_accuracy, verify_performance
-from repro.mlperf.loadgen_logs import loadgen_version, read_logs
 from repro.mlperf.round_rules import (
     DIVISIONS,
     MIN_DURATION_MS,
@@ -41,6 +40,7 @@ from repro.mlperf.round_rules import (
     round_number,
     round_of_loadgen,
 )
+from repro.mlperf.sides import open_run
 from repro.mlperf.submission_check import check_tree
 from repro.mlperf.submission_findings import Findings
 from repro.mlperf.submission_runs import Made, Plan, RunMaker, length_settings, round_spec
@@ -56,8 +56,9 @@ from repro.mlperf.system_description import check_given, require_fields, system_
 from repro.mlperf.truncation import accuracy_text, truncate_log
 from repro.runs import layout
 from repro.runs.alignment import hardware_differences
+from repro.runs.loadgen_logs import loadgen_version, read_logs
 from repro.runs.record import RunRecord, TestRecord
-from repro.runs.store import check_files, load_run, open_run
+from repro.runs.store import check_files, load_run
 
 Reporter = Callable[[str], None]
 

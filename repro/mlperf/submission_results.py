@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repro.mlperf.loadgen_logs import iter_detail_records
 from repro.mlperf.round_rules import (
     ACCURACY_FILES,
     EARLY_STOPPING,
@@ -36,6 +35,7 @@ from repro.mlperf.submission_tree import (
     SubmissionTree,
 )
 from repro.runs import layout
+from repro.runs.loadgen_logs import iter_detail_records
 
 #: accuracy.txt's lines the checkers read (ACC_PATTERN["acc"] and the hash line)
 _ACC = re.compile(r"^(?:\{\"accuracy|accuracy)[\": ]*=?\s*([\d\.]+).*")

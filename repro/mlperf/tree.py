@@ -21,11 +21,11 @@ from repro.errors import SpecError
 from repro.mlperf.accuracy import out_of_range, read_accuracy_file
 from repro.mlperf.compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
 from repro.mlperf.compliance import describe, read_compliance, verdicts
-from repro.mlperf.loadgen_logs import Metrics, merge_logs, read_log, read_log_parts
 from repro.mlperf.power import TESTING_RUN, add_power, has_power, stray_power_folders
 from repro.mlperf.rules import checker_metric
 from repro.runs import layout
 from repro.runs.layout import DETAIL, SUMMARY
+from repro.runs.loadgen_logs import Metrics, merge_logs, read_log, read_log_parts
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
 from repro.stats.machine import positive

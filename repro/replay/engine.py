@@ -40,7 +40,6 @@ from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.runner import ProcessRunner, WorkerRunner
 from repro.harness.sizing import MAX_PLANNED_SAMPLES
 from repro.machine.gpu import energy_metrics
-from repro.mlperf.loadgen_logs import read_logs
 from repro.privacy import redact, redact_text
 from repro.probes import PROBES_VERSION, Probe, ProbeSet
 from repro.probes.gpu import gpu_probe_for
@@ -54,6 +53,7 @@ from repro.runs.accuracy import (
     score_outputs,
 )
 from repro.runs.commit import commit_run
+from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import ProfileRecord, RunRecord, SettingChange, TestRecord
 from repro.runs.store import digest_files
 from repro.signals import interruptible

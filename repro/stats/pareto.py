@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repro.errors import SpecError, UsageError
-from repro.jsonio import MAX_JSON_BYTES, regular_file
-from repro.reports.table import spreadsheet_text
+from repro.jsonio import regular_file
 from repro.stats.selection import (
     ALIASES,
     availability,
@@ -76,88 +75,6 @@ def parse_where(texts: tuple[str, ...]) -> dict[str, str]:
                 raise UsageError(f"--where {text}: expected COLUMN=VALUE[,COLUMN=VALUE...]")
             out[key.strip()] = value.strip()
     return out
-
-
-def load_table(path: Path) -> pd.DataFrame:
-    """A table written by `repro results --csv`."""
-    import pandas as pd
-
-    regular_file(path, "a results table (`repro results --csv`)", max_bytes=MAX_JSON_BYTES)
-    try:
-        frame = spreadsheet_text(pd.read_csv(path, encoding="utf-8-sig"))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{path}: not a CSV table: {exc}") from None
-    hint = "write one with `repro results TREE --csv FILE`"
-    if "value" not in frame or "unit" not in frame:
-        raise SpecError(f"{path}: not a results table (no value and unit columns)", hint=hint)
-    missing = [c for c in TABLE_COLUMNS if c not in frame]
-    if missing:
-        raise SpecError(f"{path}: the results table has no {', '.join(missing)} column", hint=hint)
-    for i, value in enumerate(frame["value"], start=2):
-        number = pd.to_numeric(pd.Series([value]), errors="coerce")[0]
-        empty = value is None or (isinstance(value, float) and math.isnan(value))
-        if not empty and not (math.isfinite(number) and number > 0):
-            raise SpecError(
-                f"{path}:{i}: value is {value!r}: a result is a positive number (an empty cell "
-                "is a result without a figure)",
-                hint="the table is damaged: write it again with `repro results`",
-            )
-    _check_numbers(path)
-    key = [c for c in ("path", "scenario") if c in frame]
-    if "path" in key:
-        named = frame[frame["path"].notna()]  # a hand-made table may leave paths out
-        repeated = named[named.duplicated(subset=key, keep=False)]
-        if len(repeated):
-            rows = [str(i + 2) for i in repeated.index[:4]]
-            raise SpecError(
-                f"{path}: rows {', '.join(rows)} are the same result ({key[0]} "
-                f"{repeated.iloc[0][key[0]]}): it would count twice",
-                hint="keep one row per result (tables joined twice repeat them)",
-            )
-    return frame
-
-
-#: the number columns of a results table a cell of which, when not empty, must be a count (a
-#: whole number >= 0, at most MAX_COUNT) or a positive finite figure
-COUNT_COLUMNS = ("processor_count", "accelerator_count", "node_count")
-FIGURE_COLUMNS = ("value", "power_w", "energy_j")
-MAX_COUNT = 1_000_000
-
-
-def _check_numbers(path: Path) -> None:
-    """Each count and figure cell as written (pandas reads `nan` as an empty cell)."""
-    import csv
-
-    with path.open(encoding="utf-8-sig", newline="") as f:
-        for i, row in enumerate(csv.DictReader(f), start=2):
-            for column in (*COUNT_COLUMNS, *FIGURE_COLUMNS):
-                text = (row.get(column) or "").strip()
-                if not text:
-                    continue
-                try:
-                    number = float(text)
-                except ValueError:
-                    number = math.nan
-                if column in COUNT_COLUMNS:
-                    ok = number.is_integer() and 0 <= number <= MAX_COUNT
-                    what = f"a count is a whole number from 0 to {MAX_COUNT:,}"
-                else:
-                    ok = math.isfinite(number) and number > 0
-                    what = "a figure is a positive number"
-                if not ok:
-                    raise SpecError(
-                        f"{path}:{i}: {column} is {text!r}: {what} (an empty cell is a figure "
-                        "not given)",
-                        hint="the table is damaged: write it again with `repro results`",
-                    )
-
-
-#: the columns `recommend` reads of a results table (`repro.reports.table.COLUMNS`); the
-#: counts of processors and nodes may be missing (a table written before they existed)
-TABLE_COLUMNS = (
-    "submitter", "system", "processor", "accelerator", "accelerator_count", "benchmark",
-    "scenario", "value", "unit",
-)  # fmt: skip
 
 
 #: the largest price list read (a name and a price a line: a few hundred kB at most)

@@ -14,9 +14,10 @@ from click.testing import CliRunner
 from repro.backends.onnxruntime import OnnxRuntimeOptions
 from repro.backends.onnxruntime.engine import OnnxRuntimeEngine
 from repro.cli import cli
+from repro.mlperf.sides import open_run
 from repro.profiles.build import build_profile, overhead_of
 from repro.profiles.model import Profile, Span, read_profile
-from repro.runs.store import check_files, latest_finished, load_run, open_run
+from repro.runs.store import check_files, latest_finished, load_run
 
 NODES = ["conv1", "relu1", "conv2", "relu2", "pool", "flatten", "fc"]
 

@@ -26,8 +26,8 @@ from repro.claims import (
 from repro.environments.base import RealizedEnvironment
 from repro.errors import RunError, UsageError
 from repro.harness.request import WorkerRequest
+from repro.mlperf.sides import open_run
 from repro.replay import Replayer, ReplayOptions
-from repro.runs.store import open_run
 from repro.spec.io import parse_spec, spec_id
 from repro.spec.models import ExperimentSpec
 from repro.stats.sequential import Stopping

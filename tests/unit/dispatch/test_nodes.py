@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from repro.compare.build import build_report
-from repro.runs.store import open_run
+from repro.mlperf.sides import open_run
 from repro.spec.models import Tolerances
 from tests.helpers import FINGERPRINT, make_run
 

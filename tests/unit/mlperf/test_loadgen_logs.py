@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.mlperf.loadgen_logs import parse_detail_text, parse_summary_text, read_logs
+from repro.runs.loadgen_logs import parse_detail_text, parse_summary_text, read_logs
 
 SUMMARY_V6 = """\
 ================================================
@@ -128,7 +128,7 @@ def test_a_zero_early_stopping_estimate_means_none() -> None:
 def test_why_early_stopping_failed_is_read_from_the_summary() -> None:
     """ "early stopping needs 64 queries" was only in LoadGen's summary file."""
     from repro.cli.run_output import _why_invalid
-    from repro.mlperf.loadgen_logs import parse_summary_text
+    from repro.runs.loadgen_logs import parse_summary_text
 
     text = (
         "Result is : INVALID\n  Min duration satisfied : Yes\n  Min queries satisfied : Yes\n"

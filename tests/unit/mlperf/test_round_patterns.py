@@ -221,7 +221,7 @@ def test_a_round_with_one_unreadable_result_is_read_and_lists_it(tmp_path: Path)
     from click.testing import CliRunner
 
     from repro.cli import cli
-    from repro.stats.pareto import load_table
+    from repro.reports.table import load_table
 
     tree = tmp_path / "inference_results_v6.0"
     write_result(tree, Result(round="v6.0", submitter="Good", loadgen="6.0.17"))

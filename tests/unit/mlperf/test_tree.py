@@ -454,7 +454,7 @@ def test_a_detail_log_without_a_validity_record_is_refused(tmp_path: Path, detai
 
 def test_a_log_larger_than_any_loadgen_log_is_refused_unread(tmp_path: Path) -> None:
     """A 2 GB summary was read whole (a MemoryError, exit 4): what is read is capped."""
-    from repro.mlperf.loadgen_logs import MAX_SUMMARY_BYTES
+    from repro.runs.loadgen_logs import MAX_SUMMARY_BYTES
 
     sdir = published_result(tmp_path)
     summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"

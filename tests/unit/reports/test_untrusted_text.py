@@ -74,7 +74,7 @@ def test_the_terminal_is_shown_control_characters_never_sent_them() -> None:
 def test_a_quoted_cell_reads_back_as_it_was_written(tmp_path: Path) -> None:
     """recommend reads the table `results --csv` wrote: a formula-looking name comes back
     without its quote (and a price for it matches), a name that began with a quote keeps it."""
-    from repro.stats.pareto import load_table
+    from repro.reports.table import load_table
 
     a = published_result(tmp_path / "a", submitter="'quoted", system="=1+2")
     (a.parents[3] / "systems" / "=1+2.json").write_text(

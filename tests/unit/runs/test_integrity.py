@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
+from repro.mlperf.sides import open_run
 from repro.runs import layout
-from repro.runs.store import check_files, digest_files, open_run
+from repro.runs.store import check_files, digest_files
 from tests.helpers import make_run
 
 
