@@ -99,7 +99,7 @@ class PlannedTest:
     total: int  # the spec's total_sample_count
     batch: int
     #: a short test asked for: an Offline query the worker sizes from its warm-up's rate
-    #: (`repro.harness.sizing.short_query`), where the spec's would run far longer
+    #: (`repro.estimates.short_query`), where the spec's would run far longer
     short: bool = False
 
     @property

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from repro.compare import build_report, decided, undecided_scenarios
+from repro.compare.pairing import time_capped_of
 from repro.duet import SEQUENTIAL, DuetRound, gate_folder, quiet_progress
 from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.estimates import duration
@@ -87,6 +88,7 @@ def run_rounds(
     if placement.mode == "sequential" and placement.cpus:
         for side in sides:
             side.placed(cpus=placement.cpus[0])
+    time_capped = False
     begun: list[Replayer] = []  # each side begun is finished, whatever stops the rounds
     with interruptible():
         try:
@@ -128,6 +130,7 @@ def run_rounds(
                 why = stopping.reason(k, False, elapsed)
                 if why is not None and k < stopping.max_rounds:
                     stopped = why
+                    time_capped = stopping.time_up(k, elapsed)
                     break
                 report(
                     f"round {k}: "
@@ -177,6 +180,8 @@ def run_rounds(
         side.record.stopping = stopping_record(stopping, overall) | {
             "rounds": len(orders),
             "stopped": stopped,
+            # what stopped them, as a fact (the message's wording is for a person)
+            "time_capped": time_capped,
             "elapsed_s": elapsed,
             "decided_after": dict(decided_after),
         }
@@ -367,8 +372,9 @@ def what_would_decide(report: Report, record: RunRecord, *, duet_fits: bool) -> 
     if any(m.verdict == "inconclusive: machine busy" for _, m in open_rows):
         lines.append("other work shared the machine and slowed one side: run it on a quieter one")
     needed = [n for _, m in open_rows if (n := _rounds_to_decide(m, rounds)) is not None]
+    timed = time_capped_of(stop)
     if rounds < int(stop.get("min_rounds") or MIN_ROUNDS):
-        flag = "--max-time" if "time cap" in stopped else "--max-rounds"
+        flag = "--max-time" if timed else "--max-rounds"
         lines.append(
             f"{rounds} round(s) ran, and a paired verdict needs at least "
             f"{stop.get('min_rounds') or MIN_ROUNDS}: give them more with {flag}"
@@ -376,7 +382,7 @@ def what_would_decide(report: Report, record: RunRecord, *, duet_fits: bool) -> 
     elif needed:
         more = max(needed)
         shown = f"about {more}" if more <= 1000 else "more than 1000"
-        if "time cap" in stopped:
+        if timed:
             each = float(stop.get("elapsed_s") or 0) / rounds
             lines.append(
                 f"at these rounds' noise {shown} rounds would decide: --max-time "

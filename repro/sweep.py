@@ -186,7 +186,7 @@ def as_field_type(raw: dict[str, Any], path: str, values: list[Any]) -> list[Any
                 f"--param {path}: {v!r} was read as a number, and the field is a string",
                 hint=f"quote it as JSON: --param '{path}=\"TEXT\"'",
             )
-        out.append(json.dumps(v) if isinstance(v, bool | int) or v is None else v)
+        out.append(json.dumps(v) if isinstance(v, bool | int) else v)  # null stays null
     return out
 
 

@@ -135,7 +135,7 @@ def _report(links: list[Any], as_json: bool) -> None:
                             "kind": x.kind,
                             "where": x.where,
                             "problems": x.problems,
-                            "verified": x.verified,
+                            "verified": x.verified if x.ok else [],
                         }
                         for x in links
                     ],

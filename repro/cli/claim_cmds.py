@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from repro.cli.params import parse_key_value
-from repro.cli.progress import note
+from repro.cli.progress import note, warn_if_stale
 from repro.cli.spec_cmds import cache_dir_option, env_option, json_option, results_dir_option
 from repro.errors import SpecError, UsageError
 
@@ -105,7 +105,7 @@ def add(spec_path: Path, **values: Any) -> None:
         f"{spec_path}: claim {raw['id']!r} added; measure it with "
         f"`repro claim measure {spec_path} --claim {raw['id']}`"
     )
-    _say_if_stale(spec_path)
+    warn_if_stale(spec_path)
 
 
 def _claim_json(values: dict[str, Any]) -> dict[str, Any]:
@@ -244,7 +244,7 @@ def measure(spec_path: Path, as_json: bool, **values: Any) -> None:
     check = _check_of(spec, outcomes, strict=False)
     _show(check, as_json)
     note(f"{spec_path}: evidence of {len(outcomes)} claim(s) written")
-    _say_if_stale(spec_path)
+    warn_if_stale(spec_path)
 
 
 @claim.command("check")
@@ -271,7 +271,7 @@ def check(spec_path: Path, as_json: bool, report_dir: Path | None, strict: bool,
     folder = report_dir or Path("reports") / spec.name
     write_claims(result, folder)
     _show(result, as_json)
-    _say_if_stale(folder)
+    warn_if_stale(folder)
     raise click.exceptions.Exit(result.exit_code())
 
 
@@ -320,14 +320,6 @@ def _check_of(spec: ExperimentSpec, outcomes: list[Outcome], *, strict: bool) ->
     from repro.claims import claims_check
 
     return claims_check(spec, outcomes, strict=strict)
-
-
-def _say_if_stale(target: Path) -> None:
-    """A file an attestation signed was rewritten: said, with how to attest it again."""
-    from repro.attest.chain import stale_attestation
-
-    if said := stale_attestation(target):
-        click.secho(f"warning: {said}", err=True, fg="yellow")
 
 
 def write_claims(result: ClaimsCheck, folder: Path) -> None:

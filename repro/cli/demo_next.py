@@ -22,7 +22,7 @@ def _read(path: Path) -> dict[str, Any] | None:
 def next_step(speed: dict[str, Any] | None, aa: dict[str, Any] | None, spec: str) -> str:
     """What to run next: an original of this machine's own where the shipped one ran on other
     hardware; what decides an undecided A/A; else a model of one's own."""
-    if speed is not None and str(speed.get("verdict", "")).startswith("not comparable"):
+    if speed is not None and speed.get("verdict") == "not comparable: different hardware":
         why = "; ".join(speed.get("different_hardware") or []) or "other hardware"
         return (
             f"next: the shipped original ran on other hardware ({why}): capture an original "

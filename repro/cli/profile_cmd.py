@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from repro.artifacts.cache import ArtifactCache
-from repro.cli.progress import note
+from repro.cli.progress import note, warn_if_stale
 from repro.cli.spec_cmds import cache_dir_option, env_option, json_option, results_dir_option
 from repro.errors import RunError, UsageError
 from repro.profiles.model import Profile
@@ -115,10 +115,7 @@ def profile(
     if into is not None:
         found = replayer.profile_into(into, chosen, samples)
         run_dir = into
-        from repro.attest.chain import stale_attestation
-
-        if said := stale_attestation(into):
-            click.secho(f"warning: {said}", err=True, fg="yellow")
+        warn_if_stale(into)
     else:
         run_dir, record = replayer.run()
         if not record.profiles:

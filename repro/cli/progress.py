@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from pathlib import Path
 from types import TracebackType
 
 import click
@@ -112,3 +113,12 @@ class TimedBar:
         if self._tty and self._width:
             sys.stderr.write("\r" + " " * self._width + "\r")
             sys.stderr.flush()
+
+
+def warn_if_stale(target: Path) -> None:
+    """A file an attestation signed was rewritten by this command: said, with how to attest
+    it again (`repro.attest.chain.stale_attestation`)."""
+    from repro.attest.chain import stale_attestation
+
+    if said := stale_attestation(target):
+        click.secho(f"warning: {said}", err=True, fg="yellow")

@@ -228,7 +228,7 @@ STEPS: Final[Mapping[Mode, Steps]] = {
     "key_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="SPEC a signed package: the signer's public key (repro-signing.pub); the replay runs "
+    help="When SPEC is a package: the signer's public key (repro-signing.pub); the replay runs "
     "only if the signature verifies and covers every file. Without it, this user's own key "
     "when it is the signer's; else the signature is not checked, and the replay says so.",
 )

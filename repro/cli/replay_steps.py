@@ -136,10 +136,20 @@ def _original_beside(spec_path: Path, results_dir: Path) -> None:
                 f"package's as `repro report --compare {source} RUN`"
             )
         return
-    partial = layout.partial_of(target)
-    shutil.rmtree(partial, ignore_errors=True)
-    shutil.copytree(source, partial)
-    partial.replace(target)
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    copy = Path(tempfile.mkdtemp(prefix=".original.", dir=target.parent))  # this replay's own
+    try:
+        shutil.copytree(source, copy, dirs_exist_ok=True)
+        try:
+            copy.rename(target)
+        except OSError:  # another replay of the package put it there first: the same bytes
+            if not target.is_dir():
+                raise
+            return
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
     note(f"the package's original: {target} (`repro report --compare {target.parent}/`)")
 
 
@@ -610,6 +620,11 @@ def _check_signature(package: Path, root: Path, manifest: Any, key_path: Path | 
     state, problems = package_signature(root, manifest, key)
     named = ", ".join(k[:16] for k in signers) or "none named"
     used = key.keyid[:16] if key is not None else ""
+    if state == "unsigned" and key_path is not None:
+        raise ArtifactError(
+            f"{package}: not signed, and --key asks for its signature to be checked",
+            hint="get the signed package from its source, or replay without --key",
+        )
     if state == "unsigned":
         note(
             f"package {package}: not signed: its files match its own manifest, and nothing says "

@@ -13,7 +13,7 @@ from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.recipes import RECIPES, get_recipe
 from repro.atomic import atomic_path
 from repro.cli.params import parse_key_value
-from repro.cli.progress import note
+from repro.cli.progress import note, warn_if_stale
 from repro.errors import SpecError, UsageError
 from repro.spec.io import write_spec
 from repro.spec.schema import schema_text
@@ -115,10 +115,7 @@ def validate(specs: tuple[Path, ...], fix_id: bool, as_json: bool) -> None:
             else:
                 spec = write_spec(spec, real)
                 note(f"{path}: id set to {spec.id}")
-                from repro.attest.chain import stale_attestation
-
-                if said := stale_attestation(real):
-                    click.secho(f"warning: {said}", err=True, fg="yellow")
+                warn_if_stale(real)
         for p in problems:
             if not as_json:
                 click.echo(f"{path}: {p.severity}: {p.where}: {p.message}", err=True)

@@ -147,8 +147,9 @@ def compare_scenario(
     agreement = prediction_agreement(orig, o_acc, r_acc)
     if acc is not None:
         metrics.append(acc)
-    elif agreement is not None:  # an original without a figure (none to score it by): its
-        metrics.append(agreement_metric(agreement, tol))  # predictions are judged instead
+    elif agreement is not None and o_acc is not None and _no_figure(o_acc):
+        # an original without a figure (none to score it by): its predictions are judged
+        metrics.append(agreement_metric(agreement, tol))
     cdf = {
         k: c
         for k, c in (("original", cdf_points(hist_o)), ("replay", cdf_points(hist_r)))
@@ -219,6 +220,11 @@ def _drift(orig: Side, reps: list[Side]) -> list[DriftEntry]:
         )
         for c in changes
     ]
+
+
+def _no_figure(test: TestRecord) -> bool:
+    """An accuracy test that recorded no figure (captured before reference predictions)."""
+    return not test.accuracy or test.accuracy.get("value") is None
 
 
 def changed_artifacts(orig: Side, rep: Side) -> list[str]:

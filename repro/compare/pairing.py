@@ -105,8 +105,16 @@ def paired_rule(record: RunRecord, overall: float) -> PairedRule:
         confidence = float(value)
     if not isinstance(least, int) or isinstance(least, bool) or least < 1:
         least = MIN_ROUNDS
-    timed_out = "time cap" in str(stop.get("stopped") or "")
-    return PairedRule(confidence, least, "--max-time" if timed_out else "--max-rounds")
+    return PairedRule(confidence, least, "--max-time" if time_capped_of(stop) else "--max-rounds")
+
+
+def time_capped_of(stop: dict[str, object]) -> bool:
+    """Whether the time cap stopped the rounds of a run's stopping record (`time_capped`; a
+    record from before it was written says so only in its message)."""
+    said = stop.get("time_capped")
+    if isinstance(said, bool):
+        return said
+    return "time cap" in str(stop.get("stopped") or "")
 
 
 #: how far apart the two sides' shares of other work may be and still count as the same load:

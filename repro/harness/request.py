@@ -67,7 +67,7 @@ class WorkerRequest(BaseModel):
         None,
         description="the test time the command line asked for (--min-duration-ms): an "
         "Offline query is sized from the warm-up's rate to last about that long "
-        "(`repro.harness.sizing.short_query`), where the spec's expected QPS would make it "
+        "(`repro.estimates.short_query`), where the spec's expected QPS would make it "
         "last more than twice as long",
     )
     changed_settings: dict[str, SettingChange] = Field(

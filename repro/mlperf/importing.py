@@ -100,8 +100,14 @@ def import_result(
     other_model = _other_model(base, record.spec_name)
     spec = _spec(base, record, name, wanted, source, rebase=(base_spec.parent, specs_dir))
     spec_path = specs_dir / f"{name}.json"
+    made = not specs_dir.exists()
     specs_dir.mkdir(parents=True, exist_ok=True)  # its relative paths are resolved from there
-    _require_valid(spec, spec_path, source, base.name)
+    try:
+        _require_valid(spec, spec_path, source, base.name)
+    except SpecError:
+        if made:
+            specs_dir.rmdir()  # nothing written: not even the folder
+        raise
     original = layout.original_of(results_dir / name)
     for existing in (original, spec_path):
         if existing.exists():

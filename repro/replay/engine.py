@@ -419,9 +419,13 @@ class Replayer:
                 hint=f"choose another --run-id, or delete the leftover (`rm -r {work}`)",
             )
         made = [p for p in work.parents if not p.exists()]  # the folders this replay makes
-        work.parent.mkdir(parents=True, exist_ok=True)
         try:
-            work.mkdir()  # taken here, before anything else: two replays of one run id race
+            work.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                work.mkdir()  # taken here, before anything else: two replays of one id race
+            except FileNotFoundError:  # another replay's failure just removed the parent
+                work.parent.mkdir(parents=True, exist_ok=True)
+                work.mkdir()
         except FileExistsError:
             raise UsageError(
                 f"{work} exists: another replay with run id {run_id!r} started at the same time",

@@ -34,7 +34,11 @@ def render(report: Report) -> str:
         ]
         line = f"  {s.scenario:<12} {s.verdict}"
         never_valid = next(
-            (m for m in s.metrics if m.metric == "validity" and "every run INVALID" in m.reason),
+            (
+                m
+                for m in s.metrics
+                if m.metric == "validity" and m.original_value == m.replay_value == "INVALID"
+            ),
             None,
         )
         if worst:

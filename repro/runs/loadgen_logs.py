@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -233,18 +234,31 @@ def parse_summary_text(text: str) -> Metrics:
     return out
 
 
-def iter_detail_records(text: str) -> list[dict[str, Any]]:
-    """The `:::MLLOG {...}` records of a detail log; malformed lines are skipped."""
+def iter_detail_records(
+    text: str, keep: Callable[[str], bool] | None = None
+) -> list[dict[str, Any]]:
+    """The `:::MLLOG {...}` records of a detail log; malformed lines are skipped. With `keep`,
+    only the records whose key it keeps, each line's key found by a pattern before its JSON is
+    parsed (a log of tens of thousands of records is read in a fraction of the time)."""
     records = []
     for line in text.splitlines():
         start = line.find(":::MLLOG ")
         if start < 0:
             continue
+        if keep is not None:
+            found = _KEY.search(line, start)
+            if found is None or not keep(found.group(1)):
+                continue
         try:
-            records.append(json.loads(line[start + 9 :]))
+            record = json.loads(line[start + 9 :])
         except json.JSONDecodeError:
             continue
+        if isinstance(record, dict):
+            records.append(record)
     return records
+
+
+_KEY = re.compile(r'"key":\s*"([^"]*)"')
 
 
 _DETAIL_KEYS = {
@@ -296,36 +310,12 @@ def _wanted(key: str) -> bool:
     )
 
 
-_KEY = re.compile(r'"key":\s*"([^"]*)"')
-
-
-def _wanted_records(text: str) -> list[dict[str, Any]]:
-    """The records of a detail log whose key `parse_detail_text` reads, each line's key found
-    by a pattern before its JSON is parsed (a log of tens of thousands of records is read in
-    a fraction of the time); malformed lines are skipped."""
-    records = []
-    for line in text.splitlines():
-        start = line.find(":::MLLOG ")
-        if start < 0:
-            continue
-        found = _KEY.search(line, start)
-        if found is None or not _wanted(found.group(1)):
-            continue
-        try:
-            record = json.loads(line[start + 9 :])
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
 def parse_detail_text(text: str) -> Metrics:
     """Metrics of an mlperf_log_detail.txt, with counts of its error_* and warning_* records."""
     out: Metrics = {}
     errors = warnings = 0
     messages: list[str] = []
-    for rec in _wanted_records(text):
+    for rec in iter_detail_records(text, keep=_wanted):
         key = rec.get("key", "")
         value = rec.get("value")
         if key == "error_invalid_config" or key.startswith("error"):

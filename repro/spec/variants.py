@@ -113,8 +113,11 @@ def variant_spec(spec: ExperimentSpec, claim: Claim, side: Side, *, source: str)
     for key in ("id", "claims"):
         data.pop(key, None)
     overrides = getattr(claim, side).overrides
+    for path in overrides:  # an override that changes nothing: its own reason, said as such
+        why = inert_override(path, overrides, env_name=None)
+        if why is not None:
+            raise VariantError(source, f"{where}[{path!r}]", f"changes nothing that runs: {why}")
     try:
-        refuse_inert(overrides, env_name=None, where=where)
         apply_overrides(data, overrides, where=where)
         return with_id(parse_spec(data, source="the variant"))
     except SpecError as exc:

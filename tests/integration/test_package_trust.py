@@ -459,6 +459,10 @@ def test_a_signed_package_replays_only_with_a_key_that_verifies_it(
     code, out, err = _replay_package(packages["unsigned"], tmp_path)
     assert code == 0, out + err
     assert "not signed: its files match its own manifest" in err
+    # --key asks for a signature: an unsigned package has none to check, and does not run
+    code, out, err = _replay_package(packages["unsigned"], tmp_path / "c", "--key", keys[1])
+    assert code == 3, out + err
+    assert "not signed, and --key asks for its signature to be checked" in err
 
 
 def test_a_colleague_replays_a_package_and_reports_as_the_readme_says(
