@@ -170,7 +170,9 @@ def _plan(claim: Claim, variants: dict[Side, ExperimentSpec], opts: CheckOptions
             max_time_s=opts.max_time_s or rounds.max_time_s,
             fixed=opts.fixed_rounds,
         ),
-        min_duration_ms=opts.min_duration_ms or rounds.min_duration_ms,
+        min_duration_ms=(
+            rounds.min_duration_ms if opts.min_duration_ms is None else opts.min_duration_ms
+        ),
         min_query_count=rounds.min_query_count,
     )
 

@@ -20,7 +20,10 @@ import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from repro.spec.models import LoadGenSettings
 
 #: the basis of an estimate from tests that finished on this machine
 MEASURED = "measured on this machine"
@@ -95,7 +98,7 @@ class PlannedTest:
 
     scenario: str
     mode: str
-    settings: dict[str, Any]
+    settings: LoadGenSettings
     total: int  # the spec's total_sample_count
     batch: int
     #: a short test asked for: an Offline query the worker sizes from its warm-up's rate
@@ -107,15 +110,15 @@ class PlannedTest:
         """Samples in one query (MultiStream's samples_per_query; one elsewhere)."""
         if self.scenario != "MultiStream":
             return 1
-        return int(self.settings.get("multi_stream_samples_per_query") or 8)
+        return self.settings.multi_stream_samples_per_query or 8
 
     def min_duration_s(self) -> float:
-        return float(self.settings.get("min_duration_ms", 10000)) / 1000
+        return self.settings.min_duration_ms / 1000
 
     def offline_samples(self) -> float:
         """The samples of the Offline query LoadGen builds (as its GenerateQueries does)."""
-        rate = float(self.settings.get("offline_expected_qps") or 1)
-        count = float(self.settings.get("min_query_count", 1))
+        rate = self.settings.offline_expected_qps or 1
+        count = self.settings.min_query_count
         return max(count, 1.1 * self.min_duration_s() * rate)
 
     def floor_s(self) -> float:
@@ -123,8 +126,8 @@ class PlannedTest:
         if self.mode == "accuracy" or self.scenario == "Offline":
             return 0.0
         if self.scenario == "Server":
-            qps = float(self.settings.get("server_target_qps") or 0)
-            count = float(self.settings.get("min_query_count", 0))
+            qps = self.settings.server_target_qps or 0.0
+            count = self.settings.min_query_count
             return max(self.min_duration_s(), count / qps if qps else 0.0)
         return self.min_duration_s()
 
@@ -250,21 +253,21 @@ def loadgen_seconds(plan: PlannedTest, unit_s: float) -> float:
     if plan.mode == "accuracy":
         units = plan.total / plan.per_query if plan.scenario == "MultiStream" else plan.total
         busy = math.ceil(units) * unit_s
-        qps = float(s.get("server_target_qps") or 0)
+        qps = s.server_target_qps or 0.0
         return max(busy, plan.total / qps) if plan.scenario == "Server" and qps else busy
     if plan.scenario == "Offline":
         seconds = plan.offline_samples() * unit_s
-        short = short_query(s.get("offline_expected_qps"), 1 / unit_s) if plan.short else None
+        short = short_query(s.offline_expected_qps, 1 / unit_s) if plan.short else None
         if short is not None:  # the worker sizes the query from the rate: about the time asked
-            count = max(float(s.get("min_query_count", 1)), 1.1 * plan.min_duration_s() * short)
+            count = max(s.min_query_count, 1.1 * plan.min_duration_s() * short)
             seconds = count * unit_s
     elif plan.scenario == "Server":
-        qps = float(s.get("server_target_qps") or 1)
-        count = max(float(s.get("min_query_count", 0)), qps * plan.min_duration_s())
+        qps = s.server_target_qps or 1.0
+        count = max(s.min_query_count, qps * plan.min_duration_s())
         seconds = max(plan.floor_s(), count * unit_s)
     else:
-        seconds = max(plan.min_duration_s(), float(s.get("min_query_count", 0)) * unit_s)
-    cap = float(s.get("max_duration_ms") or 0) / 1000
+        seconds = max(plan.min_duration_s(), s.min_query_count * unit_s)
+    cap = s.max_duration_ms / 1000
     return min(seconds, cap) if cap else seconds
 
 

@@ -25,17 +25,15 @@ from repro.runs import layout
 from repro.runs.commit import commit_run
 from repro.runs.record import ProfileRecord, RunRecord
 from repro.runs.store import digest_files, load_run
-from repro.spec.models import ExperimentSpec, ScenarioName
+from repro.spec.models import ExperimentSpec, LoadGenSettings, ScenarioName
 
 #: samples a profiled pass infers unless told (the CLI's default), and at most: onnxruntime's
 #: profiler keeps 1,000,000 events, ~10 per sample of a small model
 DEFAULT_SAMPLES = 64
 MAX_SAMPLES = 100_000
-#: LoadGen settings that would make the pass keep outputs (its accuracy-log sampling)
-_SAMPLING = ("accuracy_log_probability", "accuracy_log_sampling_target", "accuracy_log_rng_seed")
 
 
-def profile_settings(spec: ExperimentSpec, scenario: str, samples: int) -> dict[str, Any]:
+def profile_settings(spec: ExperimentSpec, scenario: str, samples: int) -> LoadGenSettings:
     """The scenario's LoadGen settings cut to `samples` samples and no minimum duration."""
     sc = next((s for s in spec.workload.scenarios if s.scenario == scenario), None)
     if sc is None:
@@ -43,19 +41,17 @@ def profile_settings(spec: ExperimentSpec, scenario: str, samples: int) -> dict[
             f"--scenario {scenario}: the spec {spec.name!r} has no such scenario; it has "
             f"{[s.scenario for s in spec.workload.scenarios]}"
         )
-    settings = {
-        k: v for k, v in sc.settings.model_dump(exclude_none=True).items() if k not in _SAMPLING
-    }
     queries = samples
     if scenario == "MultiStream":
-        queries = math.ceil(samples / int(settings.get("multi_stream_samples_per_query") or 8))
-    settings.update(
-        min_duration_ms=0, max_duration_ms=0, min_query_count=queries, max_query_count=queries
-    )
+        queries = math.ceil(samples / (sc.settings.multi_stream_samples_per_query or 8))
+    cut: dict[str, float] = {
+        "min_duration_ms": 0, "max_duration_ms": 0, "min_query_count": queries,
+        "max_query_count": queries,
+    }  # fmt: skip
     if scenario == "Offline":
         # one query; LoadGen sizes it from the expected rate and the duration, at least the count
-        settings["offline_expected_qps"] = 1.0
-    return settings
+        cut["offline_expected_qps"] = 1.0
+    return sc.settings.changed(cut)
 
 
 def check_profiler(spec: ExperimentSpec) -> None:
@@ -207,12 +203,12 @@ def check_into(run: Path, spec_id: str) -> RunRecord:
     return record
 
 
-def _per_sample_s(settings: dict[str, Any], scenario: str) -> float:
+def _per_sample_s(settings: LoadGenSettings, scenario: str) -> float:
     if scenario == "SingleStream":
-        return float(settings.get("single_stream_expected_latency_ns") or 0) / 1e9
+        return (settings.single_stream_expected_latency_ns or 0) / 1e9
     if scenario == "MultiStream":
-        spq = float(settings.get("multi_stream_samples_per_query") or 8)
-        return float(settings.get("multi_stream_expected_latency_ns") or 0) / 1e9 / spq
+        spq = settings.multi_stream_samples_per_query or 8
+        return (settings.multi_stream_expected_latency_ns or 0) / 1e9 / spq
     return 0.0
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from repro.errors import SpecError
-from repro.spec.types import UINT64_MAX
+from repro.spec.limits import UINT64_MAX
 
 ParamValue = int | float | str | bool
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from repro.cli.spec_cmds import json_option
+from repro.cli.options import json_option
 from repro.errors import EXIT_NEGATIVE, ArtifactError, UsageError
 
 

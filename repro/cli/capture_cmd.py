@@ -11,10 +11,10 @@ import click
 
 from repro.artifacts.cache import ArtifactCache
 from repro.backends.registry import backend_names
+from repro.cli.options import cache_dir_option, json_option, loadgen_override
 from repro.cli.params import parse_key_value
 from repro.cli.progress import TimedBar, note
 from repro.cli.run_output import print_run_summary
-from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import capture_choices
 from repro.errors import RunError, SpecError, UsageError
 from repro.spec.models import SCENARIOS
@@ -199,12 +199,7 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
     help="Performance runs of the original, for the report's statistics [default: as many as "
     "the --from spec's original had, else 1].",
 )
-@click.option(
-    "--min-duration-ms",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Override min_duration_ms for the original's run.",
-)
+@loadgen_override("min_duration_ms", "Override min_duration_ms for the original's run.")
 @click.option("--force", is_flag=True, help="Replace an existing results/<name>/original/.")
 @click.option(
     "--specs-dir",

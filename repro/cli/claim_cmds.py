@@ -9,9 +9,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from repro.cli.options import (
+    cache_dir_option,
+    env_option,
+    json_option,
+    loadgen_override,
+    results_dir_option,
+)
 from repro.cli.params import parse_key_value
 from repro.cli.progress import note, warn_if_stale
-from repro.cli.spec_cmds import cache_dir_option, env_option, json_option, results_dir_option
 from repro.errors import SpecError, UsageError
 
 if TYPE_CHECKING:
@@ -56,10 +62,8 @@ def claim() -> None:
 )
 @click.option("--baseline-label", default=None, help="A name for the baseline in reports.")
 @click.option("--candidate-label", default=None, help="A name for the candidate in reports.")
-@click.option("--min-duration-ms", type=click.IntRange(0), default=None,
-              help="Each check test's minimum duration (default 1000).")  # fmt: skip
-@click.option("--min-query-count", type=click.IntRange(0), default=None,
-              help="Each check test's minimum query count (default: the spec's).")  # fmt: skip
+@loadgen_override("min_duration_ms", "Each check test's minimum duration (default 1000).")
+@loadgen_override("min_query_count", "Each check test's minimum query count (default: the spec's).")
 @click.option("--max-rounds", type=click.IntRange(2, 1000), default=None,
               help="The cap on rounds of a check (default 10).")  # fmt: skip
 @click.option("--max-time", "max_time_s", type=click.FloatRange(min=1), default=None,
@@ -195,11 +199,8 @@ def check_options(f: F) -> F:
                 default=None,
                 help="Cap on seconds per claim (default: the claim's).",
             ),
-            click.option(
-                "--min-duration-ms",
-                type=click.IntRange(1),
-                default=None,
-                help="Each test's minimum duration (default: the claim's).",
+            loadgen_override(
+                "min_duration_ms", "Each test's minimum duration (default: the claim's)."
             ),
             click.option(
                 "--fixed-rounds",

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from repro.cli.spec_cmds import json_option
+from repro.cli.options import json_option
 from repro.compare.envdiff import key_packages
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from repro.cli.options import cache_dir_option, json_option
 from repro.cli.progress import note
-from repro.cli.spec_cmds import cache_dir_option, json_option
 
 
 @click.command()

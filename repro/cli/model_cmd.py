@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from repro.cli.options import json_option
 from repro.cli.progress import note
-from repro.cli.spec_cmds import json_option
 
 if TYPE_CHECKING:
     import pandas as pd

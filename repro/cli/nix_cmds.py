@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from repro.cli.spec_cmds import json_option
+from repro.cli.options import json_option
 from repro.errors import SpecError
 
 

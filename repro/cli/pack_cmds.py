@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from repro.artifacts.cache import ArtifactCache
+from repro.cli.options import cache_dir_option, json_option
 from repro.cli.progress import note
-from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.errors import UsageError
 from repro.replay import stopped_by_signals
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from repro.artifacts.cache import ArtifactCache
+from repro.cli.options import cache_dir_option, env_option, json_option, results_dir_option
 from repro.cli.progress import note, warn_if_stale
-from repro.cli.spec_cmds import cache_dir_option, env_option, json_option, results_dir_option
 from repro.errors import RunError, UsageError
 from repro.profiles.model import Profile
 from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
+from repro.cli.options import json_option
 from repro.cli.progress import note
-from repro.cli.spec_cmds import json_option
 
 
 @click.command()

@@ -13,12 +13,17 @@ import click
 
 from repro.cli import replay_steps as step
 from repro.cli.dispatch_opts import check_dispatch_options, dispatch_options
+from repro.cli.options import (
+    cache_dir_option,
+    env_option,
+    json_option,
+    loadgen_override,
+    results_dir_option,
+)
 from repro.cli.replay_options import Mode, ReplayArgs, check_company, given_flags, mode_of
-from repro.cli.spec_cmds import cache_dir_option, env_option, json_option, results_dir_option
 from repro.environments.registry import replay_choices
 from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES
 from repro.spec.models import SCENARIOS
-from repro.spec.types import MAX_DURATION_MS, UINT64_MAX
 from repro.workflow import Step, execute
 
 Steps = tuple[Step[step.ReplayState], ...]
@@ -74,24 +79,9 @@ STEPS: Final[Mapping[Mode, Steps]] = {
     type=click.Choice(["performance", "accuracy"]),
     help="Run only this mode (repeatable). Default: the spec's modes.",
 )
-@click.option(
-    "--min-duration-ms",
-    type=click.IntRange(min=0, max=MAX_DURATION_MS),
-    default=None,
-    help="Override min_duration_ms of every scenario (quick runs).",
-)
-@click.option(
-    "--min-query-count",
-    type=click.IntRange(min=0, max=UINT64_MAX),
-    default=None,
-    help="Override min_query_count of every scenario.",
-)
-@click.option(
-    "--max-duration-ms",
-    type=click.IntRange(min=0, max=MAX_DURATION_MS),
-    default=None,
-    help="Override max_duration_ms of every scenario.",
-)
+@loadgen_override("min_duration_ms", "Override min_duration_ms of every scenario (quick runs).")
+@loadgen_override("min_query_count", "Override min_query_count of every scenario.")
+@loadgen_override("max_duration_ms", "Override max_duration_ms of every scenario.")
 @click.option(
     "--backend-option",
     "backend_options",

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from repro.cli.options import json_option
 from repro.cli.progress import note
-from repro.cli.spec_cmds import json_option
 from repro.errors import SpecError, UsageError
 
 if TYPE_CHECKING:

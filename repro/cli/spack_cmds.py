@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
+from repro.cli.options import cache_dir_option, json_option
 from repro.cli.progress import note
-from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.errors import SpecError
 
 

@@ -12,6 +12,7 @@ import click
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.recipes import RECIPES, get_recipe
 from repro.atomic import atomic_path
+from repro.cli.options import cache_dir_option, json_option
 from repro.cli.params import parse_key_value
 from repro.cli.progress import note, warn_if_stale
 from repro.errors import SpecError, UsageError
@@ -19,38 +20,6 @@ from repro.spec.io import write_spec
 from repro.spec.schema import schema_text
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-cache_dir_option = click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Artifact cache (default: $REPRO_CACHE_DIR or ~/.cache/repro).",
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-#: where a command that replays writes its runs
-results_dir_option = click.option(
-    "--results-dir",
-    "-o",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("results"),
-    show_default=True,
-    help="Parent of results/<name>/.",
-)
-
-
-def env_option(what: str = "the worker runs") -> Callable[[F], F]:
-    """--env: where a command that replays runs its workers (auto: the captured manager if it
-    is installed, else venv)."""
-    from repro.environments.registry import replay_choices
-
-    return click.option(
-        "--env",
-        "env_name",
-        default="auto",
-        show_default=True,
-        type=click.Choice(replay_choices()),
-        help=f"Where {what}: auto takes the captured manager if installed, else venv.",
-    )
 
 
 @click.command()

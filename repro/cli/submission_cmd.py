@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from repro.artifacts.cache import ArtifactCache
+from repro.cli.options import cache_dir_option, env_option, json_option
 from repro.cli.progress import TimedBar, note
-from repro.cli.spec_cmds import cache_dir_option, env_option, json_option
 from repro.errors import SpecError, UsageError
 
 

@@ -13,8 +13,8 @@ from repro.cli.dispatch_opts import (
     dispatch_options,
     executor_from_flags,
 )
+from repro.cli.options import cache_dir_option, json_option, loadgen_override
 from repro.cli.progress import TimedBar, note
-from repro.cli.spec_cmds import cache_dir_option, json_option
 from repro.environments.registry import replay_choices
 from repro.errors import UsageError
 
@@ -68,8 +68,7 @@ from repro.errors import UsageError
               help="Cap on a point's rounds with --until-decided.")  # fmt: skip
 @click.option("--repeat", type=click.IntRange(2, 20), default=2, show_default=True,
               help="Rounds per point (the intervals come from them).")  # fmt: skip
-@click.option("--min-duration-ms", type=click.IntRange(1, 3_600_000), default=500,
-              show_default=True, help="LoadGen's minimum duration per run.")  # fmt: skip
+@loadgen_override("min_duration_ms", "LoadGen's minimum duration per run.", default=500)
 @click.option("--env", "env_name", default="native", show_default=True,
               type=click.Choice(replay_choices()), help="Where the workers run.")  # fmt: skip
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=None,

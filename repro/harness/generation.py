@@ -28,6 +28,7 @@ from repro.harness.loadgen import flush, test_settings
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.sizing import run_sized
 from repro.runs.layout import DETAIL, HIST_FILE, LATENCIES_FILE
+from repro.spec.models import LoadGenSettings
 from repro.stats.histogram import LatencyHistogram
 
 #: decode steps before the test, outside any clock (the first calls allocate)
@@ -107,7 +108,7 @@ def run_generation_test(
     engine: GenerativeEngine,
     prompts: list[np.ndarray],
     *,
-    settings: dict[str, Any] | None = None,
+    settings: LoadGenSettings | None = None,
 ) -> GenerationLog:
     """One LoadGen test of the request's scenario (with `settings`, not the request's);
     LoadGen's logs go to its output folder."""
@@ -169,7 +170,7 @@ def execute_generation(req: WorkerRequest, timings: dict[str, float]) -> WorkerR
     timings["warm_up_s"] = warm_up(engine, prompts[0])
     out_dir = Path(req.output_dir)
 
-    def test(settings: dict[str, Any]) -> GenerationLog:
+    def test(settings: LoadGenSettings) -> GenerationLog:
         """One LoadGen test; its timings replace an earlier attempt's."""
         timings["loadgen_start_unix"] = time.time()
         t = time.perf_counter()

@@ -19,6 +19,7 @@ import mlperf_loadgen as lg
 import numpy as np
 
 from repro.harness.dataset import SampleStore
+from repro.spec.models import LoadGenSettings
 
 Predict = Callable[[np.ndarray], np.ndarray]
 
@@ -214,15 +215,14 @@ def flush() -> None:
 
 
 def test_settings(
-    scenario: str, mode: str, settings: dict[str, Any], seeds: dict[str, int], perf_count: int
+    scenario: str, mode: str, settings: LoadGenSettings, seeds: dict[str, int], perf_count: int
 ) -> Any:
     """TestSettings with every field from the spec and the seeds set explicitly."""
     ts = lg.TestSettings()
     ts.scenario = SCENARIOS[scenario]
     ts.mode = MODES[mode]
-    for key, value in settings.items():
-        if value is not None:
-            setattr(ts, key, value)
+    for key, value in settings.as_set().items():
+        setattr(ts, key, value)
     for key, value in seeds.items():
         setattr(ts, key, value)
     ts.performance_sample_count_override = perf_count
@@ -235,7 +235,7 @@ def run_test(
     source: np.ndarray,
     scenario: str,
     mode: str,
-    settings: dict[str, Any],
+    settings: LoadGenSettings,
     seeds: dict[str, int],
     batch_size: int,
     total_count: int,
@@ -253,13 +253,9 @@ def run_test(
     server: ServerSut | None = None
     if scenario == "SingleStream":
         # LoadGen reads a response's data in accuracy mode, and in performance mode when it
-        # samples responses for its accuracy log (compliance TEST01)
-        sampled = (
-            bool(settings.get("accuracy_log_probability"))
-            or bool(settings.get("accuracy_log_sampling_target"))
-            # TEST01 samples responses into the accuracy log (TEST04 does not: no copy there)
-            or (audit_config is not None and "accuracy_log" in audit_config.read_text())
-        )
+        # samples responses for its accuracy log: compliance TEST01's audit.config asks for
+        # that (TEST04's does not; a spec's settings cannot)
+        sampled = audit_config is not None and "accuracy_log" in audit_config.read_text()
         sut = single_stream_sut(
             predict, store, log, probe, keep_outputs=mode == "accuracy" or sampled
         )

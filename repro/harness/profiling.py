@@ -26,6 +26,7 @@ from repro.profiles.build import build_profile, overhead_of
 from repro.profiles.model import Overhead, Profile, Span
 from repro.profiles.timeline import chrome_trace, dumps
 from repro.runs.layout import PROFILE_FILE, TIMELINE_FILE
+from repro.spec.models import LoadGenSettings
 
 #: inferences timed with and without the profiler for the overhead, in alternating blocks
 OVERHEAD_INFERENCES = 64
@@ -83,7 +84,7 @@ def run_profiled_pass(
     backend: str,
     source: np.ndarray,
     scenario: str,
-    settings: dict[str, Any],
+    settings: LoadGenSettings,
     seeds: dict[str, int],
     batch_size: int,
     total_count: int,

@@ -14,6 +14,7 @@ from repro.spec.models import (
     BackendSpec,
     ExperimentSpec,
     GenerationSpec,
+    LoadGenSettings,
     ModeName,
     ScenarioName,
     Seeds,
@@ -33,7 +34,7 @@ class WorkerRequest(BaseModel):
     spec_name: str
     scenario: ScenarioName
     mode: ModeName
-    settings: dict[str, Any] = Field(description="LoadGen TestSettings fields, as set")
+    settings: LoadGenSettings = Field(description="the scenario's LoadGen settings, overrides in")
     seeds: Seeds
     backend: BackendSpec
     runtime: dict[str, Any] = Field(default_factory=dict)
@@ -94,7 +95,7 @@ class WorkerRequest(BaseModel):
         spec_id: str,
         scenario: ScenarioName,
         mode: ModeName,
-        settings: dict[str, Any],
+        settings: LoadGenSettings,
         artifacts: Mapping[str, Path],
         cache_root: Path,
         output_dir: Path,

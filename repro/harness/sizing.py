@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from repro.estimates import short_query
 from repro.runs.loadgen_logs import Metrics, read_logs
@@ -23,6 +23,7 @@ from repro.runs.record import SettingChange
 
 if TYPE_CHECKING:
     from repro.harness.request import WorkerRequest
+    from repro.spec.models import LoadGenSettings
 
 #: tests of one request at most: the first, then larger queries while each is still too short
 #: (a short query's rate understates the machine's: LoadGen's start weighs on it)
@@ -40,7 +41,7 @@ T = TypeVar("T")
 
 
 def larger_offline_query(
-    req: WorkerRequest, settings: dict[str, Any], out_dir: Path
+    req: WorkerRequest, settings: LoadGenSettings, out_dir: Path
 ) -> float | None:
     """The expected QPS to run the test in `out_dir` again at (it ran with `settings`), when
     LoadGen judged it INVALID only because its query ended before min_duration; None when
@@ -50,17 +51,17 @@ def larger_offline_query(
     return _larger_query(read_logs(out_dir), settings)
 
 
-def _larger_query(found: Metrics, settings: dict[str, Any]) -> float | None:
+def _larger_query(found: Metrics, settings: LoadGenSettings) -> float | None:
     """`larger_offline_query` from LoadGen's figures of the test."""
     if found.get("validity") != "INVALID" or found.get("min_duration_met") is not False:
         return None
     others = ("min_queries_met", "early_stopping_met", "perf_constraints_met")
     if any(found.get(k) is False for k in others):
         return None  # invalid for another reason too
-    cap, floor = settings.get("max_duration_ms") or 0, settings.get("min_duration_ms") or 0
+    cap, floor = settings.max_duration_ms, settings.min_duration_ms
     if 0 < cap <= floor:
         return None  # a cap below the minimum: no query lasts long enough
-    rate, last = found.get("samples_per_second"), settings.get("offline_expected_qps")
+    rate, last = found.get("samples_per_second"), settings.offline_expected_qps
     if not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0:
         return None
     if not isinstance(last, int | float) or not math.isfinite(last) or last <= 0:
@@ -74,7 +75,7 @@ def _larger_query(found: Metrics, settings: dict[str, Any]) -> float | None:
 def run_sized(
     req: WorkerRequest,
     out_dir: Path,
-    test: Callable[[dict[str, Any]], T],
+    test: Callable[[LoadGenSettings], T],
     *,
     rate: float | None = None,
 ) -> tuple[T, dict[str, SettingChange], float]:
@@ -85,7 +86,7 @@ def run_sized(
     test's. Returns its result, the settings changed, and the seconds the tests before the
     last one took."""
     changes = dict(req.changed_settings)
-    spec_qps = req.settings.get("offline_expected_qps")
+    spec_qps = req.settings.offline_expected_qps
     sized = req.scenario == "Offline" and req.mode == "performance"
     short = short_query(spec_qps, rate) if sized and req.short_test_ms else None
     if short is not None and rate and spec_qps and "offline_expected_qps" not in changes:
@@ -99,7 +100,7 @@ def run_sized(
                 f"({spec_qps:g}) would make it"
             ),
         )
-    settings = req.settings | {name: change.used for name, change in changes.items()}
+    settings = req.settings.changed({name: change.used for name, change in changes.items()})
     discarded = 0.0
     for attempt in range(1, MAX_ATTEMPTS + 1):
         t = time.perf_counter()
@@ -122,5 +123,5 @@ def run_sized(
                 f"{attempt + 1} of at most {MAX_ATTEMPTS})"
             ),
         )
-        settings = settings | {"offline_expected_qps": used}
+        settings = settings.changed({"offline_expected_qps": used})
     return result, changes, discarded

@@ -15,7 +15,6 @@ import time
 import traceback
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -41,6 +40,7 @@ from repro.runs.layout import (
     WORKER_RESULT,
 )
 from repro.runs.record import CpuTime
+from repro.spec.models import LoadGenSettings
 from repro.stats.histogram import LatencyHistogram
 
 
@@ -130,7 +130,7 @@ def _warm(
         source,
         req.batch_size,
         req.scenario,
-        samples_per_query=req.settings.get("multi_stream_samples_per_query"),
+        samples_per_query=req.settings.multi_stream_samples_per_query,
         timed=timed,
     )
 
@@ -177,7 +177,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
     meter = EnergyMeter.for_device(str(getattr(backend, "device", "cpu")))
     metering = [False]
 
-    def test(settings: dict[str, Any]) -> LatencyLog:
+    def test(settings: LoadGenSettings) -> LatencyLog:
         """One LoadGen test; its timings, progress and energy replace an earlier attempt's."""
         done[0] = 0
         progress.started(calls)

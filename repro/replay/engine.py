@@ -79,7 +79,7 @@ ProgressFactory = Callable[[str, Forecast], contextlib.AbstractContextManager[An
 def planned_test(req: WorkerRequest) -> PlannedTest:
     """The test of a worker request, as the estimates see it: the settings it runs with (an
     earlier test's changes applied), and whether it is a short one (`short_query`)."""
-    settings = req.settings | {name: c.used for name, c in req.changed_settings.items()}
+    settings = req.settings.changed({name: c.used for name, c in req.changed_settings.items()})
     return PlannedTest(
         req.scenario, req.mode, settings, req.total_sample_count, req.batch_size,
         short=req.short_test_ms is not None and "offline_expected_qps" not in req.changed_settings,
@@ -181,18 +181,15 @@ def worker_failure(log: str) -> str:
     return " / ".join(lines[-3:])[:300]
 
 
-def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) -> dict[str, Any]:
-    """The LoadGen TestSettings fields for one scenario, with the command line's overrides."""
+def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) -> LoadGenSettings:
+    """The LoadGen settings of one scenario, with the command line's overrides."""
     sc = next(s for s in spec.workload.scenarios if s.scenario == scenario)
-    settings = sc.settings.model_dump(exclude_none=True)
+    settings = sc.settings.as_set()
     for key in ("min_duration_ms", "min_query_count", "max_duration_ms"):
         value = getattr(opts, key)
         if value is not None:
             settings[key] = value
-    if (
-        settings.get("max_duration_ms")
-        and settings["max_duration_ms"] < settings["min_duration_ms"]
-    ):
+    if settings["max_duration_ms"] and settings["max_duration_ms"] < settings["min_duration_ms"]:
         if opts.max_duration_ms is not None:
             raise UsageError(
                 f"--max-duration-ms {opts.max_duration_ms} is below the {scenario} test's "
@@ -201,11 +198,10 @@ def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) 
                 hint="raise --max-duration-ms, or lower the minimum with --min-duration-ms",
             )
         settings["max_duration_ms"] = 0  # the spec's cap, below a longer minimum asked for
-    _check_planned(scenario, settings)
-    return settings
+    return _check_planned(scenario, settings)
 
 
-def _check_planned(scenario: str, settings: dict[str, Any]) -> None:
+def _check_planned(scenario: str, settings: dict[str, Any]) -> LoadGenSettings:
     """The overrides must not make LoadGen generate more samples than a machine holds (it
     builds the whole schedule before the first query: 2**64 queries is a crash, not a run)."""
     from pydantic import ValidationError
@@ -226,6 +222,7 @@ def _check_planned(scenario: str, settings: dict[str, Any]) -> None:
             f"{MAX_PLANNED_SAMPLES:,} are accepted",
             hint="lower --min-query-count or --min-duration-ms",
         )
+    return effective
 
 
 def selected(spec: ExperimentSpec, opts: ReplayOptions) -> list[tuple[ScenarioName, ModeName]]:
@@ -645,7 +642,7 @@ class Replayer:
             "mode": req.mode,
             "repeat": k,
             "dir": rel,
-            "settings": req.settings,
+            "settings": req.settings.as_set(),
         }
         result_path = out_dir / layout.WORKER_RESULT
         if not result_path.is_file():

@@ -1,6 +1,12 @@
 """The run record (`run.json`): what ran, where, with what settings and outcome.
 
-Format history (the `schema` field):
+Its format is versioned one step per change (`format`, `FORMATS` below: pyperf's practice);
+each step adds optional fields, so a record of an earlier format loads as it is, and a record
+of a later format than this repro reads is refused with the version that wrote it (never read
+as if it were of this one). Records written before `format` existed get the format their fields
+show (`inferred_format`).
+
+Format history as it grew (the `schema` field, then the steps):
 # repro.run/v1 - first version.
 # repro.run/v2 - `spec` (the spec as replayed) and `tolerances` (its effective tolerances), so
 #                a report judges a run by the tolerances it ran under, wherever it is read;
@@ -16,7 +22,7 @@ Format history (the `schema` field):
 #                `changed_settings` (an Offline query sized for a faster machine). Later: a
 #                test's `cpu` (the worker's CPU time over LoadGen's run) and `cpus` (the
 #                CPUs it was pinned to); `stopping.rule`, `looks` and `look_confidence`
-#                (the sequential rule the rounds ran under).
+#                (the sequential rule the rounds ran under). Then `format` (`FORMATS`).
 """
 
 from __future__ import annotations
@@ -41,6 +47,18 @@ if TYPE_CHECKING:
 
 RUN_SCHEMA: Final = "repro.run/v2"
 RUN_SCHEMAS: Final = ("repro.run/v1", RUN_SCHEMA)
+#: the record's format, one step per change: what each step added (every field optional)
+FORMATS: Final[dict[int, str]] = {
+    1: "repro.run/v1",
+    2: "repro.run/v2: the spec as replayed, its tolerances, every file's digest, probes "
+    "around every test, interleave and stopping",
+    3: "profiles; dispatch and parts (--on) and a test's part; stopping.decided_after",
+    4: "record_sha256: the record's own digest (an edited record is refused)",
+    5: "a test's changed_settings (an Offline query sized for the machine)",
+    6: "a test's cpu (the worker's CPU time) and cpus (where it was pinned); stopping.rule, "
+    "looks and look_confidence; format",
+}
+FORMAT: Final = max(FORMATS)
 #: a part of a dispatched run: its run's status, or why it has none that finished
 PartStatus = Literal["complete", "invalid", "failed", "interrupted", "missing"]
 _F = TypeVar("_F", bound=Facts)
@@ -177,6 +195,14 @@ class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     schema_: Literal["repro.run/v1", "repro.run/v2"] = Field(RUN_SCHEMA, alias="schema")
+    format: int = Field(
+        FORMAT,
+        ge=1,
+        le=FORMAT,
+        description="the record's format, one step per change (`repro.runs.record.FORMATS`); "
+        "a record written before it existed is read with the one its fields show "
+        "(`inferred_format`)",
+    )
     run_id: str
     spec_name: str
     spec_id: str
@@ -283,6 +309,45 @@ class RunRecord(BaseModel):
         return next(
             (t for t in self.tests if t.scenario == scenario and t.mode == "accuracy"), None
         )
+
+
+def inferred_format(raw: dict[str, Any]) -> int:
+    """The format of a record written before `format` existed, from its fields (the lowest
+    format that holds them all)."""
+    if raw.get("schema") == "repro.run/v1":
+        return 1
+    tests = [t for t in raw.get("tests") or [] if isinstance(t, dict)]
+    found = raw.get("stopping")
+    stopping: dict[str, Any] = found if isinstance(found, dict) else {}
+    if stopping.get("rule") is not None or any(t.get("cpu") or t.get("cpus") for t in tests):
+        return 6
+    if any(t.get("changed_settings") for t in tests):
+        return 5
+    if raw.get("record_sha256") is not None:
+        return 4
+    if (
+        raw.get("profiles") or raw.get("dispatch") or raw.get("parts")
+        or "decided_after" in stopping or any(t.get("part") is not None for t in tests)
+    ):  # fmt: skip
+        return 3
+    return 2
+
+
+def newer_format(raw: Any) -> str | None:
+    """Why a record cannot be read by this repro when it is of a later format (or schema) than
+    this repro knows; None otherwise."""
+    if not isinstance(raw, dict):
+        return None
+    fmt, schema = raw.get("format"), raw.get("schema")
+    later = (isinstance(fmt, int) and not isinstance(fmt, bool) and fmt > FORMAT) or (
+        isinstance(schema, str) and schema.startswith("repro.run/") and schema not in RUN_SCHEMAS
+    )
+    if not later:
+        return None
+    what = f"format {fmt}" if isinstance(fmt, int) and fmt > FORMAT else f"schema {schema!r}"
+    wrote = raw.get("repro_version")
+    by = f", written by repro {wrote}" if isinstance(wrote, str) else ""
+    return f"the record is of {what}{by}; this repro reads formats up to {FORMAT} ({RUN_SCHEMA})"
 
 
 DAMAGED_HINT = "the run record is damaged or not repro's: re-run the replay, or delete the run"

@@ -14,7 +14,13 @@ from repro.artifacts.cache import sha256_file
 from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.loadgen_logs import read_logs
-from repro.runs.record import DAMAGED_HINT, RunRecord, record_digest
+from repro.runs.record import (
+    DAMAGED_HINT,
+    RunRecord,
+    inferred_format,
+    newer_format,
+    record_digest,
+)
 from repro.spec.io import format_validation_error, spec_id
 from repro.spec.models import ExperimentSpec
 
@@ -55,7 +61,15 @@ def load_run(run: Path) -> RunRecord:
             raw = json.loads(path.read_text(), object_pairs_hook=_unique)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
             raise SpecError(f"{path}: not a valid run record: {exc}", hint=DAMAGED_HINT) from None
+        later = newer_format(raw)
+        if later is not None:
+            raise SpecError(
+                f"{path}: $.format: {later}",
+                hint="read it with a repro at least as new as the one that wrote it",
+            )
         _check_digest(path, raw)
+        if isinstance(raw, dict) and "format" not in raw:  # written before records had one
+            raw = raw | {"format": inferred_format(raw)}
         try:
             record = RunRecord.model_validate(raw)
         except ValidationError as exc:

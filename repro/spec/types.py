@@ -6,6 +6,7 @@ spec on `SpecModel`; `repro.spec.models` assembles the whole spec from them and 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
@@ -23,6 +24,8 @@ from pydantic import (
 )
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
+
+from repro.spec.limits import MAX_DURATION_MS, UINT64_MAX
 
 SCHEMA_V1: Final = "repro.experiment/v1"
 SUPPORTED_SCHEMAS = (SCHEMA_V1,)
@@ -108,11 +111,6 @@ Name = Annotated[
     ),
 ]
 
-#: LoadGen's TestSettings hold seeds, counts and nanoseconds as uint64; pybind11 refuses more
-UINT64_MAX: Final = 2**64 - 1
-#: LoadGen takes milliseconds as uint64 but keeps durations as int64 nanoseconds, which
-#: overflow after 292 years; on a test machine a run longer than a week is a typo
-MAX_DURATION_MS: Final = 7 * 24 * 3600 * 1000
 #: far beyond any SUT; LoadGen plans qps x duration queries up front and holds them in memory
 MAX_QPS: Final = 1e9
 #: the most samples a data set, and so LoadGen's query sample library, may hold
@@ -262,6 +260,18 @@ class LoadGenSettings(SpecModel):
     )
     ttft_latency: LatencyNs | None = Field(None, description="Server's TTFT bound, ns")
     tpot_latency: LatencyNs | None = Field(None, description="Server's TPOT bound, ns")
+
+    def changed(self, changes: Mapping[str, float]) -> LoadGenSettings:
+        """These settings with `changes` (what this machine needed: an Offline query sized for
+        it), checked again."""
+        if not changes:
+            return self
+        return type(self).model_validate(self.model_dump(exclude_none=True) | dict(changes))
+
+    def as_set(self) -> dict[str, Any]:
+        """The fields set, by LoadGen's names (what its TestSettings is given, and a record
+        keeps)."""
+        return self.model_dump(exclude_none=True)
 
     @model_validator(mode="after")
     def _durations(self) -> LoadGenSettings:

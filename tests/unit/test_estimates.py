@@ -25,9 +25,12 @@ from repro.estimates import (
     estimate_test,
     plan_estimate,
 )
+from repro.spec.models import LoadGenSettings
 
-SS = {"min_duration_ms": 1000, "min_query_count": 1024, "single_stream_expected_latency_ns": 1}
-OFFLINE = {"min_duration_ms": 1000, "min_query_count": 64, "offline_expected_qps": 1000.0}
+SS = LoadGenSettings(
+    min_duration_ms=1000, min_query_count=1024, single_stream_expected_latency_ns=1
+)
+OFFLINE = LoadGenSettings(min_duration_ms=1000, min_query_count=64, offline_expected_qps=1000.0)
 
 
 def _finished(measured: Measured, plan: PlannedTest, *, loadgen_s: float, units: int) -> None:
@@ -67,7 +70,7 @@ def test_an_offline_test_planned_for_a_faster_machine_takes_its_samples_at_the_r
     _finished(
         real, PlannedTest("Offline", "performance", OFFLINE, 450, 8), loadgen_s=2.0, units=20
     )  # fmt: skip  (10 samples/s)
-    planned_for_faster = {**OFFLINE, "offline_expected_qps": 1000.0}
+    planned_for_faster = OFFLINE.changed({"offline_expected_qps": 1000.0})
     est = estimate_test(
         PlannedTest("Offline", "performance", planned_for_faster, 450, 8), real, None
     )
@@ -89,7 +92,9 @@ def test_the_running_test_re_estimates_from_its_warm_up_and_its_samples_so_far()
 
 
 def test_multistream_runs_its_minimum_query_count_and_a_replay_sums_its_tests() -> None:
-    multi = {"min_duration_ms": 2000, "min_query_count": 662, "multi_stream_samples_per_query": 8}
+    multi = LoadGenSettings(
+        min_duration_ms=2000, min_query_count=662, multi_stream_samples_per_query=8
+    )
     plan = PlannedTest("MultiStream", "performance", multi, 64, 8)
     measured = Measured(call_s={8: 0.08}, pre_s=[1.0], between_s=[0.5])
     assert estimate_test(plan, measured, None).seconds == pytest.approx(1.0 + 662 * 0.08)

@@ -69,7 +69,7 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("repro", "repro.errors", "repro.atomic", "repro.privacy", "repro._subprocess",
               "repro.signals", "repro.jsonio", "repro.estimates", "repro.harness.lifeline",
-              "repro.artifacts.cache")),
+              "repro.artifacts.cache", "repro.spec.limits")),
     ("formats", ("repro.spec.types", "repro.spec.paths", "repro.nix", "repro.spack",
                  "repro.artifacts.npz", "repro.profiles.model", "repro.stats.verdicts",
                  "repro.runs.layout")),

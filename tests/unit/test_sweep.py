@@ -240,7 +240,7 @@ def test_the_server_search_brackets_the_highest_valid_qps(spec_path: Path, tmp_p
 
         def run(self, env: Any, request: Path, out_dir: Path, *, timeout_s: float) -> int:
             req = json.loads(request.read_text())
-            target = req["settings"].get("server_target_qps", 0)
+            target = req["settings"].get("server_target_qps") or 0
             key = f"{req['scenario']}/{req['mode']}"
             self.behaviour[key] = "invalid" if target > 3000 * req["batch_size"] else ""
             return super().run(env, request, out_dir, timeout_s=timeout_s)

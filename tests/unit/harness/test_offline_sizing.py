@@ -13,8 +13,9 @@ from repro.harness.request import WorkerRequest
 from repro.harness.sizing import MAX_ATTEMPTS, larger_offline_query, run_sized
 from repro.runs.layout import SUMMARY
 from repro.runs.record import SettingChange
+from repro.spec.models import LoadGenSettings
 
-SETTINGS = {"offline_expected_qps": 100.0, "min_duration_ms": 1000}
+SETTINGS = LoadGenSettings(offline_expected_qps=100.0, min_duration_ms=1000)
 
 
 def _summary(
@@ -34,7 +35,7 @@ def _summary(
 
 def _request(scenario: str = "Offline", mode: str = "performance", **settings: Any) -> Any:
     return WorkerRequest.model_construct(
-        scenario=scenario, mode=mode, settings=SETTINGS | settings, changed_settings={}
+        scenario=scenario, mode=mode, settings=SETTINGS.changed(settings), changed_settings={}
     )
 
 
@@ -58,7 +59,7 @@ def test_a_larger_query_grows_at_least_twofold(tmp_path: Path) -> None:
         (_request(), {"valid": False, "duration": False, "queries": False}),  # another reason
         (_request("Server"), {"valid": False, "duration": False}),
         (_request(mode="accuracy"), {"valid": False, "duration": False}),
-        (_request(max_duration_ms=500), {"valid": False, "duration": False}),  # capped below
+        (_request(max_duration_ms=1000), {"valid": False, "duration": False}),  # capped at it
         (_request(), {"valid": False, "duration": False, "rate": float("nan")}),
         # MLPerf's 600 s at 500 k samples/s: a query LoadGen could not build in memory
         (_request(min_duration_ms=600000), {"valid": False, "duration": False, "rate": 5e5}),
@@ -74,8 +75,8 @@ def test_tests_too_short_run_again_until_one_lasts_and_the_change_is_recorded(
 ) -> None:
     ran: list[float] = []
 
-    def test(settings: dict[str, Any]) -> str:
-        ran.append(settings["offline_expected_qps"])
+    def test(settings: LoadGenSettings) -> str:
+        ran.append(settings.offline_expected_qps)
         _summary(tmp_path, valid=len(ran) == 3, duration=len(ran) == 3)
         return f"test {len(ran)}"
 
@@ -91,8 +92,8 @@ def test_tests_too_short_run_again_until_one_lasts_and_the_change_is_recorded(
 def test_a_query_still_too_short_after_every_attempt_stays_invalid(tmp_path: Path) -> None:
     ran: list[float] = []
 
-    def test(settings: dict[str, Any]) -> None:
-        ran.append(settings["offline_expected_qps"])
+    def test(settings: LoadGenSettings) -> None:
+        ran.append(settings.offline_expected_qps)
         _summary(tmp_path, valid=False, duration=False)
 
     _, changed, _ = run_sized(_request(), tmp_path, test)
@@ -105,8 +106,8 @@ def test_a_later_test_starts_from_the_query_an_earlier_one_sized(tmp_path: Path)
     req = _request().model_copy(update={"changed_settings": {"offline_expected_qps": earlier}})
     ran: list[float] = []
 
-    def test(settings: dict[str, Any]) -> None:
-        ran.append(settings["offline_expected_qps"])
+    def test(settings: LoadGenSettings) -> None:
+        ran.append(settings.offline_expected_qps)
         _summary(tmp_path, valid=True, duration=True)
 
     _, changed, discarded_s = run_sized(req, tmp_path, test)
@@ -123,8 +124,8 @@ def test_a_short_test_sizes_its_query_from_the_warm_ups_rate(tmp_path: Path) -> 
     )
     ran: list[float] = []
 
-    def test(settings: dict[str, Any]) -> None:
-        ran.append(settings["offline_expected_qps"])
+    def test(settings: LoadGenSettings) -> None:
+        ran.append(settings.offline_expected_qps)
         _summary(tmp_path, valid=True, duration=True)
 
     _, changed, _ = run_sized(req, tmp_path, test, rate=20000.0)
@@ -146,8 +147,8 @@ def test_otherwise_the_query_is_the_specs(
     req = _request(offline_expected_qps=spec_qps).model_copy(update={"short_test_ms": short})
     ran: list[float] = []
 
-    def test(settings: dict[str, Any]) -> None:
-        ran.append(settings["offline_expected_qps"])
+    def test(settings: LoadGenSettings) -> None:
+        ran.append(settings.offline_expected_qps)
         _summary(tmp_path, valid=True, duration=True)
 
     _, changed, _ = run_sized(req, tmp_path, test, rate=rate)
@@ -160,7 +161,7 @@ def test_the_estimate_of_a_short_test_is_the_time_it_will_take() -> None:
     from its rate, does)."""
     from repro.estimates import PlannedTest, loadgen_seconds
 
-    settings = {"offline_expected_qps": 1e6, "min_duration_ms": 500, "min_query_count": 1}
+    settings = LoadGenSettings(offline_expected_qps=1e6, min_duration_ms=500, min_query_count=1)
     long = PlannedTest("Offline", "performance", settings, total=64, batch=8)
     short = PlannedTest("Offline", "performance", settings, total=64, batch=8, short=True)
     unit_s = 1 / 20000  # 20,000 samples/s

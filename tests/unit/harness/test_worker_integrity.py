@@ -25,6 +25,7 @@ from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.worker import load_backend, load_dataset, main
 from repro.runs.layout import WORKER_RESULT
 from repro.spec.io import parse_spec
+from repro.spec.models import LoadGenSettings
 from tests.helpers import portable_spec
 
 
@@ -102,7 +103,7 @@ def _request(root: Path, tmp_path: Path) -> WorkerRequest:
         spec_id="t",
         scenario="Offline",
         mode="performance",
-        settings={},
+        settings=LoadGenSettings(),
         artifacts={"model": model, "dataset": dataset},
         cache_root=tmp_path / "cache",
         output_dir=tmp_path / "out",

@@ -96,7 +96,7 @@ def test_settings_overrides_seeds_and_repeats_reach_the_worker(spec: Any, tmp_pa
     )
     assert len(runner.requests) == 2
     for req in runner.requests:
-        assert req.settings["min_duration_ms"] == 123
+        assert req.settings.min_duration_ms == 123
         assert req.seeds == spec[0].workload.seeds
         assert req.backend == spec[0].backend
 
@@ -203,7 +203,7 @@ def test_overrides_that_cannot_run_are_refused_before_a_worker_starts(root: Path
             spec, "SingleStream", ReplayOptions(min_duration_ms=100, max_duration_ms=1)
         )
     settings = scenario_settings(spec, "SingleStream", ReplayOptions(min_duration_ms=100))
-    assert settings["min_duration_ms"] == 100
+    assert settings.min_duration_ms == 100
 
 
 def test_a_workers_failure_is_its_exception_not_its_traceback() -> None:

@@ -1,0 +1,68 @@
+"""Options several commands share, each declared once.
+
+LoadGen's overrides (`--min-duration-ms`, `--min-query-count`, `--max-duration-ms`) take their
+bounds from the spec's own types (`repro.spec.types`): a command accepts what a spec accepts
+for the same setting, and the help says which setting it overrides. What a command does with
+the value (every scenario's, a check's tests', the original's run) is its own help text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from repro.spec.limits import MAX_DURATION_MS, UINT64_MAX
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+cache_dir_option = click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Artifact cache (default: $REPRO_CACHE_DIR or ~/.cache/repro).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+#: where a command that replays writes its runs
+results_dir_option = click.option(
+    "--results-dir",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Parent of results/<name>/.",
+)
+
+
+def env_option(what: str = "the worker runs") -> Callable[[F], F]:
+    """--env: where a command that replays runs its workers (auto: the captured manager if it
+    is installed, else venv)."""
+    from repro.environments.registry import replay_choices
+
+    return click.option(
+        "--env",
+        "env_name",
+        default="auto",
+        show_default=True,
+        type=click.Choice(replay_choices()),
+        help=f"Where {what}: auto takes the captured manager if installed, else venv.",
+    )
+
+
+#: LoadGen settings a command line may override: the option, and the bounds of the spec's type
+_OVERRIDES: dict[str, tuple[str, click.IntRange]] = {
+    "min_duration_ms": ("--min-duration-ms", click.IntRange(0, MAX_DURATION_MS)),
+    "min_query_count": ("--min-query-count", click.IntRange(0, UINT64_MAX)),
+    "max_duration_ms": ("--max-duration-ms", click.IntRange(0, MAX_DURATION_MS)),
+}
+
+
+def loadgen_override(setting: str, help: str, default: int | None = None) -> Callable[[F], F]:
+    """The option overriding LoadGen's `setting` (one of min_duration_ms, min_query_count,
+    max_duration_ms), bounded as the spec bounds it; None (the default) leaves the spec's."""
+    flag, bounds = _OVERRIDES[setting]
+    return click.option(
+        flag, setting, type=bounds, default=default, show_default=default is not None, help=help
+    )
