@@ -5,11 +5,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SPEC ?= specs/ort-digits.json
 NAME ?= $(basename $(notdir $(SPEC)))
-EXTRAS ?= dev,tvm,optimize
+EXTRAS ?= dev,tvm,optimize,mlflow
 # the demo's A/A: a ms-scale model, Offline, rounds until decided (bench/verdict_fidelity.py runs
 # its ms-scale trials with these flags: keep them alike)
 AA_SPEC ?= specs/ort-resnet-small.json
 AA_NAME ?= $(basename $(notdir $(AA_SPEC)))
+# every report and the A/A's runs go into the catalog (MLflow's embedded store, .repro/catalog.db:
+# `repro catalog history $(SPEC)`); TRACK= switches it off
+TRACK ?= --track
 AA_ARGS ?= --until-decided --max-rounds 32 --max-time 150 --min-duration-ms 500 \
   --mode performance -s Offline
 
@@ -52,19 +55,20 @@ demo: setup
 	$(BIN)/repro fetch $(SPEC) $(AA_SPEC)
 	@echo "== 1/3: accuracy and predictions against the shipped original (any machine decides these)"
 	@$(BIN)/repro replay $(SPEC) --mode accuracy; rc=$$?; [ $$rc -eq 0 ] || exit $$rc
-	@$(BIN)/repro report --compare results/$(NAME)/ -o reports/$(NAME)-accuracy; rc=$$?; \
+	@$(BIN)/repro report --compare results/$(NAME)/ -o reports/$(NAME)-accuracy $(TRACK); rc=$$?; \
 	  echo "report: reports/$(NAME)-accuracy/report.md"; [ $$rc -le 1 ]
 	@echo "== 2/3: speed against the shipped original (judged on its hardware; elsewhere shown for information)"
 	@$(BIN)/repro replay $(SPEC) --mode performance --repeat 3; rc=$$?; \
 	  if [ $$rc -eq 3 ]; then echo "replay: not every run was valid or finished; the report says which"; \
 	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
-	@$(BIN)/repro report --compare results/$(NAME)/; rc=$$?; \
+	@$(BIN)/repro report --compare results/$(NAME)/ $(TRACK); rc=$$?; \
 	  echo "report: reports/$(NAME)/report.md (also .html, .json)"; [ $$rc -le 1 ]
 	@echo "== 3/3: interleaved A/A of a ms-scale model on this machine, rounds until decided (looks after 8, 16, 32 rounds; at most 150 s)"
-	@$(BIN)/repro replay $(AA_SPEC) --against self $(AA_ARGS) --report-dir reports/$(AA_NAME)-aa; rc=$$?; \
+	@$(BIN)/repro replay $(AA_SPEC) --against self $(AA_ARGS) --report-dir reports/$(AA_NAME)-aa $(TRACK); rc=$$?; \
 	  echo "report: reports/$(AA_NAME)-aa/report.md"; [ $$rc -le 1 ]
 	@$(BIN)/python -m repro.cli.demo_next reports/$(NAME)/report.json \
 	  reports/$(AA_NAME)-aa/report.json $(SPEC)
+	@[ -z "$(TRACK)" ] || echo "every run and verdict so far: $(BIN)/repro catalog history $(SPEC)"
 
 test: setup
 	$(BIN)/python -m pytest -q --durations=20

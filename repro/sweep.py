@@ -40,6 +40,7 @@ from repro.errors import (
 from repro.estimates import duration
 from repro.harness.runner import WorkerRunner
 from repro.jsonio import read_json
+from repro.outputs import written
 from repro.privacy import redact
 from repro.replay import (
     ProgressFactory,
@@ -1074,6 +1075,7 @@ def _save(folder: Path, state: dict[str, Any], objectives: list[Objective]) -> N
     atomic_write_text(folder / "points.csv", _csv(state, objectives))
     atomic_write_text(folder / "sweep.md", render.markdown(state))
     atomic_write_text(folder / "sweep.html", render.page(state))
+    written.note("sweeps", folder)
 
 
 def _rows(state: dict[str, Any], objectives: list[Objective]) -> list[dict[str, Any]]:

@@ -61,7 +61,22 @@ class ReproGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         # the errors below quote paths and names from outside repro: filtered as well
         with _terminal_safe():
-            return self._invoke(ctx)
+            code = EXIT_INTERNAL
+            try:
+                result = self._invoke(ctx)
+                code = 0
+                return result
+            except click.exceptions.Exit as exc:
+                code = exc.exit_code
+                raise
+            finally:
+                # a command with --track: its runs, reports and sweeps into the catalog once
+                # they are on disk, whatever its verdict (never after an interruption or a bug)
+                if code in (0, 1, EXIT_FAILURE) and "repro.track" in ctx.meta:
+                    from repro.catalog.sync import after_command
+                    from repro.outputs import written
+
+                    after_command(ctx.meta["repro.track"], written)
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:

@@ -11,7 +11,7 @@ import click
 
 from repro.artifacts.cache import ArtifactCache
 from repro.backends.registry import backend_names
-from repro.cli.options import cache_dir_option, json_option, loadgen_override
+from repro.cli.options import cache_dir_option, json_option, loadgen_override, track_option
 from repro.cli.params import parse_key_value
 from repro.cli.progress import TimedBar, note
 from repro.cli.run_output import print_run_summary
@@ -220,6 +220,7 @@ def build_partial(base: dict[str, Any], **flags: Any) -> dict[str, Any]:
     show_default=True,
 )
 @cache_dir_option
+@track_option
 @json_option
 def capture(
     from_spec: Path | None,

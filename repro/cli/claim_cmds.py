@@ -15,6 +15,7 @@ from repro.cli.options import (
     json_option,
     loadgen_override,
     results_dir_option,
+    track_option,
 )
 from repro.cli.params import parse_key_value
 from repro.cli.progress import note, warn_if_stale
@@ -249,6 +250,7 @@ def measure(spec_path: Path, as_json: bool, **values: Any) -> None:
 
 
 @claim.command("check")
+@track_option
 @click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
 @check_options
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=None,

@@ -59,6 +59,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
             "written by `repro results --csv` (or a..."
         ),
     ),
+    "catalog": (
+        "repro.cli.catalog_cmds:catalog",
+        "Every run, comparison and verdict in an MLflow store: log them, see a spec's history.",
+    ),
     "model": (
         "repro.cli.model_cmd:model",
         "Predictive models of published results (fit, validated by system).",

@@ -66,3 +66,27 @@ def loadgen_override(setting: str, help: str, default: int | None = None) -> Cal
     return click.option(
         flag, setting, type=bounds, default=default, show_default=default is not None, help=help
     )
+
+
+#: where a command's `--track` value waits for the catalog step (`ReproGroup.invoke`)
+TRACK_META = "repro.track"
+
+
+def _keep_track(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta[TRACK_META] = value
+
+
+#: --track [URI]: log what the command wrote into the catalog (an MLflow store); given without
+#: a URI, the project's own SQLite file; `off` for none whatever REPRO_TRACKING_URI says
+track_option = click.option(
+    "--track",
+    metavar="URI",
+    is_flag=False,
+    flag_value="default",
+    default=None,
+    expose_value=False,
+    callback=_keep_track,
+    help="Log the runs and verdicts into the catalog (MLflow): a tracking URI, or nothing for "
+    "the project's .repro/catalog.db; 'off' for none (default: $REPRO_TRACKING_URI, else "
+    ".repro/config.toml's catalog.tracking_uri, else off).",
+)

@@ -19,6 +19,7 @@ from repro.cli.options import (
     json_option,
     loadgen_override,
     results_dir_option,
+    track_option,
 )
 from repro.cli.replay_options import Mode, ReplayArgs, check_company, given_flags, mode_of
 from repro.environments.registry import replay_choices
@@ -223,6 +224,7 @@ STEPS: Final[Mapping[Mode, Steps]] = {
     "when it is the signer's; else the signature is not checked, and the replay says so.",
 )
 @cache_dir_option
+@track_option
 @json_option
 @click.pass_context
 def replay(ctx: click.Context, /, **values: Any) -> None:

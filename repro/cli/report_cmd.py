@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from repro.cli.options import track_option
 from repro.cli.progress import note
 from repro.errors import UsageError
 
@@ -61,6 +62,7 @@ FORMATS = ("md", "html", "json")
     help="Compare a published result with one of another benchmark (published, or a repro "
     "run whose spec does not name it among its tags), for information only.",
 )
+@track_option
 @click.option("--json", "as_json", is_flag=True, help="Print report.json to stdout.")
 def report(
     original: Path,
@@ -129,6 +131,7 @@ def write_report(
     """Write the report's files (reports/<name>/ unless `output`), print its summary unless
     `quiet`, and return the exit code its verdict calls for."""
     from repro.atomic import atomic_write_text
+    from repro.outputs import written
     from repro.privacy import redact_text
     from repro.reports import html as html_report
     from repro.reports import markdown, text
@@ -147,4 +150,6 @@ def write_report(
     if not quiet:
         click.echo(text.render(result), nl=False)
     note(f"report written to {out_dir}/report.{{{','.join(formats)}}}")
+    if "json" in formats:
+        written.note("reports", out_dir)
     return result.exit_code()

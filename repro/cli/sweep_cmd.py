@@ -13,7 +13,7 @@ from repro.cli.dispatch_opts import (
     dispatch_options,
     executor_from_flags,
 )
-from repro.cli.options import cache_dir_option, json_option, loadgen_override
+from repro.cli.options import cache_dir_option, json_option, loadgen_override, track_option
 from repro.cli.progress import TimedBar, note
 from repro.environments.registry import replay_choices
 from repro.errors import UsageError
@@ -90,6 +90,7 @@ from repro.errors import UsageError
 )
 @dispatch_options("each point's rounds")
 @cache_dir_option
+@track_option
 @json_option
 def sweep(
     spec_path: Path,

@@ -66,6 +66,24 @@ def svg(draw: Callable[[Figure], None], *, title: str, width_in: float, height_i
     return _inline(out.getvalue(), title)
 
 
+def document(
+    draw: Callable[[Figure], None], *, title: str, width_in: float, height_in: float
+) -> str:
+    """`draw` fills a new figure; the figure as an SVG file of its own (the same defaults as
+    `svg`, with its namespaces)."""
+    import matplotlib
+    import matplotlib.style
+    from matplotlib.figure import Figure
+
+    rc: dict[RcKeyType, Any] = {**_RC, "svg.hashsalt": f"repro:{title}"}
+    with matplotlib.style.context("default"), matplotlib.rc_context(rc):
+        fig = Figure(figsize=(width_in, height_in), layout="constrained")
+        draw(fig)
+        out = io.StringIO()
+        fig.savefig(out, format="svg", metadata={"Title": title, "Date": None})
+    return out.getvalue()
+
+
 def _inline(text: str, title: str) -> str:
     """matplotlib's SVG document as an element of an HTML page: no XML declaration or DOCTYPE,
     no namespace URLs (HTML's parser puts inline SVG in its namespace; the page names no

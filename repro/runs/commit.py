@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from repro.atomic import atomic_path
+from repro.outputs import written
 from repro.runs import layout
 from repro.runs.record import RunRecord
 
@@ -30,9 +31,11 @@ def commit_run(folder: Path, record: RunRecord, *, final: Path | None = None) ->
         os.fsync(fh.fileno())
     _sync_folder(folder)
     if final is None:
+        written.note("runs", folder)
         return folder
     folder.replace(final)
     _sync_folder(final.parent)
+    written.note("runs", final)
     return final
 
 

@@ -69,7 +69,7 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("repro", "repro.errors", "repro.atomic", "repro.privacy", "repro._subprocess",
               "repro.signals", "repro.jsonio", "repro.estimates", "repro.harness.lifeline",
-              "repro.artifacts.cache", "repro.spec.limits")),
+              "repro.artifacts.cache", "repro.spec.limits", "repro.outputs")),
     ("formats", ("repro.spec.types", "repro.spec.paths", "repro.nix", "repro.spack",
                  "repro.artifacts.npz", "repro.profiles.model", "repro.stats.verdicts",
                  "repro.runs.layout")),
@@ -79,7 +79,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                  "repro.reports", "repro.attest", "repro.packaging.archive",
                  "repro.packaging.paths", "repro.harness", "repro.backends",
                  "repro.environments", "repro.containers", "repro.probes", "repro.compare",
-                 "repro.machine", "repro.mlperf", "repro.forecast", "repro.dispatch")),
+                 "repro.machine", "repro.mlperf", "repro.forecast", "repro.dispatch",
+                 "repro.catalog")),
     ("use case", ("repro.capture", "repro.capture_checks", "repro.claims", "repro.duet",
                   "repro.replay",
                   "repro.sweep", "repro.sweep_artifacts", "repro.rounds", "repro.mlperf.published",

@@ -1,0 +1,253 @@
+"""Logging folders into the catalog: after a command (what it wrote), or `repro catalog sync`
+(every run, report and sweep under some folders). The same entries either way, so a replay
+logged when it ran and synced later is one MLflow run.
+
+Parents before children: a sweep, then its points, then the runs of each point; an interleaved
+comparison, then its two sides; every run before a report that judges it (a judged run the
+catalog lacks is logged from the report's own path to it first).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro.catalog.entries import Entry, judgement, pair_entry, run_entry, sweep_entries
+from repro.catalog.store import Catalog, CatalogUnavailable
+from repro.catalog.where import resolve
+from repro.errors import ReproError
+from repro.jsonio import read_json
+from repro.outputs import Written
+from repro.runs import layout
+from repro.runs.record import RunRecord
+
+SWEEP_FILE = "sweep.json"
+REPORT_FILE = "report.json"
+REPORT_SCHEMAS = ("repro.report/v1", "repro.report/v2")
+SWEEP_SCHEMA = "repro.sweep/v1"
+
+
+@dataclass
+class Tally:
+    """What a sync did: entries logged for the first time, changed, already there; folders
+    it could not log, and why."""
+
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    judged: int = 0
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, outcome: str) -> None:
+        setattr(self, outcome, getattr(self, outcome) + 1)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "new": self.new,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "judged": self.judged,
+            "skipped": [{"path": str(p), "why": w} for p, w in self.skipped],
+            "notes": self.notes,
+        }
+
+
+def find(roots: Iterable[Path]) -> Written:
+    """Every run, report and sweep folder under `roots` (a root may be one itself)."""
+    found = Written()
+    for root in roots:
+        for top, dirs, files in os.walk(root):
+            here = Path(top)
+            if layout.RUN_FILE in files:
+                found.note("runs", here)
+                dirs.clear()  # a run's folders are its tests
+                continue
+            if REPORT_FILE in files:
+                found.note("reports", here)
+            if SWEEP_FILE in files:
+                found.note("sweeps", here)
+            dirs.sort()
+    return found
+
+
+def log_written(catalog: Catalog, written: Written, *, logs: bool = False) -> Tally:
+    """Log the folders of `written` into `catalog`; a folder it cannot read is skipped with
+    its reason, never an error of the whole. Raises CatalogUnavailable when the store fails."""
+    tally = Tally()
+    parents: dict[Path, str] = {}  # a sweep point's run folder -> the point's key
+    for folder in written.sweeps:
+        state = _read(folder / SWEEP_FILE, SWEEP_SCHEMA, tally)
+        if state is None:
+            continue
+        entries = sweep_entries(folder, state)
+        for entry in entries:
+            _put(catalog, entry, tally)
+        for point, entry in zip(state.get("points") or [], entries[1:], strict=False):
+            for run in point.get("runs") or []:
+                parents[(folder / run).resolve()] = entry.key
+    runs: list[tuple[Path, RunRecord]] = []
+    for folder in written.runs:
+        record = _load(folder, tally)
+        if record is not None:
+            runs.append((folder, record))
+    _log_runs(catalog, runs, parents, tally, logs=logs)
+    for folder in written.reports:
+        report = _read(folder / REPORT_FILE, REPORT_SCHEMAS, tally)
+        if report is not None:
+            _judge(catalog, folder, report, tally, logs=logs)
+    return tally
+
+
+def _log_runs(
+    catalog: Catalog,
+    runs: list[tuple[Path, RunRecord]],
+    parents: dict[Path, str],
+    tally: Tally,
+    *,
+    logs: bool,
+) -> None:
+    pairs: dict[str, list[RunRecord]] = {}
+    for _, record in runs:
+        pairing = (record.interleave or {}).get("id")
+        if pairing:
+            pairs.setdefault(str(pairing), []).append(record)
+    for records in pairs.values():
+        _put(catalog, pair_entry(records), tally)
+    for folder, record in runs:
+        entry = run_entry(folder, record, logs=logs)
+        entry.parent = parents.get(folder.resolve(), entry.parent)
+        _put(catalog, entry, tally)
+
+
+def _judge(
+    catalog: Catalog, folder: Path, report: dict[str, Any], tally: Tally, *, logs: bool
+) -> None:
+    verdict = judgement(folder, report)
+    if not verdict.experiment or not verdict.judged:
+        tally.skipped.append((folder, "the report judged no repro run"))
+        return
+    # the sides as the report names them (paths as it was given them), logged first when the
+    # catalog lacks them: the original too, so a spec's history shows what it was judged against
+    sides = [report.get("original") or {}, *(report.get("replays") or [])]
+    missing = [
+        (Path(s["path"]), s["run_id"])
+        for s in sides
+        if isinstance(s, dict) and s.get("kind") == "repro" and s.get("path") and s.get("run_id")
+        if catalog.find(verdict.experiment, str(s["run_id"])) is None
+    ]
+    found = [(p, r) for p, r in ((p, _load(p, tally)) for p, _ in missing) if r is not None]
+    if found:
+        _log_runs(catalog, found, {}, tally, logs=logs)
+    not_found = catalog.judge(verdict)
+    if not_found:
+        tally.skipped.append(
+            (folder, f"its run(s) {', '.join(not_found)} are not in the catalog nor on disk")
+        )
+    tally.judged += len(verdict.judged) - len(not_found)
+
+
+def _put(catalog: Catalog, entry: Entry, tally: Tally) -> None:
+    outcome, notes = catalog.put(entry)
+    tally.count(outcome)
+    tally.notes += [f"{entry.key}: {n}" for n in notes]
+
+
+def _load(folder: Path, tally: Tally) -> RunRecord | None:
+    from repro.runs.store import load_run
+
+    if not folder.is_dir():
+        tally.skipped.append((folder, "no such folder"))
+        return None
+    try:
+        return load_run(folder)
+    except ReproError as exc:
+        tally.skipped.append((folder, exc.message))
+        return None
+
+
+def _read(path: Path, schemas: str | tuple[str, ...], tally: Tally) -> dict[str, Any] | None:
+    wanted = (schemas,) if isinstance(schemas, str) else schemas
+    try:
+        data = read_json(path)
+    except ReproError as exc:
+        tally.skipped.append((path.parent, exc.message))
+        return None
+    if not isinstance(data, dict) or data.get("schema") not in wanted:
+        tally.skipped.append((path.parent, f"{path.name}: not a {' or '.join(wanted)} file"))
+        return None
+    return data
+
+
+def summary(tally: Tally) -> str:
+    """One line: what was logged."""
+    parts = [f"{tally.new} new", f"{tally.updated} updated", f"{tally.unchanged} unchanged"]
+    if tally.judged:
+        parts.append(f"{tally.judged} verdict(s)")
+    if tally.skipped:
+        parts.append(f"{len(tally.skipped)} skipped")
+    return ", ".join(parts)
+
+
+def after_command(
+    track: str | None, written: Written, *, warn: Callable[[str], None] | None = None
+) -> None:
+    """The catalog step of a command, after its results are on disk: log what it wrote when
+    the catalog is on. Never raises and never changes the command's exit code: a store that
+    cannot be reached is a warning that says what was not logged and how to log it later."""
+    say = warn or (lambda line: print(line, file=sys.stderr))
+    if not written:
+        return
+    try:
+        _after_command(track, written, say)
+    except Exception as exc:  # a bug of the catalog step must not cost the command its result
+        say(f"warning: catalog: nothing logged: {type(exc).__name__}: {exc}")
+
+
+def _after_command(track: str | None, written: Written, say: Callable[[str], None]) -> None:
+    try:
+        tracking = resolve(track, Path.cwd())
+    except ReproError as exc:
+        say(f"warning: catalog: {exc.message}; nothing logged")
+        return
+    if tracking is None:
+        return
+    what = _what(written)
+    try:
+        tally = log_written(Catalog(tracking), written)
+    except CatalogUnavailable as exc:
+        say(f"warning: catalog: {what} not logged: {exc.message}")
+        say(
+            "hint: the results are on disk; `repro catalog sync "
+            f"{' '.join(sorted(_roots(written)))}` logs them when the catalog is back"
+        )
+        return
+    say(f"catalog: {summary(tally)} in {tracking.shown}")
+    for path, why in tally.skipped:
+        say(f"  not logged: {path}: {why}")
+
+
+def _what(written: Written) -> str:
+    parts = []
+    for kind, items in (("run", written.runs), ("report", written.reports)):
+        if items:
+            parts.append(f"{len(items)} {kind}(s)")
+    if written.sweeps:
+        parts.append(f"{len(written.sweeps)} sweep(s)")
+    return " and ".join(parts)
+
+
+def _roots(written: Written) -> set[str]:
+    """The top folders (results/, reports/) of what was written, relative where possible."""
+    out = set()
+    for folder in [*written.runs, *written.reports, *written.sweeps]:
+        try:
+            rel = folder.resolve().relative_to(Path.cwd().resolve())
+            out.add(f"{rel.parts[0]}/")
+        except ValueError:
+            out.add(str(folder))
+    return out

@@ -1,0 +1,112 @@
+"""Where the catalog is: a tracking URI from `--track`, `REPRO_TRACKING_URI` or the project's
+`.repro/config.toml`, in that order; on without a URI, an embedded SQLite file in the project.
+
+    [catalog]
+    tracking_uri = "http://mlflow.example:5000"   # or "default": .repro/catalog.db
+
+`--track off` switches it off for one command whatever the others say. The URI is never written
+into a file repro makes (it can hold a user and a password); it is printed without them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+from urllib.parse import urlsplit, urlunsplit
+
+import tomllib
+
+from repro.errors import SpecError, UsageError
+
+ENV: Final = "REPRO_TRACKING_URI"
+CONFIG: Final = Path(".repro") / "config.toml"
+#: the embedded store, and its artifacts beside it, relative to the project
+DATABASE: Final = Path(".repro") / "catalog.db"
+ARTIFACTS: Final = Path(".repro") / "catalog-artifacts"
+#: `--track` given without a URI, or a config's "default": the embedded store
+DEFAULT: Final = "default"
+OFF: Final = "off"
+_SCHEMES: Final = ("sqlite", "http", "https", "file", "postgresql", "mysql", "databricks")
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """A tracking store to log to: its URI, who asked for it, and (for the embedded store) the
+    folder of its artifacts."""
+
+    uri: str
+    source: str
+    artifacts: Path | None = None
+
+    @property
+    def shown(self) -> str:
+        """The URI without a user or password."""
+        parts = urlsplit(self.uri)
+        if parts.username is None and parts.password is None:
+            return self.uri
+        host = parts.hostname or ""
+        netloc = host + (f":{parts.port}" if parts.port else "")
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def embedded(project: Path) -> Tracking:
+    """The default store: SQLite in `<project>/.repro/catalog.db`, artifacts beside it."""
+    root = project.resolve()
+    return Tracking(
+        uri=f"sqlite:///{root / DATABASE}", source="default", artifacts=root / ARTIFACTS
+    )
+
+
+def _configured(project: Path) -> str | None:
+    path = project / CONFIG
+    if not path.is_file():
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(
+            f"{path}: not TOML ({exc})",
+            hint='write it as `[catalog]` then `tracking_uri = "default"` (or a server URL)',
+        ) from None
+    section = data.get("catalog", {})
+    value = section.get("tracking_uri") if isinstance(section, dict) else None
+    if value is not None and not isinstance(value, str):
+        raise SpecError(
+            f"{path}: catalog.tracking_uri: a string is required, got {type(value).__name__}",
+            hint='e.g. tracking_uri = "default" or "http://host:5000"',
+        )
+    return value or None
+
+
+def _check(uri: str, source: str) -> str:
+    scheme = urlsplit(uri).scheme
+    if scheme not in _SCHEMES:
+        raise UsageError(
+            f"{source}: {uri.split('://')[0]!r} is not a tracking store MLflow reads",
+            hint=f"give one of {', '.join(s + '://' for s in _SCHEMES)}, or 'default' for "
+            f"the project's own SQLite file ({DATABASE})",
+        )
+    return uri
+
+
+def resolve(track: str | None, project: Path, *, on: bool = False) -> Tracking | None:
+    """The store to log to, or None when the catalog is off. `on`: a catalog command, which
+    uses the embedded store when nothing names another."""
+    sources: tuple[tuple[Callable[[], str | None], str], ...] = (
+        (lambda: track, "--track"),
+        (lambda: os.environ.get(ENV) or None, ENV),
+        (lambda: _configured(project), str(CONFIG)),  # read only when the others are silent
+    )
+    for read, source in sources:
+        value = read()
+        if value is None:
+            continue
+        if value == OFF:
+            return embedded(project) if on and source != "--track" else None
+        if value == DEFAULT:
+            return embedded(project)
+        return Tracking(uri=_check(value, source), source=source)
+    return embedded(project) if on else None

@@ -1,0 +1,119 @@
+"""`--track` and `repro catalog sync|history` against MLflow's real SQLite store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import cli
+from tests.helpers import make_run
+
+
+def _pair(project: Path) -> Path:
+    """An original and a replay 30 % slower (different threads): not reproduced."""
+    make_run(project / "results" / "synthetic" / "original", throughput=[100, 101, 99], seed=1)
+    make_run(project / "results" / "synthetic" / "r1", throughput=[70, 71, 69], seed=2, threads=1)
+    return project / "results" / "synthetic"
+
+
+def _report(*extra: str, env: dict[str, str] | None = None) -> object:
+    return CliRunner().invoke(cli, ["report", "--compare", "results/synthetic/", *extra], env=env)
+
+
+def test_a_report_with_track_logs_both_sides_and_its_verdict(project: Path) -> None:
+    _pair(project)
+    result = _report("--track")
+    assert result.exit_code == 1, result.output  # type: ignore[attr-defined]
+    assert "catalog: 2 new, 0 updated, 0 unchanged, 1 verdict(s)" in result.output  # type: ignore[attr-defined]
+    assert (project / ".repro" / "catalog.db").is_file()
+    history = CliRunner().invoke(cli, ["catalog", "history", "synthetic", "--json"])
+    assert history.exit_code == 0, history.output
+    rows = {r["run_id"]: r for r in json.loads(history.output)["runs"]}
+    assert rows["original"]["role"] == "original"
+    assert rows["original"]["verdict"] is None
+    assert rows["r1"]["verdict"] == "not reproduced"
+    assert rows["r1"]["against"] == "original"
+    assert rows["r1"]["delta_rel"] == pytest.approx(-0.3, abs=0.02)
+    assert rows["r1"]["ci"][0] < rows["r1"]["delta_rel"] < rows["r1"]["ci"][1]
+    # logging the same folders again changes nothing
+    again = CliRunner().invoke(cli, ["catalog", "sync"])
+    assert again.exit_code == 0, again.output
+    assert "0 new, 0 updated, 2 unchanged" in again.output
+
+
+def test_history_prints_and_plots_every_run(project: Path) -> None:
+    _pair(project)
+    CliRunner().invoke(cli, ["catalog", "sync", "results/"])
+    out = CliRunner().invoke(cli, ["catalog", "history", "synthetic", "--plot", "h.svg"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0].startswith("synthetic: 2 run(s) in sqlite:///")
+    assert any(line.split()[2] == "original" for line in lines[2:])
+    svg = (project / "h.svg").read_text()
+    assert svg.startswith("<?xml")
+    assert "Offline.samples_per_second.median" in svg
+
+
+def test_a_tracker_that_is_down_costs_the_command_nothing(project: Path) -> None:
+    _pair(project)
+    result = _report("--track", "http://127.0.0.1:9")
+    out = result.output  # type: ignore[attr-defined]
+    assert result.exit_code == 1, out  # type: ignore[attr-defined]  # the verdict's code
+    assert (project / "reports" / "synthetic" / "report.json").is_file()
+    assert "warning: catalog: 1 report(s) not logged: the catalog at http://127.0.0.1:9" in out
+    assert "repro catalog sync reports/` logs them" in out
+    assert "Retrying" not in out
+    assert "Traceback" not in out
+
+
+def test_sync_says_what_it_skipped_and_why(project: Path) -> None:
+    _pair(project)
+    broken = project / "results" / "synthetic" / "broken"
+    broken.mkdir()
+    (broken / "run.json").write_text("{not json")
+    out = CliRunner().invoke(cli, ["catalog", "sync", "results/", "--json"])
+    assert out.exit_code == 0, out.output
+    tally = json.loads(out.output)
+    assert tally["new"] == 2
+    (skipped,) = tally["skipped"]
+    assert skipped["path"].endswith("broken")
+    assert "run.json" in skipped["why"]
+    empty = project / "empty"
+    empty.mkdir()
+    nothing = CliRunner().invoke(cli, ["catalog", "sync", "empty"])
+    assert nothing.exit_code == 2
+    assert "no run (run.json)" in nothing.output
+
+
+def test_history_of_a_spec_it_never_saw_says_how_to_log_it(project: Path) -> None:
+    out = CliRunner().invoke(cli, ["catalog", "history", "nope"])
+    assert out.exit_code == 2
+    assert "no run of spec 'nope'" in out.output
+    assert "repro catalog sync" in out.output
+
+
+def test_no_secret_and_no_home_path_reaches_the_catalog(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = Path.home()
+    secret = "tok_" + "s3cr3t" * 6
+    monkeypatch.setenv("REPRO_TEST_TOKEN", secret)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    _pair(project)
+    raw = json.loads((project / "results/synthetic/r1/run.json").read_text())
+    raw["environment"]["python"] = f"{home}/.venv/bin/python"
+    (project / "results/synthetic/r1/run.json").write_text(json.dumps(raw))
+    assert _report("--track").exit_code == 1  # type: ignore[attr-defined]
+    stored = [project / ".repro" / "catalog.db"]
+    stored += [p for p in (project / ".repro" / "catalog-artifacts").rglob("*") if p.is_file()]
+    rows = sqlite3.connect(stored[0]).execute("select key, value from params").fetchall()
+    assert ("backend.options.intra_op_threads", "1") in rows
+    for path in stored:
+        data = path.read_bytes()
+        assert secret.encode() not in data, path
+        if path.name != "run.json":  # the record itself, as the run folder has it
+            assert str(home).encode() not in data, path

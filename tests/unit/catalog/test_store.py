@@ -1,0 +1,84 @@
+"""Entries into MLflow's real SQLite store: once each, updated in place, nested, judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repro.catalog.entries import Entry, Judgement
+from repro.catalog.store import Catalog, CatalogUnavailable
+from repro.catalog.where import Tracking, embedded
+
+
+def _entry(key: str, **changes: object) -> Entry:
+    entry = Entry(key=key, experiment="exp", name=key, kind="run", start_ms=1_000)
+    entry.params.update({"spec_id": "a" * 64})
+    entry.metrics.extend([("Offline.samples_per_second", 100.0, 1), ("Offline.x", 1.0, 2)])
+    entry.tags.update({"repro.run_id": key, "repro.kind": "run"})
+    for k, v in changes.items():
+        setattr(entry, k, v)
+    return entry
+
+
+def test_logging_twice_updates_never_duplicates(project: Path) -> None:
+    catalog = Catalog(embedded(project))
+    assert catalog.put(_entry("r1")) == ("new", [])
+    assert catalog.put(_entry("r1")) == ("unchanged", [])
+    changed = _entry("r1")
+    changed.tags["repro.status"] = "complete"
+    changed.params["spec_id"] = "b" * 64
+    outcome, notes = catalog.put(changed)
+    assert outcome == "updated"
+    assert notes
+    assert "spec_id" in notes[0]
+    assert "first value" in notes[0]
+    (run,) = catalog.runs("exp")
+    assert run.key == "r1"
+    assert run.tags["repro.status"] == "complete"
+    assert run.params["spec_id"] == "a" * 64  # MLflow keeps a param's first value
+    history = catalog.client.get_metric_history(run.run_id, "Offline.samples_per_second")
+    assert [(m.step, m.value) for m in history] == [(1, 100.0)]
+
+
+def test_a_child_is_nested_under_its_parent(project: Path) -> None:
+    catalog = Catalog(embedded(project))
+    catalog.put(Entry(key="pair:p", experiment="exp", name="comparison p", kind="pair"))
+    catalog.put(_entry("side-a", parent="pair:p"))
+    runs = {r.key: r for r in catalog.runs("exp")}
+    assert runs["side-a"].tags["mlflow.parentRunId"] == runs["pair:p"].run_id
+
+
+def test_a_judgement_tags_the_judged_run_and_says_which_it_could_not_find(
+    project: Path,
+) -> None:
+    catalog = Catalog(embedded(project))
+    catalog.put(_entry("r1"))
+    (project / "report.md").write_text("# report\n")
+    missing = catalog.judge(
+        Judgement(
+            experiment="exp",
+            original="original",
+            judged=["r1", "r2"],
+            tags={"repro.verdict": "reproduced"},
+            metrics={"verdict.delta_rel": 0.01},
+            artifacts=[(project / "report.md", "report")],
+        )
+    )
+    assert missing == ["r2"]
+    (run,) = catalog.runs("exp")
+    assert run.tags["repro.verdict"] == "reproduced"
+    assert run.metrics["verdict.delta_rel"] == 0.01
+    files = catalog.client.list_artifacts(run.run_id, "report")
+    assert [f.path for f in files] == ["report/report.md"]
+
+
+def test_a_store_it_cannot_reach_is_an_error_that_says_results_are_safe(
+    mlflow_installed: None,
+) -> None:
+    catalog = Catalog(Tracking(uri="http://127.0.0.1:9", source="--track"))
+    with pytest.raises(CatalogUnavailable) as err:
+        catalog.put(_entry("r1"))
+    assert "http://127.0.0.1:9 (--track) cannot be written" in err.value.message
+    assert err.value.hint
+    assert "repro catalog sync" in err.value.hint
