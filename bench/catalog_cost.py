@@ -82,9 +82,10 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(f"load average {load:.2f}; store: {args.server or 'embedded SQLite (.repro/catalog.db)'}")
     print(f"demo replay (speed, 3 repeats): {replay_cpu:.1f} s CPU, {replay_wall:.1f} s wall")
-    print(f"report without --track: {statistics.median(plain_cpu):.2f} s CPU (median)")
+    plain = statistics.median(plain_cpu)
+    print(f"report without --track: {plain:.2f} s CPU (median)")
     print(
-        f"the catalog step, first time (creates the store): +{first_cpu - statistics.median(plain_cpu):.2f} s CPU, "
+        f"the catalog step, first time (creates the store): +{first_cpu - plain:.2f} s CPU, "
         f"{first_wall:.2f} s wall in all"
     )
     print(
