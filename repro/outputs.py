@@ -1,4 +1,4 @@
-"""What this process wrote: run, report and sweep folders, each as it was committed.
+"""What this process wrote: run, report, sweep and claims-check folders, each as it was committed.
 
 The catalog step that runs after a command (`repro.catalog.sync.after_command`) logs what is
 here; nothing else reads it. A folder is noted once it is whole on the disk (a run after its
@@ -19,6 +19,7 @@ class Written:
     runs: list[Path] = field(default_factory=list)
     reports: list[Path] = field(default_factory=list)
     sweeps: list[Path] = field(default_factory=list)
+    claims: list[Path] = field(default_factory=list)
 
     def note(self, kind: str, folder: Path) -> None:
         found: list[Path] = getattr(self, kind)
@@ -26,7 +27,7 @@ class Written:
             found.append(folder)
 
     def __bool__(self) -> bool:
-        return bool(self.runs or self.reports or self.sweeps)
+        return bool(self.runs or self.reports or self.sweeps or self.claims)
 
 
 #: this process's

@@ -59,10 +59,12 @@ _KEY_BAD = re.compile(r"[^A-Za-z0-9_\-./: ]")
 class Entry:
     """One MLflow run: what repro logs for a run, a comparison, a sweep or a sweep's point."""
 
-    key: str  # repro's own id: a run id, "pair:<id>", "sweep:<id>", "sweep:<id>:point:<k>"
+    # repro's own id: a run id, "pair:<id>", "sweep:<id>", "sweep:<id>:point:<k>",
+    # "claims:<generated_utc>"
+    key: str
     experiment: str  # the spec's name
     name: str  # MLflow's run name
-    kind: Literal["run", "pair", "sweep", "point"]
+    kind: Literal["run", "pair", "sweep", "point", "claims"]
     start_ms: int | None = None
     end_ms: int | None = None
     status: Status = "FINISHED"
@@ -417,3 +419,47 @@ def sweep_entries(folder: Path, state: dict[str, Any]) -> list[Entry]:
                 child.metrics.append((key_name(k), value, 0))
         out.append(child)
     return out
+
+
+def claims_entry(folder: Path, check: dict[str, Any]) -> Entry:
+    """A claims check (claims.json in `folder`): each claim's quantity, interval and verdict,
+    and whether it matches the original's figure."""
+    when = str(check.get("generated_utc") or "")
+    entry = Entry(
+        key=f"claims:{when}",
+        experiment=str(check.get("spec_name") or ""),
+        name=f"claims check {when[:19]}",
+        kind="claims",
+        start_ms=_ms(when),
+        end_ms=_ms(when),
+    )
+    entry.params["spec_id"] = str(check.get("spec_id") or "")
+    entry.tags.update(
+        {
+            "repro.kind": "claims",
+            "repro.verdict": str(check.get("verdict") or ""),
+            "repro.verdict_reason": _text(check.get("summary") or "", TAG_MAX),
+            "repro.version": str(check.get("repro_version") or ""),
+        }
+    )
+    for claim in check.get("claims") or []:
+        cid = key_name(str(claim.get("id") or "claim"))
+        entry.tags[f"repro.claim.{cid}"] = str(claim.get("verdict") or "")
+        entry.tags[f"repro.claim.{cid}.match"] = str(claim.get("match") or "")
+        entry.params[f"claim.{cid}.bound"] = _text(claim.get("bound") or "")
+        ci = claim.get("ci") or [None, None]
+        for name, value in (
+            ("value", claim.get("value")),
+            ("ci_low", ci[0]),
+            ("ci_high", ci[1]),
+            ("rounds", claim.get("rounds")),
+        ):
+            number = _number(value)
+            if number is not None:
+                entry.metrics.append((f"claim.{cid}.{name}", number, 0))
+    entry.artifacts += [
+        (folder / name, "claims")
+        for name in ("claims.md", "claims.json")
+        if (folder / name).is_file()
+    ]
+    return entry

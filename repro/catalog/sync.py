@@ -1,6 +1,6 @@
 """Logging folders into the catalog: after a command (what it wrote), or `repro catalog sync`
-(every run, report and sweep under some folders). The same entries either way, so a replay
-logged when it ran and synced later is one MLflow run.
+(every run, report, sweep and claims check under some folders). The same entries either way,
+so a replay logged when it ran and synced later is one MLflow run.
 
 Parents before children: a sweep, then its points, then the runs of each point; an interleaved
 comparison, then its two sides; every run before a report that judges it (a judged run the
@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro.catalog.entries import Entry, judgement, pair_entry, run_entry, sweep_entries
+from repro.catalog.entries import (
+    Entry,
+    claims_entry,
+    judgement,
+    pair_entry,
+    run_entry,
+    sweep_entries,
+)
 from repro.catalog.store import Catalog, CatalogUnavailable
 from repro.catalog.where import resolve
 from repro.errors import ReproError
@@ -29,6 +36,8 @@ SWEEP_FILE = "sweep.json"
 REPORT_FILE = "report.json"
 REPORT_SCHEMAS = ("repro.report/v1", "repro.report/v2")
 SWEEP_SCHEMA = "repro.sweep/v1"
+CLAIMS_FILE = "claims.json"
+CLAIMS_SCHEMA = "repro.claims/v1"
 
 
 @dataclass
@@ -71,6 +80,8 @@ def find(roots: Iterable[Path]) -> Written:
                 found.note("reports", here)
             if SWEEP_FILE in files:
                 found.note("sweeps", here)
+            if CLAIMS_FILE in files:
+                found.note("claims", here)
             dirs.sort()
     return found
 
@@ -100,6 +111,10 @@ def log_written(catalog: Catalog, written: Written, *, logs: bool = False) -> Ta
         report = _read(folder / REPORT_FILE, REPORT_SCHEMAS, tally)
         if report is not None:
             _judge(catalog, folder, report, tally, logs=logs)
+    for folder in written.claims:
+        check = _read(folder / CLAIMS_FILE, CLAIMS_SCHEMA, tally)
+        if check is not None:
+            _put(catalog, claims_entry(folder, check), tally)
     return tally
 
 
@@ -233,7 +248,11 @@ def _after_command(track: str | None, written: Written, say: Callable[[str], Non
 
 def _what(written: Written) -> str:
     parts = []
-    for kind, items in (("run", written.runs), ("report", written.reports)):
+    for kind, items in (
+        ("run", written.runs),
+        ("report", written.reports),
+        ("claims check", written.claims),
+    ):
         if items:
             parts.append(f"{len(items)} {kind}(s)")
     if written.sweeps:
@@ -244,7 +263,7 @@ def _what(written: Written) -> str:
 def _roots(written: Written) -> set[str]:
     """The top folders (results/, reports/) of what was written, relative where possible."""
     out = set()
-    for folder in [*written.runs, *written.reports, *written.sweeps]:
+    for folder in [*written.runs, *written.reports, *written.sweeps, *written.claims]:
         try:
             rel = folder.resolve().relative_to(Path.cwd().resolve())
             out.add(f"{rel.parts[0]}/")

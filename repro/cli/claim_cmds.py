@@ -328,6 +328,7 @@ def _check_of(spec: ExperimentSpec, outcomes: list[Outcome], *, strict: bool) ->
 def write_claims(result: ClaimsCheck, folder: Path) -> None:
     """claims.md and claims.json in `folder`, each written whole."""
     from repro.atomic import atomic_write_text
+    from repro.outputs import written
     from repro.privacy import redact_text
     from repro.reports.claims import render_markdown
 
@@ -336,6 +337,7 @@ def write_claims(result: ClaimsCheck, folder: Path) -> None:
         folder / "claims.json", redact_text(result.model_dump_json(indent=2, by_alias=True)) + "\n"
     )
     note(f"claims written to {folder}/claims.{{md,json}}")
+    written.note("claims", folder)
 
 
 def _show(result: ClaimsCheck, as_json: bool) -> None:

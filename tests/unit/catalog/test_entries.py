@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from repro.catalog.entries import judgement, key_name, pair_entry, run_entry, sweep_entries
+from repro.catalog.entries import (
+    claims_entry,
+    judgement,
+    key_name,
+    pair_entry,
+    run_entry,
+    sweep_entries,
+)
 from repro.runs.store import load_run
 from tests.helpers import make_run
 
@@ -148,3 +155,33 @@ def test_a_sweeps_points_nest_under_it(tmp_path: Path) -> None:
     assert points[0].metrics == [("throughput", 90.0, 0)]
     assert points[0].params == {"backend.options.intra_op_threads": "1"}
     assert [p.status for p in points] == ["FINISHED", "FAILED"]
+
+
+def test_a_claims_check_gives_each_claims_verdict_and_interval(tmp_path: Path) -> None:
+    check = {
+        "schema": "repro.claims/v1",
+        "spec_name": "synthetic",
+        "spec_id": "a" * 64,
+        "generated_utc": "2026-12-06T05:00:00+00:00",
+        "verdict": "holds",
+        "summary": "HOLDS: 1 claim(s) hold",
+        "claims": [
+            {
+                "id": "threads-2x",
+                "bound": "candidate/baseline >= 1.7",
+                "value": 1.9,
+                "ci": [1.8, 2.0],
+                "verdict": "holds",
+                "match": "matches",
+                "rounds": 8,
+            }
+        ],
+    }
+    (tmp_path / "claims.json").write_text(json.dumps(check))
+    entry = claims_entry(tmp_path, check)
+    assert entry.key == "claims:2026-12-06T05:00:00+00:00"
+    assert entry.tags["repro.claim.threads-2x"] == "holds"
+    assert entry.tags["repro.claim.threads-2x.match"] == "matches"
+    assert entry.params["claim.threads-2x.bound"] == "candidate/baseline >= 1.7"
+    assert ("claim.threads-2x.ci_low", 1.8, 0) in entry.metrics
+    assert [name for _, name in entry.artifacts] == ["claims"]
