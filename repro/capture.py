@@ -39,6 +39,7 @@ from repro.environments.native.manager import NativeManager
 from repro.environments.pylock import LOCK_NAME, write_python_lock
 from repro.errors import SpecError, UsageError
 from repro.machine.fingerprint import collect, hardware_from
+from repro.outputs import written
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, ReplaySession, Reporter
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
@@ -603,6 +604,7 @@ def _run_original(
             raise
     final = write_spec(measured, spec_path)
     _replace_dir(staged, original_dir)  # last: until here the earlier original stands
+    written.moved(staged, original_dir)
     _say_what_changed(previous, final, report)
     report(f"wrote {spec_path} (id {final.id})")
     return Captured(spec_path, final, original_dir, record)

@@ -59,6 +59,13 @@ class ClusterUnavailableError(EnvironmentSetupError):
     controller answering): nothing was submitted."""
 
 
+class CatalogUnavailableError(ReproError):
+    """The catalog's store cannot be reached or written, or MLflow's client is not installed
+    (the results it was to log are on disk all the same)."""
+
+    exit_code = EXIT_FAILURE
+
+
 class RunError(ReproError):
     """The harness or LoadGen failed, or LoadGen judged the run INVALID."""
 

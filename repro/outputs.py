@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+
+Kind = Literal["runs", "reports", "sweeps", "claims"]
+#: where a command's `--track` value waits for the catalog step (`ReproGroup.invoke`)
+TRACK_META = "repro.track"
 
 
 @dataclass
@@ -21,10 +26,29 @@ class Written:
     sweeps: list[Path] = field(default_factory=list)
     claims: list[Path] = field(default_factory=list)
 
-    def note(self, kind: str, folder: Path) -> None:
-        found: list[Path] = getattr(self, kind)
+    def note(self, kind: Kind, folder: Path) -> None:
+        found = self._of(kind)
         if folder not in found:
             found.append(folder)
+
+    def moved(self, old: Path, new: Path) -> None:
+        """A folder noted under `old` (a run staged under a temporary name) is now `new`."""
+        for kind in ("runs", "reports", "sweeps", "claims"):
+            found = self._of(kind)
+            found[:] = [new / f.relative_to(old) if f.is_relative_to(old) else f for f in found]
+
+    def clear(self) -> None:
+        """A new command starts (a process that runs several: a test, a notebook)."""
+        for kind in ("runs", "reports", "sweeps", "claims"):
+            self._of(kind).clear()
+
+    def _of(self, kind: Kind) -> list[Path]:
+        return {
+            "runs": self.runs,
+            "reports": self.reports,
+            "sweeps": self.sweeps,
+            "claims": self.claims,
+        }[kind]
 
     def __bool__(self) -> bool:
         return bool(self.runs or self.reports or self.sweeps or self.claims)

@@ -4,6 +4,6 @@
 allow-listed fields repro already records); `store` puts entries into MLflow (the optional
 `repro[mlflow]` extra) and reads them back; `where` resolves the tracking URI (`--track`,
 `REPRO_TRACKING_URI`, `.repro/config.toml`, else an embedded SQLite file in the project);
-`logging` is the step every command calls after its results are on disk, which never fails
-the command.
+`sync` logs folders (`repro catalog sync`) and is the step every command with `--track` runs
+after its results are on disk, which never fails the command.
 """

@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from repro.artifacts.cache import sha256_file
 from repro.jsonio import canonical_json
 from repro.runs import layout
 from repro.runs.record import RunRecord
+from repro.stats.machine import SPEED_KEYS
 
 Status = Literal["FINISHED", "FAILED", "KILLED"]
 #: MLflow's limits: a param's value, a tag's value (MLflow 3: 6000 and 8000 characters)
@@ -47,8 +49,8 @@ _SCENARIO_METRIC: Final = {
 }
 #: the energy figures of a test (NVML's counter)
 _ENERGY: Final = ("joules", "average_watts", "joules_per_sample")
-#: the probe figures that can serve as the speed index (`repro.stats.machine.SPEED_KEYS`)
-_SPEED: Final = ("gpu_matmul_tflops", "compute_large_gflops", "compute_gflops", "memory_gbps")
+#: the probe figures logged: those that can serve as the speed index, and the memory copy's
+_SPEED: Final = (*SPEED_KEYS, "memory_gbps")
 _STATUS: Final[dict[str, Status]] = {"complete": "FINISHED", "interrupted": "KILLED"}
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 #: a key MLflow accepts (letters, digits, `_ - . / :` and space)
@@ -81,7 +83,10 @@ class Entry:
             "params": self.params,
             "metrics": sorted(self.metrics),
             "tags": {k: v for k, v in self.tags.items() if k != "repro.entry_sha256"},
-            "artifacts": sorted(str(p) for p, _ in self.artifacts),
+            "artifacts": sorted(
+                (folder, p.name, sha256_file(p) if p.is_file() else None)
+                for p, folder in self.artifacts
+            ),
             "parent": self.parent,
             "status": self.status,
         }
@@ -128,12 +133,19 @@ def machine_digest(fingerprint: dict[str, Any]) -> str | None:
     return hashlib.sha256(canonical_json(hardware).encode()).hexdigest()[:16]
 
 
+def run_key(record: RunRecord) -> str:
+    """A run's identity in the catalog: its id and when it started. A run id alone is not one
+    (every original is `original`, a sweep's point runs are named alike in every sweep); a
+    record rewritten later (a profile added) keeps both."""
+    return f"{record.run_id}@{record.started_utc}"
+
+
 def run_entry(folder: Path, record: RunRecord, *, logs: bool = False) -> Entry:
     """A run: its settings, backend and environment as params, every test's measurements as
     metrics (a repeated test's repeats, or an interleaved run's rounds, as the metric's steps),
     its run.json and LoadGen summaries as artifacts (the detail logs too when `logs`)."""
     entry = Entry(
-        key=record.run_id,
+        key=run_key(record),
         experiment=record.spec_name,
         name=record.run_id,
         kind="run",
@@ -296,10 +308,19 @@ class Judgement:
 
     experiment: str
     original: str | None
-    judged: list[str]
+    #: the repro runs it judged: run id and the path the report names
+    judged: list[tuple[str, str | None]]
+    #: sides that are not repro runs (a published MLPerf result): not in the catalog
+    published: list[str]
     tags: dict[str, str]
     metrics: dict[str, float]
     artifacts: list[tuple[Path, str]]
+
+    @property
+    def digest(self) -> str:
+        """What the judgement says, as one digest: a run it already tags is left alone."""
+        body = {"tags": self.tags, "metrics": self.metrics}
+        return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
 def judgement(folder: Path, report: dict[str, Any]) -> Judgement:
@@ -329,11 +350,13 @@ def judgement(folder: Path, report: dict[str, Any]) -> Judgement:
             number = _number(value)
             if number is not None:
                 metrics[name] = number
+    sides = [r for r in report.get("replays") or [] if isinstance(r, dict) and r.get("run_id")]
     judged = [
-        str(r["run_id"])
-        for r in report.get("replays") or []
-        if isinstance(r, dict) and r.get("run_id")
+        (str(r["run_id"]), str(r["path"]) if r.get("path") else None)
+        for r in sides
+        if r.get("kind", "repro") == "repro"
     ]
+    published = [str(r["run_id"]) for r in sides if r.get("kind", "repro") != "repro"]
     artifacts = [
         (folder / name, "report")
         for name in ("report.md", "report.html", "report.json")
@@ -343,6 +366,7 @@ def judgement(folder: Path, report: dict[str, Any]) -> Judgement:
         experiment=str(report.get("spec_name") or ""),
         original=str(original["run_id"]) if original.get("run_id") else None,
         judged=judged,
+        published=published,
         tags=tags,
         metrics=metrics,
         artifacts=artifacts,

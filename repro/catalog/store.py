@@ -9,22 +9,31 @@ imported when a store is opened, never when repro starts.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
+from urllib.parse import quote
 
 from repro.catalog.entries import TAG_MAX, Entry, Judgement
 from repro.catalog.where import Tracking
-from repro.errors import ReproError
+from repro.errors import CatalogUnavailableError
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
 
 Outcome = Literal["new", "updated", "unchanged"]
+Judged = Literal["judged", "unchanged", "older"]
 KEY_TAG: Final = "repro.key"
+RUN_ID_TAG: Final = "repro.run_id"
+#: written last: a run the store holds with it was logged whole
 DIGEST_TAG: Final = "repro.entry_sha256"
+JUDGEMENT_TAG: Final = "repro.judgement_sha256"
+REPORT_TIME_TAG: Final = "repro.report_generated_utc"
+#: the tags a judgement sets per scenario (a later report's scenarios replace them)
+_SCENARIO_VERDICT: Final = "repro.verdict."
 #: MLflow's log_batch limits
 _BATCH_METRICS: Final = 1000
 _BATCH_PARAMS: Final = 100
@@ -39,12 +48,6 @@ _HTTP_ENV: Final = {
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
 }
 INSTALL_HINT: Final = "install the extra: pip install 'repro[mlflow]'"
-
-
-class CatalogUnavailable(ReproError):
-    """The store cannot be reached or written, or MLflow's client is not installed."""
-
-    exit_code = 3
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ class Catalog:
         try:
             from mlflow.tracking import MlflowClient
         except ImportError as exc:
-            raise CatalogUnavailable(
+            raise CatalogUnavailableError(
                 f"the catalog needs MLflow's client, which is not installed ({exc.name})",
                 hint=INSTALL_HINT,
             ) from None
@@ -88,45 +91,52 @@ class Catalog:
             raise self._unavailable(exc) from None
         self._experiments: dict[str, str] = {}
 
-    def _unavailable(self, exc: BaseException) -> CatalogUnavailable:
+    def _unavailable(self, exc: BaseException) -> CatalogUnavailableError:
         text = " ".join(str(exc).split())
-        return CatalogUnavailable(
+        return CatalogUnavailableError(
             f"the catalog at {self.tracking.shown} ({self.tracking.source}) cannot be written: "
             f"{type(exc).__name__}: {text[:300]}",
             hint="results are on disk; `repro catalog sync results/` logs them when it is back",
         )
 
-    def experiment(self, name: str, *, create: bool = True) -> str | None:
-        """The id of the experiment of a spec name, created when asked."""
-        if name in self._experiments:
-            return self._experiments[name]
+    def experiment(self, name: str) -> str | None:
+        """The id of the experiment of a spec name, if the store has one."""
+        if name not in self._experiments:
+            try:
+                found = self.client.get_experiment_by_name(name)
+            except Exception as exc:
+                raise self._unavailable(exc) from None
+            if found is None:
+                return None
+            self._experiments[name] = found.experiment_id
+        return self._experiments[name]
+
+    def _experiment_made(self, name: str) -> str:
+        """The id of the experiment of a spec name, made when the store has none."""
+        found = self.experiment(name)
+        if found is not None:
+            return found
+        location = (
+            f"{self.tracking.artifacts.as_uri()}/{quote(name, safe='')}"
+            if self.tracking.artifacts is not None
+            else None  # a server keeps the artifacts where it was told to
+        )
         try:
-            found = self.client.get_experiment_by_name(name)
-            if found is not None:
-                eid: str | None = found.experiment_id
-            elif create:
-                location = (
-                    self.tracking.artifacts.as_uri() + "/" + name
-                    if self.tracking.artifacts is not None
-                    else None
-                )
-                eid = self.client.create_experiment(name, artifact_location=location)
-            else:
-                eid = None
+            made: str = self.client.create_experiment(name, artifact_location=location)
         except Exception as exc:
             raise self._unavailable(exc) from None
-        if eid is not None:
-            self._experiments[name] = eid
-        return eid
+        self._experiments[name] = made
+        return made
 
     def find(self, experiment: str, key: str) -> Any | None:
         """The MLflow run of an entry's key, if the store holds one."""
-        eid = self.experiment(experiment, create=False)
+        eid = self.experiment(experiment)
         if eid is None:
             return None
-        quoted = key.replace("\\", "\\\\").replace("'", "\\'")
         try:
-            runs = self.client.search_runs([eid], f"tags.`{KEY_TAG}` = '{quoted}'", max_results=2)
+            runs = self.client.search_runs(
+                [eid], f"tags.`{KEY_TAG}` = {_quoted(key)}", max_results=2
+            )
         except Exception as exc:
             raise self._unavailable(exc) from None
         return runs[0] if runs else None
@@ -136,7 +146,7 @@ class Catalog:
         change (MLflow keeps a param's first value)."""
         try:
             return self._put(entry)
-        except CatalogUnavailable:
+        except CatalogUnavailableError:
             raise
         except Exception as exc:
             raise self._unavailable(exc) from None
@@ -145,12 +155,11 @@ class Catalog:
         from mlflow.entities import Metric, Param, RunTag
 
         digest = entry.digest
-        eid = self.experiment(entry.experiment)
-        assert eid is not None
+        eid = self._experiment_made(entry.experiment)
         run = self.find(entry.experiment, entry.key)
         if run is not None and run.data.tags.get(DIGEST_TAG) == digest:
             return "unchanged", []
-        tags = {**entry.tags, KEY_TAG: entry.key, DIGEST_TAG: digest, "mlflow.runName": entry.name}
+        tags = {**entry.tags, KEY_TAG: entry.key, "mlflow.runName": entry.name}
         if entry.parent is not None:
             parent = self.find(entry.experiment, entry.parent)
             if parent is not None:
@@ -182,33 +191,66 @@ class Catalog:
         for tbatch in _chunks(tag_list, _BATCH_TAGS):
             self.client.log_batch(run_id, tags=tbatch)
         for path, folder in entry.artifacts:
-            self.client.log_artifact(run_id, str(path), folder or None)
+            if path.is_file():  # a file gone since the entry was made is left out, not fatal
+                self.client.log_artifact(run_id, str(path), folder or None)
+            else:
+                notes.append(f"{path.name}: gone before it was logged")
         self.client.set_terminated(run_id, entry.status, end_time=entry.end_ms)
+        # last: a run interrupted before here is logged again by the next sync, never skipped
+        self.client.set_tag(run_id, DIGEST_TAG, digest)
         return outcome, notes
 
-    def judge(self, judgement: Judgement) -> list[str]:
-        """Tag the runs a report judged with its verdict, and attach the report; the run ids
-        it could not find (not logged yet)."""
-        missing: list[str] = []
+    def find_run(self, experiment: str, run_id: str) -> Any | None:
+        """The latest MLflow run of a repro run id (a report that names no path to its side)."""
+        eid = self.experiment(experiment)
+        if eid is None:
+            return None
         try:
-            for run_id in judgement.judged:
-                run = self.find(judgement.experiment, run_id)
-                if run is None:
-                    missing.append(run_id)
-                    continue
-                for key, value in judgement.tags.items():
-                    self.client.set_tag(run.info.run_id, key, value[:TAG_MAX])
-                for key, number in judgement.metrics.items():
-                    self.client.log_metric(run.info.run_id, key, number, step=0)
-                for path, folder in judgement.artifacts:
-                    self.client.log_artifact(run.info.run_id, str(path), folder)
+            runs = self.client.search_runs(
+                [eid], f"tags.`{RUN_ID_TAG}` = {_quoted(run_id)}", max_results=1,
+                order_by=["attributes.start_time DESC"],
+            )  # fmt: skip
         except Exception as exc:
             raise self._unavailable(exc) from None
-        return missing
+        return runs[0] if runs else None
+
+    def judge(self, judgement: Judgement, run: Any) -> tuple[Judged, str | None]:
+        """Tag one run a report judged with its verdict, and attach the report: whether it
+        was `judged`, already held this judgement (`unchanged`) or holds a newer report's
+        (`older`, with why)."""
+        try:
+            return self._judge(judgement, run)
+        except Exception as exc:
+            raise self._unavailable(exc) from None
+
+    def _judge(self, judgement: Judgement, run: Any) -> tuple[Judged, str | None]:
+        from mlflow.entities import Metric, RunTag
+
+        have = run.data.tags
+        if have.get(JUDGEMENT_TAG) == judgement.digest:
+            return "unchanged", None
+        when = judgement.tags.get(REPORT_TIME_TAG, "")
+        if have.get(REPORT_TIME_TAG, "") > when:
+            return "older", f"a newer report's verdict ({have[REPORT_TIME_TAG]}) stands"
+        run_id = run.info.run_id
+        for key in have:
+            if key.startswith(_SCENARIO_VERDICT) and key not in judgement.tags:
+                self.client.delete_tag(run_id, key)  # a scenario this report did not judge
+        at = _ms(when)
+        self.client.log_batch(
+            run_id,
+            metrics=[Metric(k, v, at, 0) for k, v in sorted(judgement.metrics.items())],
+            tags=[RunTag(k, v[:TAG_MAX]) for k, v in sorted(judgement.tags.items())],
+        )
+        for path, folder in judgement.artifacts:
+            if path.is_file():
+                self.client.log_artifact(run_id, str(path), folder)
+        self.client.set_tag(run_id, JUDGEMENT_TAG, judgement.digest)
+        return "judged", None
 
     def runs(self, experiment: str) -> list[CatalogRun]:
         """Every run of a spec's experiment, oldest first."""
-        eid = self.experiment(experiment, create=False)
+        eid = self.experiment(experiment)
         if eid is None:
             return []
         out: list[CatalogRun] = []
@@ -244,3 +286,16 @@ def _catalog_run(run: Any) -> CatalogRun:
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def _ms(utc: str) -> int:
+    try:
+        when = dt.datetime.fromisoformat(utc)
+    except ValueError:
+        return 0
+    return int(when.timestamp() * 1000)
+
+
+def _quoted(text: str) -> str:
+    """A string literal of MLflow's search syntax."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"

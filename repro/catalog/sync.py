@@ -10,6 +10,7 @@ catalog lacks is logged from the report's own path to it first).
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,11 +23,12 @@ from repro.catalog.entries import (
     judgement,
     pair_entry,
     run_entry,
+    run_key,
     sweep_entries,
 )
-from repro.catalog.store import Catalog, CatalogUnavailable
+from repro.catalog.store import INSTALL_HINT, Catalog
 from repro.catalog.where import resolve
-from repro.errors import ReproError
+from repro.errors import CatalogUnavailableError, ReproError
 from repro.jsonio import read_json
 from repro.outputs import Written
 from repro.runs import layout
@@ -72,6 +74,8 @@ def find(roots: Iterable[Path]) -> Written:
     for root in roots:
         for top, dirs, files in os.walk(root):
             here = Path(top)
+            # not .repro/ (the catalog's own copies), .venv/, .git/
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
             if layout.RUN_FILE in files:
                 found.note("runs", here)
                 dirs.clear()  # a run's folders are its tests
@@ -88,7 +92,7 @@ def find(roots: Iterable[Path]) -> Written:
 
 def log_written(catalog: Catalog, written: Written, *, logs: bool = False) -> Tally:
     """Log the folders of `written` into `catalog`; a folder it cannot read is skipped with
-    its reason, never an error of the whole. Raises CatalogUnavailable when the store fails."""
+    its reason, never an error of the whole. Raises CatalogUnavailableError when the store fails."""
     tally = Tally()
     parents: dict[Path, str] = {}  # a sweep point's run folder -> the point's key
     for folder in written.sweeps:
@@ -143,27 +147,42 @@ def _judge(
     catalog: Catalog, folder: Path, report: dict[str, Any], tally: Tally, *, logs: bool
 ) -> None:
     verdict = judgement(folder, report)
+    for side in verdict.published:
+        tally.notes.append(f"{folder}: {side} is a published result, not a run of the catalog")
     if not verdict.experiment or not verdict.judged:
         tally.skipped.append((folder, "the report judged no repro run"))
         return
     # the sides as the report names them (paths as it was given them), logged first when the
     # catalog lacks them: the original too, so a spec's history shows what it was judged against
     sides = [report.get("original") or {}, *(report.get("replays") or [])]
-    missing = [
-        (Path(s["path"]), s["run_id"])
-        for s in sides
-        if isinstance(s, dict) and s.get("kind") == "repro" and s.get("path") and s.get("run_id")
-        if catalog.find(verdict.experiment, str(s["run_id"])) is None
-    ]
-    found = [(p, r) for p, r in ((p, _load(p, tally)) for p, _ in missing) if r is not None]
-    if found:
-        _log_runs(catalog, found, {}, tally, logs=logs)
-    not_found = catalog.judge(verdict)
-    if not_found:
-        tally.skipped.append(
-            (folder, f"its run(s) {', '.join(not_found)} are not in the catalog nor on disk")
+    records: dict[str, RunRecord] = {}
+    for side in sides:
+        path = Path(str(side.get("path"))) if isinstance(side, dict) and side.get("path") else None
+        if side.get("kind", "repro") != "repro" or path is None or not path.is_dir():
+            continue
+        record = _load(path, tally)
+        if record is None:
+            continue
+        records[record.run_id] = record
+        if catalog.find(verdict.experiment, run_key(record)) is None:
+            _log_runs(catalog, [(path, record)], {}, tally, logs=logs)
+    for run_id, _ in verdict.judged:
+        record = records.get(run_id)
+        run = (
+            catalog.find(verdict.experiment, run_key(record))
+            if record is not None
+            else catalog.find_run(verdict.experiment, run_id)
         )
-    tally.judged += len(verdict.judged) - len(not_found)
+        if run is None:
+            tally.skipped.append(
+                (folder, f"its run {run_id} is neither in the catalog nor on disk")
+            )
+            continue
+        outcome, why = catalog.judge(verdict, run)
+        if outcome == "judged":
+            tally.judged += 1
+        elif why:
+            tally.notes.append(f"{folder}: {run_id}: {why}")
 
 
 def _put(catalog: Catalog, entry: Entry, tally: Tally) -> None:
@@ -219,6 +238,11 @@ def after_command(
         return
     try:
         _after_command(track, written, say)
+    except KeyboardInterrupt:
+        say(
+            "warning: catalog: interrupted while logging; the results are on disk: "
+            f"`repro catalog sync {' '.join(sorted(_roots(written)))}` logs the rest"
+        )
     except Exception as exc:  # a bug of the catalog step must not cost the command its result
         say(f"warning: catalog: nothing logged: {type(exc).__name__}: {exc}")
 
@@ -234,12 +258,13 @@ def _after_command(track: str | None, written: Written, say: Callable[[str], Non
     what = _what(written)
     try:
         tally = log_written(Catalog(tracking), written)
-    except CatalogUnavailable as exc:
+    except CatalogUnavailableError as exc:
         say(f"warning: catalog: {what} not logged: {exc.message}")
-        say(
-            "hint: the results are on disk; `repro catalog sync "
-            f"{' '.join(sorted(_roots(written)))}` logs them when the catalog is back"
-        )
+        sync = f"repro catalog sync {' '.join(sorted(_roots(written)))}"
+        if exc.hint == INSTALL_HINT:
+            say(f"hint: {exc.hint}; the results are on disk: `{sync}` logs them then")
+        else:
+            say(f"hint: the results are on disk; `{sync}` logs them when the catalog is back")
         return
     say(f"catalog: {summary(tally)} in {tracking.shown}")
     for path, why in tally.skipped:
@@ -266,7 +291,8 @@ def _roots(written: Written) -> set[str]:
     for folder in [*written.runs, *written.reports, *written.sweeps, *written.claims]:
         try:
             rel = folder.resolve().relative_to(Path.cwd().resolve())
-            out.add(f"{rel.parts[0]}/")
         except ValueError:
-            out.add(str(folder))
+            out.add(shlex.quote(str(folder)))
+            continue
+        out.add(shlex.quote(f"{rel.parts[0]}/") if rel.parts else ".")
     return out

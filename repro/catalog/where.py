@@ -43,13 +43,13 @@ class Tracking:
 
     @property
     def shown(self) -> str:
-        """The URI without a user or password."""
+        """The URI without a user, a password or a query (where a token can sit too)."""
         parts = urlsplit(self.uri)
-        if parts.username is None and parts.password is None:
+        if parts.username is None and parts.password is None and not parts.query:
             return self.uri
         host = parts.hostname or ""
         netloc = host + (f":{parts.port}" if parts.port else "")
-        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def embedded(project: Path) -> Tracking:
@@ -82,7 +82,7 @@ def _configured(project: Path) -> str | None:
 
 
 def _check(uri: str, source: str) -> str:
-    scheme = urlsplit(uri).scheme
+    scheme = urlsplit(uri).scheme.split("+")[0]  # postgresql+psycopg2, mysql+pymysql
     if scheme not in _SCHEMES:
         raise UsageError(
             f"{source}: {uri.split('://')[0]!r} is not a tracking store MLflow reads",
@@ -105,8 +105,23 @@ def resolve(track: str | None, project: Path, *, on: bool = False) -> Tracking |
         if value is None:
             continue
         if value == OFF:
-            return embedded(project) if on and source != "--track" else None
+            if not on:
+                return None
+            if source == "--track":
+                raise UsageError(
+                    "--track off: a catalog command needs a catalog",
+                    hint="drop --track, or give the store's URI",
+                )
+            continue  # a catalog command reads the next source
         if value == DEFAULT:
             return embedded(project)
         return Tracking(uri=_check(value, source), source=source)
     return embedded(project) if on else None
+
+
+def for_catalog_command(track: str | None, project: Path) -> Tracking:
+    """The store of `repro catalog sync|history`: as `resolve`, and the project's embedded
+    store when nothing names another (an `off` from the environment or the config is passed
+    over; `--track off` is refused)."""
+    found = resolve(track, project, on=True)
+    return found if found is not None else embedded(project)

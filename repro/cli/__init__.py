@@ -60,6 +60,9 @@ class ReproGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         # the errors below quote paths and names from outside repro: filtered as well
+        from repro.outputs import TRACK_META, written
+
+        written.clear()
         with _terminal_safe():
             code = EXIT_INTERNAL
             try:
@@ -70,13 +73,14 @@ class ReproGroup(click.Group):
                 code = exc.exit_code
                 raise
             finally:
-                # a command with --track: its runs, reports and sweeps into the catalog once
-                # they are on disk, whatever its verdict (never after an interruption or a bug)
-                if code in (0, 1, EXIT_FAILURE) and "repro.track" in ctx.meta:
-                    from repro.catalog.sync import after_command
-                    from repro.outputs import written
+                # a command with --track: what it wrote into the catalog once it is on disk,
+                # whatever its verdict (never after an interruption or a bug); the step never
+                # raises, and Ctrl-C in it keeps the command's exit code
+                if code in (0, 1, EXIT_FAILURE) and TRACK_META in ctx.meta:
+                    with contextlib.suppress(KeyboardInterrupt):
+                        from repro.catalog.sync import after_command
 
-                    after_command(ctx.meta["repro.track"], written)
+                        after_command(ctx.meta[TRACK_META], written)
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:

@@ -56,7 +56,7 @@ def sync(paths: tuple[Path, ...], track: str | None, logs: bool, as_json: bool) 
     """
     from repro.catalog.store import Catalog
     from repro.catalog.sync import find, log_written, summary
-    from repro.catalog.where import resolve
+    from repro.catalog.where import for_catalog_command
 
     roots = list(paths) or [p for p in (Path("results"), Path("reports")) if p.is_dir()]
     if not roots:
@@ -64,8 +64,7 @@ def sync(paths: tuple[Path, ...], track: str | None, logs: bool, as_json: bool) 
             "nothing to sync: no results/ or reports/ in this folder",
             hint="name the folders: repro catalog sync PATH...",
         )
-    tracking = resolve(track, Path.cwd(), on=True)
-    assert tracking is not None
+    tracking = for_catalog_command(track, Path.cwd())
     found = find(roots)
     if not found:
         raise UsageError(
@@ -107,11 +106,10 @@ def history(spec: str, track: str | None, plot: Path | None, as_json: bool) -> N
       repro catalog history ort-digits --plot history.svg
     """
     from repro.catalog.store import Catalog
-    from repro.catalog.where import resolve
+    from repro.catalog.where import for_catalog_command
 
     name = _spec_name(spec)
-    tracking = resolve(track, Path.cwd(), on=True)
-    assert tracking is not None
+    tracking = for_catalog_command(track, Path.cwd())
     runs = [r for r in Catalog(tracking).runs(name) if r.tags.get("repro.kind") == "run"]
     if not runs:
         raise SpecError(

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from repro.outputs import TRACK_META
 from repro.spec.limits import MAX_DURATION_MS, UINT64_MAX
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -68,11 +69,12 @@ def loadgen_override(setting: str, help: str, default: int | None = None) -> Cal
     )
 
 
-#: where a command's `--track` value waits for the catalog step (`ReproGroup.invoke`)
-TRACK_META = "repro.track"
-
-
 def _keep_track(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Keep the value for the catalog step, checked now with REPRO_TRACKING_URI and the
+    project's config: a typo fails the command before it runs, not after an hour of replay."""
+    from repro.catalog.where import resolve
+
+    resolve(value, Path.cwd())
     ctx.meta[TRACK_META] = value
 
 

@@ -39,10 +39,11 @@ def test_a_report_with_track_logs_both_sides_and_its_verdict(project: Path) -> N
     assert rows["r1"]["against"] == "original"
     assert rows["r1"]["delta_rel"] == pytest.approx(-0.3, abs=0.02)
     assert rows["r1"]["ci"][0] < rows["r1"]["delta_rel"] < rows["r1"]["ci"][1]
-    # logging the same folders again changes nothing
+    # logging the same folders again changes nothing, the verdict included
     again = CliRunner().invoke(cli, ["catalog", "sync"])
     assert again.exit_code == 0, again.output
     assert "0 new, 0 updated, 2 unchanged" in again.output
+    assert "verdict" not in again.output
 
 
 def test_history_prints_and_plots_every_run(project: Path) -> None:
@@ -99,21 +100,90 @@ def test_history_of_a_spec_it_never_saw_says_how_to_log_it(project: Path) -> Non
 def test_no_secret_and_no_home_path_reaches_the_catalog(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A record written as repro writes it (this machine's real fingerprint, the home path in
+    its fields), a token in the environment: neither is in the store, artifacts included."""
+    from repro.machine.fingerprint import collect
+    from repro.runs.commit import commit_run
+    from repro.runs.store import load_run
+
     home = Path.home()
     secret = "tok_" + "s3cr3t" * 6
-    monkeypatch.setenv("REPRO_TEST_TOKEN", secret)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
-    _pair(project)
-    raw = json.loads((project / "results/synthetic/r1/run.json").read_text())
-    raw["environment"]["python"] = f"{home}/.venv/bin/python"
-    (project / "results/synthetic/r1/run.json").write_text(json.dumps(raw))
-    assert _report("--track").exit_code == 1  # type: ignore[attr-defined]
+    for name in ("REPRO_TEST_TOKEN", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "OMP_NUM_THREADS"):
+        monkeypatch.setenv(name, secret if name != "OMP_NUM_THREADS" else "2")
+    folder = _pair(project) / "r1"
+    record = load_run(folder).model_copy(
+        update={
+            "fingerprint": collect(),
+            "environment": {"manager": "venv", "python": f"{home}/.venv/bin/python"},
+            "spec_path": f"{home}/specs/synthetic.json",
+        }
+    )
+    commit_run(folder, record)
+    result = _report("--track")
+    assert "catalog: 2 new" in result.output, result.output  # type: ignore[attr-defined]
     stored = [project / ".repro" / "catalog.db"]
     stored += [p for p in (project / ".repro" / "catalog-artifacts").rglob("*") if p.is_file()]
+    assert any(p.name == "run.json" for p in stored)
     rows = sqlite3.connect(stored[0]).execute("select key, value from params").fetchall()
     assert ("backend.options.intra_op_threads", "1") in rows
     for path in stored:
         data = path.read_bytes()
         assert secret.encode() not in data, path
-        if path.name != "run.json":  # the record itself, as the run folder has it
-            assert str(home).encode() not in data, path
+        assert str(home).encode() not in data, path
+
+
+def test_two_originals_of_one_spec_are_two_runs_of_the_catalog(project: Path) -> None:
+    folder = _pair(project) / "original"
+    assert CliRunner().invoke(cli, ["catalog", "sync", "results/"]).exit_code == 0
+    raw = json.loads((folder / "run.json").read_text())  # captured again, later
+    raw["started_utc"] = "2026-12-01T00:00:00+00:00"
+    (folder / "run.json").write_text(json.dumps(raw))
+    out = CliRunner().invoke(cli, ["catalog", "sync", "results/"])
+    assert "1 new, 0 updated, 1 unchanged" in out.output, out.output
+    history = CliRunner().invoke(cli, ["catalog", "history", "synthetic", "--json"])
+    roles = [r["role"] for r in json.loads(history.output)["runs"]]
+    assert sorted(roles) == ["original", "original", "replay"]
+
+
+def test_ctrl_c_while_logging_keeps_the_commands_exit_code(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import repro.catalog.sync
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repro.catalog.sync, "_after_command", interrupted)
+    _pair(project)
+    result = _report("--track")
+    assert result.exit_code == 1, result.output  # type: ignore[attr-defined]
+    assert "interrupted while logging" in result.output  # type: ignore[attr-defined]
+    assert "repro catalog sync reports/" in result.output  # type: ignore[attr-defined]
+
+
+def test_off_and_a_bad_uri_are_said_before_anything_runs(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _pair(project)
+    bad = _report("--track", "ftp://nowhere")
+    assert bad.exit_code == 2  # type: ignore[attr-defined]
+    assert "'ftp' is not a tracking store" in bad.output  # type: ignore[attr-defined]
+    assert not (project / "reports").exists()
+    off = CliRunner().invoke(cli, ["catalog", "sync", "--track", "off"])
+    assert off.exit_code == 2
+    assert "a catalog command needs a catalog" in off.output
+    # `off` in the environment switches commands off, and catalog commands pass it over
+    monkeypatch.setenv("REPRO_TRACKING_URI", "off")
+    assert "catalog:" not in _report("--track", "off").output  # type: ignore[attr-defined]
+    synced = CliRunner().invoke(cli, ["catalog", "sync", "results/"])
+    assert synced.exit_code == 0, synced.output
+    assert "catalog sqlite:///" in synced.output
+
+
+def test_sync_leaves_the_catalogs_own_copies_alone(project: Path) -> None:
+    _pair(project)
+    assert _report("--track").exit_code == 1  # type: ignore[attr-defined]
+    out = CliRunner().invoke(cli, ["catalog", "sync", ".", "--json"])
+    tally = json.loads(out.output)
+    assert tally["new"] == 0
+    assert tally["skipped"] == []

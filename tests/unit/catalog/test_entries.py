@@ -20,7 +20,8 @@ from tests.helpers import make_run
 def test_a_run_gives_its_settings_backend_and_machine_as_params(tmp_path: Path) -> None:
     folder = make_run(tmp_path / "synthetic" / "r1", throughput=[100, 110, 105], threads=2)
     entry = run_entry(folder, load_run(folder))
-    assert entry.key == "r1"
+    assert entry.key == "r1@2026-11-29T00:00:00+00:00"
+    assert entry.name == "r1"
     assert entry.experiment == "synthetic"
     assert entry.params["spec_id"] == "a" * 64
     assert entry.params["Offline.min_duration_ms"] == "1000"
@@ -96,7 +97,10 @@ def test_a_report_tags_the_runs_it_judged_with_its_verdict_and_interval(tmp_path
         "verdict": "not reproduced",
         "summary": "NOT REPRODUCED: Offline throughput -30 %",
         "original": {"run_id": "original", "kind": "repro", "path": "r/original"},
-        "replays": [{"run_id": "r1", "kind": "repro", "path": "r/r1"}],
+        "replays": [
+            {"run_id": "r1", "kind": "repro", "path": "r/r1"},
+            {"run_id": "mlperf:Acme/box/resnet50/Offline", "kind": "mlperf", "path": "v4.1"},
+        ],
         "scenarios": [
             {
                 "scenario": "Offline",
@@ -116,7 +120,8 @@ def test_a_report_tags_the_runs_it_judged_with_its_verdict_and_interval(tmp_path
     }
     (tmp_path / "report.json").write_text(json.dumps(report))
     found = judgement(tmp_path, report)
-    assert found.judged == ["r1"]
+    assert found.judged == [("r1", "r/r1")]
+    assert found.published == ["mlperf:Acme/box/resnet50/Offline"]
     assert found.original == "original"
     assert found.tags["repro.verdict"] == "not reproduced"
     assert found.tags["repro.verdict.Offline"] == "not reproduced"
@@ -185,3 +190,15 @@ def test_a_claims_check_gives_each_claims_verdict_and_interval(tmp_path: Path) -
     assert entry.params["claim.threads-2x.bound"] == "candidate/baseline >= 1.7"
     assert ("claim.threads-2x.ci_low", 1.8, 0) in entry.metrics
     assert [name for _, name in entry.artifacts] == ["claims"]
+
+
+def test_a_run_staged_then_renamed_is_noted_where_it_ends() -> None:
+    from repro.outputs import Written
+
+    written = Written()
+    written.note("runs", Path("results/x/original.new"))
+    written.note("runs", Path("results/x/r1"))
+    written.moved(Path("results/x/original.new"), Path("results/x/original"))
+    assert written.runs == [Path("results/x/original"), Path("results/x/r1")]
+    written.clear()
+    assert not written

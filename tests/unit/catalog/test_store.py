@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from repro.catalog.entries import Entry, Judgement
-from repro.catalog.store import Catalog, CatalogUnavailable
+from repro.catalog.store import Catalog
 from repro.catalog.where import Tracking, embedded
+from repro.errors import CatalogUnavailableError
 
 
 def _entry(key: str, **changes: object) -> Entry:
@@ -49,35 +50,67 @@ def test_a_child_is_nested_under_its_parent(project: Path) -> None:
     assert runs["side-a"].tags["mlflow.parentRunId"] == runs["pair:p"].run_id
 
 
-def test_a_judgement_tags_the_judged_run_and_says_which_it_could_not_find(
-    project: Path,
-) -> None:
+def _judgement(project: Path, when: str, **tags: str) -> Judgement:
+    (project / "report.md").write_text(f"# report of {when}\n")
+    return Judgement(
+        experiment="exp",
+        original="original",
+        judged=[("r1", None)],
+        published=[],
+        tags={"repro.report_generated_utc": when, **tags},
+        metrics={"verdict.delta_rel": 0.01},
+        artifacts=[(project / "report.md", "report")],
+    )
+
+
+def test_a_judgement_tags_its_run_once_and_a_newer_one_wins(project: Path) -> None:
     catalog = Catalog(embedded(project))
     catalog.put(_entry("r1"))
-    (project / "report.md").write_text("# report\n")
-    missing = catalog.judge(
-        Judgement(
-            experiment="exp",
-            original="original",
-            judged=["r1", "r2"],
-            tags={"repro.verdict": "reproduced"},
-            metrics={"verdict.delta_rel": 0.01},
-            artifacts=[(project / "report.md", "report")],
-        )
+    first = _judgement(
+        project,
+        "2026-12-06T05:00:00+00:00",
+        **{"repro.verdict": "reproduced", "repro.verdict.Server": "reproduced"},
     )
-    assert missing == ["r2"]
-    (run,) = catalog.runs("exp")
-    assert run.tags["repro.verdict"] == "reproduced"
-    assert run.metrics["verdict.delta_rel"] == 0.01
-    files = catalog.client.list_artifacts(run.run_id, "report")
+    run = catalog.find_run("exp", "r1")
+    assert catalog.judge(first, run) == ("judged", None)
+    assert catalog.judge(first, catalog.find_run("exp", "r1")) == ("unchanged", None)
+    newer = _judgement(project, "2026-12-06T06:00:00+00:00", **{"repro.verdict": "not reproduced"})
+    assert catalog.judge(newer, catalog.find_run("exp", "r1"))[0] == "judged"
+    outcome, why = catalog.judge(first, catalog.find_run("exp", "r1"))
+    assert outcome == "older"
+    assert why is not None
+    assert "2026-12-06T06:00:00" in why
+    (held,) = catalog.runs("exp")
+    assert held.tags["repro.verdict"] == "not reproduced"
+    assert "repro.verdict.Server" not in held.tags  # the newer report did not judge Server
+    assert held.metrics["verdict.delta_rel"] == 0.01
+    files = catalog.client.list_artifacts(held.run_id, "report")
     assert [f.path for f in files] == ["report/report.md"]
+
+
+def test_a_run_whose_logging_broke_off_is_logged_again(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = Catalog(embedded(project))
+    (project / "run.json").write_text("{}")
+    entry = _entry("r1", artifacts=[(project / "run.json", "")])
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("the server went away")
+
+    monkeypatch.setattr(catalog.client, "log_artifact", broken)
+    with pytest.raises(CatalogUnavailableError, match="the server went away"):
+        catalog.put(entry)
+    monkeypatch.undo()
+    assert catalog.put(entry)[0] == "updated"  # not "unchanged": its digest was never written
+    assert catalog.put(entry)[0] == "unchanged"
 
 
 def test_a_store_it_cannot_reach_is_an_error_that_says_results_are_safe(
     mlflow_installed: None,
 ) -> None:
     catalog = Catalog(Tracking(uri="http://127.0.0.1:9", source="--track"))
-    with pytest.raises(CatalogUnavailable) as err:
+    with pytest.raises(CatalogUnavailableError) as err:
         catalog.put(_entry("r1"))
     assert "http://127.0.0.1:9 (--track) cannot be written" in err.value.message
     assert err.value.hint
