@@ -214,18 +214,37 @@ def _plot(rows: list[dict[str, Any]], name: str, path: Path) -> None:
             hint="drop --plot: the runs have no performance test",
         )
 
+    judged = [
+        (_when(r["started_utc"]), r)
+        for r in rows
+        if r["delta_rel"] is not None and r["ci"] and None not in r["ci"] and r["started_utc"]
+    ]
+
     def draw(fig: Any) -> None:
-        ax = fig.add_subplot()
+        axes = fig.subplots(2 if judged else 1, 1, sharex=True, squeeze=False)[:, 0]
+        ax = axes[0]
         for when, value, r in points:
             verdict = r["verdict"] or ""
             colour = colours.get(verdict, GREY if verdict else "#000000")
             marker = "s" if r["role"] == "original" else "o"
             ax.plot([when], [value], marker=marker, color=colour, linestyle="none")
-        ax.set_title(f"{name}: {metric} per run (colour: verdict; square: an original)")
+        ax.set_title(f"{name}: {metric} (colour: the verdict; square: an original)", fontsize=9)
         ax.set_ylabel(metric or "")
+        if judged:  # each judged run's change against its original, with its interval
+            low = axes[1]
+            for when, r in judged:
+                delta, (lo, hi) = 100 * r["delta_rel"], r["ci"]
+                low.errorbar(
+                    [when], [delta], yerr=[[delta - 100 * lo], [100 * hi - delta]],
+                    fmt="o", color=colours.get(r["verdict"] or "", GREY), capsize=3,
+                )  # fmt: skip
+            low.axhline(0, color=GREY, linewidth=0.8)
+            low.set_ylabel("change vs original (%)")
+            low.set_title("the verdict's metric: change and interval")
         fig.autofmt_xdate()
 
-    atomic_write_text(path, document(draw, title=f"{name} history", width_in=7, height_in=3.5))
+    height = 5.5 if judged else 3.5
+    atomic_write_text(path, document(draw, title=f"{name} history", width_in=7, height_in=height))
 
 
 def _when(text: str) -> dt.datetime:
