@@ -115,8 +115,24 @@ def resolve(track: str | None, project: Path, *, on: bool = False) -> Tracking |
             continue  # a catalog command reads the next source
         if value == DEFAULT:
             return embedded(project)
-        return Tracking(uri=_check(value, source), source=source)
+        return Tracking(
+            uri=_check(value, source), source=source, artifacts=_artifacts(value, project)
+        )
     return embedded(project) if on else None
+
+
+def _artifacts(uri: str, project: Path) -> Path | None:
+    """Where a store that keeps no artifacts of its own puts them (MLflow's default is
+    `./mlruns` wherever the command runs): beside an SQLite file, or in the project for
+    another database; None for a server or a file store (they keep their own)."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.split("+")[0]
+    if scheme == "sqlite" and parts.path not in ("", "/", "/:memory:"):
+        database = project.resolve() / parts.path[1:]  # sqlite:///rel, sqlite:////abs
+        return database.parent / f"{database.stem}-artifacts"
+    if scheme in ("postgresql", "mysql"):
+        return project.resolve() / ARTIFACTS
+    return None
 
 
 def for_catalog_command(track: str | None, project: Path) -> Tracking:

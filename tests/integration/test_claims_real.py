@@ -3,6 +3,7 @@ on the digits MLP, both variants interleaved, the evidence written into the spec
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -82,9 +83,19 @@ def test_measure_then_check_with_the_real_backend(
     assert {r.interleave["side"] for r in runs.values() if r.interleave} == {"a", "b"}
     assert all(t.status in ("valid", "invalid") for r in runs.values() for t in r.tests)
 
-    checked = CliRunner().invoke(cli, ["claim", "check", str(path), *common, "--json"])
+    checked = CliRunner().invoke(
+        cli, ["claim", "check", str(path), *common, "--json", "--track", "sqlite:///catalog.db"]
+    )
     assert checked.exit_code in (0, 1), checked.output  # a verdict, whichever
     data = json.loads(checked.stdout)
+    if importlib.util.find_spec("mlflow") is not None:  # the check in the catalog, if MLflow
+        from repro.catalog.store import Catalog
+        from repro.catalog.where import Tracking
+
+        logged = Catalog(Tracking(uri="sqlite:///catalog.db", source="--track")).runs("ort-digits")
+        (check,) = [r for r in logged if r.tags["repro.kind"] == "claims"]
+        assert check.tags["repro.claim.batch-32-vs-1"] == data["claims"][0]["verdict"]
+        assert "claim.batch-32-vs-1.value" in check.metrics
     assert [c["id"] for c in data["claims"]] == ["batch-32-vs-1", "batch-accuracy"]
     assert all(c["match"] in ("matches", "differs", "inconclusive") for c in data["claims"])
     assert (tmp_path / "reports" / "ort-digits" / "claims.md").read_text().startswith("# Claims")

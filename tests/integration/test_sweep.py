@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -14,16 +15,18 @@ from repro.cli import cli
 def test_a_real_sweep_writes_its_points_front_and_a_picked_spec(root: Path, tmp_path: Path) -> None:
     spec = str(root / "specs" / "ort-digits.json")
     common = ["--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache")]
+    track = ["--track", f"sqlite:///{tmp_path / 'catalog.db'}"]  # logged where it ran, if MLflow
     result = CliRunner().invoke(
         cli,
         [
             "sweep", spec, "--param", "workload.batch_size=1,16", "--objective",
             "max:Offline.throughput", "--min-duration-ms", "200", "--id", "real", "--seed", "5",
-            "--json", *common,
+            "--json", *common, *track,
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     state = json.loads(result.stdout)
+    _the_catalog_holds_the_sweep(track[1], state)
     assert [p["status"] for p in state["points"]] == ["complete", "complete"]
     marks = {p["values"]["workload.batch_size"]: p["front"] for p in state["points"]}
     assert set(marks.values()) <= {"front", "tied", "dominated"}
@@ -41,6 +44,24 @@ def test_a_real_sweep_writes_its_points_front_and_a_picked_spec(root: Path, tmp_
     assert picked.exit_code == 0, picked.output
     check = CliRunner().invoke(cli, ["validate", str(tmp_path / "specs" / "digits-b16.json")])
     assert check.exit_code == 0, check.output
+
+
+def _the_catalog_holds_the_sweep(uri: str, state: dict[str, Any]) -> None:
+    """The sweep's run, its points nested under it, each point's runs under the point."""
+    pytest.importorskip("mlflow.tracking", reason="the catalog needs repro[mlflow]")
+    from repro.catalog.store import Catalog
+    from repro.catalog.where import Tracking
+
+    runs = Catalog(Tracking(uri=uri, source="--track")).runs("ort-digits")
+    by_kind: dict[str, list[Any]] = {}
+    for run in runs:
+        by_kind.setdefault(run.tags["repro.kind"], []).append(run)
+    (sweep,) = by_kind["sweep"]
+    points = {p.run_id: p for p in by_kind["point"]}
+    assert len(points) == len(state["points"])
+    assert all(p.tags["mlflow.parentRunId"] == sweep.run_id for p in points.values())
+    assert {r.tags["mlflow.parentRunId"] for r in by_kind["run"]} == set(points)
+    assert sorted(p.params["workload.batch_size"] for p in points.values()) == ["1", "16"]
 
 
 def test_the_server_qps_search_on_the_real_harness(root: Path, tmp_path: Path) -> None:
