@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from repro.catalog.entries import (
     Entry,
     claims_entry,
@@ -31,12 +33,13 @@ from repro.catalog.where import resolve
 from repro.errors import CatalogUnavailableError, ReproError
 from repro.jsonio import read_json
 from repro.outputs import Written
+from repro.reports.model import ClaimsCheck, Report
 from repro.runs import layout
 from repro.runs.record import RunRecord
 
 SWEEP_FILE = "sweep.json"
 REPORT_FILE = "report.json"
-REPORT_SCHEMAS = ("repro.report/v1", "repro.report/v2")
+REPORT_SCHEMAS = ("repro.report/v2",)
 SWEEP_SCHEMA = "repro.sweep/v1"
 CLAIMS_FILE = "claims.json"
 CLAIMS_SCHEMA = "repro.claims/v1"
@@ -99,7 +102,11 @@ def log_written(catalog: Catalog, written: Written, *, logs: bool = False) -> Ta
         state = _read(folder / SWEEP_FILE, SWEEP_SCHEMA, tally)
         if state is None:
             continue
-        entries = sweep_entries(folder, state)
+        try:
+            entries = sweep_entries(folder, state)
+        except (TypeError, AttributeError, ValueError) as exc:  # sweep.json has no model
+            tally.skipped.append((folder, f"{SWEEP_FILE}: not as repro writes it ({exc})"))
+            continue
         for entry in entries:
             _put(catalog, entry, tally)
         for point, entry in zip(state.get("points") or [], entries[1:], strict=False):
@@ -112,14 +119,31 @@ def log_written(catalog: Catalog, written: Written, *, logs: bool = False) -> Ta
             runs.append((folder, record))
     _log_runs(catalog, runs, parents, tally, logs=logs)
     for folder in written.reports:
-        report = _read(folder / REPORT_FILE, REPORT_SCHEMAS, tally)
+        report = _typed(Report, _read(folder / REPORT_FILE, REPORT_SCHEMAS, tally), folder, tally)
         if report is not None:
             _judge(catalog, folder, report, tally, logs=logs)
     for folder in written.claims:
-        check = _read(folder / CLAIMS_FILE, CLAIMS_SCHEMA, tally)
+        check = _typed(
+            ClaimsCheck, _read(folder / CLAIMS_FILE, CLAIMS_SCHEMA, tally), folder, tally
+        )
         if check is not None:
             _put(catalog, claims_entry(folder, check), tally)
     return tally
+
+
+def _typed(
+    model: type[BaseModel], data: dict[str, Any] | None, folder: Path, tally: Tally
+) -> dict[str, Any] | None:
+    """A report or claims check as repro writes it (its model), else skipped with the field."""
+    if data is None:
+        return None
+    try:
+        return model.model_validate(data).model_dump(mode="json", by_alias=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = "$." + ".".join(str(p) for p in first["loc"])
+        tally.skipped.append((folder, f"not as repro writes it: {where}: {first['msg']}"))
+        return None
 
 
 def _log_runs(

@@ -187,3 +187,24 @@ def test_sync_leaves_the_catalogs_own_copies_alone(project: Path) -> None:
     tally = json.loads(out.output)
     assert tally["new"] == 0
     assert tally["skipped"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "why"),
+    [
+        ("report.json", '{"schema": "repro.report/v2", "scenarios": "x"}', "not as repro writes"),
+        ("claims.json", '{"schema": "repro.claims/v1", "claims": 5}', "not as repro writes"),
+        ("sweep.json", '{"schema": "repro.sweep/v1", "points": [1]}', "sweep.json: not as"),
+        ("report.json", '{"schema": "repro.report/v9"}', "not a repro.report/v2 file"),
+    ],
+)
+def test_a_hostile_file_is_skipped_with_its_reason(
+    project: Path, name: str, text: str, why: str
+) -> None:
+    folder = project / "reports" / "x"
+    folder.mkdir(parents=True)
+    (folder / name).write_text(text)
+    out = CliRunner().invoke(cli, ["catalog", "sync", "reports/", "--json"])
+    assert out.exit_code == 0, out.output
+    (skipped,) = json.loads(out.output)["skipped"]
+    assert why in skipped["why"]
