@@ -10,15 +10,19 @@ imported when a store is opened, never when repro starts.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
+import hashlib
 import logging
 import os
-from collections.abc import Iterator
+import re
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
-from urllib.parse import quote
 
 from repro.catalog.entries import TAG_MAX, Entry, Judgement
-from repro.catalog.where import Tracking
+from repro.catalog.where import Tracking, sqlite_file
 from repro.errors import CatalogUnavailableError
 
 if TYPE_CHECKING:
@@ -78,21 +82,25 @@ class Catalog:
                 f"the catalog needs MLflow's client, which is not installed ({exc.name})",
                 hint=INSTALL_HINT,
             ) from None
-        # MLflow's own INFO lines (creating the SQLite tables) are not repro's output
-        logging.getLogger("mlflow").setLevel(logging.WARNING)
+        # MLflow's own lines (its tables made, its errors with their tracebacks) are not
+        # repro's output: a failure is said once, in repro's words
+        logging.getLogger("mlflow").setLevel(logging.CRITICAL)
         logging.getLogger("alembic").setLevel(logging.WARNING)
         # urllib3's "Retrying ..." of a server that is down: the catalog says it in its words
         logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
-        if tracking.artifacts is not None:
-            tracking.artifacts.mkdir(parents=True, exist_ok=True)
         try:
+            if tracking.artifacts is not None:
+                tracking.artifacts.mkdir(parents=True, exist_ok=True)
+            database = sqlite_file(tracking.uri)
+            if database is not None and not database.exists():
+                _made_whole(database, MlflowClient)
             self.client: MlflowClient = MlflowClient(tracking_uri=tracking.uri)
         except Exception as exc:  # MLflow raises many kinds for a store it cannot open
             raise self._unavailable(exc) from None
         self._experiments: dict[str, str] = {}
 
     def _unavailable(self, exc: BaseException) -> CatalogUnavailableError:
-        text = " ".join(str(exc).split())
+        text = self.tracking.scrub(" ".join(str(exc).split()))
         return CatalogUnavailableError(
             f"the catalog at {self.tracking.shown} ({self.tracking.source}) cannot be written: "
             f"{type(exc).__name__}: {text[:300]}",
@@ -117,7 +125,7 @@ class Catalog:
         if found is not None:
             return found
         location = (
-            f"{self.tracking.artifacts.as_uri()}/{quote(name, safe='')}"
+            (self.tracking.artifacts / _folder_name(name)).as_uri()
             if self.tracking.artifacts is not None
             else None  # a server keeps the artifacts where it was told to
         )
@@ -299,3 +307,29 @@ def _ms(utc: str) -> int:
 def _quoted(text: str) -> str:
     """A string literal of MLflow's search syntax."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _folder_name(name: str) -> str:
+    """A spec's name as one folder of the artifacts: letters, digits, `._-` (a record's name
+    is anyone's text: `../..` must not lead out of the folder), with a digest when changed."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "experiment"
+    if safe == name:
+        return safe
+    return f"{safe[:80]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+def _made_whole(database: Path, client: Callable[..., Any]) -> None:
+    """Make a new SQLite store whole or not at all: its tables are made in a file beside it,
+    under a lock, and renamed into place; an interrupted or concurrent first use leaves
+    nothing half made (MLflow's migrations, cut short, leave a store it cannot open again)."""
+    database.parent.mkdir(parents=True, exist_ok=True)
+    with (database.parent / f".{database.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if database.exists():  # made by another command while this one waited
+            return
+        for cut in database.parent.glob(f".{database.name}.making-*"):
+            cut.unlink(missing_ok=True)  # a try cut short before
+        # a name of its own each time: MLflow keeps a store per URI open in the process
+        making = database.parent / f".{database.name}.making-{os.getpid()}-{time.monotonic_ns()}"
+        client(tracking_uri=f"sqlite:///{making}").search_experiments(max_results=1)
+        making.replace(database)

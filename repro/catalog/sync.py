@@ -161,8 +161,16 @@ def _log_runs(
             pairs.setdefault(str(pairing), []).append(record)
     for records in pairs.values():
         _put(catalog, pair_entry(records), tally)
+    seen: dict[str, Path] = {}
     for folder, record in runs:
         entry = run_entry(folder, record, logs=logs)
+        if entry.key in seen:  # a copy of a run: the catalog keeps the first folder's
+            tally.skipped.append(
+                (folder, f"the same run ({record.run_id}, started {record.started_utc}) as "
+                         f"{seen[entry.key]}: a copy; logged from there")
+            )  # fmt: skip
+            continue
+        seen[entry.key] = folder
         entry.parent = parents.get(folder.resolve(), entry.parent)
         _put(catalog, entry, tally)
 

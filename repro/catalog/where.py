@@ -29,7 +29,8 @@ ARTIFACTS: Final = Path(".repro") / "catalog-artifacts"
 #: `--track` given without a URI, or a config's "default": the embedded store
 DEFAULT: Final = "default"
 OFF: Final = "off"
-_SCHEMES: Final = ("sqlite", "http", "https", "file", "postgresql", "mysql", "databricks")
+#: file:// is left out: MLflow 3's file store is in maintenance mode and refuses new runs
+_SCHEMES: Final = ("sqlite", "http", "https", "postgresql", "mysql", "databricks")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,14 @@ class Tracking:
     uri: str
     source: str
     artifacts: Path | None = None
+
+    def scrub(self, text: str) -> str:
+        """`text` (an error of the store's client) without the URI's user, password or query."""
+        parts = urlsplit(self.uri)
+        for secret in (parts.password, parts.username, parts.query):
+            if secret:
+                text = text.replace(secret, "***")
+        return text
 
     @property
     def shown(self) -> str:
@@ -82,7 +91,19 @@ def _configured(project: Path) -> str | None:
 
 
 def _check(uri: str, source: str) -> str:
-    scheme = urlsplit(uri).scheme.split("+")[0]  # postgresql+psycopg2, mysql+pymysql
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError as exc:
+        raise UsageError(
+            f"{source}: {uri!r} is not a URI ({exc})", hint="e.g. http://host:5000 or 'default'"
+        ) from None
+    scheme = parts.scheme.split("+")[0]  # postgresql+psycopg2, mysql+pymysql
+    if scheme == "sqlite" and parts.path in ("", "/", "/:memory:"):
+        raise UsageError(
+            f"{source}: {uri!r} is an SQLite store in memory: it is gone when the command ends",
+            hint="name a file: sqlite:///catalog.db (relative) or sqlite:////abs/path.db",
+        )
     if scheme not in _SCHEMES:
         raise UsageError(
             f"{source}: {uri.split('://')[0]!r} is not a tracking store MLflow reads",
@@ -125,12 +146,10 @@ def _artifacts(uri: str, project: Path) -> Path | None:
     """Where a store that keeps no artifacts of its own puts them (MLflow's default is
     `./mlruns` wherever the command runs): beside an SQLite file, or in the project for
     another database; None for a server or a file store (they keep their own)."""
-    parts = urlsplit(uri)
-    scheme = parts.scheme.split("+")[0]
-    if scheme == "sqlite" and parts.path not in ("", "/", "/:memory:"):
-        database = project.resolve() / parts.path[1:]  # sqlite:///rel, sqlite:////abs
+    database = sqlite_file(uri, project)
+    if database is not None:
         return database.parent / f"{database.stem}-artifacts"
-    if scheme in ("postgresql", "mysql"):
+    if urlsplit(uri).scheme.split("+")[0] in ("postgresql", "mysql"):
         return project.resolve() / ARTIFACTS
     return None
 
@@ -141,3 +160,12 @@ def for_catalog_command(track: str | None, project: Path) -> Tracking:
     over; `--track off` is refused)."""
     found = resolve(track, project, on=True)
     return found if found is not None else embedded(project)
+
+
+def sqlite_file(uri: str, project: Path | None = None) -> Path | None:
+    """The file of an SQLite store's URI (`sqlite:///rel` from the project or the working
+    folder, `sqlite:////abs`); None for another store."""
+    parts = urlsplit(uri)
+    if parts.scheme.split("+")[0] != "sqlite" or parts.path in ("", "/", "/:memory:"):
+        return None
+    return (project or Path.cwd()).resolve() / parts.path[1:]

@@ -73,14 +73,24 @@ def sync(paths: tuple[Path, ...], track: str | None, logs: bool, as_json: bool) 
             hint="pass results/ and reports/, or a run folder",
         )
     tally = log_written(Catalog(tracking), found, logs=logs)
+    nothing = bool(tally.skipped) and not (
+        tally.new or tally.updated or tally.unchanged or tally.judged
+    )
     if as_json:
         click.echo(json.dumps({"tracking_uri": tracking.shown, **tally.as_dict()}, indent=2))
+        if nothing:
+            raise click.exceptions.Exit(2)
         return
     click.echo(f"catalog {tracking.shown}: {summary(tally)}")
     for path, why in tally.skipped:
         click.echo(f"  skipped {path}: {why}")
     for line in tally.notes:
         click.echo(f"  note: {line}")
+    if nothing:
+        raise UsageError(
+            "nothing could be logged: every folder found was skipped (above)",
+            hint="repair or remove the folders named, or sync others",
+        )
 
 
 @catalog.command()
@@ -108,6 +118,10 @@ def history(spec: str, track: str | None, plot: Path | None, as_json: bool) -> N
     from repro.catalog.store import Catalog
     from repro.catalog.where import for_catalog_command
 
+    if plot is not None and plot.suffix.lower() != ".svg":
+        raise UsageError(
+            f"--plot {plot}: the plot is an SVG file", hint=f"name it {plot.with_suffix('.svg')}"
+        )
     name = _spec_name(spec)
     tracking = for_catalog_command(track, Path.cwd())
     runs = [r for r in Catalog(tracking).runs(name) if r.tags.get("repro.kind") == "run"]

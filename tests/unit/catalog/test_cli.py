@@ -205,6 +205,19 @@ def test_a_hostile_file_is_skipped_with_its_reason(
     folder.mkdir(parents=True)
     (folder / name).write_text(text)
     out = CliRunner().invoke(cli, ["catalog", "sync", "reports/", "--json"])
-    assert out.exit_code == 0, out.output
+    assert out.exit_code == 2, out.output  # nothing could be logged
     (skipped,) = json.loads(out.output)["skipped"]
     assert why in skipped["why"]
+
+
+def test_a_copy_of_a_run_is_logged_once_and_named(project: Path) -> None:
+    import shutil
+
+    folder = _pair(project) / "r1"
+    shutil.copytree(folder, project / "copy" / "r1")
+    out = CliRunner().invoke(cli, ["catalog", "sync", "results/", "copy/", "--json"])
+    tally = json.loads(out.output)
+    assert tally["new"] == 2
+    (skipped,) = tally["skipped"]
+    assert skipped["path"].endswith("copy/r1")
+    assert "a copy" in skipped["why"]

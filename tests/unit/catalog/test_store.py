@@ -115,3 +115,44 @@ def test_a_store_it_cannot_reach_is_an_error_that_says_results_are_safe(
     assert "http://127.0.0.1:9 (--track) cannot be written" in err.value.message
     assert err.value.hint
     assert "repro catalog sync" in err.value.hint
+
+
+def test_a_first_use_cut_short_leaves_no_half_made_store(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MLflow's migrations, interrupted, leave a store it cannot open again: the store is made
+    beside its place and renamed in whole."""
+    import mlflow.tracking
+
+    tracking = embedded(project)
+    database = project / ".repro" / "catalog.db"
+    real = mlflow.tracking.MlflowClient
+
+    class Cut(real):  # type: ignore[misc,valid-type]
+        def search_experiments(self, *args: object, **kwargs: object) -> None:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(mlflow.tracking, "MlflowClient", Cut)
+    with pytest.raises(KeyboardInterrupt):
+        Catalog(tracking)
+    assert not database.exists()
+    monkeypatch.undo()
+    assert Catalog(tracking).put(_entry("r1"))[0] == "new"
+    assert database.is_file()
+
+
+def test_a_spec_name_never_leads_the_artifacts_out_of_their_folder(project: Path) -> None:
+    catalog = Catalog(embedded(project))
+    (project / "run.json").write_text("{}")
+    entry = _entry("r1", experiment="../../escaped", artifacts=[(project / "run.json", "")])
+    assert catalog.put(entry)[0] == "new"
+    assert not (project.parent / "escaped").exists()
+    stored = [p.name for p in (project / ".repro" / "catalog-artifacts").rglob("run.json")]
+    assert stored == ["run.json"]
+
+
+def test_an_error_never_shows_the_uris_password_or_token() -> None:
+    tracking = Tracking(uri="https://bob:s3cret@host:5000/?token=tok_abc", source="--track")
+    said = tracking.scrub("Max retries for https://bob:s3cret@host:5000/?token=tok_abc/api")
+    assert "s3cret" not in said
+    assert "tok_abc" not in said

@@ -56,3 +56,17 @@ def test_the_uri_is_shown_without_its_password(tmp_path: Path) -> None:
     assert found is not None
     assert found.shown == "https://mlflow.example:8443/x"
     assert "s3cret" not in found.shown
+
+
+@pytest.mark.parametrize(
+    ("uri", "said"),
+    [
+        ("http://[::1", "is not a URI"),
+        ("sqlite://", "in memory"),
+        ("sqlite:///:memory:", "in memory"),
+        ("file:///tmp/mlruns", "not a tracking store"),
+    ],
+)
+def test_a_uri_that_cannot_keep_a_catalog_is_refused(tmp_path: Path, uri: str, said: str) -> None:
+    with pytest.raises(UsageError, match=said):
+        resolve(uri, tmp_path)
