@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from repro.compare import build_report, decided, undecided_scenarios
+from repro.compare.machine import busy_share
 from repro.compare.pairing import time_capped_of
 from repro.duet import SEQUENTIAL, DuetRound, gate_folder, quiet_progress
 from repro.errors import Interrupted, RunError, SpecError, UsageError
@@ -369,8 +370,14 @@ def what_would_decide(report: Report, record: RunRecord, *, duet_fits: bool) -> 
         + ", ".join(names)
         + (f" (the rounds stopped because {stopped})" if stopped else "")
     ]
+    share = busy_share(record.tests)
     if any(m.verdict == "inconclusive: machine busy" for _, m in open_rows):
         lines.append("other work shared the machine and slowed one side: run it on a quieter one")
+    elif share is not None:
+        lines.append(
+            f"other work took {share:.0%} of the CPU beside these rounds and widened them: a "
+            "quieter machine decides in fewer"
+        )
     needed = [n for _, m in open_rows if (n := _rounds_to_decide(m, rounds)) is not None]
     timed = time_capped_of(stop)
     if rounds < int(stop.get("min_rounds") or MIN_ROUNDS):

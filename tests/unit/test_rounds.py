@@ -346,6 +346,20 @@ def test_undecided_rounds_say_what_stopped_them_and_what_would_decide_them(
     )
     assert "rounds would decide: --max-rounds " in advice
     assert "--duet" in advice
+    assert "a quieter machine" not in advice  # nothing else ran beside these rounds
+    busy = out.run[1].model_copy(
+        update={
+            "tests": [
+                t.model_copy(
+                    update={"probe_after": {**(t.probe_after or {}), "others_cpu_frac": 0.6}}
+                )
+                for t in out.run[1].tests
+            ]
+        }
+    )
+    advice = what_would_decide(out.report, busy, duet_fits=True)
+    assert advice is not None
+    assert "other work took 60% of the CPU beside these rounds and widened them" in advice
     timed = _pair(root, tmp_path, "advice-time", speed=noisy)
     out = run_rounds(timed[0], against=timed[1], stopping=Stopping(max_rounds=50, max_time_s=1e-9))
     assert out.report is not None
