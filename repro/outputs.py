@@ -33,25 +33,23 @@ class Written:
 
     def moved(self, old: Path, new: Path) -> None:
         """A folder noted under `old` (a run staged under a temporary name) is now `new`."""
-        for kind in ("runs", "reports", "sweeps", "claims"):
-            found = self._of(kind)
+        for found in self._all():
             found[:] = [new / f.relative_to(old) if f.is_relative_to(old) else f for f in found]
 
     def clear(self) -> None:
         """A new command starts (a process that runs several: a test, a notebook)."""
-        for kind in ("runs", "reports", "sweeps", "claims"):
-            self._of(kind).clear()
+        for found in self._all():
+            found.clear()
 
     def _of(self, kind: Kind) -> list[Path]:
-        return {
-            "runs": self.runs,
-            "reports": self.reports,
-            "sweeps": self.sweeps,
-            "claims": self.claims,
-        }[kind]
+        found: list[Path] = getattr(self, kind)
+        return found
+
+    def _all(self) -> tuple[list[Path], ...]:
+        return (self.runs, self.reports, self.sweeps, self.claims)
 
     def __bool__(self) -> bool:
-        return bool(self.runs or self.reports or self.sweeps or self.claims)
+        return any(self._all())
 
 
 #: this process's

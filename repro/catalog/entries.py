@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 
 from repro.artifacts.cache import sha256_file
 from repro.jsonio import canonical_json
+from repro.mlperf.tree import HEADLINE
 from repro.runs import layout
 from repro.runs.record import RunRecord
 from repro.stats.machine import SPEED_KEYS
@@ -39,14 +40,6 @@ _MEASURED = re.compile(
 )
 #: the backend's recorded facts that are parameters of the run (its options come whole)
 _BACKEND: Final = ("name", "version", "device", "providers_used", "target", "opt_level")
-#: a scenario's MLPerf metric where a record's test does not name it (records of before
-#: `mlperf_metric`)
-_SCENARIO_METRIC: Final = {
-    "SingleStream": "latency_p90_ns",
-    "MultiStream": "latency_p99_ns",
-    "Server": "samples_per_second",
-    "Offline": "samples_per_second",
-}
 #: the energy figures of a test (NVML's counter)
 _ENERGY: Final = ("joules", "average_watts", "joules_per_sample")
 #: the probe figures logged: those that can serve as the speed index, and the memory copy's
@@ -98,7 +91,9 @@ def key_name(text: str) -> str:
     return _KEY_BAD.sub("_", text)
 
 
-def _ms(utc: str | None) -> int | None:
+def utc_ms(utc: str | None) -> int | None:
+    """Milliseconds since the epoch of an ISO time (UTC when it names no zone), as MLflow
+    keeps times; None when there is none."""
     if not utc:
         return None
     try:
@@ -149,8 +144,8 @@ def run_entry(folder: Path, record: RunRecord, *, logs: bool = False) -> Entry:
         experiment=record.spec_name,
         name=record.run_id,
         kind="run",
-        start_ms=_ms(record.started_utc),
-        end_ms=_ms(record.finished_utc),
+        start_ms=utc_ms(record.started_utc),
+        end_ms=utc_ms(record.finished_utc),
         status=_STATUS.get(record.status, "FAILED"),
     )
     entry.params.update(_run_params(record))
@@ -236,7 +231,8 @@ def _medians(record: RunRecord) -> dict[str, float]:
     in the order the tests ran: `Offline.samples_per_second.median`."""
     values: dict[str, list[float]] = {}
     for test in record.tests:
-        metric = test.metrics.get("mlperf_metric") or _SCENARIO_METRIC.get(test.scenario)
+        # records of before `mlperf_metric`: the scenario's MLPerf metric
+        metric = test.metrics.get("mlperf_metric") or HEADLINE[test.scenario][0]
         value = _number(test.metrics.get(metric)) if isinstance(metric, str) else None
         if test.mode == "performance" and value is not None:
             values.setdefault(key_name(f"{test.scenario}.{metric}.median"), []).append(value)
@@ -281,8 +277,8 @@ def pair_entry(records: Iterable[RunRecord]) -> Entry:
         experiment=first.spec_name,
         name=f"comparison {pairing}",
         kind="pair",
-        start_ms=min((_ms(r.started_utc) or 0) for r in runs) or None,
-        end_ms=max((_ms(r.finished_utc) or 0) for r in runs) or None,
+        start_ms=min((utc_ms(r.started_utc) or 0) for r in runs) or None,
+        end_ms=max((utc_ms(r.finished_utc) or 0) for r in runs) or None,
         status="FINISHED" if all(r.status == "complete" for r in runs) else "FAILED",
     )
     entry.tags.update(
@@ -397,8 +393,8 @@ def sweep_entries(folder: Path, state: dict[str, Any]) -> list[Entry]:
         experiment=name,
         name=f"sweep {sweep_id}",
         kind="sweep",
-        start_ms=_ms(state.get("started_utc")),
-        end_ms=_ms(state.get("finished_utc")),
+        start_ms=utc_ms(state.get("started_utc")),
+        end_ms=utc_ms(state.get("finished_utc")),
     )
     parent.tags.update({"repro.kind": "sweep", "repro.sweep_id": sweep_id})
     parent.params["spec_id"] = str(state.get("spec_id") or "")
@@ -454,8 +450,8 @@ def claims_entry(folder: Path, check: dict[str, Any]) -> Entry:
         experiment=str(check.get("spec_name") or ""),
         name=f"claims check {when[:19]}",
         kind="claims",
-        start_ms=_ms(when),
-        end_ms=_ms(when),
+        start_ms=utc_ms(when),
+        end_ms=utc_ms(when),
     )
     entry.params["spec_id"] = str(check.get("spec_id") or "")
     entry.tags.update(

@@ -9,7 +9,6 @@ imported when a store is opened, never when repro starts.
 
 from __future__ import annotations
 
-import datetime as dt
 import fcntl
 import hashlib
 import logging
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from repro.catalog.entries import TAG_MAX, Entry, Judgement
+from repro.catalog.entries import TAG_MAX, Entry, Judgement, utc_ms
 from repro.catalog.where import Tracking, sqlite_file
 from repro.errors import CatalogUnavailableError
 
@@ -138,16 +137,7 @@ class Catalog:
 
     def find(self, experiment: str, key: str) -> Any | None:
         """The MLflow run of an entry's key, if the store holds one."""
-        eid = self.experiment(experiment)
-        if eid is None:
-            return None
-        try:
-            runs = self.client.search_runs(
-                [eid], f"tags.`{KEY_TAG}` = {_quoted(key)}", max_results=2
-            )
-        except Exception as exc:
-            raise self._unavailable(exc) from None
-        return runs[0] if runs else None
+        return self._first(experiment, KEY_TAG, key)
 
     def put(self, entry: Entry) -> tuple[Outcome, list[str]]:
         """Log an entry (its parent must be logged first); what happened, and what could not
@@ -210,12 +200,16 @@ class Catalog:
 
     def find_run(self, experiment: str, run_id: str) -> Any | None:
         """The latest MLflow run of a repro run id (a report that names no path to its side)."""
+        return self._first(experiment, RUN_ID_TAG, run_id)
+
+    def _first(self, experiment: str, tag: str, value: str) -> Any | None:
+        """The latest MLflow run of an experiment whose `tag` is `value`, if any."""
         eid = self.experiment(experiment)
         if eid is None:
             return None
         try:
             runs = self.client.search_runs(
-                [eid], f"tags.`{RUN_ID_TAG}` = {_quoted(run_id)}", max_results=1,
+                [eid], f"tags.`{tag}` = {_quoted(value)}", max_results=1,
                 order_by=["attributes.start_time DESC"],
             )  # fmt: skip
         except Exception as exc:
@@ -244,7 +238,7 @@ class Catalog:
         for key in have:
             if key.startswith(_SCENARIO_VERDICT) and key not in judgement.tags:
                 self.client.delete_tag(run_id, key)  # a scenario this report did not judge
-        at = _ms(when)
+        at = utc_ms(when) or 0
         self.client.log_batch(
             run_id,
             metrics=[Metric(k, v, at, 0) for k, v in sorted(judgement.metrics.items())],
@@ -294,14 +288,6 @@ def _catalog_run(run: Any) -> CatalogRun:
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
-
-
-def _ms(utc: str) -> int:
-    try:
-        when = dt.datetime.fromisoformat(utc)
-    except ValueError:
-        return 0
-    return int(when.timestamp() * 1000)
 
 
 def _quoted(text: str) -> str:

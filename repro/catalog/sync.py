@@ -28,7 +28,7 @@ from repro.catalog.entries import (
     run_key,
     sweep_entries,
 )
-from repro.catalog.store import INSTALL_HINT, Catalog
+from repro.catalog.store import INSTALL_HINT, Catalog, Outcome
 from repro.catalog.where import resolve
 from repro.errors import CatalogUnavailableError, ReproError
 from repro.jsonio import read_json
@@ -39,7 +39,7 @@ from repro.runs.record import RunRecord
 
 SWEEP_FILE = "sweep.json"
 REPORT_FILE = "report.json"
-REPORT_SCHEMAS = ("repro.report/v2",)
+REPORT_SCHEMA = "repro.report/v2"
 SWEEP_SCHEMA = "repro.sweep/v1"
 CLAIMS_FILE = "claims.json"
 CLAIMS_SCHEMA = "repro.claims/v1"
@@ -57,8 +57,15 @@ class Tally:
     skipped: list[tuple[Path, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def count(self, outcome: str) -> None:
+    def count(self, outcome: Outcome) -> None:
         setattr(self, outcome, getattr(self, outcome) + 1)
+
+    @property
+    def nothing_logged(self) -> bool:
+        """Every folder found was skipped: nothing went in, nothing was there already."""
+        return bool(self.skipped) and not (
+            self.new or self.updated or self.unchanged or self.judged
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -119,7 +126,7 @@ def log_written(catalog: Catalog, written: Written, *, logs: bool = False) -> Ta
             runs.append((folder, record))
     _log_runs(catalog, runs, parents, tally, logs=logs)
     for folder in written.reports:
-        report = _typed(Report, _read(folder / REPORT_FILE, REPORT_SCHEMAS, tally), folder, tally)
+        report = _typed(Report, _read(folder / REPORT_FILE, REPORT_SCHEMA, tally), folder, tally)
         if report is not None:
             _judge(catalog, folder, report, tally, logs=logs)
     for folder in written.claims:
@@ -236,15 +243,14 @@ def _load(folder: Path, tally: Tally) -> RunRecord | None:
         return None
 
 
-def _read(path: Path, schemas: str | tuple[str, ...], tally: Tally) -> dict[str, Any] | None:
-    wanted = (schemas,) if isinstance(schemas, str) else schemas
+def _read(path: Path, schema: str, tally: Tally) -> dict[str, Any] | None:
     try:
         data = read_json(path)
     except ReproError as exc:
         tally.skipped.append((path.parent, exc.message))
         return None
-    if not isinstance(data, dict) or data.get("schema") not in wanted:
-        tally.skipped.append((path.parent, f"{path.name}: not a {' or '.join(wanted)} file"))
+    if not isinstance(data, dict) or data.get("schema") != schema:
+        tally.skipped.append((path.parent, f"{path.name}: not a {schema} file"))
         return None
     return data
 
@@ -304,17 +310,13 @@ def _after_command(track: str | None, written: Written, say: Callable[[str], Non
 
 
 def _what(written: Written) -> str:
-    parts = []
-    for kind, items in (
+    kinds = (
         ("run", written.runs),
         ("report", written.reports),
         ("claims check", written.claims),
-    ):
-        if items:
-            parts.append(f"{len(items)} {kind}(s)")
-    if written.sweeps:
-        parts.append(f"{len(written.sweeps)} sweep(s)")
-    return " and ".join(parts)
+        ("sweep", written.sweeps),
+    )
+    return " and ".join(f"{len(items)} {kind}(s)" for kind, items in kinds if items)
 
 
 def _roots(written: Written) -> set[str]:

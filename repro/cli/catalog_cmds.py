@@ -73,12 +73,9 @@ def sync(paths: tuple[Path, ...], track: str | None, logs: bool, as_json: bool) 
             hint="pass results/ and reports/, or a run folder",
         )
     tally = log_written(Catalog(tracking), found, logs=logs)
-    nothing = bool(tally.skipped) and not (
-        tally.new or tally.updated or tally.unchanged or tally.judged
-    )
     if as_json:
         click.echo(json.dumps({"tracking_uri": tracking.shown, **tally.as_dict()}, indent=2))
-        if nothing:
+        if tally.nothing_logged:
             raise click.exceptions.Exit(2)
         return
     click.echo(f"catalog {tracking.shown}: {summary(tally)}")
@@ -86,7 +83,7 @@ def sync(paths: tuple[Path, ...], track: str | None, logs: bool, as_json: bool) 
         click.echo(f"  skipped {path}: {why}")
     for line in tally.notes:
         click.echo(f"  note: {line}")
-    if nothing:
+    if tally.nothing_logged:
         raise UsageError(
             "nothing could be logged: every folder found was skipped (above)",
             hint="repair or remove the folders named, or sync others",

@@ -13,7 +13,13 @@ from repro.cli.dispatch_opts import (
     dispatch_options,
     executor_from_flags,
 )
-from repro.cli.options import cache_dir_option, json_option, loadgen_override, track_option
+from repro.cli.options import (
+    cache_dir_option,
+    json_option,
+    loadgen_override,
+    results_dir_option,
+    track_option,
+)
 from repro.cli.progress import TimedBar, note
 from repro.environments.registry import replay_choices
 from repro.errors import UsageError
@@ -80,14 +86,7 @@ from repro.errors import UsageError
 @click.option("--name", "new_name", default=None, help="The picked spec's name.")
 @click.option("--specs-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("specs"), show_default=True, help="Where --pick writes.")  # fmt: skip
-@click.option(
-    "--results-dir",
-    "-o",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("results"),
-    show_default=True,
-    help="Parent of results/<name>/.",
-)
+@results_dir_option
 @dispatch_options("each point's rounds")
 @cache_dir_option
 @track_option
