@@ -21,7 +21,7 @@ import contextlib
 import datetime as dt
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.estimates import duration
 from repro.machine.fingerprint import hardware_from
 from repro.replay import Replayer, ReplayOptions, Reporter, new_run_id, utc_now
+from repro.replay.session import ReplayerFactory
 from repro.reports.model import ClaimResult, ClaimsCheck, claims_summary
 from repro.rounds import balanced_order
 from repro.runs.record import RunRecord, TestRecord
@@ -55,9 +56,6 @@ from repro.spec.variants import apply_overrides, claim_where, refuse_inert, vari
 from repro.stats.claims import ClaimEstimate, ClaimJudgement
 from repro.stats.sequential import Stopping
 from repro.stats.verdicts import claims_verdict
-
-#: builds the Replayer of one variant (its environment realized): the command's, or a test's
-ReplayerFactory = Callable[[ExperimentSpec, ReplayOptions], Replayer]
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,7 @@ from repro.cli.progress import note, warn_if_stale
 from repro.errors import SpecError, UsageError
 
 if TYPE_CHECKING:
-    from repro.artifacts.cache import ArtifactCache
-    from repro.claims import CheckOptions, Outcome, ReplayerFactory
+    from repro.claims import Outcome
     from repro.reports.model import ClaimsCheck
     from repro.spec.models import ExperimentSpec
 
@@ -280,7 +279,9 @@ def check(spec_path: Path, as_json: bool, report_dir: Path | None, strict: bool,
 
 def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[Outcome]]:
     from repro.artifacts.cache import ArtifactCache
-    from repro.claims import CheckOptions
+    from repro.claims import CheckOptions, check_claims
+    from repro.cli.progress import TimedBar
+    from repro.replay.session import ReplaySession
     from repro.validate import require_valid
 
     spec = require_valid(spec_path)
@@ -294,29 +295,11 @@ def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[
         fixed_rounds=values["fixed_rounds"],
         env_name=values["env_name"],
     )
-    cache = ArtifactCache(values["cache_dir"])
-    factory = replayer_factory(spec_path, values["env_name"], cache)
-    return spec, run_claims(spec, spec_path, factory, opts)
-
-
-def run_claims(
-    spec: ExperimentSpec, spec_path: Path, factory: ReplayerFactory, opts: CheckOptions
-) -> list[Outcome]:
-    """The claims' rounds (shared with `repro replay --claims`)."""
-    from repro.claims import check_claims
-
-    return check_claims(spec, spec_path, factory=factory, opts=opts, report=note)
-
-
-def replayer_factory(spec_path: Path, env_name: str, cache: ArtifactCache) -> ReplayerFactory:
-    """Realizes each variant's environment and makes its Replayer."""
-    from repro.cli.realize import realized_replayer
-    from repro.replay import Replayer, ReplayOptions
-
-    def make(variant: ExperimentSpec, opts: ReplayOptions) -> Replayer:
-        return realized_replayer(variant, spec_path, env_name, opts, cache)
-
-    return make
+    factory = ReplaySession.replayers(
+        values["env_name"], spec_path, ArtifactCache(values["cache_dir"]), report=note,
+        progress=TimedBar,
+    )  # fmt: skip
+    return spec, check_claims(spec, spec_path, factory=factory, opts=opts, report=note)
 
 
 def _check_of(spec: ExperimentSpec, outcomes: list[Outcome], *, strict: bool) -> ClaimsCheck:

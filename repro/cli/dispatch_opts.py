@@ -6,7 +6,7 @@ A command takes each flag as a keyword (its `param`); none is given unless typed
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -15,18 +15,14 @@ from repro.dispatch.executors.registry import (
     EXECUTORS,
     executor_flags,
     executor_names,
-    get_executor,
 )
 from repro.errors import UsageError
 
 if TYPE_CHECKING:
     from repro.dispatch.executors.base import (
-        Executor,
         ExecutorFlag,
-        ExecutorOptions,
         ExecutorPlugin,
     )
-    from repro.dispatch.plan import DispatchPlan
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,20 +74,3 @@ def check_dispatch_options(*, on: str | None, resuming: bool = False, **given: A
             listing = ", ".join(decls[:-1]) + " and " + decls[-1] if len(decls) > 1 else decls[0]
             raise UsageError(f"{listing} need --on {plugin.name}")
         plugin.options_from(mine)
-
-
-def executor_from_flags(
-    on: str, given: Mapping[str, Any], *, saved: ExecutorOptions | None = None
-) -> Executor:
-    """The executor `--on` names, with `saved` options (else its defaults) and the flags given
-    over them; other executors' flags are not its own and are left alone."""
-    plugin = get_executor(on)
-    return plugin.make(plugin.options_from(given, saved))
-
-
-def resume_executor(plan: DispatchPlan, on: str | None, given: Mapping[str, Any]) -> Executor:
-    """The executor of `--resume RUN`: the run's own with the options it ran with and the flags
-    given again over them; with --on another executor, that one with the flags given."""
-    if on is None or on == plan.executor:
-        return executor_from_flags(plan.executor, given, saved=plan.options())
-    return executor_from_flags(on, given)

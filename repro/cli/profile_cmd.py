@@ -82,10 +82,10 @@ def profile(
       repro profile specs/ort-resnet50.json --samples 32 --trace resnet50.trace.json
       repro profile specs/ort-digits.json --into results/ort-digits/original
     """
-    from repro.cli.realize import realized_replayer
+    from repro.cli.progress import TimedBar
     from repro.profiles.model import read_profile
     from repro.profiling import check_into, check_profiler, default_scenario, profile_settings
-    from repro.replay import ReplayOptions
+    from repro.replay import ReplayOptions, ReplaySession
     from repro.runs import layout
     from repro.spec.io import spec_id
     from repro.validate import require_valid
@@ -111,7 +111,10 @@ def profile(
         probes=False,
     )
     cache = ArtifactCache(cache_dir)
-    replayer = realized_replayer(spec, spec_path, env_name, opts, cache)
+    session = ReplaySession.open(
+        env_name, spec, spec_path, cache, report=note, progress=TimedBar, options=opts.env_options
+    )
+    replayer = session.replayer(spec, opts)
     if into is not None:
         found = replayer.profile_into(into, chosen, samples)
         run_dir = into

@@ -1,17 +1,18 @@
 """`repro replay SPEC`: run the experiment with LoadGen and write a run directory.
 
-The command is a pipeline: it reads its mode from the options, checks them against the table of
-which options go with which mode (`replay_options.COMPANY`), and runs that mode's steps."""
+The command reads its mode from the options, checks them against the table of which options go
+with which mode (`replay_options.COMPANY`), and hands the engine (`repro.replay.steps`) its
+request with a reporter that prints; the rounds' and the claims' reports are written here, and
+the command exits as `repro report` does."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 
-from repro.cli import replay_steps as step
 from repro.cli.dispatch_opts import check_dispatch_options, dispatch_options
 from repro.cli.options import (
     cache_dir_option,
@@ -21,45 +22,15 @@ from repro.cli.options import (
     results_dir_option,
     track_option,
 )
+from repro.cli.progress import note
 from repro.cli.replay_options import Mode, ReplayArgs, check_company, given_flags, mode_of
+from repro.cli.run_output import TerminalReporter
 from repro.environments.registry import replay_choices
 from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES
 from repro.spec.models import SCENARIOS
-from repro.workflow import Step, execute
 
-Steps = tuple[Step[step.ReplayState], ...]
-
-#: the first steps of every mode that starts from a SPEC
-_FROM_SPEC: Final[Steps] = (step.check_values, step.open_package, step.load_spec)
-#: the end of a mode that makes one run
-_ONE_RUN: Final[Steps] = (step.show_run, step.require_complete)
-#: rounds on this machine, from the replay's realization to the report
-_ROUNDS: Final[Steps] = (
-    step.realize_replay, step.play_rounds, step.show_rounds, step.report_rounds,
-)  # fmt: skip
-#: --on local|slurm: the parts dispatched and gathered
-_DISPATCHED: Final[Steps] = (
-    *_FROM_SPEC, step.plan_replay, step.require_performance, step.dispatch_parts, *_ONE_RUN,
-)  # fmt: skip
-
-#: each mode's steps, in order
-STEPS: Final[Mapping[Mode, Steps]] = {
-    "plain": (*_FROM_SPEC, step.plan_replay, step.realize_replay, step.replay_once, *_ONE_RUN),
-    "profile": (
-        *_FROM_SPEC, step.check_profiler, step.plan_replay, step.realize_replay, step.replay_once,
-        *_ONE_RUN, step.require_profiled,
-    ),
-    "against": (*_FROM_SPEC, step.plan_replay, step.plan_rounds, step.realize_baseline, *_ROUNDS),
-    "until-decided": (
-        *_FROM_SPEC, step.plan_replay, step.plan_rounds, step.open_original, *_ROUNDS,
-    ),
-    "claims": (
-        *_FROM_SPEC, step.require_claims, step.plan_replay, step.realize_replay,
-        step.replay_once, step.show_run, step.check_claims, step.report_claims,
-    ),
-    "on": _DISPATCHED,
-    "resume": (step.check_values, step.resume_parts, *_ONE_RUN),
-}  # fmt: skip
+if TYPE_CHECKING:
+    from repro.replay.steps import ReplayState
 
 
 @click.command()
@@ -248,8 +219,60 @@ def replay(ctx: click.Context, /, **values: Any) -> None:
       repro replay specs/ort-digits.json --on slurm --repeat 4 --partition debug
       repro replay --resume results/ort-digits/20261130T101500Z-3fa2c1
     """
+    from repro.replay.steps import replay as run
+
     args = ReplayArgs.from_params(values)
     mode = mode_of(args)
     check_dispatch_options(on=args.on, resuming=mode == "resume", **args.executor_flags)
     check_company(mode, given_flags(ctx), env_name=args.env_name)
-    execute(STEPS[mode], step.start(args))
+    reporter = TerminalReporter(args.as_json, show_runs=not (args.claims and args.as_json))
+    state = run(args.request(), reporter)
+    ending = ENDINGS.get(mode)
+    if ending is not None:
+        ending(state, args)
+
+
+def report_rounds(state: ReplayState, args: ReplayArgs) -> None:
+    """The rounds' report written; the command exits as `repro report` does."""
+    from repro.cli.report_cmd import write_report
+    from repro.replay.steps import need, what_would_decide
+
+    report = need(need(state.outcome, "the rounds").report, "the rounds' report")
+    code = write_report(
+        report, output=args.report_dir, formats=("md", "html", "json"), quiet=args.as_json
+    )
+    advice = what_would_decide(state)
+    if advice is not None and not args.as_json:
+        note(f"next: {advice}")
+    raise click.exceptions.Exit(code)
+
+
+def report_claims(state: ReplayState, args: ReplayArgs) -> None:
+    """The report: the claims first, then the replay against the spec's original (when it has
+    one, and they have something to compare); the exit code and --json follow the claims."""
+    from repro.cli.claim_cmds import write_claims
+    from repro.cli.report_cmd import write_report
+    from repro.replay.steps import need
+    from repro.reports.claims import render_text
+
+    spec, check = need(state.spec, "the spec"), need(state.claims_check, "the claims' check")
+    if args.as_json:
+        click.echo(check.model_dump_json(indent=2, by_alias=True))
+    if state.claims_report is None:
+        write_claims(check, args.report_dir or Path("reports") / spec.name)
+        if not args.as_json:
+            click.echo(render_text(check), nl=False)
+        raise click.exceptions.Exit(check.exit_code())
+    code = write_report(
+        state.claims_report, output=args.report_dir, formats=("md", "html", "json"),
+        quiet=args.as_json,
+    )  # fmt: skip
+    raise click.exceptions.Exit(code)
+
+
+#: what the command writes after the engine's steps, by mode (the others: the runs it printed)
+ENDINGS: Final[Mapping[Mode, Callable[[ReplayState, ReplayArgs], None]]] = {
+    "against": report_rounds,
+    "until-decided": report_rounds,
+    "claims": report_claims,
+}

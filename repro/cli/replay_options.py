@@ -1,27 +1,27 @@
-"""`repro replay`'s command line: its values, its modes, and which options go with which mode,
-declared once in a table and checked by one function."""
+"""`repro replay`'s command line: its values, the engine's request they make, and which
+options go with which mode, declared once in a table and checked by one function.
+
+The modes are the engine's (`repro.replay.request.Mode`): a plain replay, one followed by a
+profiled pass, rounds until decided against the spec's original, rounds against a baseline
+(with or without --until-decided), a replay and the spec's claims checked (`--claims`), parts
+dispatched by an executor (`--on`: this machine, Slurm, ...), or a dispatched run resumed.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final
 
 import click
 
+from repro.cli.params import parse_key_value
 from repro.dispatch.executors.registry import executor_flags
 from repro.errors import UsageError
+from repro.replay.request import HERE, MODES, STARTED, Mode, ReplayRequest
 from repro.spec.models import ModeName, ScenarioName
 
-#: what one `repro replay` does: a plain replay, one followed by a profiled pass, rounds until
-#: decided against the spec's original, rounds against a baseline (with or without
-#: --until-decided), a replay and the spec's claims checked (`--claims`), parts dispatched by
-#: an executor (`--on`: this machine, Slurm, ...), or a dispatched run resumed
-Mode = Literal["plain", "profile", "until-decided", "against", "claims", "on", "resume"]
-MODES: Final[frozenset[Mode]] = frozenset(get_args(Mode))
-#: the modes that run on this machine, and those that start a run from a SPEC
-HERE: Final[frozenset[Mode]] = frozenset({"plain", "profile", "until-decided", "against", "claims"})
-STARTED: Final[frozenset[Mode]] = MODES - {"resume"}
+__all__ = ["COMPANY", "HERE", "MODES", "STARTED", "Company", "Mode", "ReplayArgs"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,34 @@ class ReplayArgs:
             **{k: v for k, v in values.items() if k not in flags},
             executor_flags={k: v for k, v in values.items() if k in flags},
         )
+
+    def request(self) -> ReplayRequest:
+        """The engine's request: the options' text parsed (backend options, CPU lists), and
+        nothing of how the result is shown (--json, --report-dir)."""
+        from repro.duet import parse_cpus
+
+        return ReplayRequest(
+            spec_path=self.spec_path, results_dir=self.results_dir, scenarios=self.scenarios,
+            modes=self.modes, min_duration_ms=self.min_duration_ms,
+            min_query_count=self.min_query_count, max_duration_ms=self.max_duration_ms,
+            backend_options=_options(self.backend_options, "--backend-option"),
+            repeat=self.repeat, env_name=self.env_name, run_id=self.run_id,
+            cache_dir=self.cache_dir, key_path=self.key_path, rebuild=self.rebuild,
+            container_cpuset=self.container_cpuset, container_memory=self.container_memory,
+            against=self.against, baseline_env=self.baseline_env,
+            baseline_options=_options(self.baseline_options, "--baseline-backend-option"),
+            until_decided=self.until_decided, max_rounds=self.max_rounds,
+            max_time_s=self.max_time_s, duet=self.duet,
+            cpus=parse_cpus(self.cpus_text) if self.cpus_text is not None else None,
+            order_seed=self.order_seed, claims=self.claims, profile=self.profile,
+            profile_samples=self.profile_samples, on=self.on,
+            executor_flags=self.executor_flags, resume_run=self.resume_run,
+        )  # fmt: skip
+
+
+def _options(given: tuple[str, ...], option: str) -> dict[str, Any]:
+    """`key=value` options, each value parsed as JSON where it is JSON."""
+    return dict(parse_key_value(text, option=option) for text in given)
 
 
 @dataclass(frozen=True)
@@ -168,18 +196,13 @@ COMPANY: Final[tuple[Company, ...]] = (
 
 
 def mode_of(args: ReplayArgs) -> Mode:
-    """The mode the command line asks for; options of other modes are the table's business."""
-    if args.resume_run is not None:
-        return "resume"
-    if args.on is not None:
-        return "on"
-    if args.claims:
-        return "claims"
-    if args.against is not None:
-        return "against"
-    if args.until_decided:
-        return "until-decided"
-    return "profile" if args.profile else "plain"
+    """The mode the command line asks for (the request's); options of other modes are the
+    table's business."""
+    return ReplayRequest(
+        spec_path=args.spec_path, results_dir=args.results_dir, against=args.against,
+        until_decided=args.until_decided, claims=args.claims, profile=args.profile,
+        on=args.on, resume_run=args.resume_run,
+    ).mode  # fmt: skip
 
 
 def given_flags(ctx: click.Context) -> frozenset[str]:

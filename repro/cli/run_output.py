@@ -1,17 +1,46 @@
-"""What a command that replays says about the run it made: a summary or its JSON, and the
-error when the run did not complete."""
+"""What a command that replays says about the runs it made: a summary or its JSON, and the
+replay engine's reporter on a terminal."""
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from repro.errors import RunError
+from repro.cli.progress import TimedBar, note
 
 if TYPE_CHECKING:
+    from repro.estimates import Forecast
+    from repro.replay.request import RunRole
     from repro.runs.record import ProfileRecord, RunRecord, TestRecord
+
+
+@dataclass(frozen=True)
+class TerminalReporter:
+    """The replay engine's reporter (`repro.replay.request.ReplayReporter`) on a terminal:
+    status lines and bars on stderr; each run on stdout, its summary or (with --json) its
+    record, a baseline's summary only without --json."""
+
+    as_json: bool = False
+    #: False: no run on stdout (with --claims --json, the claims' JSON is the one document)
+    show_runs: bool = True
+
+    def note(self, message: str) -> None:
+        note(message)
+
+    def progress(self, label: str, forecast: Forecast) -> contextlib.AbstractContextManager[Any]:
+        return TimedBar(label, forecast)
+
+    def run(self, run_dir: Path, record: RunRecord, role: RunRole) -> None:
+        if not self.show_runs:
+            return
+        if role != "baseline":
+            print_run(run_dir, record, self.as_json)
+        elif not self.as_json:
+            print_run_summary(run_dir, record)
 
 
 def print_run(run_dir: Path, record: RunRecord, as_json: bool) -> None:
@@ -20,25 +49,6 @@ def print_run(run_dir: Path, record: RunRecord, as_json: bool) -> None:
         click.echo(record.model_dump_json(indent=2, by_alias=True))
     else:
         print_run_summary(run_dir, record)
-
-
-def raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
-    """A run that did not complete is a RunError naming the tests (or parts) that did not."""
-    if record.status == "complete":
-        return
-    if record.parts and record.message:
-        raise RunError(f"run {record.status}: {record.message}", hint=f"the parts are in {run_dir}")
-    bad = [t for t in record.tests if t.status != "valid"]
-    details = "; ".join(
-        f"{t.scenario} {t.mode}: {t.status}"
-        + (f" ({t.error or t.metrics.get('errors')})" if t.error or t.metrics.get("errors") else "")
-        for t in bad
-    )
-    raise RunError(
-        f"run {record.status}: {details}",
-        hint=f"the tests' folders are in {run_dir}: LoadGen's mlperf_log_summary.txt says why "
-        "a test was INVALID, the worker's log why one failed",
-    )
 
 
 def print_run_summary(run_dir: Path, record: RunRecord) -> None:

@@ -8,11 +8,7 @@ from typing import Any
 
 import click
 
-from repro.cli.dispatch_opts import (
-    check_dispatch_options,
-    dispatch_options,
-    executor_from_flags,
-)
+from repro.cli.dispatch_opts import check_dispatch_options, dispatch_options
 from repro.cli.options import (
     cache_dir_option,
     json_option,
@@ -167,6 +163,8 @@ def sweep(
     if on is not None:
         chosen = on
         opts.on = on
+        from repro.dispatch.executors.registry import executor_from_flags
+
         opts.executor = lambda: executor_from_flags(chosen, executor_flags)
     folder, state = run_sweep(
         spec_path, opts, cache=ArtifactCache(cache_dir), report=note, progress=TimedBar

@@ -21,6 +21,9 @@ from repro.harness.runner import WorkerRunner
 from repro.replay.engine import ProbeSource, ProgressFactory, Replayer, ReplayOptions, Reporter
 from repro.spec.models import ExperimentSpec
 
+#: a Replayer of a variant of a spec (a claim's side) with its options, each in a session of its own
+ReplayerFactory = Callable[[ExperimentSpec, ReplayOptions], Replayer]
+
 
 @dataclass
 class ReplaySession:
@@ -73,6 +76,28 @@ class ReplaySession:
     ) -> ReplaySession:
         """A session in an environment realized before."""
         return cls(spec_path, env, cache, report, progress, runner, probes)
+
+    @classmethod
+    def replayers(
+        cls,
+        env_name: str,
+        spec_path: Path,
+        cache: ArtifactCache,
+        *,
+        report: Reporter,
+        progress: ProgressFactory,
+    ) -> ReplayerFactory:
+        """For variants of one spec (a claim's sides): each variant's environment realized in a
+        session of its own, and the Replayer of its run there."""
+
+        def make(variant: ExperimentSpec, opts: ReplayOptions) -> Replayer:
+            session = cls.open(
+                env_name, variant, spec_path, cache, report=report, progress=progress,
+                options=opts.env_options,
+            )  # fmt: skip
+            return session.replayer(variant, opts)
+
+        return make
 
     def replayer(self, spec: ExperimentSpec, opts: ReplayOptions) -> Replayer:
         """The engine of one run of `spec` (the session's, or a variant of it) here."""

@@ -13,12 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from repro.artifacts.cache import ArtifactCache
 from repro.backends import registry
 from repro.cli import cli
 from repro.environments.base import RealizedEnvironment
 from repro.harness.request import WorkerRequest
-from repro.replay import Replayer, ReplayOptions
+from repro.replay import ReplaySession
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec
 from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
@@ -41,12 +40,14 @@ def _speed(req: WorkerRequest) -> float:
     return 1000.0 * max(int(req.backend.options.intra_op_threads), 1)  # type: ignore[attr-defined]
 
 
-def _fake(
-    spec: ExperimentSpec, spec_path: Path, env: str, opts: ReplayOptions, cache: Any
-) -> Replayer:
-    return Replayer(
-        spec, spec_path, RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
-        cache=cache, opts=opts, report=lambda _: None, progress=_no_bar,
+def _fake_session(
+    cls: type[ReplaySession], env_name: str, spec: ExperimentSpec, spec_path: Path, cache: Any,
+    **_: Any,
+) -> ReplaySession:
+    """A session whose replays run the in-process fake engine (in place of `open`)."""
+    env = RealizedEnvironment(manager="fake", python=[sys.executable], env={})
+    return cls.of(
+        env, spec_path, cache, report=lambda _: None, progress=_no_bar,
         runner=InProcessRunner(speed=_speed), probes=FakeProbes(),
     )  # fmt: skip
 
@@ -56,11 +57,7 @@ def fake_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every replayer the commands make runs the in-process fake engine."""
     monkeypatch.setitem(registry.BACKENDS, "onnxruntime", EchoPlugin())
 
-    def factory(spec_path: Path, env_name: str, cache: ArtifactCache) -> Any:
-        return lambda variant, opts: _fake(variant, spec_path, env_name, opts, cache)
-
-    monkeypatch.setattr("repro.cli.claim_cmds.replayer_factory", factory)
-    monkeypatch.setattr("repro.cli.replay_steps.realized_replayer", _fake)
+    monkeypatch.setattr(ReplaySession, "open", classmethod(_fake_session))
 
 
 @pytest.fixture
@@ -300,8 +297,7 @@ def test_a_bad_claim_is_refused_with_exit_2_before_anything_runs(
         raise AssertionError("nothing may run")
 
     monkeypatch.setattr("repro.environments.registry.realize", refuse)
-    monkeypatch.setattr("repro.cli.realize.realized_replayer", refuse)
-    monkeypatch.setattr("repro.cli.replay_steps.realized_replayer", refuse)
+    monkeypatch.setattr(ReplaySession, "open", classmethod(refuse))
     raw = json.loads(spec_file.read_text())
     raw["claims"] = [
         {

@@ -12,8 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.cli import replay_steps as step
-from repro.cli.replay_cmd import STEPS, replay
+from repro.cli.replay_cmd import ENDINGS, replay
 from repro.cli.replay_options import (
     COMPANY,
     MODES,
@@ -23,6 +22,10 @@ from repro.cli.replay_options import (
     given_flags,
     mode_of,
 )
+from repro.cli.run_output import TerminalReporter
+from repro.replay import steps as step
+from repro.replay.request import ReplayRequest
+from repro.replay.steps import STEPS
 from repro.workflow import execute, step_names
 from tests.helpers import make_run
 
@@ -72,8 +75,9 @@ def test_every_flag_the_table_names_is_one_of_the_command() -> None:
         assert row.ignored_in <= MODES, row
 
 
-def test_every_mode_has_its_steps() -> None:
+def test_every_mode_has_its_steps_and_the_command_ends_the_reporting_ones() -> None:
     assert set(STEPS) == MODES
+    assert set(ENDINGS) == {"against", "until-decided", "claims"}
 
 
 @pytest.mark.parametrize(
@@ -99,28 +103,54 @@ def test_the_command_line_picks_the_mode(argv: list[str], mode: Mode) -> None:
 def test_each_mode_is_a_list_of_named_steps() -> None:
     names = {mode: step_names(steps) for mode, steps in STEPS.items()}
     spec = ["check_values", "open_package", "load_spec"]
-    one_run = ["show_run", "require_complete"]
-    rounds = ["realize_replay", "play_rounds", "show_rounds", "report_rounds"]
+    rounds = ["realize_replay", "play_rounds", "require_comparison"]
     assert names == {
-        "plain": [*spec, "plan_replay", "realize_replay", "replay_once", *one_run],
+        "plain": [*spec, "plan_replay", "realize_replay", "replay_once", "require_complete"],
         "profile": [
-            *spec, "check_profiler", "plan_replay", "realize_replay", "replay_once", *one_run,
-            "require_profiled",
+            *spec, "check_profiler", "plan_replay", "realize_replay", "replay_once",
+            "require_complete", "require_profiled",
         ],
         "against": [*spec, "plan_replay", "plan_rounds", "realize_baseline", *rounds],
         "until-decided": [*spec, "plan_replay", "plan_rounds", "open_original", *rounds],
         "claims": [
-            *spec, "require_claims", "plan_replay", "realize_replay", "replay_once", "show_run",
-            "check_claims", "report_claims",
+            *spec, "require_claims", "plan_replay", "realize_replay", "replay_once",
+            "check_claims", "judge_claims",
         ],
-        "on": [*spec, "plan_replay", "require_performance", "dispatch_parts", *one_run],
-        "resume": ["check_values", "resume_parts", *one_run],
+        "on": [*spec, "plan_replay", "require_performance", "dispatch_parts", "require_complete"],
+        "resume": ["check_values", "resume_parts", "require_complete"],
     }  # fmt: skip
+
+
+def test_the_command_line_makes_the_engines_request_parsed() -> None:
+    """The request holds values, not a command line's text: backend options parsed, CPUs as
+    numbers, and nothing of how the result is shown."""
+    request = _args(
+        [SPEC, "--against", "self", "--backend-option", "intra_op_threads=1",
+         "--baseline-backend-option", "graph_optimization_level=\"all\"", "--cpus", "0"]
+    ).request()  # fmt: skip
+    assert request.backend_options == {"intra_op_threads": 1}
+    assert request.baseline_options == {"graph_optimization_level": "all"}
+    assert request.cpus == (0,)
+    assert request.mode == "against"
+    assert not {"as_json", "report_dir"} & {f.name for f in dataclasses.fields(ReplayRequest)}
+
+
+def test_the_engine_steps_neither_print_nor_read_a_command_line() -> None:
+    """The engine's steps speak through the reporter only: no click, no print."""
+    import ast
+
+    source = Path(step.__file__).read_text()
+    tree = ast.parse(source)
+    imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert [m for m in imported if m.split(".")[0] == "click" or m.startswith("repro.cli")] == []
+    calls = {getattr(n.func, "id", "") for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    assert "print" not in calls
 
 
 def test_a_step_before_its_inputs_is_a_bug_that_says_what_was_missing() -> None:
     with pytest.raises(AssertionError, match="needs a replayer"):
-        execute([step.replay_once], step.start(_args([SPEC])))
+        execute([step.replay_once], step.start(_args([SPEC]).request(), TerminalReporter()))
 
 
 def test_given_means_another_value_than_the_default() -> None:

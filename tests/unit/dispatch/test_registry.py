@@ -13,12 +13,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from repro.cli.dispatch_opts import (
-    check_dispatch_options,
-    dispatch_options,
-    executor_from_flags,
-    resume_executor,
-)
+from repro.cli.dispatch_opts import check_dispatch_options, dispatch_options
 from repro.dispatch.executors.base import (
     ExecutorFlag,
     ExecutorOptions,
@@ -26,7 +21,13 @@ from repro.dispatch.executors.base import (
     PartState,
     Phase,
 )
-from repro.dispatch.executors.registry import EXECUTORS, executor_names, get_executor
+from repro.dispatch.executors.registry import (
+    EXECUTORS,
+    executor_from_flags,
+    executor_names,
+    get_executor,
+    resume_executor,
+)
 from repro.dispatch.plan import DispatchPlan, read_plan
 from repro.errors import SpecError, UsageError
 
