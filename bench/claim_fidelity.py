@@ -45,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from repro.compare.claims import estimate, verdict  # noqa: E402
+from repro.compare.claim_verdicts import estimate, verdict  # noqa: E402
 from repro.spec.claims import Claim  # noqa: E402
 from repro.spec.io import parse_spec, rebase_paths, with_id, write_spec  # noqa: E402
 from repro.stats.sequential import Stopping  # noqa: E402

@@ -33,11 +33,14 @@ from repro.capture_checks import (
     check_spec,
     plan_environment,
 )
-from repro.claims import CheckOptions, check_claims, with_evidence
+from repro.claim_rounds import CheckOptions, check_claims, with_evidence
 from repro.environments.base import CaptureContext, RealizedEnvironment
 from repro.environments.native.manager import NativeManager
 from repro.environments.pylock import LOCK_NAME, write_python_lock
 from repro.errors import SpecError, UsageError
+from repro.formats.spack.pins import keep_builtin_commit
+from repro.formats.spack.pins import pins_from_files as spack_pins
+from repro.formats.spack.section import MANIFEST_NAME as SPACK_MANIFEST
 from repro.machine.fingerprint import collect, hardware_from
 from repro.outputs import written
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, ReplaySession, Reporter
@@ -46,9 +49,6 @@ from repro.runs.accuracy import load_predictions
 from repro.runs.commit import commit_run
 from repro.runs.layout import component
 from repro.runs.record import RunRecord, TestRecord
-from repro.spack.pins import keep_builtin_commit
-from repro.spack.pins import pins_from_files as spack_pins
-from repro.spack.section import MANIFEST_NAME as SPACK_MANIFEST
 from repro.spec.io import dump_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware, Original
 from repro.spec.paths import resolve_path

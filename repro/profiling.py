@@ -3,7 +3,7 @@
 `repro replay --profile` adds the pass to the run it makes; `repro profile SPEC` makes a run that
 holds only a profile, or (`--into RUN`) adds one to a finished run, such as a stored original,
 without touching its measured tests. The pass is one worker process
-(`repro.harness.profiling`); its folder is built under a hidden name and renamed, like a run.
+(`repro.harness.profiled_pass`); its folder is built under a hidden name and renamed, like a run.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from repro.compare import build_report, decided, undecided_scenarios
-from repro.compare.machine import busy_share
+from repro.compare.machine_sides import busy_share
 from repro.compare.pairing import time_capped_of
 from repro.duet import SEQUENTIAL, DuetRound, gate_folder, quiet_progress
 from repro.errors import Interrupted, RunError, SpecError, UsageError

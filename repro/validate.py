@@ -21,11 +21,11 @@ from repro.backends.registry import BACKENDS, get_backend
 from repro.environments.pylock import unhashed_requirements
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
+from repro.formats.spack.lockfile import read_spack_lock
+from repro.formats.spack.manifest import check_consistency, read_manifest
+from repro.formats.spack.section import SpackPins
 from repro.harness.sizing import MAX_PLANNED_SAMPLES
 from repro.runs import rouge
-from repro.spack.lockfile import read_spack_lock
-from repro.spack.manifest import check_consistency, read_manifest
-from repro.spack.section import SpackPins
 from repro.spec.claims import SIDES, Claim, Side
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName, Workload

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text
 from repro.errors import SpecError
-from repro.nix.flake_files import credential_reason, flake_files
+from repro.formats.nix.flake_files import credential_reason, flake_files
 from repro.packaging.paths import references
 from repro.reports.model import Report
 from repro.runs import layout

@@ -25,7 +25,7 @@ from repro.jsonio import canonical_json
 from repro.mlperf.tree import HEADLINE
 from repro.runs import layout
 from repro.runs.record import RunRecord
-from repro.stats.machine import SPEED_KEYS
+from repro.stats.speed_adjust import SPEED_KEYS
 
 Status = Literal["FINISHED", "FAILED", "KILLED"]
 #: MLflow's limits: a param's value, a tag's value (MLflow 3: 6000 and 8000 characters)

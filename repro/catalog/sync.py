@@ -42,7 +42,7 @@ REPORT_FILE = "report.json"
 REPORT_SCHEMA = "repro.report/v2"
 SWEEP_SCHEMA = "repro.sweep/v1"
 CLAIMS_FILE = "claims.json"
-CLAIMS_SCHEMA = "repro.claims/v1"
+CLAIMS_SCHEMA = "repro.claim_rounds/v1"
 
 
 @dataclass

@@ -22,7 +22,7 @@ from repro.cli.progress import note, warn_if_stale
 from repro.errors import SpecError, UsageError
 
 if TYPE_CHECKING:
-    from repro.claims import Outcome
+    from repro.claim_rounds import Outcome
     from repro.reports.model import ClaimsCheck
     from repro.spec.models import ExperimentSpec
 
@@ -236,7 +236,7 @@ def measure(spec_path: Path, as_json: bool, **values: Any) -> None:
     Example:
       repro claim measure specs/ort-resnet50.json --env native
     """
-    from repro.claims import with_evidence
+    from repro.claim_rounds import with_evidence
     from repro.spec.io import write_spec
 
     spec, outcomes = _run(spec_path, values)
@@ -279,7 +279,7 @@ def check(spec_path: Path, as_json: bool, report_dir: Path | None, strict: bool,
 
 def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[Outcome]]:
     from repro.artifacts.cache import ArtifactCache
-    from repro.claims import CheckOptions, check_claims
+    from repro.claim_rounds import CheckOptions, check_claims
     from repro.cli.progress import TimedBar
     from repro.replay.session import ReplaySession
     from repro.validate import require_valid
@@ -303,7 +303,7 @@ def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[
 
 
 def _check_of(spec: ExperimentSpec, outcomes: list[Outcome], *, strict: bool) -> ClaimsCheck:
-    from repro.claims import claims_check
+    from repro.claim_rounds import claims_check
 
     return claims_check(spec, outcomes, strict=strict)
 
@@ -313,7 +313,7 @@ def write_claims(result: ClaimsCheck, folder: Path) -> None:
     from repro.atomic import atomic_write_text
     from repro.outputs import written
     from repro.privacy import redact_text
-    from repro.reports.claims import render_markdown
+    from repro.reports.claims_page import render_markdown
 
     atomic_write_text(folder / "claims.md", redact_text(render_markdown(result)))
     atomic_write_text(
@@ -324,7 +324,7 @@ def write_claims(result: ClaimsCheck, folder: Path) -> None:
 
 
 def _show(result: ClaimsCheck, as_json: bool) -> None:
-    from repro.reports.claims import render_text
+    from repro.reports.claims_page import render_text
 
     if as_json:
         click.echo(result.model_dump_json(indent=2, by_alias=True))

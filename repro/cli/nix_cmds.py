@@ -28,7 +28,7 @@ def prefetch(target: str, as_json: bool) -> None:
       repro prefetch https://zenodo.org/record/4735647/files/resnet50_v1.onnx
     """
     from repro.artifacts.fetch import download
-    from repro.nix.nar import flat_hash, nar_hash
+    from repro.formats.nix.nar import flat_hash, nar_hash
 
     with tempfile.TemporaryDirectory() as tmp:
         if target.startswith(("http://", "https://", "file://")):

@@ -253,7 +253,7 @@ def report_claims(state: ReplayState, args: ReplayArgs) -> None:
     from repro.cli.claim_cmds import write_claims
     from repro.cli.report_cmd import write_report
     from repro.replay.steps import need
-    from repro.reports.claims import render_text
+    from repro.reports.claims_page import render_text
 
     spec, check = need(state.spec, "the spec"), need(state.claims_check, "the claims' check")
     if args.as_json:

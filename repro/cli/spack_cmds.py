@@ -19,7 +19,7 @@ def spack() -> None:
 
 
 def _manifest_for(spec_path: Path, manifest: Path | None) -> Path:
-    from repro.spack.section import MANIFEST_NAME
+    from repro.formats.spack.section import MANIFEST_NAME
     from repro.spec.io import load_spec
     from repro.spec.paths import resolve_path
 
@@ -55,8 +55,8 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
       repro spack pin specs/tvm-resnet50.json
     """
     from repro.environments.spack.manager import SpackManager, pin_builtin_commit
-    from repro.spack.pins import keep_builtin_commit, pins_from_files
-    from repro.spack.section import LOCK_NAME
+    from repro.formats.spack.pins import keep_builtin_commit, pins_from_files
+    from repro.formats.spack.section import LOCK_NAME
     from repro.spec.io import load_spec, parse_spec, spec_id, write_spec
 
     target = _manifest_for(spec_path, manifest)
@@ -95,9 +95,9 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
 
 def _check_one(path: Path) -> list[str]:
     """Problems of one path: a spec, a spack.yaml, a spack.lock or a folder holding them."""
-    from repro.spack.lockfile import read_spack_lock
-    from repro.spack.manifest import check_consistency, read_manifest
-    from repro.spack.section import LOCK_NAME, MANIFEST_NAME
+    from repro.formats.spack.lockfile import read_spack_lock
+    from repro.formats.spack.manifest import check_consistency, read_manifest
+    from repro.formats.spack.section import LOCK_NAME, MANIFEST_NAME
 
     if not path.exists():
         raise SpecError(f"{path}: no such file or folder")
@@ -186,7 +186,7 @@ def spack_show(lock_path: Path, as_json: bool) -> None:
     Example:
       repro spack show lockfiles/tvm-resnet50/spack.lock
     """
-    from repro.spack.lockfile import read_spack_lock
+    from repro.formats.spack.lockfile import read_spack_lock
 
     summary: dict[str, Any] = read_spack_lock(lock_path).summary()
     if as_json:
@@ -202,7 +202,7 @@ def spack_show(lock_path: Path, as_json: bool) -> None:
     for r in summary["roots"]:
         click.echo(f"  {r['hash'][:7]}  {r['spec']}")
     if summary["key_packages"]:
-        from repro.spack.pins import package_text
+        from repro.formats.spack.pins import package_text
 
         click.echo("key packages:")
         for name, p in summary["key_packages"].items():

@@ -9,7 +9,7 @@ from typing import Any
 from repro import __version__
 from repro.compare.envdiff import diff_views, view_from_fingerprint, view_from_record
 from repro.compare.inputs import different_benchmarks
-from repro.compare.machine import (
+from repro.compare.machine_sides import (
     BUSY_FRACTION,
     Machines,
     machine_notes,

@@ -18,8 +18,8 @@ from repro.environments.nix.manager import flake_pins
 from repro.environments.pylock import normalize, read_pins
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
+from repro.formats.spack.lockfile import KEY_PACKAGES, read_spack_lock
 from repro.runs.store import load_run
-from repro.spack.lockfile import KEY_PACKAGES, read_spack_lock
 from repro.spec.io import load_spec, spec_id
 from repro.spec.paths import resolve_path
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.compare.machine import Machines, with_machine
+from repro.compare.machine_sides import Machines, with_machine
 from repro.compare.pairing import PairedRule
 from repro.errors import SpecError
 from repro.mlperf.tree import LEGACY_HEADLINE
@@ -20,7 +20,6 @@ from repro.runs.store import (
 )
 from repro.spec.models import Tolerances
 from repro.stats.histogram import LatencyHistogram
-from repro.stats.machine import positive
 from repro.stats.significance import (
     Comparison,
     compare_accuracy,
@@ -28,6 +27,7 @@ from repro.stats.significance import (
     compare_percentile,
     compare_runs,
 )
+from repro.stats.speed_adjust import positive
 from repro.stats.verdicts import decide_validity
 
 Side = LoadedRun

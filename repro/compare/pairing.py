@@ -158,7 +158,7 @@ def busy_rounds(pairs: Pairs, *, busy: float) -> BusyRounds | None:
     """The two sides' shares of other work over the paired rounds, where the probes read them
     on both sides; the busier side is named when the shares differ by more than their noise
     (BUSY_NOISE, and twice the standard error of the rounds' differences) and it ran beside
-    more than `busy` of the CPU time (`repro.compare.machine.BUSY_FRACTION`)."""
+    more than `busy` of the CPU time (`repro.compare.machine_sides.BUSY_FRACTION`)."""
     both = [(a, b) for _, tb, tr in pairs.rounds if (a := _share(tb)) is not None
             and (b := _share(tr)) is not None]  # fmt: skip
     if not both:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from repro.spack.section import SpackPins
+from repro.formats.spack.section import SpackPins
 from repro.spec.types import LockFile, SpecModel
 
 

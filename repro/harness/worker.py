@@ -26,7 +26,7 @@ from repro.errors import ReproError, SpecError
 from repro.harness.cputime import CpuClock
 from repro.harness.dataset import npz_array_from_bytes
 from repro.harness.gate import pin, wait_at_gate
-from repro.harness.profiling import profiler_of, run_profiled_pass
+from repro.harness.profiled_pass import profiler_of, run_profiled_pass
 from repro.harness.progress import ProgressFile
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.sizing import run_sized

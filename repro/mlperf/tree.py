@@ -28,7 +28,7 @@ from repro.runs.layout import DETAIL, SUMMARY
 from repro.runs.loadgen_logs import Metrics, merge_logs, read_log, read_log_parts
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.types import SCENARIOS, ScenarioName
-from repro.stats.machine import positive
+from repro.stats.speed_adjust import positive
 
 #: the metric MLPerf reports for each scenario, and its unit
 HEADLINE: dict[str, tuple[str, str]] = {

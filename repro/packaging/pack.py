@@ -25,7 +25,7 @@ from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetching import fetch_all
 from repro.attest.package import SIGNATURE, sign_members
 from repro.errors import ArtifactError, EnvironmentSetupError, SpecError, UsageError
-from repro.nix.flake_files import credential_reason, flake_files
+from repro.formats.nix.flake_files import credential_reason, flake_files
 from repro.packaging.archive import (
     MANIFEST,
     MAX_TOTAL_BYTES,

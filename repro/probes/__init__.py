@@ -23,7 +23,7 @@ between tests and after the last, and recorded in run.json:
   probe, the current clock of each CPU where the kernel says, the load average, how many
   other processes used a CPU meanwhile, and the share of the machine's CPU time they took
   (`others_cpu_frac`: /proc/stat's busy time minus this process's and its workers'; a side
-  above 10 % ran beside other work, see `repro.compare.machine`).
+  above 10 % ran beside other work, see `repro.compare.machine_sides`).
 
 Format history (the `version` field): repro.probes/v1 - first version; v2 - adds
 `compute_large_gflops` (the best run of a 40 ms window at 2+ threads, of 3 runs at 1 thread;

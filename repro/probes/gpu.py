@@ -12,7 +12,7 @@ here (no GPU was lent to the session that wrote it).
 
 Where torch in the orchestrator's interpreter has no CUDA, or not the device, the figures are
 absent (never zero) and the probe says why (`gpu.unmeasured`): a GPU run is then not adjusted
-for the machine at all, rather than by the CPU kernels (`repro.stats.machine.speed_key`).
+for the machine at all, rather than by the CPU kernels (`repro.stats.speed_adjust.speed_key`).
 
 NVML's device index is taken to be CUDA's, as `repro.machine.gpu.EnergyMeter` takes it (true
 unless CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER reorders them).

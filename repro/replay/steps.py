@@ -20,7 +20,7 @@ from repro.replay.request import Mode, ReplayReporter, ReplayRequest
 from repro.workflow import Step, execute
 
 if TYPE_CHECKING:
-    from repro.claims import Outcome as ClaimOutcome
+    from repro.claim_rounds import Outcome as ClaimOutcome
     from repro.dispatch.executors.base import Executor
     from repro.dispatch.plan import DispatchPlan
     from repro.replay.engine import Replayer, ReplayOptions
@@ -472,8 +472,8 @@ def require_claims(state: ReplayState) -> ReplayState:
 def check_claims(state: ReplayState) -> ReplayState:
     """Each claim's variants interleaved on this machine until decided, each variant in a
     session of its own."""
-    from repro.claims import CheckOptions
-    from repro.claims import check_claims as check
+    from repro.claim_rounds import CheckOptions
+    from repro.claim_rounds import check_claims as check
     from repro.replay.session import ReplaySession
 
     request, spec, path = state.request, need(state.spec, "the spec"), need(state.spec_path, "SPEC")
@@ -492,7 +492,7 @@ def check_claims(state: ReplayState) -> ReplayState:
 def judge_claims(state: ReplayState) -> ReplayState:
     """The claims' check, and the replay against the spec's original with the claims in it
     (when the spec has an original and they have something to compare)."""
-    from repro.claims import claims_check, results_of
+    from repro.claim_rounds import claims_check, results_of
     from repro.reports.model import claims_summary
     from repro.stats.verdicts import claims_verdict
 

@@ -249,7 +249,7 @@ class ClaimsCheck(BaseModel):
     """The claims of a spec checked on one machine (`repro claim check`: claims.json)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    schema_: Literal["repro.claims/v1"] = Field("repro.claims/v1", alias="schema")
+    schema_: Literal["repro.claim_rounds/v1"] = Field("repro.claim_rounds/v1", alias="schema")
     spec_name: str
     spec_id: str
     generated_utc: str

@@ -61,7 +61,7 @@ def spec_id(spec: ExperimentSpec) -> str:
     env = data["environment"]
     if env.get("manager") != "spack":
         # Spack pins beside another manager's are another way to build the stack, not part
-        # of what the experiment is (repro.spack.pins)
+        # of what the experiment is (repro.formats.spack.pins)
         env.pop("spack", None)
     return hashlib.sha256(canonical_json(data).encode()).hexdigest()
 

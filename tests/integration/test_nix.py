@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.nix.flakelock import diff_locks, read_flake_lock
-from repro.nix.nar import nar_hash
+from repro.formats.nix.flakelock import diff_locks, read_flake_lock
+from repro.formats.nix.nar import nar_hash
 
 pytestmark = [
     pytest.mark.nix,

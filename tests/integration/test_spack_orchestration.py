@@ -122,8 +122,8 @@ def make_spec(root: Path, tmp_path: Path, envdir: Path, *, locked: bool = True) 
     }
     if locked:
         lock = envdir / "spack.lock"
-        from repro.spack.lockfile import read_spack_lock
-        from repro.spack.pins import lock_pins
+        from repro.formats.spack.lockfile import read_spack_lock
+        from repro.formats.spack.pins import lock_pins
 
         pins["spack_lock"] = {"path": str(lock), "sha256": _sha(lock)}
         pins.update(lock_pins(read_spack_lock(lock)))

@@ -28,7 +28,7 @@ FORBIDDEN = (
     "repro.dispatch",
     "repro.mlperf.submission",
     "repro.packaging.pack",
-    "repro.claims",
+    "repro.claim_rounds",
     "repro.duet",
 )
 
@@ -70,7 +70,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("repro", "repro.errors", "repro.atomic", "repro.privacy", "repro._subprocess",
               "repro.signals", "repro.jsonio", "repro.estimates", "repro.harness.lifeline",
               "repro.artifacts.cache", "repro.spec.limits", "repro.outputs")),
-    ("formats", ("repro.spec.types", "repro.spec.paths", "repro.nix", "repro.spack",
+    ("formats", ("repro.spec.types", "repro.spec.paths", "repro.formats.nix", "repro.formats.spack",
                  "repro.artifacts.npz", "repro.profiles.model", "repro.stats.verdicts",
                  "repro.runs.layout")),
     ("spec", ("repro.spec", "repro.backends.base", "repro.backends.registry",
@@ -81,7 +81,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                  "repro.environments", "repro.containers", "repro.probes", "repro.compare",
                  "repro.machine", "repro.mlperf", "repro.forecast", "repro.dispatch",
                  "repro.catalog")),
-    ("use case", ("repro.capture", "repro.capture_checks", "repro.claims", "repro.duet",
+    ("use case", ("repro.capture", "repro.capture_checks", "repro.claim_rounds", "repro.duet",
                   "repro.replay",
                   "repro.sweep", "repro.sweep_artifacts", "repro.rounds", "repro.mlperf.published",
                   "repro.mlperf.importing", "repro.mlperf.submission",

@@ -29,7 +29,7 @@ from repro.environments.base import (
 from repro.environments.nix import NixEnvironment
 from repro.environments.section import EnvironmentSpecBase
 from repro.errors import EnvironmentSetupError, SpecError
-from repro.nix.flakelock import read_flake_lock
+from repro.formats.nix.flakelock import read_flake_lock
 from repro.spec.paths import resolve_path
 
 if TYPE_CHECKING:

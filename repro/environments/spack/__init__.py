@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from repro.environments.section import EnvironmentFace, EnvironmentSpecBase
-from repro.spack.section import SpackPins
+from repro.formats.spack.section import SpackPins
 
 
 class SpackEnvironment(EnvironmentSpecBase):

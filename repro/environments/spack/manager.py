@@ -41,14 +41,14 @@ from repro.environments.spack import SpackEnvironment, compose, tool
 from repro.environments.spack import mirror as mirror_of
 from repro.environments.spack.layer import install_layer, provided
 from repro.errors import EnvironmentSetupError, SpecError
-from repro.spack.lockfile import read_spack_lock
-from repro.spack.pins import (
+from repro.formats.spack.lockfile import read_spack_lock
+from repro.formats.spack.pins import (
     lock_pins,
     pins_from_files,
     pins_view,
     require_consistent,
 )
-from repro.spack.section import LOCK_NAME, MANIFEST_NAME, SpackPins
+from repro.formats.spack.section import LOCK_NAME, MANIFEST_NAME, SpackPins
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec

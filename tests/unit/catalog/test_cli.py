@@ -193,7 +193,7 @@ def test_sync_leaves_the_catalogs_own_copies_alone(project: Path) -> None:
     ("name", "text", "why"),
     [
         ("report.json", '{"schema": "repro.report/v2", "scenarios": "x"}', "not as repro writes"),
-        ("claims.json", '{"schema": "repro.claims/v1", "claims": 5}', "not as repro writes"),
+        ("claims.json", '{"schema": "repro.claim_rounds/v1", "claims": 5}', "not as repro writes"),
         ("sweep.json", '{"schema": "repro.sweep/v1", "points": [1]}', "sweep.json: not as"),
         ("report.json", '{"schema": "repro.report/v9"}', "not a repro.report/v2 file"),
     ],

@@ -164,7 +164,7 @@ def test_a_sweeps_points_nest_under_it(tmp_path: Path) -> None:
 
 def test_a_claims_check_gives_each_claims_verdict_and_interval(tmp_path: Path) -> None:
     check = {
-        "schema": "repro.claims/v1",
+        "schema": "repro.claim_rounds/v1",
         "spec_name": "synthetic",
         "spec_id": "a" * 64,
         "generated_utc": "2026-12-06T05:00:00+00:00",

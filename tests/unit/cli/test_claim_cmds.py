@@ -41,7 +41,11 @@ def _speed(req: WorkerRequest) -> float:
 
 
 def _fake_session(
-    cls: type[ReplaySession], env_name: str, spec: ExperimentSpec, spec_path: Path, cache: Any,
+    cls: type[ReplaySession],
+    env_name: str,
+    spec: ExperimentSpec,
+    spec_path: Path,
+    cache: Any,
     **_: Any,
 ) -> ReplaySession:
     """A session whose replays run the in-process fake engine (in place of `open`)."""
@@ -175,7 +179,7 @@ def test_check_exits_0_when_the_claims_hold_and_1_when_one_does_not(
                   "--results-dir", str(tmp_path / "results"))  # fmt: skip
     assert held.exit_code == 0, held.output
     data = json.loads(held.stdout)
-    assert data["schema"] == "repro.claims/v1"
+    assert data["schema"] == "repro.claim_rounds/v1"
     assert data["claims"][0]["verdict"] == "holds"
     assert data["claims"][0]["match"] == "no original"
     assert (out / "claims.md").read_text().startswith("# Claims: ort-digits")

@@ -65,7 +65,9 @@ def test_no_function_of_replay_cmd_is_over_the_limit() -> None:
     lengths = function_lengths(CLI / "replay_cmd.py")
     too_long = {name: n for name, n in lengths.items() if n > LIMIT}
     assert lengths, "replay_cmd.py has no function: the check reads the wrong file"
-    assert not too_long, f"over {LIMIT} lines: {too_long}; make them engine steps (repro/replay/steps.py)"
+    assert not too_long, (
+        f"over {LIMIT} lines: {too_long}; make them engine steps (repro/replay/steps.py)"
+    )
 
 
 def test_no_module_imports_a_private_name_of_a_cli_module() -> None:

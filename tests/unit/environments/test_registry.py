@@ -51,8 +51,9 @@ def test_reading_a_spec_imports_no_managers_work() -> None:
     imported = set(proc.stdout.split())
     heavy = {
         m for m in imported
-        if m.endswith(".manager") or m.startswith(("repro.containers", "repro.environments.pylock",
-                                                   "repro.nix", "repro.spack.lockfile"))
+        if m.endswith(".manager")
+        or m.startswith(("repro.containers", "repro.environments.pylock", "repro.formats.nix",
+                         "repro.formats.spack.lockfile"))
     }  # fmt: skip
     assert heavy == set(), sorted(heavy)
     assert "repro.environments.nix" in imported  # its face, for the spec's section

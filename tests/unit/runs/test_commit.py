@@ -22,7 +22,7 @@ COMMITTER = PACKAGE / "runs" / "commit.py"
 #: gathered one), an imported original, a profile added to a run
 WRITERS = ("replay/engine.py", "dispatch/run.py", "mlperf/importing.py", "profiling.py")
 #: `.dump()` calls of other models than RunRecord, by module and receiver
-OTHER_DUMPS = {("harness/profiling.py", "profile")}
+OTHER_DUMPS = {("harness/profiled_pass.py", "profile")}
 #: calls that write, create or move the file or folder they are given
 WRITE_CALLS = frozenset(
     {"atomic_write_text", "atomic_path", "write_text", "write_bytes", "open", "replace",

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from repro.reports.fmt import SPEED_INDEX_NAMES
-from repro.stats import machine
-from repro.stats.machine import PROBE_REL_ERROR, SPEED_KEYS, speed_key
+from repro.stats import speed_adjust as machine
+from repro.stats.speed_adjust import PROBE_REL_ERROR, SPEED_KEYS, speed_key
 
 V1 = {"compute_gflops": 150.0}
 V2 = {"compute_gflops": 150.0, "compute_large_gflops": 300.0}

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from repro.spack.manifest import canonical_spec, read_manifest
+from repro.formats.spack.manifest import canonical_spec, read_manifest
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 REPO = ROOT / "spack-repo" / "spack_repo" / "repro"
 BUILTIN = ROOT / "tests" / "data" / "spack" / "builtin-packages.txt"
 ENVIRONMENTS = sorted((ROOT / "lockfiles").glob("*/spack.yaml"))

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.errors import SpecError
-from repro.nix.nar import flat_hash, nar_chunks, nar_hash
+from repro.formats.nix.nar import flat_hash, nar_chunks, nar_hash
 
 
 def _prefetch(target: str) -> Any:

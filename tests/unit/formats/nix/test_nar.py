@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from repro.nix.nar import from_nix32, nar_hash, nix32
+from repro.formats.nix.nar import from_nix32, nar_hash, nix32
 
 
 def build_case(case: dict[str, Any], root: Path) -> Path:
@@ -47,7 +47,7 @@ def build_case(case: dict[str, Any], root: Path) -> Path:
 
 
 def _vectors() -> list[dict[str, Any]]:
-    path = Path(__file__).resolve().parents[4] / "shared/fixtures/locks/nix/narhash-vectors.json"
+    path = Path(__file__).resolve().parents[5] / "shared/fixtures/locks/nix/narhash-vectors.json"
     if not path.is_file():
         return []
     return list(json.loads(path.read_text())["cases"])

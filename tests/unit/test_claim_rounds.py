@@ -15,7 +15,7 @@ import pytest
 
 from repro.artifacts.cache import ArtifactCache
 from repro.backends import registry
-from repro.claims import (
+from repro.claim_rounds import (
     CheckOptions,
     Outcome,
     check_claims,
@@ -323,7 +323,9 @@ def test_the_time_cap_stops_only_after_a_whole_pair_so_the_evidence_has_an_inter
     import types
 
     clock = iter(range(0, 10_000, 100))
-    monkeypatch.setattr("repro.claims.time", types.SimpleNamespace(monotonic=lambda: next(clock)))
+    monkeypatch.setattr(
+        "repro.claim_rounds.time", types.SimpleNamespace(monotonic=lambda: next(clock))
+    )
     rng = np.random.Generator(np.random.PCG64(4))
 
     def noisy(req: WorkerRequest) -> float:

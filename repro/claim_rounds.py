@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from repro import __version__
-from repro.compare.claims import (
+from repro.compare.claim_verdicts import (
     Measured,
     busy_guard,
     claim_result,
@@ -37,7 +37,7 @@ from repro.compare.claims import (
     machine_line,
     verdict,
 )
-from repro.compare.machine import BUSY_FRACTION
+from repro.compare.machine_sides import BUSY_FRACTION
 from repro.compare.pairing import busy_rounds, pair_rounds, setting_mismatch
 from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.estimates import duration
@@ -53,7 +53,7 @@ from repro.spec.io import parse_spec, spec_id, with_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
 from repro.spec.types import Hardware
 from repro.spec.variants import apply_overrides, claim_where, refuse_inert, variant_specs
-from repro.stats.claims import ClaimEstimate, ClaimJudgement
+from repro.stats.claim_estimates import ClaimEstimate, ClaimJudgement
 from repro.stats.sequential import Stopping
 from repro.stats.verdicts import claims_verdict
 

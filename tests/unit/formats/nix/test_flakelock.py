@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from repro.errors import SpecError
-from repro.nix.flakelock import parse_flake_lock, read_flake_lock
-from repro.nix.nar import nix32 as nix32_of
+from repro.formats.nix.flakelock import parse_flake_lock, read_flake_lock
+from repro.formats.nix.nar import nix32 as nix32_of
 
 
 def test_every_published_lock_reads(shared_fixtures: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.errors import SpecError
-from repro.nix.nar import NIX32_ALPHABET, from_nix32, sri
+from repro.formats.nix.nar import NIX32_ALPHABET, from_nix32, sri
 from repro.privacy import redact_text
 
 SUPPORTED_VERSIONS = (5, 6, 7)

@@ -10,7 +10,7 @@ from typing import Literal
 from repro.reports.model import ClaimResult
 from repro.spec.claims import Claim, ClaimEvidence
 from repro.spec.types import Hardware, Tolerances
-from repro.stats.claims import (
+from repro.stats.claim_estimates import (
     ClaimEstimate,
     ClaimJudgement,
     exact_estimate,
@@ -39,7 +39,7 @@ class Measured:
     target_qps: float | None = None
     #: seconds from the first round's start to each round's end
     round_end_s: list[float] = field(default_factory=list)
-    #: the confidence of the estimate's interval (each look's: see `repro.claims.Stopping`)
+    #: the confidence of the estimate's interval (each look's: see `repro.claim_rounds.Stopping`)
     confidence: float | None = None
 
 

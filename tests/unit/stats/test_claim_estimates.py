@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from repro.stats.claims import (
+from repro.stats.claim_estimates import (
     exact_estimate,
     judge,
     judge_margin,
@@ -153,7 +153,7 @@ def test_the_claims_exit_code_follows_the_worst_claim() -> None:
 
 def test_an_interval_too_wide_to_tell_is_said_as_such_not_as_a_huge_percentage() -> None:
     """A claim's reason said it "differed by 2230637.0 % or more"."""
-    from repro.stats.claims import ClaimEstimate, judge
+    from repro.stats.claim_estimates import ClaimEstimate, judge
 
     wide = ClaimEstimate(1.5, 0.001, 900.0, "paired-rounds", 3, log_se=3.0, df=2)
     found = judge(wide, ">=", 1.8, confidence=0.95)

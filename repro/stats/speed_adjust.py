@@ -46,7 +46,7 @@ GPU_SPEED_KEY: SpeedKey = "gpu_matmul_tflops"
 def speed_key(probes: Iterable[dict[str, Any] | None]) -> SpeedKey:
     """The first of SPEED_KEYS that every one of `probes` has, the last one when none does.
     A missing probe (None) is left out here; a metric with a test that lacks one is not
-    adjusted at all (`repro.compare.machine.with_machine`).
+    adjusted at all (`repro.compare.machine_sides.with_machine`).
 
     A GPU run's probes (those with a `gpu` entry) give the GPU's figure and no other: the CPU
     kernels do not measure the device the work ran on, so where a GPU run's GPU was not

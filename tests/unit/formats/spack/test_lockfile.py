@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from repro.errors import SpecError
-from repro.spack.lockfile import read_spack_lock
+from repro.formats.spack.lockfile import read_spack_lock
 
 SUMMARY_KEYS = {
     "lockfile_version",

@@ -15,7 +15,10 @@ from repro.runs.record import TestRecord
 from repro.runs.store import (
     LoadedRun,
 )
-from repro.stats.machine import (
+from repro.stats.significance import (
+    Comparison,
+)
+from repro.stats.speed_adjust import (
     PROBE_REL_ERROR,
     SpeedKey,
     compare_adjusted,
@@ -24,9 +27,6 @@ from repro.stats.machine import (
     speed_key,
     spread,
     test_speed,
-)
-from repro.stats.significance import (
-    Comparison,
 )
 from repro.stats.verdicts import POSITIVE, UNDECIDED, Verdict, combine
 
@@ -52,7 +52,7 @@ class Machines:
     hardware: tuple[str, ...] = ()
     others_original: float | None = None
     others_replay: float | None = None
-    #: the probe figure both sides are adjusted by (`repro.stats.machine.SPEED_KEYS`)
+    #: the probe figure both sides are adjusted by (`repro.stats.speed_adjust.SPEED_KEYS`)
     speed_key: SpeedKey = "compute_gflops"
     #: the time one sample took through the harness on the slower side, where both sides are
     #: probed repro runs on the CPU (`_sample_seconds`); None otherwise

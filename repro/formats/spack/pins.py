@@ -14,9 +14,9 @@ from typing import Any
 
 from repro.artifacts.cache import sha256_file
 from repro.errors import SpecError
-from repro.spack.lockfile import SpackLock, read_spack_lock
-from repro.spack.manifest import check_consistency, read_manifest
-from repro.spack.section import (
+from repro.formats.spack.lockfile import SpackLock, read_spack_lock
+from repro.formats.spack.manifest import check_consistency, read_manifest
+from repro.formats.spack.section import (
     LOCK_NAME,
     SpackPins,
 )

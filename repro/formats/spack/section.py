@@ -1,6 +1,6 @@
 """The spec's Spack section (`$.environment.spack`): what a spec pins of a Spack environment.
 
-Light (no Spack, no lock parsing): the spec and the worker import it; `repro.spack.pins`
+Light (no Spack, no lock parsing): the spec and the worker import it; `repro.formats.spack.pins`
 makes the pins from the files.
 """
 

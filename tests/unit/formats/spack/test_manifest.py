@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from repro.errors import SpecError
-from repro.spack.lockfile import read_spack_lock
-from repro.spack.manifest import canonical_spec, check_consistency, read_manifest
+from repro.formats.spack.lockfile import read_spack_lock
+from repro.formats.spack.manifest import canonical_spec, check_consistency, read_manifest
 
 PAIRS = [
     ("poorjit.spack.yaml", "poorjit.v4.spack.lock"),
