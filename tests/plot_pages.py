@@ -25,12 +25,15 @@ from tests.helpers import make_run
 HOSTILE = "x<img src=x onerror=alert(1)>$\\alpha^2$"
 
 
-def report_page(tmp_path: Path) -> str:
-    """report.html of a replay at 70 % of the original's throughput, with a profile diff."""
+def report_page(tmp_path: Path, *, profile: bool = True) -> str:
+    """report.html of a replay at 70 % of the original's throughput, with a profile diff
+    (unless `profile` is False)."""
     make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1)
     make_run(tmp_path / "r" / "replay", throughput=[70, 71, 69], seed=2, threads=1)
     original, replays = resolve_inputs(tmp_path / "r" / "original", [tmp_path / "r" / "replay"])
     report = build_report(original, replays, tolerances=Tolerances())
+    if not profile:
+        return report_html.render(report.model_copy(update={"generated_utc": "GENERATED"}))
     layers = [(f"conv{i}", "conv", 100_000.0 + 1_000 * i) for i in range(6)]
     slower = [(n, k, ns * (2.0 if n == "conv3" else 0.9 if n == "conv1" else 1.0))
               for n, k, ns in layers]  # fmt: skip

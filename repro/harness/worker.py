@@ -137,7 +137,9 @@ def _warm(
 
 def execute(req: WorkerRequest) -> WorkerResult:
     """Load the backend and data, run LoadGen, and describe what ran."""
-    timings: dict[str, float] = {"started_unix": time.time()}
+    # the process's CPU (user+sys, every thread) at each mark: its start-up's cost, steadier than
+    # the wall clock on a shared machine (`bench/start_speed.py` prints both)
+    timings: dict[str, float] = {"started_unix": time.time(), "started_cpu_s": time.process_time()}
     import mlperf_loadgen as lg  # noqa: F401  (fail early, before the model loads)
 
     from repro.harness.loadgen import LatencyLog, run_test
@@ -191,6 +193,7 @@ def execute(req: WorkerRequest) -> WorkerResult:
             gate[0] = None
         # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it
         timings["loadgen_start_unix"] = time.time()
+        timings.setdefault("ready_cpu_s", time.process_time())  # the first attempt's
         t = time.perf_counter()
         counting = progress.counting(done) if req.scenario == "Offline" else nullcontext()
         clock[0] = CpuClock().start()

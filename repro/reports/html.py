@@ -1,9 +1,8 @@
-"""report.html: self-contained (inline CSS and SVG plots drawn by matplotlib), for a person."""
+"""report.html: self-contained (inline CSS, and SVG plots drawn by `svg_plot`), for a person."""
 
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
 
 from repro.reports import plots
 from repro.reports.fmt import (
@@ -21,10 +20,7 @@ from repro.reports.fmt import (
 )
 from repro.reports.model import CdfPoints, ClaimResult, MetricResult, Report, claims_summary
 from repro.reports.profile_html import render_profile
-
-if TYPE_CHECKING:
-    from matplotlib.artist import Artist
-    from matplotlib.figure import Figure
+from repro.reports.svg_plot import CHAR_W, LEGEND_ROW, Key, Plot, Scale, legend_rows, log_range
 
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
@@ -74,23 +70,26 @@ def cdf_svg(cdf: dict[str, CdfPoints], title: str) -> str:
     xs = [x for points in curves.values() for x, _ in points]
     if not xs:
         return ""
+    plot = Plot(title, 460, 300, x=log_range(xs), y=Scale(0.0, 1.02))
+    plot.axes(
+        xlabel="SUT-side latency per query (log scale)",
+        ylabel="fraction of queries at or below",
+        xticks=plots.latency,
+        yticks=lambda v: f"{v:g}",
+    )
+    for name, points in curves.items():
+        plot.line(
+            [x for x, _ in points], [f for _, f in points], steps=True,
+            colour=CDF_COLOURS.get(name, plots.GREY),
+        )  # fmt: skip
+    if len(curves) > 1:
+        keys: list[Key] = [(name, CDF_COLOURS.get(name, plots.GREY), "line") for name in curves]
+        plot.legend(keys, x=plot.width - plot.right - 150, y=plot.py(0.1))
+    return plot.svg()
 
-    def draw(fig: Figure) -> None:
-        ax = fig.add_subplot()
-        for name, points in curves.items():
-            ax.plot(
-                [x for x, _ in points], [f for _, f in points], drawstyle="steps-post",
-                color=CDF_COLOURS.get(name, plots.GREY), linewidth=1.8, label=name,
-            )  # fmt: skip
-        plots.log_scale(ax, "x", xs, plots.latency)
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel("SUT-side latency per query (log scale)")
-        ax.set_ylabel("fraction of queries at or below")
-        ax.set_title(title)
-        if len(curves) > 1:
-            ax.legend(loc="lower right")
 
-    return plots.svg(draw, title=title, width_in=4.6, height_in=3.0)
+#: the tolerance band's colour in the bars plot
+BAND = "#e6f4ea"
 
 
 def bars_svg(metrics: list[MetricResult], title: str) -> str:
@@ -104,43 +103,40 @@ def bars_svg(metrics: list[MetricResult], title: str) -> str:
     # follows it up to three times the points' span, beyond that the line runs off the edge
     reach = max([abs(v) for m in rows for v in (m.ci or [])] or [0.0])
     span = 1.15 * max(span, min(reach, 3 * span))
-
-    def draw(fig: Figure) -> None:
-        from matplotlib.lines import Line2D
-        from matplotlib.patches import Patch
-        from matplotlib.ticker import PercentFormatter
-
-        ax = fig.add_subplot()
-        ys = list(range(len(rows)))[::-1]  # the first metric on top
-        for y, m in zip(ys, rows, strict=True):
-            c = COLOURS[m.verdict] if m.judged else plots.GREY
-            tol = m.tolerance or 0
-            if tol:
-                ax.barh(y, 2 * tol, left=-tol, height=0.7, color="#e6f4ea", zorder=1)
-            if m.ci:
-                ax.plot(m.ci, [y, y], color=c, linewidth=2, zorder=2)
-            ax.plot([m.delta_rel or 0.0], [y], "o", color=c, markersize=6, zorder=3)
-        ax.axvline(0, color="#777", linewidth=0.8, zorder=1)
-        ax.set_xlim(-span, span)
-        ax.set_ylim(-0.7, len(rows) - 0.3)
-        ax.set_yticks(ys, labels=[plots.shorten(m.label, 38) for m in rows])
-        right = ax.secondary_yaxis("right")
-        right.set_yticks(ys, labels=[delta(m.delta_rel) for m in rows])
-        for label, m in zip(right.get_yticklabels(), rows, strict=True):
-            label.set_color(COLOURS[m.verdict] if m.judged else plots.GREY)
-        ax.grid(axis="y", visible=False)
-        ax.xaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0 if span > 0.1 else 1))
-        ax.set_xlabel("relative difference, replay / original - 1 (%)")
-        ax.set_title(title)
-        shown = dict.fromkeys(m.verdict if m.judged else "for information" for m in rows)
-        handles: list[Artist] = [
-            Line2D([], [], marker="o", linewidth=2, color=COLOURS.get(v, plots.GREY), label=v)
-            for v in shown
-        ]
-        handles.append(Patch(color="#e6f4ea", label="tolerance"))
-        fig.legend(handles=handles, loc="outside lower center", ncols=4, frameon=False)
-
-    return plots.svg(draw, title=title, width_in=6.0, height_in=1.7 + 0.3 * len(rows))
+    names = [plots.shorten(m.label, 38) for m in rows]
+    deltas = [delta(m.delta_rel) for m in rows]
+    colours = [COLOURS[m.verdict] if m.judged else plots.GREY for m in rows]
+    shown = dict.fromkeys(m.verdict if m.judged else "for information" for m in rows)
+    keys: list[Key] = [(v, COLOURS.get(v, plots.GREY), "point") for v in shown] + [(
+        "tolerance", BAND, "band")]  # fmt: skip
+    width = 640.0
+    left = 16 + CHAR_W * max(len(n) for n in names)
+    lines = legend_rows([k[0] for k in keys], width - left)
+    plot = Plot(
+        title, width, 84 + 26 * len(rows) + LEGEND_ROW * lines,
+        x=Scale(-span, span), y=Scale(-0.7, len(rows) - 0.3),
+        left=left, right=16 + CHAR_W * max(len(d) for d in deltas),
+        bottom=54 + LEGEND_ROW * lines,
+    )  # fmt: skip
+    ys = list(range(len(rows)))[::-1]  # the first metric on top
+    for y, m in zip(ys, rows, strict=True):
+        if m.tolerance:
+            plot.band(-m.tolerance, m.tolerance, y - 0.35, y + 0.35, colour=BAND)
+    digits = 0 if span > 0.1 else 1
+    plot.axes(
+        xlabel="relative difference, replay / original - 1 (%)", ylabel="",
+        xticks=lambda v: f"{v * 100:.{digits}f}%", yticks=None,
+    )  # fmt: skip
+    plot.segment(0, -0.7, 0, len(rows) - 0.3, colour="#777", width=0.8)
+    for y, m, name, text, c in zip(ys, rows, names, deltas, colours, strict=True):
+        if m.ci:
+            lo, hi = (max(-span, min(span, v)) for v in m.ci)
+            plot.segment(lo, y, hi, y, colour=c)
+        plot.point(m.delta_rel or 0.0, y, colour=c)
+        plot.text(plot.left - 7, plot.py(y) + 3, name, size=9.5, anchor="end", colour=c)
+        plot.text(width - plot.right + 7, plot.py(y) + 3, text, size=9.5, anchor="start", colour=c)
+    plot.legend(keys, x=plot.left, y=plot.height - 12 - LEGEND_ROW * (lines - 1))
+    return plot.svg()
 
 
 def claims_html(claims: list[ClaimResult], summary: str) -> list[str]:

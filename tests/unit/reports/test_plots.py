@@ -1,7 +1,8 @@
-"""The pages' plots come from matplotlib: inline SVG with titled, labelled axes, ticks and
-legends, log axes where the values span decades, the same bytes for the same data, names
-shown as text (never markup or a formula), and matplotlib imported only where a plot is
-drawn."""
+"""The pages' plots: inline SVG with titled, labelled axes, ticks and legends, log axes where
+the values span decades, the same bytes for the same data, names shown as text (never markup or
+a formula). The report's two plots are drawn by `svg_plot` (no matplotlib: a report without a
+layer profile never imports it); the sweep's, the recommendation's and the layer changes by
+matplotlib, imported only where a plot is drawn."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def _texts(svg: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(PAGES))
-def test_every_plot_is_matplotlib_svg_with_a_title_labelled_axes_and_ticks(
+def test_every_plot_is_svg_with_a_title_labelled_axes_and_ticks(
     name: str, tmp_path: Path
 ) -> None:
     build, labels = PAGES[name]
@@ -42,9 +43,13 @@ def test_every_plot_is_matplotlib_svg_with_a_title_labelled_axes_and_ticks(
     for svg in svgs:
         assert 'role="img"' in svg
         assert re.search(r"<title>[^<]+</title>", svg)  # the accessible name
-        assert 'id="xtick_1"' in svg
-        assert 'id="ytick_1"' in svg
-        assert 'id="text_1"' in svg
+        if 'id="figure_1"' in svg:  # matplotlib's
+            assert 'id="xtick_1"' in svg
+            assert 'id="ytick_1"' in svg
+            assert 'id="text_1"' in svg
+        else:  # svg_plot's: a frame, tick marks and labels, an axis label
+            assert svg.count("<line ") >= 4
+            assert len(_texts(svg)) >= 5
     assert "http://" not in page
     assert "https://" not in page
     assert "<?xml" not in page
@@ -129,6 +134,35 @@ def test_the_same_data_gives_the_same_bytes_whatever_matplotlib_was_told(tmp_pat
     assert first.replace(normalise[0], "T") == second.replace(normalise[1], "T")
     assert "Date" not in first
     assert "<dc:" not in first
+
+
+def test_the_reports_plots_are_drawn_without_matplotlib(tmp_path: Path) -> None:
+    """A report page without a layer profile (what `repro report` writes for two runs) is
+    rendered with matplotlib never imported: its import was ~0.6 s of the command's CPU."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from tests.plot_pages import report_page\n"
+        f"page = report_page(Path({str(tmp_path)!r}), profile=False)\n"
+        "assert page.count('<svg ') == 3, page.count('<svg ')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))"
+    )
+    root = Path(__file__).resolve().parents[3]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_svg_plot_places_log_and_linear_ticks_at_round_values() -> None:
+    from repro.reports.svg_plot import Scale, log_range
+
+    assert Scale(0.0, 1.02).ticks() == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert Scale(-0.2, 0.2).ticks() == [-0.2, -0.1, 0.0, 0.1, 0.2]
+    assert log_range([1_000.0, 9_000.0]).ticks() == [1_000.0, 2_000.0, 5_000.0]  # 1-2-5
+    assert log_range([5_000.0, 9_000.0]).ticks() == [5e3, 6e3, 7e3, 8e3, 9e3]  # within a decade
+    assert Scale(1e3, 1e8, log=True).ticks() == [1e3, 1e4, 1e5, 1e6, 1e7, 1e8]  # decades
+    assert Scale(1.0, 100.0, log=True).fraction(10.0) == 0.5
 
 
 def test_the_cli_and_the_renderers_import_no_matplotlib() -> None:
