@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-#: variables that change inference results or speed (threads, affinity, allocators, ISA and
-#: precision switches of oneDNN/MKL/OpenBLAS/TVM/onnxruntime, visible accelerators)
+#: variables that change inference results or speed whatever the backend (threads, affinity,
+#: allocators, ISA and precision switches of oneDNN/MKL/OpenBLAS, visible accelerators); each
+#: backend plug-in declares its own beside them (`BackendPlugin.result_variables`), and
+#: `repro.backends.registry.result_variables()` is the whole allow-list
 RESULT_VARIABLES: Final = frozenset(
     {
         # OpenMP (GNU, LLVM and Intel runtimes)
@@ -56,12 +58,6 @@ RESULT_VARIABLES: Final = frozenset(
         "DNNL_DEFAULT_FPMATH_MODE",
         "ONEDNN_PRIMITIVE_CACHE_CAPACITY",
         "DNNL_PRIMITIVE_CACHE_CAPACITY",
-        # TVM runtime
-        "TVM_NUM_THREADS",
-        "TVM_BIND_THREADS",
-        "TVM_EXCLUDE_WORKER0",
-        # onnxruntime
-        "ORT_DISABLE_CPU_EP_FALLBACK",
         # TensorFlow (only the switches that change speed; never TF_ as a prefix)
         "TF_ENABLE_ONEDNN_OPTS",
         "TF_NUM_INTRAOP_THREADS",
@@ -93,14 +89,13 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET.search(name))
 
 
-def result_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The allow-listed variables that are set, home paths redacted, sorted by name."""
+def result_variables(
+    names: Collection[str] = RESULT_VARIABLES, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The allow-listed variables (`names`) that are set, home paths redacted, sorted by
+    name."""
     env = os.environ if environ is None else environ
-    return {
-        k: redact_text(env[k])
-        for k in sorted(RESULT_VARIABLES)
-        if k in env and not is_secret_name(k)
-    }
+    return {k: redact_text(env[k]) for k in sorted(names) if k in env and not is_secret_name(k)}
 
 
 def _homes() -> list[str]:

@@ -108,6 +108,9 @@ class BackendPlugin:
     spack_externals: ClassVar[tuple[str, ...]] = ()
     #: distributions whose version changes results (ranked high in the drift)
     key_packages: ClassVar[tuple[str, ...]] = ()
+    #: environment variables of its library that change results or speed, by exact name: a
+    #: fingerprint records them, the worker and its container get them (`repro.privacy`)
+    result_variables: ClassVar[frozenset[str]] = frozenset()
     #: the profiler its engine's `profiler(out_dir)` uses, if it has one (`repro profile`)
     profiler: ClassVar[str | None] = None
     #: "module:Class" of its GenerativeEngine (a `task: "generation"` workload), if it has one

@@ -53,3 +53,11 @@ def backend_spec_union() -> Any:
     """The spec's `backend` field: a union of every backend's section, tagged by `name`."""
     models = tuple(p.spec_model for p in BACKENDS.values())
     return Annotated[Union[models], Field(discriminator="name")]  # noqa: UP007
+
+
+def result_variables() -> frozenset[str]:
+    """The environment variables that change results or speed: every backend's own, and
+    those of the libraries beside them (`repro.privacy.RESULT_VARIABLES`)."""
+    from repro.privacy import RESULT_VARIABLES
+
+    return RESULT_VARIABLES.union(*(p.result_variables for p in BACKENDS.values()))

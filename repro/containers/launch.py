@@ -27,7 +27,7 @@ from typing import Any
 from repro.atomic import write_text
 from repro.containers.image import PREFIX, VENV_PYTHON
 from repro.harness.lifeline import ENV as LIFELINE_ENV
-from repro.privacy import RESULT_VARIABLES, is_secret_name
+from repro.privacy import is_secret_name
 
 #: host paths a bind mount may not shadow in the container
 RESERVED = ("/", "/proc", "/sys", "/dev", "/usr", "/bin", "/lib", "/etc", PREFIX)
@@ -114,7 +114,9 @@ def docker_command(
         cmd += ["--cpuset-cpus", cpuset]
     if memory:
         cmd += ["--memory", memory]
-    for var in sorted(RESULT_VARIABLES):
+    from repro.backends.registry import result_variables
+
+    for var in sorted(result_variables()):
         if var in environ and not is_secret_name(var):
             cmd += ["-e", var]  # the value comes from this process's environment
     if worker:

@@ -18,7 +18,7 @@ from repro import _subprocess
 from repro.artifacts.cache import sha256_file
 from repro.environments.section import EnvironmentSpecBase, section_locks
 from repro.errors import EnvironmentSetupError, UsageError
-from repro.privacy import RESULT_VARIABLES, is_secret_name
+from repro.privacy import is_secret_name
 from repro.spec.paths import resolve_path
 from repro.spec.types import LockFile
 
@@ -48,10 +48,13 @@ BASE_VARIABLES = (
 
 def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     """A whitelisted copy of this process's environment, as pyperf gives its workers."""
+    from repro.backends.registry import result_variables
+
+    allowed = result_variables()
     env = {
         k: v
         for k, v in os.environ.items()
-        if k in BASE_VARIABLES or (k in RESULT_VARIABLES and not is_secret_name(k))
+        if k in BASE_VARIABLES or (k in allowed and not is_secret_name(k))
     }
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONHASHSEED"] = "0"

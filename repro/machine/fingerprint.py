@@ -262,7 +262,7 @@ def collect(*, deep: bool = False) -> dict[str, Any]:
         },
         "packages": _packages(),
         "native": _native(deep),
-        "variables": result_variables(),
+        "variables": result_variables(_result_names()),
     }
 
 
@@ -284,3 +284,10 @@ def hardware_from(fp: dict[str, Any]) -> dict[str, Any]:
 if __name__ == "__main__":
     json.dump(collect(deep="--deep" in sys.argv), sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")
+
+
+def _result_names() -> frozenset[str]:
+    """The allow-list of variables a fingerprint records: the backends' and their libraries'."""
+    from repro.backends.registry import result_variables as names
+
+    return names()

@@ -55,6 +55,7 @@ class OnnxRuntimePlugin(BackendPlugin):
     install_hint = "pip install onnxruntime"
     nix_shell = "ort"
     key_packages = ("onnxruntime", "onnx")
+    result_variables = frozenset({"ORT_DISABLE_CPU_EP_FALLBACK"})
     profiler = "onnxruntime's session profiler"
 
     def model_io_names(self, model: Path) -> tuple[list[str], list[str]]:

@@ -77,6 +77,7 @@ class TvmPlugin(BackendPlugin):
     spack_specs = ("py-mlcommons-loadgen@6.0.17", "llvm", "onednn")
     spack_externals = ("llvm", "onednn")
     key_packages = ("apache-tvm", "apache-tvm-ffi", "tvm", "onnx")
+    result_variables = frozenset({"TVM_NUM_THREADS", "TVM_BIND_THREADS", "TVM_EXCLUDE_WORKER0"})
     profiler = "the Relax VM's instrument"
 
     def model_io_names(self, model: Path) -> tuple[list[str], list[str]]:

@@ -53,3 +53,29 @@ def test_capture_cli_offers_the_registered_backends() -> None:
 def test_unknown_backend_lists_the_choices() -> None:
     with pytest.raises(SpecError, match=r"unknown backend 'nope'; expected one of \['onnxruntime'"):
         get_backend("nope")
+
+
+def test_each_backends_result_variables_come_from_its_plugin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A backend's own variables are declared by its plug-in, not in the central list, and they
+    reach the fingerprint and the worker's environment; a secret-looking name never does."""
+    from repro.backends.registry import BACKENDS, result_variables
+    from repro.environments.base import worker_environment
+    from repro.machine.fingerprint import collect
+    from repro.privacy import RESULT_VARIABLES
+
+    assert "TVM_NUM_THREADS" in BACKENDS["tvm"].result_variables
+    assert "ORT_DISABLE_CPU_EP_FALLBACK" in BACKENDS["onnxruntime"].result_variables
+    assert not {v for v in RESULT_VARIABLES if v.startswith(("TVM_", "ORT_", "PYTORCH_"))}
+    assert result_variables() >= RESULT_VARIABLES | BACKENDS["tvm"].result_variables
+    monkeypatch.setenv("TVM_NUM_THREADS", "3")
+    monkeypatch.setenv("ORT_DISABLE_CPU_EP_FALLBACK", "1")
+    monkeypatch.setenv("TVM_SECRET_TOKEN", "x")
+    recorded = collect()["variables"]
+    assert recorded["TVM_NUM_THREADS"] == "3"
+    assert recorded["ORT_DISABLE_CPU_EP_FALLBACK"] == "1"
+    env = worker_environment()
+    assert env["TVM_NUM_THREADS"] == "3"
+    assert "TVM_SECRET_TOKEN" not in env
+    assert "TVM_SECRET_TOKEN" not in recorded
