@@ -26,6 +26,7 @@ import numpy as np
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetch import download
 from repro.artifacts.recipes import get_recipe
+from repro.backends.registry import spack_key_packages
 from repro.capture_checks import (
     EnvironmentPlan,
     check_artifacts,
@@ -187,7 +188,7 @@ def pin_environment(
     manifest = opts.lockfiles_dir / name / SPACK_MANIFEST
     if "spack" not in raw["environment"] and manifest.is_file():
         # a Spack environment for the same stack, usable with --env spack
-        raw["environment"]["spack"] = spack_pins(manifest, spec_dir)
+        raw["environment"]["spack"] = spack_pins(manifest, spec_dir, spack_key_packages())
         keep_builtin_commit(raw["environment"]["spack"], previous)
         locked = "locked" if "spack_lock" in raw["environment"]["spack"] else "no spack.lock yet"
         report(f"pinned the Spack environment beside it: {manifest} ({locked})")

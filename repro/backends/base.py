@@ -108,6 +108,9 @@ class BackendPlugin:
     spack_externals: ClassVar[tuple[str, ...]] = ()
     #: distributions whose version changes results (ranked high in the drift)
     key_packages: ClassVar[tuple[str, ...]] = ()
+    #: the Spack packages whose version, variants, compiler or target change its results (a
+    #: spec pins their versions from spack.lock; the drift ranks them high)
+    spack_key_packages: ClassVar[tuple[str, ...]] = ()
     #: environment variables of its library that change results or speed, by exact name: a
     #: fingerprint records them, the worker and its container get them (`repro.privacy`)
     result_variables: ClassVar[frozenset[str]] = frozenset()

@@ -61,3 +61,10 @@ def result_variables() -> frozenset[str]:
     from repro.privacy import RESULT_VARIABLES
 
     return RESULT_VARIABLES.union(*(p.result_variables for p in BACKENDS.values()))
+
+
+def spack_key_packages() -> frozenset[str]:
+    """The Spack packages whose pins change results: the harness's and every backend's."""
+    from repro.formats.spack.lockfile import HARNESS_KEY_PACKAGES
+
+    return HARNESS_KEY_PACKAGES.union(*(p.spack_key_packages for p in BACKENDS.values()))

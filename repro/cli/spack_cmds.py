@@ -54,6 +54,7 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
       spack -e lockfiles/tvm-resnet50 concretize
       repro spack pin specs/tvm-resnet50.json
     """
+    from repro.backends.registry import spack_key_packages
     from repro.environments.spack.manager import SpackManager, pin_builtin_commit
     from repro.formats.spack.pins import keep_builtin_commit, pins_from_files
     from repro.formats.spack.section import LOCK_NAME
@@ -75,7 +76,7 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
         SpackManager(note).concretize(target.parent)
     spec = load_spec(spec_path)
     raw = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-    pins_raw = pins_from_files(target, spec_path.parent)
+    pins_raw = pins_from_files(target, spec_path.parent, spack_key_packages())
     if have_spack:
         pin_builtin_commit(pins_raw, note)
     else:  # no Spack to ask: the commit pinned with this very lock still holds
@@ -186,9 +187,10 @@ def spack_show(lock_path: Path, as_json: bool) -> None:
     Example:
       repro spack show lockfiles/tvm-resnet50/spack.lock
     """
+    from repro.backends.registry import spack_key_packages
     from repro.formats.spack.lockfile import read_spack_lock
 
-    summary: dict[str, Any] = read_spack_lock(lock_path).summary()
+    summary: dict[str, Any] = read_spack_lock(lock_path).summary(spack_key_packages())
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return

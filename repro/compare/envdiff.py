@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repro.artifacts.cache import sha256_file
-from repro.backends.registry import BACKENDS
+from repro.backends.registry import BACKENDS, spack_key_packages
 from repro.environments.nix.manager import flake_pins
 from repro.environments.pylock import normalize, read_pins
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
-from repro.formats.spack.lockfile import KEY_PACKAGES, read_spack_lock
+from repro.formats.spack.lockfile import read_spack_lock
 from repro.runs.store import load_run
 from repro.spec.io import load_spec, spec_id
 from repro.spec.paths import resolve_path
@@ -122,7 +122,7 @@ def _spack_impact(key: str) -> int:
     package, _, attribute = key.rpartition(".")
     if package in ("", "spack"):  # spack.version: the tool that concretized
         return 55
-    key_package = package.split("@")[0] in KEY_PACKAGES
+    key_package = package.split("@")[0] in spack_key_packages()
     ranks = {
         "compiler": (90, 62),
         "target": (89, 61),
@@ -145,7 +145,8 @@ def _spack_presence(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
     return {
         k
         for k in set(a) ^ set(b)
-        if k.endswith(".present") and (full or k.split(".")[0].split("@")[0] in KEY_PACKAGES)
+        if k.endswith(".present")
+        and (full or k.split(".")[0].split("@")[0] in spack_key_packages())
     }
 
 

@@ -122,11 +122,12 @@ def make_spec(root: Path, tmp_path: Path, envdir: Path, *, locked: bool = True) 
     }
     if locked:
         lock = envdir / "spack.lock"
+        from repro.backends.registry import spack_key_packages
         from repro.formats.spack.lockfile import read_spack_lock
         from repro.formats.spack.pins import lock_pins
 
         pins["spack_lock"] = {"path": str(lock), "sha256": _sha(lock)}
-        pins.update(lock_pins(read_spack_lock(lock)))
+        pins.update(lock_pins(read_spack_lock(lock), spack_key_packages()))
     raw["environment"]["spack"] = pins
     raw["workload"]["scenarios"] = [
         s for s in raw["workload"]["scenarios"] if s["scenario"] == "Offline"

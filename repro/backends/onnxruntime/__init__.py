@@ -55,6 +55,7 @@ class OnnxRuntimePlugin(BackendPlugin):
     install_hint = "pip install onnxruntime"
     nix_shell = "ort"
     key_packages = ("onnxruntime", "onnx")
+    spack_key_packages = ("py-onnxruntime",)
     result_variables = frozenset({"ORT_DISABLE_CPU_EP_FALLBACK"})
     profiler = "onnxruntime's session profiler"
 

@@ -93,6 +93,7 @@ class TorchPlugin(BackendPlugin):
     install_hint = f"pip install 'repro[torch]'  ({TORCH_PIN})"
     nix_shell = "default"
     key_packages = ("torch", "onnx", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13")
+    spack_key_packages = ("py-torch",)
     result_variables = frozenset({"PYTORCH_CUDA_ALLOC_CONF", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"})
 
     def model_io_names(self, model: Path) -> tuple[list[str], list[str]] | None:

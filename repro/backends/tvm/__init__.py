@@ -77,6 +77,7 @@ class TvmPlugin(BackendPlugin):
     spack_specs = ("py-mlcommons-loadgen@6.0.17", "llvm", "onednn")
     spack_externals = ("llvm", "onednn")
     key_packages = ("apache-tvm", "apache-tvm-ffi", "tvm", "onnx")
+    spack_key_packages = ("apache-tvm", "py-apache-tvm-ffi", "llvm", "onednn")
     result_variables = frozenset({"TVM_NUM_THREADS", "TVM_BIND_THREADS", "TVM_EXCLUDE_WORKER0"})
     profiler = "the Relax VM's instrument"
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from repro import _subprocess
 from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text, write_text
+from repro.backends.registry import spack_key_packages
 from repro.environments.base import (
     CaptureContext,
     CapturePlan,
@@ -141,7 +142,7 @@ class SpackManager(EnvironmentManager):
                     "pinned by its manifest only until `spack -e "
                     f"{manifest.parent} concretize` runs where Spack is"
                 )
-        pins = pins_from_files(manifest, ctx.spec_dir)
+        pins = pins_from_files(manifest, ctx.spec_dir, spack_key_packages())
         if self.available()[0]:
             pin_builtin_commit(pins, ctx.report)
         env: dict[str, Any] = {"manager": self.name, "spack": pins}
@@ -332,7 +333,7 @@ class SpackManager(EnvironmentManager):
                     {"name": n.name, "version": n.version, "hash": h}
                     for h, n in sorted(realized.nodes.items(), key=lambda kv: kv[1].name)
                 ],
-                **lock_pins(realized),
+                **lock_pins(realized, spack_key_packages()),
             },
         )
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from repro.errors import SpecError
 from repro.jsonio import read_json
@@ -38,17 +39,10 @@ COMPILER_VIRTUALS = frozenset({"c", "cxx", "fortran"})
 #: a develop spec's `dev_path` as recorded: that it is one (its sources are a local checkout no
 #: lock pins), never the path itself (a home directory, a user name)
 DEV_PATH = "<local checkout>"
-#: packages whose version, variants, compiler or target change an inference result
-KEY_PACKAGES = (
-    "apache-tvm",
-    "llvm",
-    "onednn",
-    "python",
-    "py-onnxruntime",
-    "py-mlcommons-loadgen",
-    "py-apache-tvm-ffi",
-    "py-numpy",
-)
+#: the harness's own packages whose version, variants, compiler or target change an inference
+#: result; each backend plug-in names its own (`BackendPlugin.spack_key_packages`), and
+#: `repro.backends.registry.spack_key_packages()` is the whole set a caller passes here
+HARNESS_KEY_PACKAGES: Final = frozenset({"python", "py-mlcommons-loadgen", "py-numpy"})
 
 
 @dataclass(frozen=True)
@@ -107,9 +101,10 @@ class SpackLock:
             out.setdefault(node.name, []).append(node)
         return out
 
-    def key_packages(self) -> dict[str, dict[str, Any]]:
-        """The key packages present, each as its pin (several of one name: `name@version`)."""
-        return {k: v for k, v in self.package_pins().items() if k.split("@")[0] in KEY_PACKAGES}
+    def key_packages(self, names: Collection[str]) -> dict[str, dict[str, Any]]:
+        """The key packages (`names`) present, each as its pin (several of one name:
+        `name@version`)."""
+        return {k: v for k, v in self.package_pins().items() if k.split("@")[0] in names}
 
     def package_pins(self) -> dict[str, dict[str, Any]]:
         """Every package by name; a name concretized more than once is keyed `name@version`
@@ -127,8 +122,8 @@ class SpackLock:
                 out[key] = n.pin()
         return out
 
-    def summary(self) -> dict[str, Any]:
-        """The same shape for every lockfile version."""
+    def summary(self, key_names: Collection[str]) -> dict[str, Any]:
+        """The same shape for every lockfile version; `key_names` the key packages."""
         return {
             "lockfile_version": self.lockfile_version,
             "specfile_version": self.specfile_version,
@@ -144,7 +139,7 @@ class SpackLock:
             ],
             "packages": len(self.nodes),
             "included_environments": self.included,
-            "key_packages": self.key_packages(),
+            "key_packages": self.key_packages(key_names),
         }
 
 

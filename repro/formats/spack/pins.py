@@ -9,6 +9,7 @@ manager (pins for another way of building the stack do not change what the exper
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,11 @@ def _relative(target: Path, spec_dir: Path) -> str:
     return os.path.relpath(target.resolve(), spec_dir.resolve())
 
 
-def pins_from_files(manifest_path: Path, spec_dir: Path) -> dict[str, Any]:
-    """The pins (JSON, before validation) for the manifest and the spack.lock beside it.
+def pins_from_files(
+    manifest_path: Path, spec_dir: Path, key_names: Collection[str]
+) -> dict[str, Any]:
+    """The pins (JSON, before validation) for the manifest and the spack.lock beside it, with
+    the versions of its key packages (`key_names`).
 
     The lock must have been concretized from this manifest (its roots are the manifest's
     specs), or the pins would claim a stack the manifest does not describe.
@@ -51,17 +55,18 @@ def pins_from_files(manifest_path: Path, spec_dir: Path) -> dict[str, Any]:
     lock = read_spack_lock(lock_path)
     require_consistent(manifest_path, lock)
     pins["spack_lock"] = {"path": _relative(lock_path, spec_dir), "sha256": sha256_file(lock_path)}
-    pins.update(lock_pins(lock))
+    pins.update(lock_pins(lock, key_names))
     return pins
 
 
-def lock_pins(lock: SpackLock) -> dict[str, Any]:
-    """What a lock pins, as the spec (and a run's record) keeps it."""
+def lock_pins(lock: SpackLock, key_names: Collection[str]) -> dict[str, Any]:
+    """What a lock pins, as the spec (and a run's record) keeps it: its roots and its key
+    packages (`key_names`)."""
     out: dict[str, Any] = {
         "roots": [
             {"spec": r.spec, "hash": r.hash, "name": lock.nodes[r.hash].name} for r in lock.roots
         ],
-        "packages": lock.key_packages(),
+        "packages": lock.key_packages(key_names),
     }
     if lock.spack_version:
         out["spack_version"] = lock.spack_version

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +80,23 @@ def test_each_backends_result_variables_come_from_its_plugin(
     assert env["TVM_NUM_THREADS"] == "3"
     assert "TVM_SECRET_TOKEN" not in env
     assert "TVM_SECRET_TOKEN" not in recorded
+
+
+def test_the_spack_key_packages_are_the_harnesss_and_each_backends_own() -> None:
+    """The Spack packages a spec pins (and the drift ranks high) come from the plug-ins: the
+    lock reader's own list holds only the harness's, and a plug-in's reach the pins."""
+    from repro.backends.registry import BACKENDS, spack_key_packages
+    from repro.formats.spack.lockfile import HARNESS_KEY_PACKAGES, read_spack_lock
+
+    assert {"python", "py-mlcommons-loadgen", "py-numpy"} == HARNESS_KEY_PACKAGES
+    assert {"apache-tvm", "llvm", "onednn"} <= set(BACKENDS["tvm"].spack_key_packages)
+    assert "py-onnxruntime" in BACKENDS["onnxruntime"].spack_key_packages
+    keys = spack_key_packages()
+    assert keys >= HARNESS_KEY_PACKAGES | {"apache-tvm", "py-onnxruntime", "py-torch"}
+    lock = Path(__file__).resolve().parents[4] / "shared/fixtures/locks/spack"
+    lock /= "all-pythons.v6.spack.lock"  # a real lock: several pythons
+    if not lock.is_file():
+        pytest.skip(f"needs the shared fixture {lock}")
+    pins = read_spack_lock(lock).key_packages(keys)
+    assert pins
+    assert {k.split("@")[0] for k in pins} <= keys

@@ -30,9 +30,7 @@ def _texts(svg: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(PAGES))
-def test_every_plot_is_svg_with_a_title_labelled_axes_and_ticks(
-    name: str, tmp_path: Path
-) -> None:
+def test_every_plot_is_svg_with_a_title_labelled_axes_and_ticks(name: str, tmp_path: Path) -> None:
     build, labels = PAGES[name]
     page = build(tmp_path)
     svgs = _svgs(page)
