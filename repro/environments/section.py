@@ -40,6 +40,15 @@ def section_locks(env: EnvironmentSpecBase) -> dict[str, LockFile]:
 
 
 @dataclass(frozen=True)
+class OfflineNeed:
+    """What a replay of a package in this manager fetches from outside unless the package
+    holds members of `role` (None: whatever it holds), said as `what`."""
+
+    what: str
+    role: str | None = None
+
+
+@dataclass(frozen=True)
 class EnvironmentFace:
     """What the spec, the registry and the CLI know of a manager without importing its work."""
 
@@ -50,3 +59,5 @@ class EnvironmentFace:
     manager: str
     #: whether `repro capture --env-manager NAME` can pin its section
     can_capture: bool
+    #: what a replay from a package needs from outside in this manager (`repro pack` says it)
+    offline_need: OfflineNeed | None = None

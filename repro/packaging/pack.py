@@ -24,6 +24,7 @@ from repro import __version__, _subprocess
 from repro.artifacts.cache import ArtifactCache, sha256_file
 from repro.artifacts.fetching import fetch_all
 from repro.attest.package import SIGNATURE, sign_members
+from repro.environments.registry import FACES
 from repro.errors import ArtifactError, EnvironmentSetupError, SpecError, UsageError
 from repro.formats.nix.flake_files import credential_reason, flake_files
 from repro.packaging.archive import (
@@ -495,18 +496,8 @@ def offline_gaps(
                 "in the package (pack with --with-artifacts) and not in this machine's cache"
             )
     manager = spec.environment.manager if env_name == "auto" else env_name
-    if manager in ("venv", "auto") and not manifest.of_role("wheel"):
-        maybe.append(
-            "the Python lock's wheels (pack with --with-wheels): a venv is built from a "
-            "package index unless this machine has built it before"
-        )
-    if manager == "docker" and not manifest.of_role("image"):
-        maybe.append("the Docker image (pack with --with-image) unless this machine has it")
-    if manager == "nix":
-        maybe.append("the flake's inputs (nixpkgs) unless this machine's Nix store has them")
-    if manager == "spack" and not manifest.of_role("spack-source"):
-        maybe.append(
-            "the Spack environment's sources (pack a Spack spec with --with-artifacts, or "
-            "`repro spack mirror SPEC`) unless this machine's mirror or Spack store has them"
-        )
+    face = FACES.get("venv" if manager == "auto" else manager)
+    need = face.offline_need if face is not None else None
+    if need is not None and (need.role is None or not manifest.of_role(need.role)):
+        maybe.append(need.what)
     return certain, maybe

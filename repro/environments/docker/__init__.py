@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from repro.environments.section import EnvironmentFace, EnvironmentSpecBase
+from repro.environments.section import EnvironmentFace, EnvironmentSpecBase, OfflineNeed
 
 ImageId = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
 #: docker's --cpuset-cpus (0-3,6) and --memory (a number of bytes with an optional b/k/m/g)
@@ -44,4 +44,7 @@ FACE = EnvironmentFace(
     spec_model=DockerEnvironment,
     manager="repro.environments.docker.manager:DockerManager",
     can_capture=True,
+    offline_need=OfflineNeed(
+        "the Docker image (pack with --with-image) unless this machine has it", role="image"
+    ),
 )

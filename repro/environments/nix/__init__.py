@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from repro.environments.section import EnvironmentFace, EnvironmentSpecBase
+from repro.environments.section import EnvironmentFace, EnvironmentSpecBase, OfflineNeed
 from repro.spec.types import LockFile, SpecModel
 
 
@@ -53,4 +53,7 @@ FACE = EnvironmentFace(
     spec_model=NixEnvironment,
     manager="repro.environments.nix.manager:NixManager",
     can_capture=True,
+    offline_need=OfflineNeed(
+        "the flake's inputs (nixpkgs) unless this machine's Nix store has them"
+    ),
 )

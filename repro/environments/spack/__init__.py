@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from repro.environments.section import EnvironmentFace, EnvironmentSpecBase
+from repro.environments.section import EnvironmentFace, EnvironmentSpecBase, OfflineNeed
 from repro.formats.spack.section import SpackPins
 
 
@@ -25,4 +25,9 @@ FACE = EnvironmentFace(
     spec_model=SpackEnvironment,
     manager="repro.environments.spack.manager:SpackManager",
     can_capture=True,
+    offline_need=OfflineNeed(
+        "the Spack environment's sources (pack a Spack spec with --with-artifacts, or "
+        "`repro spack mirror SPEC`) unless this machine's mirror or Spack store has them",
+        role="spack-source",
+    ),
 )

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from repro.environments.section import EnvironmentFace, EnvironmentSpecBase
+from repro.environments.section import EnvironmentFace, EnvironmentSpecBase, OfflineNeed
 
 
 class VenvEnvironment(EnvironmentSpecBase):
@@ -25,4 +25,9 @@ FACE = EnvironmentFace(
     spec_model=VenvEnvironment,
     manager="repro.environments.venv.manager:VenvManager",
     can_capture=True,
+    offline_need=OfflineNeed(
+        "the Python lock's wheels (pack with --with-wheels): a venv is built from a package "
+        "index unless this machine has built it before",
+        role="wheel",
+    ),
 )
