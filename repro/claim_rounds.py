@@ -46,7 +46,7 @@ from repro.replay import Replayer, ReplayOptions, Reporter, new_run_id, utc_now
 from repro.replay.session import ReplayerFactory
 from repro.reports.model import ClaimResult, ClaimsCheck, claims_summary
 from repro.rounds import balanced_order
-from repro.runs.record import RunRecord, TestRecord
+from repro.runs.record import Interleave, RunRecord, StoppingRecord, TestRecord
 from repro.signals import interruptible
 from repro.spec.claims import SIDES, Claim, ClaimEvidence, Side
 from repro.spec.io import parse_spec, spec_id, with_id
@@ -394,16 +394,15 @@ class _ClaimRounds:
         out = {}
         for side in SIDES:
             replayer = self.replayers[side]
-            replayer.record.interleave = {
-                "id": pairing, "side": "a" if side == "candidate" else "b", "seed": self.seed,
-                "rounds": len(self.orders), "orders": self.orders, "claim": self.claim.id,
-            }  # fmt: skip
-            replayer.record.stopping = {
-                "max_rounds": self.plan.max_rounds, "max_time_s": self.plan.stopping.max_time_s,
-                "fixed_rounds": self.plan.stopping.fixed,
-                "rounds": measured.rounds, "stopped": measured.stopped,
-                "elapsed_s": measured.elapsed_s,
-            }  # fmt: skip
+            replayer.record.interleave = Interleave(
+                id=pairing, side="a" if side == "candidate" else "b", seed=self.seed,
+                rounds=len(self.orders), orders=self.orders, claim=self.claim.id,
+            )  # fmt: skip
+            replayer.record.stopping = StoppingRecord(
+                max_rounds=self.plan.max_rounds, max_time_s=self.plan.stopping.max_time_s,
+                fixed=self.plan.stopping.fixed, rounds=measured.rounds, stopped=measured.stopped,
+                elapsed_s=measured.elapsed_s,
+            )  # fmt: skip
             out[side] = replayer.finish()
         return out
 

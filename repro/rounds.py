@@ -35,7 +35,7 @@ from repro.estimates import duration
 from repro.replay import Replayer, WorkerKilled
 from repro.reports.model import MetricResult, Report
 from repro.runs.placement import Placement
-from repro.runs.record import RunRecord
+from repro.runs.record import Interleave, RunRecord, StoppingRecord
 from repro.runs.store import LoadedRun
 from repro.signals import interruptible
 from repro.spec.models import Tolerances
@@ -170,22 +170,20 @@ def run_rounds(
     overall = _overall(replay, against, original)
     for i, side in enumerate(sides):
         if against is not None:
-            side.record.interleave = {
-                "id": pairing,
-                "side": "a" if i == 0 else "b",
-                "seed": seed,
+            side.record.interleave = Interleave(
+                id=pairing, side="a" if i == 0 else "b", seed=seed, rounds=len(orders),
+                orders=orders, placement=placement.as_record(),
+            )  # fmt: skip
+        side.record.stopping = stopping_record(stopping, overall).model_copy(
+            update={
                 "rounds": len(orders),
-                "orders": orders,
-                "placement": placement.as_record(),
+                "stopped": stopped,
+                # what stopped them, as a fact (the message's wording is for a person)
+                "time_capped": time_capped,
+                "elapsed_s": elapsed,
+                "decided_after": dict(decided_after),
             }
-        side.record.stopping = stopping_record(stopping, overall) | {
-            "rounds": len(orders),
-            "stopped": stopped,
-            # what stopped them, as a fact (the message's wording is for a person)
-            "time_capped": time_capped,
-            "elapsed_s": elapsed,
-            "decided_after": dict(decided_after),
-        }
+        )
     run = replay.finish()
     base = against.finish() if against is not None else None
     final = _judge_final(run, base, original)
@@ -277,18 +275,14 @@ def _next_look(stopping: Stopping, k: int) -> int:
     return next((n for n in stopping.looks if n > k), stopping.max_rounds)
 
 
-def stopping_record(stopping: Stopping, overall: float) -> dict[str, object]:
+def stopping_record(stopping: Stopping, overall: float) -> StoppingRecord:
     """The rule the rounds ran under, as the run records it: a report read later judges the
     rounds at the confidence each look took (`repro.compare.pairing.paired_rule`)."""
-    return {
-        "rule": RULE,
-        "fixed": stopping.fixed,
-        "min_rounds": stopping.min_rounds,
-        "max_rounds": stopping.max_rounds,
-        "max_time_s": stopping.max_time_s,
-        "looks": list(stopping.looks),
-        "look_confidence": stopping.confidence(overall),
-    }
+    return StoppingRecord(
+        rule=RULE, fixed=stopping.fixed, min_rounds=stopping.min_rounds,
+        max_rounds=stopping.max_rounds, max_time_s=stopping.max_time_s,
+        looks=list(stopping.looks), look_confidence=stopping.confidence(overall),
+    )  # fmt: skip
 
 
 #: the sequential rule's name in a run record (`repro.stats.sequential`)
@@ -326,9 +320,9 @@ def _judge(
 
 
 def _snapshot(
-    record: RunRecord, side: str, orders: list[list[str]], seed: int, rule: dict[str, object]
+    record: RunRecord, side: str, orders: list[list[str]], seed: int, rule: StoppingRecord
 ) -> RunRecord:
-    interleave = {"id": "in-progress", "side": side, "seed": seed, "rounds": len(orders)}
+    interleave = Interleave(id="in-progress", side=side, seed=seed, rounds=len(orders))
     return record.model_copy(update={"interleave": interleave, "stopping": rule}, deep=False)
 
 
@@ -361,9 +355,9 @@ def what_would_decide(report: Report, record: RunRecord, *, duet_fits: bool) -> 
     ]
     if not open_rows:
         return None
-    stop = record.stopping or {}
-    stopped = str(stop.get("stopped", ""))
-    rounds = int(stop.get("rounds") or 0)
+    stop = record.stopping or StoppingRecord()
+    stopped = stop.stopped or ""
+    rounds = stop.rounds or 0
     names = [f"{scenario} {m.label.removesuffix(' (MLPerf metric)')}" for scenario, m in open_rows]
     lines = [
         "undecided: "
@@ -380,24 +374,24 @@ def what_would_decide(report: Report, record: RunRecord, *, duet_fits: bool) -> 
         )
     needed = [n for _, m in open_rows if (n := _rounds_to_decide(m, rounds)) is not None]
     timed = time_capped_of(stop)
-    if rounds < int(stop.get("min_rounds") or MIN_ROUNDS):
+    if rounds < (stop.min_rounds or MIN_ROUNDS):
         flag = "--max-time" if timed else "--max-rounds"
         lines.append(
             f"{rounds} round(s) ran, and a paired verdict needs at least "
-            f"{stop.get('min_rounds') or MIN_ROUNDS}: give them more with {flag}"
+            f"{stop.min_rounds or MIN_ROUNDS}: give them more with {flag}"
         )
     elif needed:
         more = max(needed)
         shown = f"about {more}" if more <= 1000 else "more than 1000"
         if timed:
-            each = float(stop.get("elapsed_s") or 0) / rounds
+            each = (stop.elapsed_s or 0.0) / rounds
             lines.append(
                 f"at these rounds' noise {shown} rounds would decide: --max-time "
                 f"{max(60, round(each * more, -1)):g} (and --max-rounds {more} or more)"
             )
         else:
             lines.append(f"at these rounds' noise {shown} rounds would decide: --max-rounds {more}")
-    placed = Placement.from_record((record.interleave or {}).get("placement"))
+    placed = Placement.from_record(record.interleave.placement if record.interleave else None)
     if duet_fits and (placed is None or placed.mode == "sequential"):
         lines.append(
             "--duet runs both sides of a round at once, each on its own CPU: on a quiet "

@@ -54,6 +54,7 @@ from repro.reports import sweep as render
 from repro.reports.table import spreadsheet_safe
 from repro.runs import layout
 from repro.runs.layout import component
+from repro.runs.record import StoppingRecord
 from repro.signals import interruptible
 from repro.spec.io import parse_spec, rebase_paths, spec_id, write_spec
 from repro.stats.dominance import Estimate, interval_front
@@ -851,12 +852,9 @@ class Sweep:
             except BaseException as exc:  # the run never stays half-written
                 replayer.finish(interrupted=True, reraise=False, message=f"stopped by: {exc}")
                 raise
-        replayer.record.stopping = {
-            "min_rounds": self.state["repeat"],
-            "max_rounds": cap,
-            "rounds": k,
-            "stopped": stopped,
-        }
+        replayer.record.stopping = StoppingRecord(
+            min_rounds=self.state["repeat"], max_rounds=cap, rounds=k, stopped=stopped
+        )
         _, record = replayer.finish()
         point["rounds"], point["stopped"] = k, stopped
         return record

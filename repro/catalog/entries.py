@@ -161,8 +161,8 @@ def run_entry(folder: Path, record: RunRecord, *, logs: bool = False) -> Entry:
             path = folder / test.dir / name
             if path.is_file():
                 entry.artifacts.append((path, test.dir))
-    if record.interleave and record.interleave.get("id"):
-        entry.parent = f"pair:{record.interleave['id']}"
+    if record.interleave and record.interleave.id:
+        entry.parent = f"pair:{record.interleave.id}"
     return entry
 
 
@@ -248,7 +248,7 @@ def _medians(record: RunRecord) -> dict[str, float]:
 
 def _run_tags(folder: Path, record: RunRecord) -> dict[str, str]:
     role = "original" if folder.name == layout.ORIGINAL_RUN_ID else "replay"
-    side = (record.interleave or {}).get("side")
+    side = record.interleave.side if record.interleave else None
     if side in ("a", "b"):
         role = "replay" if side == "a" else "baseline"
     tags = {
@@ -261,8 +261,8 @@ def _run_tags(folder: Path, record: RunRecord) -> dict[str, str]:
     }
     if record.record_sha256:
         tags["repro.record_sha256"] = record.record_sha256
-    if record.interleave and record.interleave.get("id"):
-        tags["repro.pairing"] = str(record.interleave["id"])
+    if record.interleave and record.interleave.id:
+        tags["repro.pairing"] = record.interleave.id
     return tags
 
 
@@ -270,8 +270,8 @@ def pair_entry(records: Iterable[RunRecord]) -> Entry:
     """The parent of an interleaved comparison's two sides."""
     runs = sorted(records, key=lambda r: r.run_id)
     first = runs[0]
-    pairing = str((first.interleave or {}).get("id"))
-    stopping = first.stopping or {}
+    pairing = str(first.interleave.id if first.interleave else None)
+    stopping = first.stopping.model_dump() if first.stopping else {}
     entry = Entry(
         key=f"pair:{pairing}",
         experiment=first.spec_name,
@@ -292,7 +292,7 @@ def pair_entry(records: Iterable[RunRecord]) -> Entry:
     for k in ("rule", "rounds", "max_rounds", "stopped"):
         if stopping.get(k) is not None:
             entry.params[f"stopping.{k}"] = _text(stopping[k])
-    placement = ((first.interleave or {}).get("placement") or {}).get("mode")
+    placement = ((first.interleave.placement if first.interleave else None) or {}).get("mode")
     if placement:
         entry.params["placement"] = str(placement)
     return entry

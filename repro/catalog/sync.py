@@ -163,7 +163,7 @@ def _log_runs(
 ) -> None:
     pairs: dict[str, list[RunRecord]] = {}
     for _, record in runs:
-        pairing = (record.interleave or {}).get("id")
+        pairing = record.interleave.id if record.interleave else None
         if pairing:
             pairs.setdefault(str(pairing), []).append(record)
     for records in pairs.values():

@@ -51,7 +51,7 @@ from repro.reports.model import (
 )
 from repro.runs.alignment import finished, gaps, setting_changes
 from repro.runs.placement import Placement
-from repro.runs.record import TestRecord
+from repro.runs.record import Interleave, TestRecord
 from repro.runs.store import (
     LoadedRun,
     check_files,
@@ -318,10 +318,10 @@ def build_report(
             + ("; the nodes are different hardware (see the nodes)" if heterogeneous(nodes) else "")
         )
     if paired:
-        il = reps[0].record.interleave or {}
+        il = reps[0].record.interleave or Interleave()
         notes.append(
-            f"paired: the two sides ran interleaved on one machine, {il.get('rounds', '?')} "
-            f"round(s) in a random order (seed {il.get('seed')}); each performance metric is "
+            f"paired: the two sides ran interleaved on one machine, {il.rounds or '?'} "
+            f"round(s) in a random order (seed {il.seed}); each performance metric is "
             "judged on its per-round ratios (a signed-rank interval"
             + (
                 f" at {paired_by.confidence:.4g}, each look's share of {tolerances.confidence:g}"
@@ -331,7 +331,7 @@ def build_report(
             + ")"
             + (
                 f"; placement: {placed.describe()}"
-                if (placed := Placement.from_record(il.get("placement"))) is not None
+                if (placed := Placement.from_record(il.placement)) is not None
                 else ""
             )
         )
@@ -340,17 +340,17 @@ def build_report(
     for side in reps:
         stop = side.record.stopping
         if stop:
-            after = stop.get("decided_after") or {}
+            after = stop.decided_after
             each = (
                 "; decided: "
                 + ", ".join(f"{scenario} after round {k}" for scenario, k in after.items())
-                if isinstance(after, dict) and after
+                if after
                 else ""
             )
             notes.append(
-                f"stopping: {stop.get('rounds')} round(s) of at most {stop.get('max_rounds')} "
-                f"(and {stop.get('max_time_s')} s), stopped because {stop.get('stopped')}; "
-                f"{stop.get('elapsed_s')} s of replay{each}"
+                f"stopping: {stop.rounds} round(s) of at most {stop.max_rounds} "
+                f"(and {stop.max_time_s} s), stopped because {stop.stopped}; "
+                f"{stop.elapsed_s} s of replay{each}"
             )
     missing = [
         NotCompared(scenario=g.scenario, mode=g.mode, metric=g.metric, reason=g.reason)
@@ -469,7 +469,7 @@ def build_report(
 def is_paired(orig: Side, reps: list[Side]) -> bool:
     """The sides ran interleaved with each other (one pairing id, one replay)."""
     a, b = orig.record.interleave, reps[0].record.interleave if len(reps) == 1 else None
-    return bool(a and b and a.get("id") and a.get("id") == b.get("id"))
+    return bool(a and b and a.id and a.id == b.id)
 
 
 def decided(report: Report) -> bool:

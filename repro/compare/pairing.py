@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from repro.reports.model import MetricResult
-from repro.runs.record import RunRecord, TestRecord
+from repro.runs.record import RunRecord, StoppingRecord, TestRecord
 from repro.stats.sequential import MIN_ROUNDS
 
 
@@ -98,23 +98,20 @@ def paired_rule(record: RunRecord, overall: float) -> PairedRule:
     """The rule the rounds ran under, as their run recorded it (`repro.rounds.stopping_record`):
     each look's confidence and the rule's minimum; a record of before it is judged at `overall`
     with today's minimum."""
-    stop = record.stopping or {}
-    value, least = stop.get("look_confidence"), stop.get("min_rounds")
-    confidence = overall
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0.5 < value < 1:
-        confidence = float(value)
-    if not isinstance(least, int) or isinstance(least, bool) or least < 1:
+    stop = record.stopping or StoppingRecord()
+    value, least = stop.look_confidence, stop.min_rounds
+    confidence = float(value) if value is not None and 0.5 < value < 1 else overall
+    if least is None or least < 1:
         least = MIN_ROUNDS
     return PairedRule(confidence, least, "--max-time" if time_capped_of(stop) else "--max-rounds")
 
 
-def time_capped_of(stop: dict[str, object]) -> bool:
+def time_capped_of(stop: StoppingRecord) -> bool:
     """Whether the time cap stopped the rounds of a run's stopping record (`time_capped`; a
     record from before it was written says so only in its message)."""
-    said = stop.get("time_capped")
-    if isinstance(said, bool):
-        return said
-    return "time cap" in str(stop.get("stopped") or "")
+    if stop.time_capped is not None:
+        return stop.time_capped
+    return "time cap" in (stop.stopped or "")
 
 
 #: how far apart the two sides' shares of other work may be and still count as the same load:

@@ -40,8 +40,11 @@ class ProcessRunner:
         self._current: Any = None  # the worker running now (`stop` ends it from another thread)
 
     def fingerprint(self, env: RealizedEnvironment) -> dict[str, Any]:
+        from repro.backends.registry import result_variables
+
+        allowed = "--variables=" + ",".join(sorted(result_variables()))
         proc = _subprocess.run(
-            [*env.python, "-m", "repro.machine.fingerprint"], env=env.env, timeout_s=120
+            [*env.python, "-m", "repro.machine.fingerprint", allowed], env=env.env, timeout_s=120
         )
         if proc.returncode != 0:
             return {"error": proc.stderr[-2000:]}

@@ -220,8 +220,9 @@ def _native(deep: bool) -> dict[str, Any]:
     return {name: plugin.build_info() for name, plugin in BACKENDS.items()}
 
 
-def collect(*, deep: bool = False) -> dict[str, Any]:
-    """The fingerprint of this machine and of the interpreter running this function."""
+def collect(*, deep: bool = False, variables: frozenset[str] | None = None) -> dict[str, Any]:
+    """The fingerprint of this machine and of the interpreter running this function; of the
+    environment's variables, those of `variables` (default: the registry's allow-list)."""
     uname = platform.uname()
     governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     numa = sorted(p.name for p in Path("/sys/devices/system/node").glob("node[0-9]*"))
@@ -262,7 +263,7 @@ def collect(*, deep: bool = False) -> dict[str, Any]:
         },
         "packages": _packages(),
         "native": _native(deep),
-        "variables": result_variables(_result_names()),
+        "variables": result_variables(_result_names() if variables is None else variables),
     }
 
 
@@ -281,13 +282,18 @@ def hardware_from(fp: dict[str, Any]) -> dict[str, Any]:
     ).model_dump(exclude_none=True)
 
 
-if __name__ == "__main__":
-    json.dump(collect(deep="--deep" in sys.argv), sys.stdout, indent=2, sort_keys=True)
-    sys.stdout.write("\n")
-
-
 def _result_names() -> frozenset[str]:
     """The allow-list of variables a fingerprint records: the backends' and their libraries'."""
     from repro.backends.registry import result_variables as names
 
     return names()
+
+
+if __name__ == "__main__":
+    # run in the worker's environment (`ProcessRunner.fingerprint`): the parent passes the
+    # allow-list of variables, so that this process imports no plug-in
+    given = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--variables=")), None)
+    names = frozenset(filter(None, given.split(","))) if given is not None else None
+    found = collect(deep="--deep" in sys.argv, variables=names)
+    json.dump(found, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")

@@ -147,6 +147,46 @@ class TestRecord(BaseModel):
     )
 
 
+class Interleave(BaseModel):
+    """How a run was interleaved with another on one machine (`--against`, a claim's sides):
+    one pairing id on both runs, this side, the seed and the order of every round, and where
+    the tests ran. Fields a later repro adds are kept (`extra`), as a record's digest covers
+    them."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str | None = Field(None, description="the pairing: the same on both sides")
+    side: str | None = Field(None, description="a: the replay (a claim's candidate), b: the other")
+    seed: int | None = Field(None, description="the seed of the rounds' random order")
+    rounds: int | None = None
+    orders: list[list[str]] = Field(default_factory=list, description="each round's order")
+    placement: dict[str, Any] | None = Field(
+        None, description="where the tests ran (`repro.runs.placement.Placement`)"
+    )
+    claim: str | None = Field(None, description="the claim whose sides they are")
+
+
+class StoppingRecord(BaseModel):
+    """How the number of rounds was decided: the rule and its caps fixed in advance, the rounds
+    run, why they stopped and when each scenario was decided (`repro.rounds`, a claim's or a
+    sweep point's rounds). A report read later judges the rounds by the rule they ran under."""
+
+    model_config = ConfigDict(extra="allow")
+    rule: str | None = Field(None, description="the sequential rule (`repro.stats.sequential`)")
+    fixed: bool | None = Field(None, description="a fixed number of rounds, no early stop")
+    min_rounds: int | None = None
+    max_rounds: int | None = None
+    max_time_s: float | None = None
+    looks: list[int] = Field(default_factory=list, description="the rounds after which it looks")
+    look_confidence: float | None = Field(None, description="each look's confidence")
+    rounds: int | None = Field(None, description="the rounds run")
+    stopped: str | None = Field(None, description="why they stopped, for a person")
+    time_capped: bool | None = Field(None, description="the time cap stopped them")
+    elapsed_s: float | None = None
+    decided_after: dict[str, int] = Field(
+        default_factory=dict, description="scenario -> the round after which it was decided"
+    )
+
+
 class PartRecord(BaseModel):
     """One part of a dispatched run (`parts/<k>/`): one round, on one node."""
 
@@ -218,12 +258,12 @@ class RunRecord(BaseModel):
     spec: dict[str, Any] | None = Field(None, description="the spec as replayed (v2)")
     tolerances: Tolerances | None = Field(None, description="what counts as reproduced (v2)")
     probes_version: str | None = Field(None, description="repro.probes/v1 or /v2 when probed (v2)")
-    interleave: dict[str, Any] | None = Field(
+    interleave: Interleave | None = Field(
         None,
         description="when run interleaved with another run (--against): the pairing id, this "
         "side (a: the replay, b: the baseline), the seed and the order of every round (v2)",
     )
-    stopping: dict[str, Any] | None = Field(
+    stopping: StoppingRecord | None = Field(
         None,
         description="how the number of rounds was decided (--until-decided): caps fixed in "
         "advance, rounds run, why it stopped, time to the verdict (v2); later: "

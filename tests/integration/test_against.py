@@ -46,9 +46,9 @@ def test_a_replay_against_itself_runs_paired_rounds_and_reports(
     baseline = load_run(tmp_path / "results" / "ort-digits" / "aa-baseline")
     assert replay.interleave is not None
     assert baseline.interleave is not None
-    assert replay.interleave["id"] == baseline.interleave["id"]
-    assert replay.interleave["seed"] == 11
-    assert len(replay.interleave["orders"]) == 3
+    assert replay.interleave.id == baseline.interleave.id
+    assert replay.interleave.seed == 11
+    assert len(replay.interleave.orders) == 3
     assert [t.repeat for t in replay.tests] == [1, 2, 3]
     assert all(t.probe_before and t.probe_after for t in replay.tests)
     report = json.loads((tmp_path / "reports" / "ort-digits" / "report.json").read_text())

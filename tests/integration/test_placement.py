@@ -36,7 +36,7 @@ def test_pinned_rounds_run_every_test_on_the_cpus_given(
     for side in ("replay", "baseline"):
         record = load_run(tmp_path / "results" / "ort-digits" / f"aa-{side}")
         assert record.interleave is not None
-        assert record.interleave["placement"] == {"mode": "sequential", "cpus": [[cpu]]}
+        assert record.interleave.placement == {"mode": "sequential", "cpus": [[cpu]]}
         # what the worker itself read back: the kernel kept it there
         assert {tuple(t.cpus or ()) for t in record.tests} == {(cpu,)}
         assert all(t.cpu is not None and t.cpu.process_s > 0 for t in record.tests)
@@ -59,9 +59,9 @@ def test_duet_rounds_start_both_sides_together_on_their_own_cpus(
     a = load_run(tmp_path / "results" / "ort-digits" / "aa-replay")
     b = load_run(tmp_path / "results" / "ort-digits" / "aa-baseline")
     assert a.interleave is not None
-    assert a.interleave["placement"]["mode"] == "duet"
-    orders = a.interleave["orders"]
-    sets = [tuple(s) for s in a.interleave["placement"]["cpus"]]
+    assert a.interleave.placement["mode"] == "duet"
+    orders = a.interleave.orders
+    sets = [tuple(s) for s in a.interleave.placement["cpus"]]
     for ta, tb in zip(a.tests, b.tests, strict=True):
         assert (ta.scenario, ta.repeat) == (tb.scenario, tb.repeat)
         # each side on its own CPU, the round's first side on the first set

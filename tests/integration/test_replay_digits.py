@@ -93,6 +93,7 @@ def test_backend_options_and_versions_are_recorded(digits_run: tuple[Path, dict]
     assert backend["providers_used"] == ["CPUExecutionProvider"]
     assert backend["options"]["allow_spinning"] is False
     assert backend["options"]["intra_op_threads"] == 1
+    assert "error" not in record["fingerprint"], record["fingerprint"].get("error")
     assert record["fingerprint"]["packages"]["onnxruntime"] == backend["version"]
 
 

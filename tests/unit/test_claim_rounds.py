@@ -131,10 +131,12 @@ def test_the_variants_alternate_in_a_balanced_recorded_order(root: Path, tmp_pat
     for first, second in zip(out.orders[::2], out.orders[1::2], strict=True):
         assert first == second[::-1]
     runs = {side: open_run(folder) for side, folder in out.measured.runs.items()}
-    interleave = [r.record.interleave or {} for r in runs.values()]
-    assert interleave[0]["id"] == interleave[1]["id"]
-    assert interleave[0]["claim"] == "threads"
-    assert interleave[0]["orders"] == out.orders
+    interleave = [r.record.interleave for r in runs.values()]
+    assert interleave[0] is not None
+    assert interleave[1] is not None
+    assert interleave[0].id == interleave[1].id
+    assert interleave[0].claim == "threads"
+    assert interleave[0].orders == out.orders
     assert {r.record.overrides["variant"] for r in runs.values()} == {"baseline", "candidate"}
     assert all(len(r.record.tests) == 16 for r in runs.values())
 
@@ -164,7 +166,7 @@ def test_fixed_rounds_run_every_round_and_judge_once_at_the_end(root: Path, tmp_
     assert len(m.round_end_s) == 16
     assert m.round_end_s == sorted(m.round_end_s)
     runs = {side: open_run(folder) for side, folder in m.runs.items()}
-    assert all((r.record.stopping or {})["fixed_rounds"] for r in runs.values())
+    assert all(r.record.stopping and r.record.stopping.fixed for r in runs.values())
 
 
 def test_the_stopping_rule_decides_after_whole_pairs_and_caps_rounds_then_time() -> None:

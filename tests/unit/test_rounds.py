@@ -81,10 +81,10 @@ def test_the_order_of_the_rounds_is_reproducible_from_its_seed(root: Path, tmp_p
         il_a, il_b = out.run[1].interleave, out.baseline[1].interleave
         assert il_a is not None
         assert il_b is not None
-        assert il_a["id"] == il_b["id"]
-        assert (il_a["side"], il_b["side"]) == ("a", "b")
-        assert il_a["seed"] == 1234
-        orders.append(il_a["orders"])
+        assert il_a.id == il_b.id
+        assert (il_a.side, il_b.side) == ("a", "b")
+        assert il_a.seed == 1234
+        orders.append(il_a.orders)
     assert orders[0] == orders[1]
     assert len(orders[0]) == 6
     # balanced: every pair of rounds runs both orders, so each side goes first 3 times
@@ -100,10 +100,10 @@ def test_identical_sides_are_decided_at_the_first_look_and_paired(
     stopping = Stopping(max_rounds=40)
     out = run_rounds(a, against=b, stopping=stopping, seed=7)
     assert out.run[1].stopping is not None
-    assert out.run[1].stopping["rounds"] == MIN_ROUNDS
-    assert f"decided after round {MIN_ROUNDS}" in out.run[1].stopping["stopped"]
-    assert out.run[1].stopping["looks"] == [8, 16, 32, 40]
-    assert out.run[1].stopping["look_confidence"] == pytest.approx(0.9875)
+    assert out.run[1].stopping.rounds == MIN_ROUNDS
+    assert f"decided after round {MIN_ROUNDS}" in out.run[1].stopping.stopped
+    assert out.run[1].stopping.looks == [8, 16, 32, 40]
+    assert out.run[1].stopping.look_confidence == pytest.approx(0.9875)
     assert out.report is not None
     assert out.report.verdict == "reproduced"
     tp = next(
@@ -124,7 +124,7 @@ def test_the_stopping_rule_never_exceeds_its_round_cap(
     a, b = _pair(root, tmp_path, f"cap{cap}", speed=noisy)
     out = run_rounds(a, against=b, stopping=Stopping(max_rounds=cap), seed=3)
     assert out.run[1].stopping is not None
-    assert out.run[1].stopping["rounds"] == cap
+    assert out.run[1].stopping.rounds == cap
     assert len([t for t in out.run[1].tests if t.mode == "performance"]) == cap
     assert out.report is not None
     assert out.report.verdict.startswith("inconclusive")
@@ -136,8 +136,8 @@ def test_the_time_cap_stops_the_rounds(root: Path, tmp_path: Path) -> None:
     stopping = Stopping(max_rounds=50, max_time_s=1e-9)
     out = run_rounds(a, against=b, stopping=stopping, seed=3)
     assert out.run[1].stopping is not None
-    assert out.run[1].stopping["rounds"] == 2  # the time cap is looked at after a whole pair
-    assert "time cap" in out.run[1].stopping["stopped"]
+    assert out.run[1].stopping.rounds == 2  # the time cap is looked at after a whole pair
+    assert "time cap" in out.run[1].stopping.stopped
 
 
 def test_a_decided_scenario_stops_while_a_noisy_one_gets_the_rounds(
@@ -157,8 +157,8 @@ def test_a_decided_scenario_stops_while_a_noisy_one_gets_the_rounds(
     out = run_rounds(a, against=b, stopping=stopping, seed=11)
     stop = out.run[1].stopping
     assert stop is not None
-    assert stop["rounds"] == 12
-    assert stop["decided_after"] == {"SingleStream": 8}
+    assert stop.rounds == 12
+    assert stop.decided_after == {"SingleStream": 8}
     for record in (out.run[1], out.baseline[1] if out.baseline else None):
         assert record is not None
         runs = {s: [t.repeat for t in record.tests if t.scenario == s] for s in both}
@@ -184,8 +184,8 @@ def test_a_scenario_the_baseline_lacks_stops_after_the_first_pair_of_rounds(
     b = _replayer(root, tmp_path, "lacks-b", InProcessRunner(speed=noisy), ("Offline",))
     out = run_rounds(a, against=b, stopping=Stopping(max_rounds=5), seed=2)
     assert out.run[1].stopping is not None
-    assert out.run[1].stopping["rounds"] == 5
-    assert out.run[1].stopping["decided_after"] == {}
+    assert out.run[1].stopping.rounds == 5
+    assert out.run[1].stopping.decided_after == {}
     assert [t.repeat for t in out.run[1].tests if t.scenario == "SingleStream"] == [1, 2]
     assert [t.repeat for t in out.run[1].tests if t.scenario == "Offline"] == [1, 2, 3, 4, 5]
 
@@ -194,8 +194,8 @@ def test_interleaved_rounds_stop_only_after_a_whole_pair(root: Path, tmp_path: P
     a, b = _pair(root, tmp_path, "pairs")
     out = run_rounds(a, against=b, stopping=Stopping(max_rounds=20, min_rounds=7), seed=4)
     assert out.run[1].stopping is not None
-    assert out.run[1].stopping["looks"] == [8, 16, 20]  # the first look waits for the pair
-    assert out.run[1].stopping["rounds"] == 8
+    assert out.run[1].stopping.looks == [8, 16, 20]  # the first look waits for the pair
+    assert out.run[1].stopping.rounds == 8
 
 
 def _sided(
@@ -234,7 +234,7 @@ def test_a_query_one_side_sized_is_the_others_from_the_next_test_and_the_odd_rou
         side: [t.changed_settings.get("offline_expected_qps") for t in record.tests]
         for side, record in (("a", out.run[1]), ("b", out.baseline[1]))
     }
-    order_3 = out.run[1].interleave["orders"][2]  # type: ignore[index]
+    order_3 = out.run[1].interleave.orders[2]  # type: ignore[index]
     assert order_3[0] == first_in_round_3
     # round 3: the replay resized; the baseline did too only if it ran after it
     assert used["a"][2] is not None

@@ -43,3 +43,21 @@ def test_env_show_json_and_text() -> None:
     assert data["schema"] == "repro.machine.fingerprint/v1"
     text = runner.invoke(cli, ["env", "show"]).stdout
     assert text.startswith("cpu ")
+
+
+def test_the_script_the_runner_runs_in_the_workers_environment_records_what_it_is_given() -> None:
+    """`ProcessRunner.fingerprint` runs this module as a script in the worker's environment:
+    it must run whole (a fingerprint that is a traceback leaves a report "hardware unknown"),
+    and record the variables of the allow-list the parent passes, no other."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TVM_NUM_THREADS": "3", "SOME_TOKEN": "x"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "repro.machine.fingerprint", "--variables=TVM_NUM_THREADS"],
+        capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["variables"] == {"TVM_NUM_THREADS": "3"}
