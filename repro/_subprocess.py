@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -29,6 +30,19 @@ def run(
     )
 
 
+#: the signals held while a child with a preexec_fn forks (`spawn`)
+_HELD = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def _child_setup() -> None:
+    """preexec_fn of a lifeline child: the signals held for the fork unblocked (a mask is
+    inherited across exec), and death with its parent."""
+    from repro.harness import lifeline as ll
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+    ll.die_with_parent()
+
+
 def spawn(
     cmd: Sequence[str],
     *,
@@ -47,10 +61,15 @@ def spawn(
     env_ = dict(env if env is not None else os.environ)
     pass_fds: tuple[int, ...] = ()
     write_end = None
+    held: set[int | signal.Signals] | None = None
     if lifeline:
         read_end, write_end = ll.open_lifeline()
         env_[ll.ENV] = str(read_end)
         pass_fds = (read_end,)
+        # NOTE: a preexec_fn makes Python run its fork hooks in this process; a Ctrl-C that
+        # lands in one is printed as "Exception ignored" and lost (the command then runs on).
+        # Held around the fork, it is delivered right after, here; the child unblocks it.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
     try:
         with log_path.open("wb") as log:
             proc = subprocess.Popen(
@@ -62,11 +81,13 @@ def spawn(
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
                 pass_fds=pass_fds,
-                preexec_fn=ll.die_with_parent if lifeline else None,
+                preexec_fn=_child_setup if lifeline else None,
             )
     finally:
         if lifeline:
             os.close(read_end)
+        if held is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
     if write_end is not None:
         # NOTE: kept open (and never written) for the child's lifetime; the kernel closes it
         # when this process ends, however it ends. Closed here once the child is reaped.

@@ -314,3 +314,31 @@ def test_a_full_disk_during_a_replay_names_the_file_being_written(
     assert "a file:" not in result.stderr
     assert f"{full}: No space left on device" in result.stderr
     assert "the file system is full" in result.stderr
+
+
+def test_a_lifeline_child_is_started_with_ctrl_c_held_here_and_unblocked_there(
+    tmp_path: Path,
+) -> None:
+    """`spawn` holds SIGINT and SIGTERM around the fork (a Ctrl-C in Python's fork hooks would
+    be lost), gives this process its own mask back, and the child starts with them unblocked
+    even when its parent held them (a mask is inherited across exec: a worker that cannot be
+    stopped would outlive the command)."""
+    import sys
+
+    from repro import _subprocess
+
+    code = "import signal as s; print(sorted(map(int, s.pthread_sigmask(s.SIG_BLOCK, []))))"
+    log = tmp_path / "child.log"
+    held = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)  # as a caller holding them
+    try:
+        proc = _subprocess.spawn(
+            [sys.executable, "-c", code], env=None, cwd=tmp_path, log_path=log, lifeline=True
+        )
+        assert proc.wait(timeout=60) == 0
+        _subprocess.release(proc)
+        assert held <= signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the caller's, given back
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    blocked = set(json.loads(log.read_text()))
+    assert not blocked & {int(signal.SIGINT), int(signal.SIGTERM)}, blocked
