@@ -122,25 +122,23 @@ def run_rounds(
                 if last is not None and (look or first):
                     running = _still_open(last, running, k, decided_after, stopping, first=first)
                 if not running and k < stopping.max_rounds:
-                    stopped = (
-                        f"every headline metric was decided after round {k}"
-                        if last is not None and decided(last)
-                        else f"no scenario left that more rounds could decide after round {k}"
-                    )
+                    stopped = _why_no_more(last, k)
                     break
                 why = stopping.reason(k, False, elapsed)
                 if why is not None and k < stopping.max_rounds:
                     stopped = why
                     time_capped = stopping.time_up(k, elapsed)
                     break
-                report(
-                    f"round {k}: "
-                    + (f"not decided yet ({last.summary if last else 'no report'}); "
-                       if k in stopping.looks
-                       else f"next look after round {_next_look(stopping, k)}; ")
-                    + f"next: {', '.join(sorted(running))}; "
-                    + rounds_left(rounds_s, stopping.max_rounds - k, stopping.max_time_s - elapsed)
-                )  # fmt: skip
+                if k < stopping.max_rounds:  # the last round's word is the report's
+                    report(
+                        f"round {k}: "
+                        + (f"not decided yet ({last.summary if last else 'no report'}); "
+                           if k in stopping.looks
+                           else f"next look after round {_next_look(stopping, k)}; ")
+                        + f"next: {', '.join(sorted(running))}; "
+                        + rounds_left(rounds_s, stopping.max_rounds - k,
+                                      stopping.max_time_s - elapsed)
+                    )  # fmt: skip
             else:
                 if not stopping.fixed:
                     stopped = f"the round cap ({stopping.max_rounds}) was reached"
@@ -153,7 +151,8 @@ def run_rounds(
             ) from None
         except (KeyboardInterrupt, Interrupted):
             for side in begun:
-                side.finish(interrupted=True, reraise=False)
+                kept, _ = side.finish(interrupted=True, reraise=False)
+                report(f"the run is kept, marked interrupted: {kept}")
             raise KeyboardInterrupt from None
         except BaseException as exc:
             # a side that failed (a killed worker, an artifact the baseline lacks) leaves no
@@ -207,6 +206,16 @@ def _duet(replay: Replayer, against: Replayer | None, placement: Placement) -> D
     return DuetRound([replay, against], gate_folder())
 
 
+def _why_no_more(last: Report | None, k: int) -> str:
+    """Why the rounds stopped before their caps, after round k: decided, not comparable, or
+    nothing left that more rounds could decide."""
+    if last is not None and last.verdict.startswith("not comparable"):
+        return f"{last.verdict} after round {k}: more rounds cannot change the machines"
+    if last is not None and decided(last):
+        return f"every headline metric was decided after round {k}"
+    return f"no scenario left that more rounds could decide after round {k}"
+
+
 def rounds_left(rounds_s: list[float], rounds: int, time_left_s: float) -> str:
     """`at most 3 more round(s), about 45 s (...)`: from the rounds measured so far (a later
     round may be shorter: decided scenarios stop), within the time cap."""
@@ -236,7 +245,8 @@ def _still_open(
     the time a decided one would take. A look is the scenario's own number of paired rounds
     reaching one of the rule's (8, 16, ...), or the round cap. A stopped scenario never comes
     back; one that is not compared after the first pair of rounds (the other side lacks it, or
-    its tests fail) cannot be decided by more rounds and stops too.
+    its tests fail), or not comparable (the hardware differs from the original's), cannot be
+    decided by more rounds and stops too.
     """
     judged = {s.scenario: s for s in report.scenarios}
     open_now = undecided_scenarios(report)
@@ -247,6 +257,8 @@ def _still_open(
             if not first:
                 keep.add(scenario)  # judged at a later look (its tests may yet finish)
             continue
+        if scenario not in open_now and result.verdict.startswith("not comparable"):
+            continue  # the hardware differs (or is unknown): more rounds cannot change that
         n = max((len(m.replay) for m in result.metrics if m.judged and m.metric != "validity"),
                 default=0)  # fmt: skip
         at_look = n in stopping.looks or k >= stopping.max_rounds

@@ -107,6 +107,21 @@ def _open(
         env_name, spec, spec_path, state.cache, report=state.reporter.note,
         progress=state.reporter.progress, options=opts.env_options,
     )  # fmt: skip
+    request = state.request
+    docker_only = [
+        flag
+        for flag, value in (
+            ("--rebuild", request.rebuild),
+            ("--container-cpuset", request.container_cpuset),
+            ("--container-memory", request.container_memory),
+        )
+        if value
+    ]
+    if docker_only and session.env.manager != "docker":
+        state.note(
+            f"{', '.join(docker_only)}: unused (docker's option), as --env {env_name} chose "
+            f"{session.env.manager}"
+        )
     return session.replayer(spec, opts)
 
 

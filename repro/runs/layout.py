@@ -66,7 +66,7 @@ def component(name: str, *, what: str) -> str:
     """
     if not _COMPONENT.match(name) or len(name) > FOLDER_NAME_MAX:
         raise SpecError(
-            f"{what} {name!r} cannot name a folder",
+            f"{what} {name!r} is not a plain folder name (one name, no path)",
             hint="use letters, digits, '.', '_', '+' and '-' (at most 128, starting with a "
             "letter or digit, no '..')",
         )

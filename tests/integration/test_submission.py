@@ -152,7 +152,7 @@ def test_runs_and_fields_that_would_make_a_wrong_tree_are_refused(
     doc = json.loads((bad / "run.json").read_text())
     doc["spec_name"] = "../../../escaped"
     write_record(bad / "run.json", doc)  # an attacker recomputes the digest
-    assert "cannot name a folder" in _refused([str(bad), *base, "-o", str(tmp_path / "o1")])
+    assert "is not a plain folder name" in _refused([str(bad), *base, "-o", str(tmp_path / "o1")])
     assert not (tmp_path / "escaped").exists()
     # a run whose files are not the ones it recorded
     tampered = tmp_path / "tampered" / "r"

@@ -454,3 +454,34 @@ def test_two_replays_of_one_run_id_at_once_say_so(
     monkeypatch.undo()
     first.finish()
     assert _leftovers(tmp_path, (first, second)) == []
+
+
+def test_rounds_judged_against_an_original_on_other_hardware_stop_after_the_first(
+    root: Path, tmp_path: Path
+) -> None:
+    """Not comparable (the hardware differs from the original's, or is unknown) is a fact of
+    the machines: no round can change it, so the rounds stop after the first, not at a look."""
+    from repro.runs.store import LoadedRun
+    from tests.helpers import make_run
+
+    folder = make_run(
+        tmp_path / "original", throughput=[1000.0] * 3,
+        fingerprint={"hardware": {"cpu_model": "Intel(R) Xeon(R) Gold 6230", "logical_cpus": 80}},
+    )  # fmt: skip
+    from repro.runs.store import load_run
+
+    original = LoadedRun(folder, "repro", load_run(folder))
+    replay = _replayer(root, tmp_path, "other-hw", InProcessRunner())
+    said: list[str] = []
+    out = run_rounds(
+        replay, original=original, stopping=Stopping(max_rounds=16), report=said.append
+    )
+    assert out.report is not None
+    assert out.report.verdict.startswith("not comparable"), out.report.verdict
+    stop = out.run[1].stopping
+    assert stop is not None
+    assert stop.rounds == 1
+    assert stop.stopped == (
+        f"{out.report.verdict} after round 1: more rounds cannot change the machines"
+    )
+    assert not any("at most 0 more round" in s for s in said)

@@ -77,7 +77,7 @@ def test_a_bad_system_name_from_the_file_is_said_of_the_file(tmp_path: Path) -> 
     """The error blamed --system-name, which was not given."""
     code, err = _submission(tmp_path, {"system_name": "my box!"})
     assert code == 2, err
-    assert f"{tmp_path / 'system.json'}: $.system_name 'my box!' cannot name a folder" in err
+    assert f"{tmp_path / 'system.json'}: $.system_name 'my box!' is not a plain folder name" in err
     assert "--system-name" not in err.split("hint")[0]
 
 
