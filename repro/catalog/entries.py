@@ -213,7 +213,7 @@ def _run_metrics(record: RunRecord) -> Iterator[tuple[str, float, int]]:
             if test.cpu and test.cpu.samples_per_cpu_second is not None:
                 yield f"{s}.samples_per_cpu_second", test.cpu.samples_per_cpu_second, step
             for k in _ENERGY:
-                value = _number((test.energy or {}).get(k))
+                value = _number(getattr(test.energy, k, None))
                 if value is not None:
                     yield f"{s}.energy.{k}", value, step
             for k in _SPEED:

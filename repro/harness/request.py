@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from repro.backends.registry import get_backend
-from repro.runs.record import CpuTime, SettingChange
+from repro.runs.record import CpuTime, GpuEnergy, SettingChange
 from repro.spec.models import (
     BackendSpec,
     ExperimentSpec,
@@ -155,7 +155,7 @@ class WorkerResult(BaseModel):
     #: a generation test: the tokens the SUT reported to LoadGen (first tokens included)
     tokens_completed: int = 0
     #: the GPU's energy over the test (`repro.machine.gpu.EnergyMeter`); None without NVML
-    energy: dict[str, Any] | None = None
+    energy: GpuEnergy | None = None
     #: LoadGen settings this machine needed other than the request's (`repro.harness.sizing`)
     changed_settings: dict[str, SettingChange] = {}
     #: the worker's CPU time over LoadGen's run (`repro.harness.cputime`)

@@ -671,7 +671,7 @@ class Replayer:
         metrics["sut_queries_completed"] = result.queries_completed
         if result.cpu is not None and result.cpu.samples_per_cpu_second:
             metrics["samples_per_cpu_second"] = result.cpu.samples_per_cpu_second
-        metrics.update(energy_metrics(result.energy))
+        metrics.update(energy_metrics(result.energy.model_dump() if result.energy else None))
         try:
             accuracy = self._accuracy(out_dir, result) if req.mode == "accuracy" else None
         except SpecError as exc:

@@ -103,6 +103,25 @@ class CpuTime(BaseModel):
     )
 
 
+class GpuEnergy(BaseModel):
+    """The GPU's energy over one LoadGen test, from NVML's total-energy counter read at its
+    start and end (`repro.machine.gpu.EnergyMeter`), and the power sampled meanwhile."""
+
+    model_config = ConfigDict(extra="allow")
+    device: str | None = Field(None, description="cuda:N")
+    source: str | None = Field(None, description="the NVML call read")
+    joules: float | None = None
+    seconds: float | None = None
+    average_watts: float | None = None
+    samples: int | None = None
+    joules_per_sample: float | None = None
+    joules_per_query: float | None = Field(None, description="SingleStream and MultiStream")
+    power_mean_w: float | None = Field(None, description="the sampled power's mean")
+    power_max_w: float | None = None
+    power_samples: int | None = None
+    power_hz: float | None = None
+
+
 class TestRecord(BaseModel):
     """One LoadGen test of the run: a scenario in one mode (one repeat of it)."""
 
@@ -125,7 +144,7 @@ class TestRecord(BaseModel):
     probe_before: dict[str, Any] | None = Field(None, description="machine probe before (v2)")
     probe_after: dict[str, Any] | None = Field(None, description="machine probe after (v2)")
     part: int | None = Field(None, description="the part of a dispatched run it ran in")
-    energy: dict[str, Any] | None = Field(
+    energy: GpuEnergy | None = Field(
         None,
         description="the GPU's energy over the LoadGen test (NVML's total-energy counter at its "
         "start and end): joules, seconds, average_watts, joules_per_sample; absent without "
