@@ -20,8 +20,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from repro.artifacts.cache import sha256_file  # noqa: E402
 from repro.artifacts.recipes import get_recipe  # noqa: E402
+from repro.digests import sha256_file  # noqa: E402
 from tests.helpers import portable_spec  # noqa: E402
 
 DIGITS = ROOT / "specs" / "ort-digits.json"

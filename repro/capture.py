@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.fetch import download
 from repro.artifacts.recipes import get_recipe
 from repro.backends.registry import spack_key_packages
@@ -35,6 +35,7 @@ from repro.capture_checks import (
     plan_environment,
 )
 from repro.claim_rounds import CheckOptions, check_claims, with_evidence
+from repro.digests import sha256_file
 from repro.environments.base import CaptureContext, RealizedEnvironment
 from repro.environments.native.manager import NativeManager
 from repro.environments.pylock import LOCK_NAME, write_python_lock

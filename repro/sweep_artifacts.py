@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from repro.artifacts.cache import sha256_file
+from repro.digests import sha256_file
 from repro.errors import UsageError
 from repro.spec.paths import resolve_path
 

@@ -12,12 +12,13 @@ from typing import Literal
 
 import numpy as np
 
-from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.lm import LmConfig, prompt_problems, read_lm_config
 from repro.artifacts.npz import npz_shapes, read_npz
 from repro.artifacts.recipes import RECIPES
 from repro.backends.base import io_name_problems
 from repro.backends.registry import BACKENDS, get_backend
+from repro.digests import sha256_file
 from repro.environments.pylock import unhashed_requirements
 from repro.environments.registry import get_manager
 from repro.errors import SpecError

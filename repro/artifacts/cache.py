@@ -13,7 +13,6 @@ from repro.atomic import writing
 from repro.errors import ArtifactError
 
 CACHE_ENV = "REPRO_CACHE_DIR"
-CHUNK = 1 << 20
 
 
 def default_cache_dir() -> Path:
@@ -22,15 +21,6 @@ def default_cache_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "repro"
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def read_verified(path: Path, sha256: str, *, what: str) -> bytes:

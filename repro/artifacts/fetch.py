@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro.artifacts.cache import CHUNK, ArtifactCache, sha256_file
+from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.recipes import get_recipe
+from repro.digests import CHUNK, sha256_file
 from repro.errors import ArtifactError, SpecError
 from repro.spec.paths import resolve_path
 from repro.spec.types import Artifact

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text
+from repro.digests import sha256_file
 from repro.errors import SpecError
 from repro.formats.nix.flake_files import credential_reason, flake_files
 from repro.packaging.paths import references

@@ -18,7 +18,6 @@ import tarfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from repro.artifacts.cache import sha256_file
 from repro.attest.chain import (
     ATTESTATION,
     SPEC_ATTESTATION_SUFFIX,
@@ -29,6 +28,7 @@ from repro.attest.chain import (
     verify_run,
     verify_spec,
 )
+from repro.digests import sha256_file
 from repro.environments.pylock import lock_hashes, normalize
 from repro.environments.registry import get_manager
 from repro.packaging.paths import paths_outside

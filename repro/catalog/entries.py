@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from repro.artifacts.cache import sha256_file
+from repro.digests import sha256_file
 from repro.jsonio import canonical_json
 from repro.mlperf.tree import HEADLINE
 from repro.runs import layout

@@ -9,12 +9,13 @@ from typing import Any, TypeVar
 
 import click
 
-from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.recipes import RECIPES, get_recipe
 from repro.atomic import atomic_path
 from repro.cli.options import cache_dir_option, json_option
 from repro.cli.params import parse_key_value
 from repro.cli.progress import note, warn_if_stale
+from repro.digests import sha256_file
 from repro.errors import SpecError, UsageError
 from repro.spec.io import write_spec
 from repro.spec.schema import schema_text

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repro.artifacts.cache import sha256_file
 from repro.backends.registry import BACKENDS, spack_key_packages
+from repro.digests import sha256_file
 from repro.environments.nix.manager import flake_pins
 from repro.environments.pylock import normalize, read_pins
 from repro.environments.registry import get_manager

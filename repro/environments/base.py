@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
-from repro.artifacts.cache import sha256_file
+from repro.digests import sha256_file
 from repro.environments.section import EnvironmentSpecBase, section_locks
 from repro.errors import EnvironmentSetupError, UsageError
 from repro.privacy import is_secret_name

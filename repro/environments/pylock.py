@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repro import _subprocess
-from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text, write_text
+from repro.digests import sha256_file
 from repro.errors import EnvironmentSetupError
 from repro.privacy import redact_text
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repro.artifacts.cache import sha256_file
 from repro.atomic import writing
+from repro.digests import sha256_file
 from repro.mlperf.round_rules import TRUNCATE_BYTES, TRUNCATE_MARKER
 
 

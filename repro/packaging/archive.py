@@ -25,8 +25,8 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_path, umask, write_bytes, writing
+from repro.digests import sha256_file
 from repro.errors import ArtifactError, ReproError, SpecError, UsageError
 
 MANIFEST = "manifest.json"

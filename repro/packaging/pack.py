@@ -21,9 +21,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from repro import __version__, _subprocess
-from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.fetching import fetch_all
 from repro.attest.package import SIGNATURE, sign_members
+from repro.digests import sha256_file
 from repro.environments.registry import FACES
 from repro.errors import ArtifactError, EnvironmentSetupError, SpecError, UsageError
 from repro.formats.nix.flake_files import credential_reason, flake_files

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from repro.artifacts.cache import sha256_file
+from repro.digests import sha256_file
 from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.loadgen_logs import read_logs

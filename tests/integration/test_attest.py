@@ -156,7 +156,7 @@ def test_a_file_named_like_an_attestation_deeper_in_a_run_is_caught(chain: dict[
 def test_a_package_cannot_launder_a_tampered_run_through_its_unsigned_manifest(
     chain: dict[str, Path], tmp_path: Path
 ) -> None:
-    from repro.artifacts.cache import sha256_file
+    from repro.digests import sha256_file
     from repro.packaging.archive import Source, extract, write_package
 
     root_dir = Path(__file__).resolve().parents[2]

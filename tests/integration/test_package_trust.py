@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repro.artifacts.cache import sha256_file
 from repro.cli import cli
+from repro.digests import sha256_file
 from repro.packaging.archive import Member, PackageManifest, Source, extract, write_package
 
 SECRET = "ghp_0123456789abcdefSECRET"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from repro import _subprocess
-from repro.artifacts.cache import sha256_file
+from repro.digests import sha256_file
 from repro.environments.base import RealizedEnvironment
 from repro.environments.venv import VenvEnvironment
 from repro.environments.venv.manager import MARKER, VenvManager

@@ -72,7 +72,7 @@ def test_a_full_disk_while_unpacking_names_the_file_being_written(
     from repro.packaging.archive import PackageManifest, Source, write_package
 
     (tmp_path / "s.json").write_text("{}")
-    from repro.artifacts.cache import sha256_file
+    from repro.digests import sha256_file
     from repro.packaging.archive import Member
 
     member = Member(path="s.json", role="spec", size=2, sha256=sha256_file(tmp_path / "s.json"))

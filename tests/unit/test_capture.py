@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.artifacts.cache import ArtifactCache
 from repro.capture import CaptureOptions, capture
+from repro.digests import sha256_file
 from repro.environments.pylock import PythonLock
 from repro.errors import SpecError, UsageError
 from tests.helpers import portable_spec

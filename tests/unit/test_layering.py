@@ -68,6 +68,7 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
 #: the layers, lowest first: a module's layer is that of the longest prefix naming it
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("repro", "repro.errors", "repro.atomic", "repro.privacy", "repro._subprocess",
+              "repro.digests",
               "repro.signals", "repro.jsonio", "repro.estimates", "repro.harness.lifeline",
               "repro.artifacts.cache", "repro.spec.limits", "repro.outputs")),
     ("formats", ("repro.spec.types", "repro.spec.paths", "repro.formats.nix", "repro.formats.spack",

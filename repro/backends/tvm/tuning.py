@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from repro import _subprocess
-from repro.artifacts.cache import ArtifactCache, sha256_file
+from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.fetch import materialize
 from repro.atomic import atomic_path
 from repro.backends.tvm import TvmOptions
+from repro.digests import sha256_file
 from repro.errors import BackendUnavailableError, ReproError, RunError, SpecError
 from repro.spec.io import load_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec

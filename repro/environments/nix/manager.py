@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
-from repro.artifacts.cache import sha256_file
 from repro.atomic import write_text
+from repro.digests import sha256_file
 from repro.environments.base import (
     CaptureContext,
     CapturePlan,

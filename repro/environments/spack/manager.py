@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
-from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text, write_text
 from repro.backends.registry import spack_key_packages
+from repro.digests import sha256_file
 from repro.environments.base import (
     CaptureContext,
     CapturePlan,

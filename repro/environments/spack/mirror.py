@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from repro.artifacts.cache import sha256_file
 from repro.atomic import atomic_write_text, write_text
+from repro.digests import sha256_file
 from repro.environments.spack import tool
 from repro.errors import ArtifactError, EnvironmentSetupError
 

@@ -13,7 +13,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from repro.artifacts.cache import sha256_file
+from repro.digests import sha256_file
 from repro.errors import SpecError
 from repro.formats.spack.lockfile import SpackLock, read_spack_lock
 from repro.formats.spack.manifest import check_consistency, read_manifest

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repro.artifacts.cache import sha256_file
 from repro.cli import cli
+from repro.digests import sha256_file
 from repro.errors import ArtifactError, SpecError
 from repro.packaging.archive import (
     Member,
