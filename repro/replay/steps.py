@@ -403,9 +403,12 @@ def realize_baseline(state: ReplayState) -> ReplayState:
     against = need(request.against, "a baseline")
     path = need(state.spec_path, "SPEC") if against == "self" else Path(against)
     spec = with_backend_options(require_valid(path), path, request.baseline_options)
+    options = opts.env_options
+    if against != "self":  # a package's wheels, image and mirror build the package's spec only
+        options = {k: v for k, v in options.items() if k not in state.package_options}
     baseline = _open(
         state, spec, path, request.baseline_env or request.env_name,
-        replace(opts, run_id=f"{need(state.base_id, 'a run id')}-baseline"),
+        replace(opts, run_id=f"{need(state.base_id, 'a run id')}-baseline", env_options=options),
     )  # fmt: skip
     return replace(state, baseline=baseline)
 
@@ -536,9 +539,9 @@ def _absolute_report(state: ReplayState) -> Report | None:
     if spec.original is None:
         state.note("the spec has no original: the report is the claims alone")
         return None
-    original = open_run(resolve_path(spec.original.path, path.parent))
     run_dir, record = need(state.run, "a run")
     try:
+        original = open_run(resolve_path(spec.original.path, path.parent))
         return build_report(
             original,
             [LoadedRun(run_dir, "repro", record)],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 
 from repro.reports import plots
 from repro.reports.fmt import (
@@ -64,7 +65,11 @@ def _cls(verdict: str) -> str:
 def cdf_svg(cdf: dict[str, CdfPoints], title: str) -> str:
     """Latency CDFs of original and replay on a log-scaled time axis."""
     curves = {
-        name: [(x, f) for x, f in zip(c.latency_ns, c.fraction, strict=True) if x > 0]
+        name: [
+            (x, f)
+            for x, f in zip(c.latency_ns, c.fraction, strict=True)
+            if x > 0 and math.isfinite(x) and math.isfinite(f)
+        ]
         for name, c in cdf.items()
     }
     xs = [x for points in curves.values() for x, _ in points]
@@ -95,7 +100,13 @@ BAND = "#e6f4ea"
 def bars_svg(metrics: list[MetricResult], title: str) -> str:
     """Each metric's relative difference with its interval, against the tolerance band; the
     metrics that do not decide the verdict (for information) grey."""
-    rows = [m for m in metrics if m.delta_rel is not None]
+    rows = [
+        m
+        for m in metrics
+        if m.delta_rel is not None
+        and math.isfinite(m.delta_rel)
+        and all(math.isfinite(v) for v in m.ci or [])
+    ]
     if not rows:
         return ""
     span = max([0.15] + [abs(m.delta_rel or 0) for m in rows] + [m.tolerance or 0 for m in rows])

@@ -45,9 +45,17 @@ class Scale:
             lo, hi = self.lo, self.hi
         return 0.5 if hi == lo else (v - lo) / (hi - lo)
 
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.lo) and math.isfinite(self.hi)) or (self.log and self.lo <= 0):
+            raise ValueError(f"no scale from {self.lo} to {self.hi} (log: {self.log})")
+
     def ticks(self, most: int = 6) -> list[float]:
-        """Round values within the scale: 1-2-5 steps (per decade on a log scale)."""
-        return _log_ticks(self.lo, self.hi) if self.log else _linear_ticks(self.lo, self.hi, most)
+        """Round values within the scale: 1-2-5 steps (per decade on a log scale; a log range
+        too narrow for two such values gets linear ones)."""
+        if not self.log:
+            return _linear_ticks(self.lo, self.hi, most)
+        ticks = _log_ticks(self.lo, self.hi)
+        return ticks if len(ticks) >= 2 else _linear_ticks(self.lo, self.hi, most)
 
 
 def _linear_ticks(lo: float, hi: float, most: int) -> list[float]:

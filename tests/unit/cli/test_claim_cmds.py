@@ -363,3 +363,25 @@ def test_replay_claims_on_other_hardware_judges_the_claims_first(
     report = json.loads((out / "report.json").read_text())
     assert report["claims_verdict"] == "holds"
     assert report["claims"][0]["id"] == "threads"
+
+
+def test_replay_claims_whose_original_is_gone_still_writes_the_claims(
+    spec_file: Path, tmp_path: Path, fake_workers: None
+) -> None:
+    """The spec's original folder missing is found after the replay and the claims' rounds ran:
+    the claims are written and judged (the report is the claims alone, and says why), never an
+    error that loses them."""
+    _repro("claim", "add", str(spec_file), *ADD)
+    raw = json.loads(spec_file.read_text())
+    raw["original"]["path"] = "gone/original"
+    spec_file.write_text(json.dumps(raw))
+    out = tmp_path / "report"
+    result = _repro(
+        "replay", str(spec_file), "--claims", "--scenario", "Offline", "--mode", "performance",
+        "--min-duration-ms", "100", "--results-dir", str(tmp_path / "results"),
+        "--report-dir", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "the replay is not compared with the original" in result.stderr
+    assert (out / "claims.json").is_file()
+    assert json.loads((out / "claims.json").read_text())["claims"][0]["verdict"] == "holds"

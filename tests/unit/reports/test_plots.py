@@ -6,6 +6,7 @@ matplotlib, imported only where a plot is drawn."""
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
@@ -161,6 +162,36 @@ def test_the_svg_plot_places_log_and_linear_ticks_at_round_values() -> None:
     assert log_range([5_000.0, 9_000.0]).ticks() == [5e3, 6e3, 7e3, 8e3, 9e3]  # within a decade
     assert Scale(1e3, 1e8, log=True).ticks() == [1e3, 1e4, 1e5, 1e6, 1e7, 1e8]  # decades
     assert Scale(1.0, 100.0, log=True).fraction(10.0) == 0.5
+    narrow = log_range([1.2e6, 1.8e6]).ticks()  # no 1-9 multiple of a decade: linear ones
+    assert len(narrow) >= 2
+    assert all(1.1e6 < t < 1.9e6 for t in narrow)
+    for lo, hi, log in ((0.0, math.inf, False), (math.nan, 1.0, False), (0.0, 1.0, True)):
+        with pytest.raises(ValueError, match="no scale"):
+            Scale(lo, hi, log=log)
+
+
+def test_the_reports_plots_leave_out_what_is_not_finite() -> None:
+    """An infinite or undefined difference (a side measured 0) or latency is left out of the
+    plots, never a crash of `repro report` or `nan` in the SVG."""
+    from repro.reports.html import bars_svg, cdf_svg
+    from repro.reports.model import CdfPoints, MetricResult
+
+    def row(delta: float, ci: list[float] | None) -> MetricResult:
+        return MetricResult(
+            metric="samples_per_second", label="throughput", unit="1/s", original=[1.0],
+            replay=[1.0], original_value=1.0, replay_value=1.0, delta_rel=delta, ci=ci,
+            tolerance=0.05, method="student-t", verdict="reproduced",
+            reason="", judged=True,
+        )  # fmt: skip
+
+    svg = bars_svg([row(0.01, [0.0, 0.02]), row(math.inf, None), row(math.nan, None),
+                    row(0.02, [0.01, math.inf])], "t")  # fmt: skip
+    assert svg.count("<circle") == 2  # the finite row and its legend key
+    assert "nan" not in svg
+    assert "inf" not in svg
+    assert bars_svg([row(math.inf, None)], "t") == ""
+    cdf = CdfPoints(latency_ns=[1e6, math.inf, 2e6], fraction=[0.5, 0.9, 1.0])
+    assert "nan" not in cdf_svg({"replay": cdf}, "c")
 
 
 def test_the_cli_and_the_renderers_import_no_matplotlib() -> None:
