@@ -30,7 +30,7 @@ from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES
 from repro.spec.models import SCENARIOS
 
 if TYPE_CHECKING:
-    from repro.replay.steps import ReplayState
+    from repro.replay.state import ReplayState
 
 
 @click.command()
@@ -235,7 +235,8 @@ def replay(ctx: click.Context, /, **values: Any) -> None:
 def report_rounds(state: ReplayState, args: ReplayArgs) -> None:
     """The rounds' report written; the command exits as `repro report` does."""
     from repro.cli.report_cmd import write_report
-    from repro.replay.steps import need, what_would_decide
+    from repro.replay.round_steps import what_would_decide
+    from repro.replay.state import need
 
     report = need(need(state.outcome, "the rounds").report, "the rounds' report")
     code = write_report(
@@ -252,7 +253,7 @@ def report_claims(state: ReplayState, args: ReplayArgs) -> None:
     one, and they have something to compare); the exit code and --json follow the claims."""
     from repro.cli.claim_cmds import write_claims
     from repro.cli.report_cmd import write_report
-    from repro.replay.steps import need
+    from repro.replay.state import need
     from repro.reports.claims_page import render_text
 
     spec, check = need(state.spec, "the spec"), need(state.claims_check, "the claims' check")

@@ -1,0 +1,92 @@
+"""The steps of a replay that checks the spec's claims (`--claims`): each claim's variants
+interleaved until decided, then the claims' check and the replay against the original."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from repro.errors import UsageError
+from repro.replay.state import ReplayState, need
+
+if TYPE_CHECKING:
+    from repro.reports.model import Report
+
+
+# -- claims
+
+
+def require_claims(state: ReplayState) -> ReplayState:
+    """The spec states claims (checked, with their variants, by `load_spec`)."""
+    spec, path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    if not spec.claims:
+        raise UsageError(
+            f"{path}: $.claims: --claims checks the spec's claims, and it states none",
+            hint="add one with `repro claim add`",
+        )
+    return state
+
+
+def check_claims(state: ReplayState) -> ReplayState:
+    """Each claim's variants interleaved on this machine until decided, each variant in a
+    session of its own."""
+    from repro.claim_rounds import CheckOptions
+    from repro.claim_rounds import check_claims as check
+    from repro.replay.session import ReplaySession
+
+    request, spec, path = state.request, need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    opts = CheckOptions(
+        results_dir=request.results_dir, max_rounds=request.max_rounds,
+        max_time_s=request.max_time_s, seed=request.order_seed,
+        check_id=f"{need(state.run, 'a run')[1].run_id}-claims", env_name=request.env_name,
+    )  # fmt: skip
+    factory = ReplaySession.replayers(
+        request.env_name, path, state.cache, report=state.note, progress=state.reporter.progress
+    )
+    outcomes = check(spec, path, factory=factory, opts=opts, report=state.note)
+    return replace(state, claims=outcomes)
+
+
+def judge_claims(state: ReplayState) -> ReplayState:
+    """The claims' check, and the replay against the spec's original with the claims in it
+    (when the spec has an original and they have something to compare)."""
+    from repro.claim_rounds import claims_check, results_of
+    from repro.reports.model import claims_summary
+    from repro.stats.verdicts import claims_verdict
+
+    spec, outcomes = need(state.spec, "the spec"), need(state.claims, "the claims")
+    check = claims_check(spec, outcomes)
+    absolute = _absolute_report(state)
+    if absolute is None:
+        return replace(state, claims_check=check)
+    results = results_of(spec, outcomes)
+    report = absolute.model_copy(
+        update={"claims": results, "claims_verdict": claims_verdict(c.verdict for c in results)}
+    )
+    state.note(f"claims: {claims_summary(results)}")
+    return replace(state, claims_check=check, claims_report=report)
+
+
+def _absolute_report(state: ReplayState) -> Report | None:
+    """The replay against the spec's original, or None (no original, nothing comparable)."""
+    from repro.compare import build_report
+    from repro.errors import SpecError
+    from repro.mlperf.sides import open_run
+    from repro.runs.store import LoadedRun
+    from repro.spec.paths import resolve_path
+
+    spec, path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    if spec.original is None:
+        state.note("the spec has no original: the report is the claims alone")
+        return None
+    run_dir, record = need(state.run, "a run")
+    try:
+        original = open_run(resolve_path(spec.original.path, path.parent))
+        return build_report(
+            original,
+            [LoadedRun(run_dir, "repro", record)],
+            tolerances=original.record.tolerances or spec.tolerances,
+        )
+    except SpecError as exc:
+        state.note(f"the replay is not compared with the original: {exc.message}")
+        return None
