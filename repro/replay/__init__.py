@@ -7,28 +7,50 @@
   `Replayer` of a spec.
 - `engine`: `Replayer` (fetch, begin, rounds of tests, finish: a run directory), the options a
   command line chose (`ReplayOptions`), the settings of a scenario's tests.
+- `request`, `steps` and the `*_steps` beside it: `repro replay`'s modes as named steps over a
+  typed request, speaking through a reporter.
+
+The names below load their module when first used (PEP 562), so that a command line that only
+builds a request (`repro replay --help`) does not import the engine.
 """
 
 from __future__ import annotations
 
-from repro.harness.runner import ProcessRunner
-from repro.replay.engine import (
-    KILLED_STATUSES,
-    ProbeSource,
-    ProgressFactory,
-    Replayer,
-    ReplayOptions,
-    Reporter,
-    WorkerKilled,
-    new_run_id,
-    planned_test,
-    scenario_settings,
-    selected,
-    stopped_by_signals,
-    utc_now,
-    worker_failure,
-)
-from repro.replay.session import ReplaySession
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from repro.harness.runner import ProcessRunner
+    from repro.replay.engine import (
+        KILLED_STATUSES,
+        ProbeSource,
+        ProgressFactory,
+        Replayer,
+        ReplayOptions,
+        Reporter,
+        WorkerKilled,
+        new_run_id,
+        planned_test,
+        scenario_settings,
+        selected,
+        stopped_by_signals,
+        utc_now,
+        worker_failure,
+    )
+    from repro.replay.session import ReplaySession
+
+#: the engine's names (the rest: the session's and the worker runner's)
+_ENGINE = (
+    "KILLED_STATUSES", "ProbeSource", "ProgressFactory", "Replayer", "ReplayOptions", "Reporter",
+    "WorkerKilled", "new_run_id", "planned_test", "scenario_settings", "selected",
+    "stopped_by_signals", "utc_now", "worker_failure",
+)  # fmt: skip
+#: each name's module
+_HOME = {
+    **dict.fromkeys(_ENGINE, "repro.replay.engine"),
+    "ReplaySession": "repro.replay.session",
+    "ProcessRunner": "repro.harness.runner",
+}
 
 __all__ = [
     "KILLED_STATUSES",
@@ -48,3 +70,12 @@ __all__ = [
     "utc_now",
     "worker_failure",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'repro.replay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
