@@ -99,7 +99,9 @@ def test_an_offline_query_too_short_for_this_machine_runs_again_sized_for_it(
     assert change.used > 1000  # digits run far faster than 100 samples/s anywhere
     assert first.metrics["target_qps"] == change.used  # what LoadGen ran with (its log)
     assert "ended before min_duration (500 ms)" in change.why
-    assert result.stderr.count("offline_expected_qps 100 -> ") == 1
+    # said when it happens; the second test may need sizing again where the machine sped up
+    # between them (a neighbour's load gone), so it is said at least once
+    assert result.stderr.count("offline_expected_qps 100 -> ") >= 1
     # the second test starts from the first one's query, and says where it came from
     later = second.changed_settings["offline_expected_qps"]
     assert later.used == second.metrics["target_qps"] >= change.used
