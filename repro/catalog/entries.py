@@ -271,7 +271,6 @@ def pair_entry(records: Iterable[RunRecord]) -> Entry:
     runs = sorted(records, key=lambda r: r.run_id)
     first = runs[0]
     pairing = str(first.interleave.id if first.interleave else None)
-    stopping = first.stopping.model_dump() if first.stopping else {}
     entry = Entry(
         key=f"pair:{pairing}",
         experiment=first.spec_name,
@@ -290,8 +289,9 @@ def pair_entry(records: Iterable[RunRecord]) -> Entry:
         }
     )
     for k in ("rule", "rounds", "max_rounds", "stopped"):
-        if stopping.get(k) is not None:
-            entry.params[f"stopping.{k}"] = _text(stopping[k])
+        value = getattr(first.stopping, k, None)
+        if value is not None:
+            entry.params[f"stopping.{k}"] = _text(value)
     placement = ((first.interleave.placement if first.interleave else None) or {}).get("mode")
     if placement:
         entry.params["placement"] = str(placement)

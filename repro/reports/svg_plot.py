@@ -63,11 +63,8 @@ def _linear_ticks(lo: float, hi: float, most: int) -> list[float]:
     if span <= 0:
         return [lo]
     raw = span / most
-    step = next(
-        m * 10 ** math.floor(math.log10(raw))
-        for m in (1, 2, 5, 10)
-        if m * 10 ** math.floor(math.log10(raw)) >= raw
-    )
+    decade = 10 ** math.floor(math.log10(raw))
+    step = next(m * decade for m in (1, 2, 5, 10) if m * decade >= raw)
     first = math.ceil(lo / step)
     return [round(k * step, 12) for k in range(first, math.floor(hi / step) + 1)]
 
