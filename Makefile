@@ -70,12 +70,17 @@ demo: setup
 	  reports/$(AA_NAME)-aa/report.json $(SPEC)
 	@[ -z "$(TRACK)" ] || echo "every run and verdict so far: $(BIN)/repro catalog history $(SPEC)"
 
-test: setup
-	$(BIN)/python -m pytest -q --durations=20
+# The tests on JOBS processes (pytest-xdist), a test file's tests on one process (their
+# module-scoped runs are made once); JOBS=0 runs them in this process.
+JOBS ?= 2
+PYTEST = $(BIN)/python -m pytest -q $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
-# a developer's loop: the unit tests alone (~90 s on 2 cores)
+test: setup
+	$(PYTEST) --durations=20
+
+# a developer's loop: the unit tests alone (~85 s on 2 cores)
 unit: setup
-	$(BIN)/python -m pytest -q tests/unit
+	$(PYTEST) tests/unit
 
 lint: setup
 	$(BIN)/ruff check repro tests bench
