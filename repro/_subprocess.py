@@ -37,7 +37,7 @@ _HELD = frozenset({signal.SIGINT, signal.SIGTERM})
 def _child_setup() -> None:
     """preexec_fn of a lifeline child: the signals held for the fork unblocked (a mask is
     inherited across exec), and death with its parent."""
-    from repro.harness import lifeline as ll
+    from repro import lifeline as ll
 
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
     ll.die_with_parent()
@@ -53,10 +53,10 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start a command in its own process group with stdout and stderr going to `log_path`.
 
-    With `lifeline`, the command dies with this process (see `repro.harness.lifeline`): it
+    With `lifeline`, the command dies with this process (see `repro.lifeline`): it
     inherits the read end of a pipe whose write end only this process holds.
     """
-    from repro.harness import lifeline as ll
+    from repro import lifeline as ll
 
     env_ = dict(env if env is not None else os.environ)
     pass_fds: tuple[int, ...] = ()

@@ -34,7 +34,6 @@ from repro.capture_checks import (
     check_spec,
     plan_environment,
 )
-from repro.claim_rounds import CheckOptions, check_claims, with_evidence
 from repro.digests import sha256_file
 from repro.environments.base import CaptureContext, RealizedEnvironment
 from repro.environments.native.manager import NativeManager
@@ -42,10 +41,10 @@ from repro.environments.pylock import LOCK_NAME, write_python_lock
 from repro.errors import SpecError, UsageError
 from repro.formats.spack.pins import keep_builtin_commit
 from repro.formats.spack.pins import pins_from_files as spack_pins
-from repro.formats.spack.section import MANIFEST_NAME as SPACK_MANIFEST
 from repro.machine.fingerprint import collect, hardware_from
 from repro.outputs import written
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, ReplaySession, Reporter
+from repro.replay.claim_rounds import CheckOptions, check_claims, with_evidence
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
 from repro.runs.commit import commit_run
@@ -54,6 +53,7 @@ from repro.runs.record import RunRecord, TestRecord
 from repro.spec.io import dump_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware, Original
 from repro.spec.paths import resolve_path
+from repro.spec.spack_pins import MANIFEST_NAME as SPACK_MANIFEST
 from repro.validate import check
 
 #: the LoadGen seeds of MLPerf Inference v5.0's mlperf.conf, the default of a new capture

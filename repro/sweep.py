@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
-from repro.dispatch.run import dispatch
 from repro.errors import (
     ClusterUnavailableError,
     Interrupted,
@@ -50,6 +49,7 @@ from repro.replay import (
     Reporter,
     WorkerKilled,
 )
+from repro.replay.dispatched import dispatch
 from repro.reports import sweep as render
 from repro.reports.table import spreadsheet_safe
 from repro.runs import layout

@@ -14,7 +14,6 @@ import numpy as np
 
 from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.lm import LmConfig, prompt_problems, read_lm_config
-from repro.artifacts.npz import npz_shapes, read_npz
 from repro.artifacts.recipes import RECIPES
 from repro.backends.base import io_name_problems
 from repro.backends.registry import BACKENDS, get_backend
@@ -24,13 +23,14 @@ from repro.environments.registry import get_manager
 from repro.errors import SpecError
 from repro.formats.spack.lockfile import read_spack_lock
 from repro.formats.spack.manifest import check_consistency, read_manifest
-from repro.formats.spack.section import SpackPins
 from repro.harness.sizing import MAX_PLANNED_SAMPLES
+from repro.npz import npz_shapes, read_npz
 from repro.runs import rouge
 from repro.spec.claims import SIDES, Claim, Side
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec, LoadGenSettings, LockFile, ScenarioName, Workload
 from repro.spec.paths import resolve_path
+from repro.spec.spack_pins import SpackPins
 from repro.spec.variants import VariantError, claim_where, variant_specs
 
 #: TestSettings fields that belong to one scenario only

@@ -15,12 +15,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from repro.artifacts.npz import read_npz
 from repro.backends.onnxruntime import OnnxRuntimePlugin
 from repro.environments.base import EnvironmentManager, RealizedEnvironment
 from repro.errors import EnvironmentSetupError
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.worker import load_backend
+from repro.npz import read_npz
 from repro.probes import Probe
 from repro.runs import layout
 from repro.runs.record import CpuTime, SettingChange

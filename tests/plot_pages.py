@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 
 from repro.compare import build_report, resolve_inputs
+from repro.mlperf.hardware_fronts import front_members, recovery
 from repro.profiles.diff import diff_profiles
 from repro.profiles.model import LayerRow, Profile
 from repro.reports import fronts, pareto, sweep
 from repro.reports import html as report_html
 from repro.reports.model import ProfileSection
 from repro.spec.models import Tolerances
-from repro.stats.hwfront import front_members, recovery
 from tests.helpers import make_run
 
 #: a name as a published tree may spell it: markup, and a formula if mathtext were on

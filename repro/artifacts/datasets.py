@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.artifacts.npz import write_npz
+from repro.npz import write_npz
 
 # ImageNet's per-channel statistics, as MLPerf's ResNet-50 preprocessing uses them.
 _MEAN = np.array([123.68, 116.78, 103.94], dtype=np.float32)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.artifacts.npz import write_npz
+from repro.npz import write_npz
 
 #: the .npz member that holds a model's architecture (JSON bytes as a uint8 array)
 CONFIG_KEY = "config"

@@ -20,12 +20,12 @@ from repro.atomic import atomic_write_text
 from repro.digests import sha256_file
 from repro.errors import SpecError
 from repro.formats.nix.flake_files import credential_reason, flake_files
-from repro.packaging.paths import references
 from repro.reports.model import Report
 from repro.runs import layout
 from repro.runs.store import load_run
 from repro.spec.io import load_spec, spec_id
 from repro.spec.paths import resolve_path
+from repro.spec.references import references
 from repro.spec.types import LockFile
 
 if TYPE_CHECKING:

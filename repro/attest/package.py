@@ -31,9 +31,9 @@ from repro.attest.chain import (
 from repro.digests import sha256_file
 from repro.environments.pylock import lock_hashes, normalize
 from repro.environments.registry import get_manager
-from repro.packaging.paths import paths_outside
 from repro.spec.io import load_spec, spec_id
 from repro.spec.models import ExperimentSpec
+from repro.spec.references import paths_outside
 
 SIGNATURE = "package.intoto.json"
 PACKAGE_PREDICATE = "https://repro.dev/attestation/package/v1"

@@ -18,17 +18,11 @@ import numpy as np
 
 from repro.errors import BackendUnavailableError, SpecError
 from repro.profiles.model import LayerCall
+from repro.spec.sections import BackendSpecBase
 from repro.spec.types import SpecModel
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
-
-
-class BackendSpecBase(SpecModel):
-    """The spec's `backend` section; each backend narrows `name` and `options`."""
-
-    name: str
-    options: SpecModel
 
 
 class Engine(Protocol):

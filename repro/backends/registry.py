@@ -1,34 +1,18 @@
-"""The registry of backends: the only place that lists them.
+"""The registry of backends: every plug-in `repro.spec.plugins` names, by name.
 
-Adding a backend is one package under `repro/backends/` (a `BackendPlugin` named PLUGIN plus
-its engine) and one line here. Plug-in modules are light (no inference library is imported),
-so the registry loads them eagerly; engines are imported in the worker only.
+Plug-in modules are light (no inference library is imported), so the registry loads them
+eagerly; engines are imported in the worker only.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Annotated, Any, Final, Union
-
-from pydantic import Field
+from typing import Final
 
 from repro.backends.base import BackendPlugin
 from repro.errors import SpecError
+from repro.spec import plugins
 
-_PLUGINS: Final = (
-    "repro.backends.onnxruntime:PLUGIN",
-    "repro.backends.tvm:PLUGIN",
-    "repro.backends.torch:PLUGIN",
-)
-
-
-def _load(ref: str) -> BackendPlugin:
-    module, attr = ref.split(":")
-    plugin: BackendPlugin = getattr(importlib.import_module(module), attr)
-    return plugin
-
-
-BACKENDS: Final[dict[str, BackendPlugin]] = {p.name: p for p in map(_load, _PLUGINS)}
+BACKENDS: Final[dict[str, BackendPlugin]] = {p.name: p for p in map(plugins.load, plugins.BACKENDS)}
 
 
 def backend_names() -> list[str]:
@@ -47,12 +31,6 @@ def get_backend(name: str) -> BackendPlugin:
 def backends_with_profilers() -> list[str]:
     """The backends whose engine has a layer profiler (`repro profile`)."""
     return [name for name, p in BACKENDS.items() if p.profiler is not None]
-
-
-def backend_spec_union() -> Any:
-    """The spec's `backend` field: a union of every backend's section, tagged by `name`."""
-    models = tuple(p.spec_model for p in BACKENDS.values())
-    return Annotated[Union[models], Field(discriminator="name")]  # noqa: UP007
 
 
 def result_variables() -> frozenset[str]:

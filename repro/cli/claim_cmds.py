@@ -22,7 +22,7 @@ from repro.cli.progress import note, warn_if_stale
 from repro.errors import SpecError, UsageError
 
 if TYPE_CHECKING:
-    from repro.claim_rounds import Outcome
+    from repro.replay.claim_rounds import Outcome
     from repro.reports.model import ClaimsCheck
     from repro.spec.models import ExperimentSpec
 
@@ -236,7 +236,7 @@ def measure(spec_path: Path, as_json: bool, **values: Any) -> None:
     Example:
       repro claim measure specs/ort-resnet50.json --env native
     """
-    from repro.claim_rounds import with_evidence
+    from repro.replay.claim_rounds import with_evidence
     from repro.spec.io import write_spec
 
     spec, outcomes = _run(spec_path, values)
@@ -279,8 +279,8 @@ def check(spec_path: Path, as_json: bool, report_dir: Path | None, strict: bool,
 
 def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[Outcome]]:
     from repro.artifacts.cache import ArtifactCache
-    from repro.claim_rounds import CheckOptions, check_claims
     from repro.cli.progress import TimedBar
+    from repro.replay.claim_rounds import CheckOptions, check_claims
     from repro.replay.session import ReplaySession
     from repro.validate import require_valid
 
@@ -303,7 +303,7 @@ def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[
 
 
 def _check_of(spec: ExperimentSpec, outcomes: list[Outcome], *, strict: bool) -> ClaimsCheck:
-    from repro.claim_rounds import claims_check
+    from repro.replay.claim_rounds import claims_check
 
     return claims_check(spec, outcomes, strict=strict)
 

@@ -14,8 +14,8 @@ from repro.cli.progress import note
 if TYPE_CHECKING:
     import pandas as pd
 
-    from repro.stats.hwfront import FrontRecovery
-    from repro.stats.hwmodel import Validation
+    from repro.mlperf.hardware_fronts import FrontRecovery
+    from repro.mlperf.hardware_model import Validation
 
 
 @click.group()
@@ -76,16 +76,16 @@ def fit(
       repro model fit v5.csv --target throughput --by system -o reports/model/tp.pkl
     """
     from repro.atomic import atomic_write_text
-    from repro.reports.table import load_table
-    from repro.stats.hwfront import SECOND, front_members, parse_second, recovery
-    from repro.stats.hwmodel import (
+    from repro.mlperf.hardware_fronts import SECOND, front_members, parse_second, recovery
+    from repro.mlperf.hardware_model import (
         MIN_LEAF,
         cross_validate,
         fronts_page_of,
         save_model,
         target_frame,
     )
-    from repro.stats.hwmodel import fit as fit_model
+    from repro.mlperf.hardware_model import fit as fit_model
+    from repro.reports.table import load_table
 
     frame = target_frame(load_table(table), target)
     second = front_with or SECOND[target]

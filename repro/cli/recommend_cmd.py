@@ -169,9 +169,9 @@ def _predicted(
 ) -> None:
     """`--predict`: candidates ranked by a model, with intervals and extrapolation flags."""
     from repro.atomic import atomic_write_text
+    from repro.mlperf.hardware_fronts import candidates, rank
+    from repro.mlperf.hardware_model import cross_validate, fit, load_model, target_frame
     from repro.reports.table import load_table
-    from repro.stats.hwfront import candidates, rank
-    from repro.stats.hwmodel import cross_validate, fit, load_model, target_frame
     from repro.stats.pareto import parse_where
 
     if model_path is not None:

@@ -19,9 +19,9 @@ def spack() -> None:
 
 
 def _manifest_for(spec_path: Path, manifest: Path | None) -> Path:
-    from repro.formats.spack.section import MANIFEST_NAME
     from repro.spec.io import load_spec
     from repro.spec.paths import resolve_path
+    from repro.spec.spack_pins import MANIFEST_NAME
 
     if manifest is not None:
         return manifest
@@ -57,8 +57,8 @@ def spack_pin(spec_path: Path, manifest: Path | None, concretize: bool | None) -
     from repro.backends.registry import spack_key_packages
     from repro.environments.spack.manager import SpackManager, pin_builtin_commit
     from repro.formats.spack.pins import keep_builtin_commit, pins_from_files
-    from repro.formats.spack.section import LOCK_NAME
     from repro.spec.io import load_spec, parse_spec, spec_id, write_spec
+    from repro.spec.spack_pins import LOCK_NAME
 
     target = _manifest_for(spec_path, manifest)
     if not target.is_file():
@@ -98,7 +98,7 @@ def _check_one(path: Path) -> list[str]:
     """Problems of one path: a spec, a spack.yaml, a spack.lock or a folder holding them."""
     from repro.formats.spack.lockfile import read_spack_lock
     from repro.formats.spack.manifest import check_consistency, read_manifest
-    from repro.formats.spack.section import LOCK_NAME, MANIFEST_NAME
+    from repro.spec.spack_pins import LOCK_NAME, MANIFEST_NAME
 
     if not path.exists():
         raise SpecError(f"{path}: no such file or folder")

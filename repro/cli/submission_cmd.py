@@ -169,7 +169,7 @@ def _check_spec(spec_path: Path, runs: tuple[Path, ...]) -> None:
 
 def _write(kw: dict[str, Any], rules: Any) -> tuple[Path, Any, dict[str, Any]]:
     from repro.mlperf.submission import Request, write_tree
-    from repro.mlperf.submission_runs import RunMaker
+    from repro.replay.submission_maker import SessionRunMaker
 
     runs, out = kw["runs"], kw["out"]
     if not runs or kw["submitter"] is None or out is None:
@@ -197,7 +197,7 @@ def _write(kw: dict[str, Any], rules: Any) -> tuple[Path, Any, dict[str, Any]]:
         compliance=kw["compliance"],
         force=kw["force"],
     )
-    with RunMaker(
+    with SessionRunMaker(
         env_name=kw["env_name"],
         cache=ArtifactCache(kw["cache_dir"]),
         report=note,

@@ -39,7 +39,8 @@ class Measured:
     target_qps: float | None = None
     #: seconds from the first round's start to each round's end
     round_end_s: list[float] = field(default_factory=list)
-    #: the confidence of the estimate's interval (each look's: see `repro.claim_rounds.Stopping`)
+    #: the confidence of the estimate's interval (each look's: see
+    #: `repro.replay.claim_rounds.Stopping`)
     confidence: float | None = None
 
 

@@ -95,9 +95,9 @@ class PairedRule:
 
 
 def paired_rule(record: RunRecord, overall: float) -> PairedRule:
-    """The rule the rounds ran under, as their run recorded it (`repro.rounds.stopping_record`):
-    each look's confidence and the rule's minimum; a record of before it is judged at `overall`
-    with today's minimum."""
+    """The rule the rounds ran under, as their run recorded it
+    (`repro.replay.rounds.stopping_record`): each look's confidence and the rule's minimum; a
+    record of before it is judged at `overall` with today's minimum."""
     stop = record.stopping or StoppingRecord()
     value, least = stop.look_confidence, stop.min_rounds
     confidence = float(value) if value is not None and 0.5 < value < 1 else overall

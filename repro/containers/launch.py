@@ -26,7 +26,7 @@ from typing import Any
 
 from repro.atomic import write_text
 from repro.containers.image import PREFIX, VENV_PYTHON
-from repro.harness.lifeline import ENV as LIFELINE_ENV
+from repro.lifeline import ENV as LIFELINE_ENV
 from repro.privacy import is_secret_name
 
 #: host paths a bind mount may not shadow in the container

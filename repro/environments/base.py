@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from repro import _subprocess
 from repro.digests import sha256_file
-from repro.environments.section import EnvironmentSpecBase, section_locks
 from repro.errors import EnvironmentSetupError, UsageError
 from repro.privacy import is_secret_name
 from repro.spec.paths import resolve_path
+from repro.spec.sections import EnvironmentSpecBase, section_locks
 from repro.spec.types import LockFile
 
 if TYPE_CHECKING:

@@ -1,45 +1,33 @@
 """The registry of environment managers, and `auto`: the captured manager if usable, else venv.
 
-The only place that lists the managers: adding one is its face and its work under
-`repro/environments/<name>/` (`repro.environments.section`) and one line here. The faces are
+Every manager `repro.spec.plugins` names, by name: adding one is its face and its work under
+`repro/environments/<name>/` (`repro.environments.section`) and one line there. The faces are
 loaded with the spec; a manager's work is imported when an environment is captured, checked or
 realized, never by a process that only reads a spec (the worker).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Union
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, Final
 
 from repro.environments.section import EnvironmentFace
 from repro.errors import EnvironmentSetupError, UsageError
+from repro.spec import plugins
 
 if TYPE_CHECKING:
     from repro.environments.base import EnvironmentManager, RealizedEnvironment
     from repro.spec.models import ExperimentSpec
 
-_FACES: Final = (
-    "repro.environments.native:FACE",
-    "repro.environments.venv:FACE",
-    "repro.environments.nix:FACE",
-    "repro.environments.spack:FACE",
-    "repro.environments.docker:FACE",
-)
 #: what `auto` falls back to when the captured manager is not usable here
 FALLBACK: Final = "venv"
 
 
-def _import(ref: str) -> Any:
-    module, attr = ref.split(":")
-    return getattr(importlib.import_module(module), attr)
-
-
 #: every manager's face (its spec section and facts), by name: light, loaded with the spec
-FACES: Final[dict[str, EnvironmentFace]] = {f.name: f for f in map(_import, _FACES)}
+FACES: Final[dict[str, EnvironmentFace]] = {
+    f.name: f for f in map(plugins.load, plugins.ENVIRONMENTS)
+}
 
 
 class _Managers(MutableMapping[str, "type[EnvironmentManager]"]):
@@ -53,7 +41,7 @@ class _Managers(MutableMapping[str, "type[EnvironmentManager]"]):
         if name not in self._loaded:
             if name not in FACES:
                 raise KeyError(name)
-            self._loaded[name] = _import(FACES[name].manager)
+            self._loaded[name] = plugins.load(FACES[name].manager)
         return self._loaded[name]
 
     def __setitem__(self, name: str, cls: type[EnvironmentManager]) -> None:
@@ -91,12 +79,6 @@ def get_manager(
     if name not in FACES:
         raise UsageError(f"unknown environment {name!r}; expected one of {replay_choices()}")
     return MANAGERS[name](report, options)
-
-
-def environment_spec_union() -> Any:
-    """The spec's `environment` field: every manager's section, tagged by `manager`."""
-    models = tuple(f.spec_model for f in FACES.values() if f.spec_model is not None)
-    return Annotated[Union[models], Field(discriminator="manager")]  # noqa: UP007
 
 
 def choose(name: str, spec: ExperimentSpec, spec_path: Path) -> tuple[str, str]:

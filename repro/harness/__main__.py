@@ -2,8 +2,8 @@
 
 import sys
 
-from repro.harness.lifeline import watch_from_environment
 from repro.harness.worker import main
+from repro.lifeline import watch_from_environment
 
 watch_from_environment()
 sys.exit(main(sys.argv[1:]))

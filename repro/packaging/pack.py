@@ -43,12 +43,12 @@ from repro.packaging.archive import (
     read_manifest,
     write_package,
 )
-from repro.packaging.paths import paths_outside, references
 from repro.runs import layout
 from repro.runs.store import list_runs
 from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec
 from repro.spec.paths import resolve_path
+from repro.spec.references import paths_outside, references
 
 Reporter = Callable[[str], None]
 PACKAGE_ENDINGS = (".repro.tar", ".repro.tar.gz", ".repro.tgz", ".repro.tar.xz", ".repro.tar.zst")

@@ -30,8 +30,8 @@ def require_claims(state: ReplayState) -> ReplayState:
 def check_claims(state: ReplayState) -> ReplayState:
     """Each claim's variants interleaved on this machine until decided, each variant in a
     session of its own."""
-    from repro.claim_rounds import CheckOptions
-    from repro.claim_rounds import check_claims as check
+    from repro.replay.claim_rounds import CheckOptions
+    from repro.replay.claim_rounds import check_claims as check
     from repro.replay.session import ReplaySession
 
     request, spec, path = state.request, need(state.spec, "the spec"), need(state.spec_path, "SPEC")
@@ -50,7 +50,7 @@ def check_claims(state: ReplayState) -> ReplayState:
 def judge_claims(state: ReplayState) -> ReplayState:
     """The claims' check, and the replay against the spec's original with the claims in it
     (when the spec has an original and they have something to compare)."""
-    from repro.claim_rounds import claims_check, results_of
+    from repro.replay.claim_rounds import claims_check, results_of
     from repro.reports.model import claims_summary
     from repro.stats.verdicts import claims_verdict
 

@@ -32,7 +32,7 @@ def require_performance(state: ReplayState) -> ReplayState:
 def dispatch_parts(state: ReplayState) -> ReplayState:
     """The parts on the request's executor, gathered into one run."""
     from repro.dispatch.executors.registry import executor_from_flags
-    from repro.dispatch.run import dispatch
+    from repro.replay.dispatched import dispatch
 
     request, opts = state.request, need(state.opts, "the options")
     spec, spec_path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
@@ -60,7 +60,7 @@ def resume_parts(state: ReplayState) -> ReplayState:
     """The parts of a dispatched run that did not finish, on the run's own executor and options
     unless the request names others."""
     from repro.dispatch.executors.registry import resume_executor
-    from repro.dispatch.run import resume
+    from repro.replay.dispatched import resume
 
     request = state.request
 
@@ -77,7 +77,7 @@ def resume_parts(state: ReplayState) -> ReplayState:
 def _said_when_interrupted(state: ReplayState) -> Iterator[None]:
     """Ctrl-C of a dispatched run: what was gathered, and how to resume, before the interrupt
     goes on."""
-    from repro.dispatch.run import DispatchInterrupted
+    from repro.replay.dispatched import DispatchInterrupted
 
     try:
         yield

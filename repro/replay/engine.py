@@ -1,10 +1,10 @@
-"""Use case: replay an experiment spec with LoadGen, one worker process per test."""
+"""The replay engine: an experiment spec replayed with LoadGen, one worker process per test
+(the accuracy tests scored by `repro.replay.scoring`)."""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import io
 import json
 import re
 import secrets
@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
 from repro import __version__
-from repro.artifacts.cache import ArtifactCache, read_verified
+from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.fetching import fetch_all
 from repro.atomic import atomic_write_text, write_text
 from repro.backends.registry import get_backend
@@ -44,14 +42,8 @@ from repro.privacy import redact, redact_text
 from repro.probes import PROBES_VERSION, Probe, ProbeSet
 from repro.probes.gpu import gpu_probe_for
 from repro.profiling import ProfilePass
-from repro.runs import layout, rouge
-from repro.runs.accuracy import (
-    Predictions,
-    decode_accuracy_log,
-    save_predictions,
-    score,
-    score_outputs,
-)
+from repro.replay.scoring import Scorer
+from repro.runs import layout
 from repro.runs.commit import commit_run
 from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import ProfileRecord, RunRecord, SettingChange, TestRecord
@@ -287,7 +279,7 @@ class Replayer:
             )
         self.artifacts: dict[str, Path] = {}
         self.pairs = selected(spec, opts)
-        self._labels: np.ndarray | None = None
+        self._scoring: Scorer | None = None
         self._work: Path | None = None
         self._final: Path | None = None
         self._record: RunRecord | None = None
@@ -372,6 +364,12 @@ class Replayer:
                 self.spec, self.spec_path, cache=self.cache, progress=self.report
             ).items()
         }
+
+    def _scorer(self) -> Scorer:
+        """The accuracy tests' scorer, made once the artifacts are fetched."""
+        if self._scoring is None:
+            self._scoring = Scorer(self.spec, self.artifacts)
+        return self._scoring
 
     def prepare(self) -> None:
         """Fetch and verify the artifacts, check that the spec's names are in the data set;
@@ -673,7 +671,7 @@ class Replayer:
             metrics["samples_per_cpu_second"] = result.cpu.samples_per_cpu_second
         metrics.update(energy_metrics(result.energy.model_dump() if result.energy else None))
         try:
-            accuracy = self._accuracy(out_dir, result) if req.mode == "accuracy" else None
+            accuracy = self._scorer().score(out_dir, result) if req.mode == "accuracy" else None
         except SpecError as exc:
             return TestRecord(**base, status="failed", metrics=metrics, error=exc.message)
         expected = self.opts.audit_config is not None  # a compliance test's, given on purpose
@@ -706,89 +704,3 @@ class Replayer:
             cpu=result.cpu,
             cpus=result.cpus,
         )
-
-    def _accuracy(self, out_dir: Path, result: WorkerResult) -> dict[str, Any]:
-        acc = self.spec.workload.accuracy
-        preds = decode_accuracy_log(
-            out_dir / layout.ACCURACY_LOG,
-            dtype=result.output_dtype or "<i8",
-            shape=tuple(result.output_shape),
-        )
-        out: dict[str, Any] = {
-            "metric": acc.metric,
-            "predictions_sha256": preds.digest(),
-            "responses_sha256": preds.responses_sha256,
-        }
-        generation = self.spec.workload.task == "generation"
-        if generation or getattr(self.spec.backend.options, "record_output_digests", False):
-            out["output_digests"] = list(preds.output_digests)
-        ref = self.spec.original.reference_predictions if self.spec.original else None
-        if generation:
-            out["tokens"] = result.tokens_completed
-            if ref is not None and ref.outputs_sha256:
-                agreement: dict[str, Any] = dict(score_outputs(preds, ref.outputs_sha256))
-            else:
-                agreement = {"value": None, "note": "no reference outputs in the spec"}
-            if acc.metric == "rouge":
-                out["agreement"] = agreement["value"]
-                out.update(self._rouge(preds, np.dtype(result.output_dtype or "<i4")))
-            else:
-                out.update(agreement)
-        elif acc.metric == "top1":
-            labels = self._dataset_labels()
-            out.update(score(preds, labels, class_offset=acc.class_offset))
-        else:
-            if ref is None:
-                out.update({"value": None, "note": "no reference predictions in the spec"})
-            else:
-                out.update(score(preds, np.asarray(ref.top1, dtype=np.int64)))
-        save_predictions(out_dir / layout.PREDICTIONS_FILE, preds)
-        return out
-
-    def _rouge(self, preds: Predictions, dtype: np.dtype[Any]) -> dict[str, Any]:
-        """A generation's texts against the data set's reference texts (`repro.runs.rouge`)."""
-        acc, gen = self.spec.workload.accuracy, self.spec.workload.generation
-        data = self._dataset_arrays()
-        for key, name in ((acc.references_key, "references_key"),
-                          (acc.vocabulary_key, "vocabulary_key")):  # fmt: skip
-            if key not in data:
-                raise RunError(
-                    f"the data set has no {key!r} array for the rouge metric "
-                    f"($.workload.accuracy.{name})"
-                )
-        references = data[acc.references_key]
-        if len(preds.indices) and int(preds.indices.max()) >= len(references):
-            raise RunError(
-                f"the data set's {acc.references_key!r} holds {len(references)} texts, fewer "
-                "than the prompts ($.workload.accuracy.references_key)"
-            )
-        eos = gen.eos_token_id if gen is not None else None
-        skip = frozenset({0} if eos is None else {0, eos})
-        tokens = [np.frombuffer(raw, dtype=dtype) for raw in preds.outputs]
-        why = rouge.missing()
-        if why is not None:
-            raise RunError(f"the rouge metric cannot be scored: {why}", hint=rouge.INSTALL_HINT)
-        return rouge.score_generations(
-            tokens,
-            preds.indices.tolist(),
-            references=references,
-            vocabulary=data[acc.vocabulary_key],
-            skip=skip,
-        )
-
-    def _dataset_arrays(self) -> dict[str, np.ndarray]:
-        name = self.spec.workload.dataset
-        raw = read_verified(
-            self.artifacts[name], self.spec.artifacts[name].sha256, what=f"artifact {name!r}"
-        )
-        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
-
-    def _dataset_labels(self) -> np.ndarray:
-        if self._labels is None:
-            data = self._dataset_arrays()
-            key = self.spec.workload.accuracy.labels_key
-            if key not in data:
-                raise RunError(f"dataset has no {key!r} array for the top1 metric")
-            self._labels = data[key].astype(np.int64)
-        return self._labels

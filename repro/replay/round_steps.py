@@ -128,7 +128,7 @@ def open_original(state: ReplayState) -> ReplayState:
 def play_rounds(state: ReplayState) -> ReplayState:
     """The rounds, interleaved with the baseline's or judged against the original; the runs
     shown."""
-    from repro.rounds import run_rounds
+    from repro.replay.rounds import run_rounds
 
     outcome = run_rounds(
         need(state.replayer, "a replayer"),
@@ -159,7 +159,7 @@ def what_would_decide(state: ReplayState) -> str | None:
     machine, duet, more rounds); None when decided or judged against an original."""
     from repro.backends.registry import get_backend
     from repro.duet import duet_fits
-    from repro.rounds import what_would_decide as advice
+    from repro.replay.rounds import what_would_decide as advice
 
     outcome, spec = need(state.outcome, "the rounds"), need(state.spec, "the spec")
     if state.request.against is None or outcome.report is None:

@@ -13,10 +13,10 @@ from repro.errors import RunError
 from repro.replay.request import ReplayReporter, ReplayRequest
 
 if TYPE_CHECKING:
-    from repro.claim_rounds import Outcome as ClaimOutcome
+    from repro.replay.claim_rounds import Outcome as ClaimOutcome
     from repro.replay.engine import Replayer, ReplayOptions
+    from repro.replay.rounds import Outcome
     from repro.reports.model import ClaimsCheck, Report
-    from repro.rounds import Outcome
     from repro.runs.placement import Placement
     from repro.runs.record import RunRecord
     from repro.runs.store import LoadedRun

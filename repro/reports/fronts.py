@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from repro.stats.hwfront import FrontRecovery
+    from repro.mlperf.hardware_fronts import FrontRecovery
 
 _COLUMNS = 3  # panels per row
 

@@ -186,7 +186,7 @@ class Interleave(BaseModel):
 
 class StoppingRecord(BaseModel):
     """How the number of rounds was decided: the rule and its caps fixed in advance, the rounds
-    run, why they stopped and when each scenario was decided (`repro.rounds`, a claim's or a
+    run, why they stopped and when each scenario was decided (`repro.replay.rounds`, a claim's or a
     sweep point's rounds). A report read later judges the rounds by the rule they ran under."""
 
     model_config = ConfigDict(extra="allow")

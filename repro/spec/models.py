@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ConfigDict, Field
 
-from repro.backends.base import BackendSpecBase
-from repro.backends.registry import backend_spec_union
-from repro.environments.registry import environment_spec_union
-from repro.environments.section import EnvironmentSpecBase
+from repro.spec import plugins
 from repro.spec.claims import ClaimList
+from repro.spec.sections import BackendSpecBase, EnvironmentSpecBase
 from repro.spec.types import (
     SCENARIOS,
     SCHEMA_V1,
@@ -71,8 +69,8 @@ if TYPE_CHECKING:
     BackendSpec = BackendSpecBase
     EnvironmentSpec = EnvironmentSpecBase
 else:
-    BackendSpec = backend_spec_union()
-    EnvironmentSpec = environment_spec_union()
+    BackendSpec = plugins.backend_section()
+    EnvironmentSpec = plugins.environment_section()
 
 
 class ExperimentSpec(SpecModel):

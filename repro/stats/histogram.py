@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.artifacts.npz import read_npz, write_npz
 from repro.errors import SpecError
+from repro.npz import read_npz, write_npz
 
 RATIO = 1.001
 _LOG_RATIO = float(np.log(RATIO))

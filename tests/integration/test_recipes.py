@@ -12,7 +12,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from repro.artifacts.npz import read_npz
+from repro.npz import read_npz
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -236,7 +236,7 @@ def test_the_worker_dies_with_its_replay(root: Path, tmp_path: Path, sig: signal
 def test_a_lifeline_ends_its_watcher_when_the_writer_goes(tmp_path: Path) -> None:
     code = (
         "import os, sys, time\n"
-        "from repro.harness.lifeline import watch\n"
+        "from repro.lifeline import watch\n"
         "watch(int(sys.argv[1]))\n"
         "time.sleep(30)\n"
         "sys.exit(0)\n"

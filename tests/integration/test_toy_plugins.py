@@ -28,7 +28,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from repro.backends.base import BackendPlugin, BackendSpecBase
+from repro.backends.base import BackendPlugin
+from repro.spec.sections import BackendSpecBase
 from repro.spec.types import SpecModel
 
 
@@ -73,7 +74,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from repro.environments.base import CaptureContext, EnvironmentManager, RealizedEnvironment
-from repro.environments.section import EnvironmentFace, EnvironmentSpecBase
+from repro.environments.section import EnvironmentFace
+from repro.spec.sections import EnvironmentSpecBase
 from repro.spec.types import LockFile
 
 
@@ -117,7 +119,12 @@ import subprocess
 from pathlib import Path
 from typing import Any, ClassVar
 
-from repro.dispatch.executors.base import ExecutorOptions, ExecutorPlugin, PartState
+from repro.dispatch.executors.base import (
+    PART_MODULE,
+    ExecutorOptions,
+    ExecutorPlugin,
+    PartState,
+)
 
 _PHASES: Any = {"DONE": "completed", "BROKE": "failed", "WAITING": "pending"}
 
@@ -137,7 +144,7 @@ class ToyExecutor:
     def submit(self, plan: Any, plan_path: Path, indices: list[int]) -> str:
         self.job = "toy-1"
         for i in indices:
-            cmd = [*plan.python, "-m", "repro.dispatch", str(plan_path), str(i)]
+            cmd = [*plan.python, "-m", PART_MODULE, str(plan_path), str(i)]
             rc = subprocess.run(cmd, cwd=plan.run_dir, check=False).returncode
             self._states[i] = PLUGIN.state("DONE" if rc == 0 else "BROKE", "toy-node", f"toy-1.{i}")
         return self.job
@@ -260,14 +267,12 @@ def test_a_backend_and_a_manager_are_one_module_and_one_line_each(
     (pkg / "backends" / "toy").mkdir()
     (pkg / "backends" / "toy" / "__init__.py").write_text(TOY_BACKEND)
     registered = re.findall(
-        r'    "repro\.backends\.\w+:PLUGIN",\n', (pkg / "backends" / "registry.py").read_text()
+        r'    "repro\.backends\.\w+:PLUGIN",\n', (pkg / "spec" / "plugins.py").read_text()
     )
-    _add_line(
-        pkg / "backends" / "registry.py", registered[-1], '    "repro.backends.toy:PLUGIN",\n'
-    )
+    _add_line(pkg / "spec" / "plugins.py", registered[-1], '    "repro.backends.toy:PLUGIN",\n')
     (pkg / "environments" / "toyenv.py").write_text(TOY_MANAGER)
     _add_line(
-        pkg / "environments" / "registry.py",
+        pkg / "spec" / "plugins.py",
         '    "repro.environments.docker:FACE",\n',
         '    "repro.environments.toyenv:FACE",\n',
     )

@@ -1,99 +1,19 @@
-"""Imports flow one way: the layers below the use cases never import a use case or the CLI."""
+"""Imports flow one way, and the folders are the layers: the folders and top-level modules of
+`repro/` form no import cycle among themselves, so each is one layer of a stack read from the
+tree; CONTRIBUTING.md draws that stack and this test keeps the drawing true."""
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "repro"
-LOWER = (
-    "spec", "reports", "runs", "stats", "profiles", "attest", "packaging/archive.py",
-    "packaging/paths.py",
-    "atomic.py", "errors.py", "workflow.py",
-)  # fmt: skip
-FORBIDDEN = (
-    "repro.capture",
-    "repro.replay",
-    "repro.compare",
-    "repro.cli",
-    "repro.backends.tvm.tuning",
-    "repro.rounds",
-    "repro.mlperf.published",
-    "repro.mlperf.importing",
-    "repro.sweep",
-    "repro.profiling",
-    "repro.dispatch",
-    "repro.mlperf.submission",
-    "repro.packaging.pack",
-    "repro.claim_rounds",
-    "repro.duet",
-)
-
-
-def _imports(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-        elif isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-    return names
-
-
-def _modules() -> list[Path]:
-    out: list[Path] = []
-    for part in LOWER:
-        target = PACKAGE / part
-        out += sorted(target.rglob("*.py")) if target.is_dir() else [target]
-    return out
-
-
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_lower_layers_import_no_use_case_and_no_cli(path: Path) -> None:
-    bad = {m for m in _imports(path) if m.startswith(FORBIDDEN)}
-    assert not bad, f"{path.relative_to(PACKAGE)} imports {sorted(bad)}"
-
-
-def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
-    module = tmp_path / "m.py"
-    module.write_text("def f():\n    from repro.compare import build_report\n")
-    assert "repro.compare" in _imports(module)
-
-
-# --- the whole import graph: no cycle, and no import from a lower layer to a higher one -----
-
-#: the layers, lowest first: a module's layer is that of the longest prefix naming it
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("core", ("repro", "repro.errors", "repro.atomic", "repro.privacy", "repro._subprocess",
-              "repro.digests",
-              "repro.signals", "repro.jsonio", "repro.estimates", "repro.harness.lifeline",
-              "repro.artifacts.cache", "repro.spec.limits", "repro.outputs")),
-    ("formats", ("repro.spec.types", "repro.spec.paths", "repro.formats.nix", "repro.formats.spack",
-                 "repro.artifacts.npz", "repro.profiles.model", "repro.stats.verdicts",
-                 "repro.runs.layout")),
-    ("spec", ("repro.spec", "repro.backends.base", "repro.backends.registry",
-              "repro.environments.registry", "repro.environments.section")),
-    ("library", ("repro.artifacts", "repro.runs", "repro.stats", "repro.profiles",
-                 "repro.reports", "repro.attest", "repro.packaging.archive",
-                 "repro.packaging.paths", "repro.harness", "repro.backends",
-                 "repro.environments", "repro.containers", "repro.probes", "repro.compare",
-                 "repro.machine", "repro.mlperf", "repro.forecast", "repro.dispatch",
-                 "repro.catalog")),
-    ("use case", ("repro.capture", "repro.capture_checks", "repro.claim_rounds", "repro.duet",
-                  "repro.replay",
-                  "repro.sweep", "repro.sweep_artifacts", "repro.rounds", "repro.mlperf.published",
-                  "repro.mlperf.importing", "repro.mlperf.submission",
-                  "repro.mlperf.submission_runs", "repro.profiling",
-                  "repro.packaging", "repro.validate", "repro.artifacts.fetching",
-                  "repro.workflow", "repro.dispatch.run", "repro.dispatch.part",
-                  "repro.dispatch.__main__")),
-    ("cli", ("repro.cli", "repro._entry", "repro.__main__")),
-)  # fmt: skip
-#: the environment managers' faces are spec-layer (the spec imports them); their work is not
-_FACE = re.compile(r"^repro\.environments\.[a-z_]+$")
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "repro"
 
 
 def _module_names() -> dict[str, Path]:
@@ -148,33 +68,23 @@ def _graph() -> dict[str, set[str]]:
     return edges
 
 
-def _layer(module: str) -> int:
-    if _FACE.fullmatch(module) and MODULES[module].name == "__init__.py":
-        return 2  # a manager's face (its package); its work (`.manager`) is library
-    best = (-1, -1)
-    for i, (_, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best[1]:
-                best = (i, len(prefix))
-    return best[0]
+def _unit(module: str) -> str:
+    """A module's folder (`repro.replay`) or, for a module at the top of `repro/`, the module."""
+    return ".".join(module.split(".")[:2])
 
 
-def test_every_module_has_a_layer() -> None:
-    assert [m for m in MODULES if _layer(m) < 0] == []
+def _unit_graph(edges: dict[str, set[str]]) -> dict[str, dict[str, tuple[str, str]]]:
+    """Folder -> folder it imports -> one module import that makes it so (the witness)."""
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for a, targets in sorted(edges.items()):
+        out.setdefault(_unit(a), {})
+        for b in sorted(targets):
+            if _unit(a) != _unit(b):
+                out[_unit(a)].setdefault(_unit(b), (a, b))
+    return out
 
 
-def test_no_module_imports_a_higher_layer() -> None:
-    bad = [
-        f"{a} ({LAYERS[_layer(a)][0]}) imports {b} ({LAYERS[_layer(b)][0]})"
-        for a, targets in _graph().items()
-        for b in sorted(targets)
-        if _layer(a) < _layer(b)
-    ]
-    assert bad == []
-
-
-def test_the_import_graph_has_no_cycle() -> None:
-    edges = _graph()
+def _first_cycle(edges: dict[str, set[str]] | dict[str, dict[str, tuple[str, str]]]) -> list[str]:
     state: dict[str, int] = {}  # 1: on the path, 2: done
     path: list[str] = []
 
@@ -192,17 +102,77 @@ def test_the_import_graph_has_no_cycle() -> None:
 
     for start in sorted(edges):
         if start not in state and (cycle := visit(start)):
-            pytest.fail("import cycle: " + " -> ".join(cycle))
+            return cycle
+    return []
 
 
-def test_the_graph_check_sees_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
+def _layers(units: dict[str, dict[str, tuple[str, str]]]) -> dict[int, list[str]]:
+    """Each folder's layer: one above the highest it imports (0: it imports no other)."""
+
+    @cache
+    def layer(unit: str) -> int:
+        return 1 + max(map(layer, units[unit]), default=-1)
+
+    out: dict[int, list[str]] = {}
+    for unit in sorted(units):
+        out.setdefault(layer(unit), []).append(unit)
+    return out
+
+
+def _drawing(layers: dict[int, list[str]]) -> str:
+    """The stack as CONTRIBUTING draws it: the top layer first, a folder with its slash."""
+
+    def name(unit: str) -> str:
+        if unit == "repro":
+            return "__init__.py"
+        rest = unit.removeprefix("repro.")
+        return f"{rest}/" if (PACKAGE / rest).is_dir() else f"{rest}.py"
+
+    width = len(str(max(layers)))
+    return "\n".join(
+        f"{k:>{width}}  " + " ".join(name(u) for u in layers[k])
+        for k in sorted(layers, reverse=True)
+    )
+
+
+def test_the_folders_form_no_cycle() -> None:
+    units = _unit_graph(_graph())
+    cycle = _first_cycle(units)
+    steps = [f"{a} -> {b} ({' imports '.join(units[a][b])})" for a, b in itertools.pairwise(cycle)]
+    assert steps == [], "the folders import each other in a ring: " + "; ".join(steps)
+
+
+def test_contributing_draws_the_layers_the_tree_has() -> None:
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    drawn = re.search(r"<!-- layers -->\n```\n(.*?)\n```", text, re.S)
+    assert drawn, "CONTRIBUTING.md has no `<!-- layers -->` drawing"
+    want = _drawing(_layers(_unit_graph(_graph())))
+    assert drawn.group(1) == want, f"CONTRIBUTING.md's layers are stale; the tree's:\n{want}"
+
+
+def test_only_the_entry_points_import_the_cli() -> None:
+    users = {a for a, targets in _graph().items() for b in targets if _unit(b) == "repro.cli"}
+    assert {u for u in users if _unit(u) != "repro.cli"} == {"repro._entry"}
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    cycle = _first_cycle(_graph())
+    assert cycle == [], "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_checks_see_a_hidden_import_and_a_ring() -> None:
     visitor = _RuntimeImports()
     visitor.visit(ast.parse(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import repro.cli\n"
         "def f():\n    from repro.replay import Replayer\n"
     ))  # fmt: skip
     assert visitor.found == {"repro.replay"}
-    assert _layer("repro.spec.types") < _layer("repro.replay")
+    ring = {"repro.a.x": {"repro.b.y"}, "repro.b.y": {"repro.a.z"}, "repro.a.z": set()}
+    assert _first_cycle(_unit_graph(ring)) == ["repro.a", "repro.b", "repro.a"]
+    assert _layers(_unit_graph({"repro.a.x": {"repro.b"}, "repro.b": set()})) == {
+        0: ["repro.b"],
+        1: ["repro.a"],
+    }
 
 
 def test_a_use_case_never_builds_the_replay_engine_itself() -> None:
@@ -227,6 +197,7 @@ def test_a_use_case_never_builds_the_replay_engine_itself() -> None:
     [
         ("runs", "repro.mlperf"),  # the run store opened published trees: mlperf's adapter does
         ("stats", "repro.reports"),  # statistics do not format tables
+        ("mlperf", "repro.replay"),  # a submission's runs are made by the engine's RunMaker
     ],
 )
 def test_a_low_folder_never_reaches_up(folder: str, never: str) -> None:

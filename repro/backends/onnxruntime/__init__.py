@@ -7,7 +7,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from repro.backends.base import BackendPlugin, BackendSpecBase, onnx_io_names
+from repro.backends.base import BackendPlugin, onnx_io_names
+from repro.spec.sections import BackendSpecBase
 from repro.spec.types import SpecModel, Threads
 
 

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from repro.backends.base import BackendPlugin, BackendSpecBase, onnx_io_names
+from repro.backends.base import BackendPlugin, onnx_io_names
+from repro.spec.sections import BackendSpecBase
 from repro.spec.types import Accepts, SpecModel, Threads
 
 if TYPE_CHECKING:

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 #: nothing says how it ended)
 Phase = Literal["pending", "running", "completed", "failed", "cancelled", "stopped", "gone"]
 #: the phases of a part that has not ended
+#: what a node runs for one part: `python -m PART_MODULE PLAN.json K` (the replay engine's)
+PART_MODULE: Final = "repro.replay.part"
 UNFINISHED: Final = frozenset({"pending", "running"})
 #: the word recorded for a part that finished while no replay watched it (a killed replay's
 #: provisional record heard none from its executor): the word the shipped executors use

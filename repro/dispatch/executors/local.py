@@ -1,4 +1,5 @@
-"""`--on local`: the parts on this machine, one at a time, each a fresh `python -m repro.dispatch`.
+"""`--on local`: the parts on this machine, one at a time, each a fresh
+`python -m repro.replay.part`.
 
 They die with this process (a lifeline), so no earlier one is ever alive.
 """
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 
 from repro import _subprocess
 from repro.dispatch.executors.base import (
+    PART_MODULE,
     ExecutorOptions,
     ExecutorPlugin,
     PartState,
@@ -85,7 +87,7 @@ class LocalExecutor:
         if self._queue and not self._cancelled:
             index = self._queue.pop(0)
             self._proc = _subprocess.spawn(
-                [*self._plan.python, "-m", "repro.dispatch", str(self._plan_path), str(index)],
+                [*self._plan.python, "-m", PART_MODULE, str(self._plan_path), str(index)],
                 env=None,
                 cwd=Path(self._plan.run_dir),
                 log_path=Path(self._plan.run_dir) / layout.part_log(index),

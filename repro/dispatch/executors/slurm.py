@@ -17,6 +17,7 @@ from pydantic import Field, field_validator
 from repro import _subprocess
 from repro.atomic import atomic_write_text
 from repro.dispatch.executors.base import (
+    PART_MODULE,
     UNFINISHED,
     ExecutorFlag,
     ExecutorOptions,
@@ -174,8 +175,8 @@ class SlurmExecutor:
             lines.append(f"#SBATCH --time={o.time}")
         python = " ".join(shlex.quote(p) for p in plan.python)
         lines += [
-            "# a part of a repro dispatched replay: `python -m repro.dispatch PLAN PART`",
-            f'exec {python} -m repro.dispatch {shlex.quote(str(plan_path))} "$SLURM_ARRAY_TASK_ID"',
+            f"# a part of a repro dispatched replay: `python -m {PART_MODULE} PLAN PART`",
+            f'exec {python} -m {PART_MODULE} {shlex.quote(str(plan_path))} "$SLURM_ARRAY_TASK_ID"',
         ]
         return "\n".join(lines) + "\n"
 

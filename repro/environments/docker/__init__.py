@@ -9,7 +9,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from repro.environments.section import EnvironmentFace, EnvironmentSpecBase, OfflineNeed
+from repro.environments.section import EnvironmentFace, OfflineNeed
+from repro.spec.sections import EnvironmentSpecBase
 
 ImageId = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
 #: docker's --cpuset-cpus (0-3,6) and --memory (a number of bytes with an optional b/k/m/g)

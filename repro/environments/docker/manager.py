@@ -29,10 +29,10 @@ from repro.environments.base import (
     worker_environment,
 )
 from repro.environments.docker import CPUSET, MEMORY, DockerEnvironment
-from repro.environments.section import EnvironmentSpecBase
 from repro.errors import EnvironmentSetupError, ReproError, SpecError
 from repro.spec.io import spec_id
 from repro.spec.paths import resolve_path
+from repro.spec.sections import EnvironmentSpecBase
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec

@@ -9,7 +9,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from repro.environments.section import EnvironmentFace, EnvironmentSpecBase, OfflineNeed
+from repro.environments.section import EnvironmentFace, OfflineNeed
+from repro.spec.sections import EnvironmentSpecBase
 from repro.spec.types import LockFile, SpecModel
 
 

@@ -27,10 +27,10 @@ from repro.environments.base import (
     worker_environment,
 )
 from repro.environments.nix import NixEnvironment
-from repro.environments.section import EnvironmentSpecBase
 from repro.errors import EnvironmentSetupError, SpecError
 from repro.formats.nix.flakelock import read_flake_lock
 from repro.spec.paths import resolve_path
+from repro.spec.sections import EnvironmentSpecBase
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec

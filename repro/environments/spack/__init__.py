@@ -9,8 +9,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from repro.environments.section import EnvironmentFace, EnvironmentSpecBase, OfflineNeed
-from repro.formats.spack.section import SpackPins
+from repro.environments.section import EnvironmentFace, OfflineNeed
+from repro.spec.sections import EnvironmentSpecBase
+from repro.spec.spack_pins import SpackPins
 
 
 class SpackEnvironment(EnvironmentSpecBase):

@@ -37,7 +37,6 @@ from repro.environments.base import (
     repro_source_root,
     verified_lock,
 )
-from repro.environments.section import EnvironmentSpecBase
 from repro.environments.spack import SpackEnvironment, compose, tool
 from repro.environments.spack import mirror as mirror_of
 from repro.environments.spack.layer import install_layer, provided
@@ -49,7 +48,8 @@ from repro.formats.spack.pins import (
     pins_view,
     require_consistent,
 )
-from repro.formats.spack.section import LOCK_NAME, MANIFEST_NAME, SpackPins
+from repro.spec.sections import EnvironmentSpecBase
+from repro.spec.spack_pins import LOCK_NAME, MANIFEST_NAME, SpackPins
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec

@@ -9,7 +9,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from repro.environments.section import EnvironmentFace, EnvironmentSpecBase, OfflineNeed
+from repro.environments.section import EnvironmentFace, OfflineNeed
+from repro.spec.sections import EnvironmentSpecBase
 
 
 class VenvEnvironment(EnvironmentSpecBase):

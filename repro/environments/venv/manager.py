@@ -32,7 +32,7 @@ from repro.environments.base import (
     worker_environment,
 )
 from repro.environments.pylock import read_pins
-from repro.environments.section import EnvironmentSpecBase
+from repro.spec.sections import EnvironmentSpecBase
 from repro.environments.venv import VenvEnvironment
 from repro.errors import EnvironmentSetupError
 

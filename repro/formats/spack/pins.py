@@ -17,7 +17,7 @@ from repro.digests import sha256_file
 from repro.errors import SpecError
 from repro.formats.spack.lockfile import SpackLock, read_spack_lock
 from repro.formats.spack.manifest import check_consistency, read_manifest
-from repro.formats.spack.section import (
+from repro.spec.spack_pins import (
     LOCK_NAME,
     SpackPins,
 )

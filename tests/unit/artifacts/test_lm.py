@@ -16,7 +16,7 @@ from repro.artifacts.lm import (
     write_synthetic_prompts,
     write_tinylm,
 )
-from repro.artifacts.npz import read_npz
+from repro.npz import read_npz
 
 SMALL = {"seed": 0, "vocab_size": 32, "d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32}
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from repro.backends.base import BackendPlugin, BackendSpecBase
+from repro.backends.base import BackendPlugin
 from repro.backends.registry import BACKENDS, backend_names, get_backend
 from repro.errors import SpecError
+from repro.spec.sections import BackendSpecBase
 from repro.spec.types import SpecModel
 
 

@@ -50,8 +50,8 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     for target in (
         "repro.environments.registry.realize",
         "repro.packaging.pack.open_package",
-        "repro.dispatch.run.dispatch",
-        "repro.dispatch.run.resume",
+        "repro.replay.dispatched.dispatch",
+        "repro.replay.dispatched.resume",
     ):
         monkeypatch.setattr(target, refuse)
 

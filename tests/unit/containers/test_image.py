@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from repro.containers.image import PREFIX, VENV_PYTHON, dockerfile
 from repro.containers.launch import LaunchError, docker_command, request_mounts
 from repro.environments.docker import DockerEnvironment
-from repro.harness.lifeline import ENV as LIFELINE
+from repro.lifeline import ENV as LIFELINE
 
 ID = "sha256:" + "a" * 64
 

@@ -64,7 +64,7 @@ def test_the_batch_script_asks_for_an_array_of_exclusive_nodes(plan: DispatchPla
     assert "#SBATCH --time=10:00" in text
     assert f"#SBATCH --output={plan.run_dir}/dispatch/part-%a.out" in text
     assert text.rstrip().endswith('"$SLURM_ARRAY_TASK_ID"')
-    assert "-m repro.dispatch" in text
+    assert "-m repro.replay.part" in text
     shared = SlurmExecutor(SlurmOptions(exclusive=False)).script(plan, Path("p"), [0], "d")
     assert "--exclusive" not in shared
 

@@ -14,8 +14,8 @@ from repro.environments.registry import (
     get_manager,
     replay_choices,
 )
-from repro.environments.section import EnvironmentSpecBase
 from repro.errors import UsageError
+from repro.spec.sections import EnvironmentSpecBase
 
 
 @pytest.mark.parametrize("name", list(MANAGERS), ids=lambda n: f"manager-{n}")

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from repro.artifacts.cache import read_verified
-from repro.artifacts.npz import write_npz
 from repro.backends import registry
 from repro.backends.onnxruntime import OnnxRuntimePlugin
 from repro.errors import ArtifactError
 from repro.harness.dataset import npz_array_from_bytes
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.harness.worker import load_backend, load_dataset, main
+from repro.npz import write_npz
 from repro.runs.layout import WORKER_RESULT
 from repro.spec.io import parse_spec
 from repro.spec.models import LoadGenSettings

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repro.artifacts.npz import write_npz
 from repro.errors import SpecError
+from repro.npz import write_npz
 from repro.stats.histogram import RATIO, LatencyHistogram
 
 GOOD: dict[str, np.ndarray] = {

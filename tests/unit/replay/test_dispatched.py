@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from repro.dispatch import run as dispatch_run
 from repro.dispatch.executors.base import PartState
 from repro.dispatch.executors.slurm import SlurmOptions, part_state
 from repro.dispatch.plan import DispatchPlan
-from repro.dispatch.run import DispatchInterrupted, _run_parts, resume
 from repro.errors import RunError, UsageError
+from repro.replay import dispatched as dispatch_run
+from repro.replay.dispatched import DispatchInterrupted, _run_parts, resume
 from repro.runs import layout
 from repro.runs.record import DispatchRecord, RunRecord
 from repro.runs.store import load_run

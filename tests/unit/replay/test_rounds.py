@@ -18,7 +18,7 @@ from repro.backends import registry
 from repro.environments.base import RealizedEnvironment
 from repro.harness.request import WorkerRequest
 from repro.replay import Replayer, ReplayOptions
-from repro.rounds import run_rounds, what_would_decide
+from repro.replay.rounds import run_rounds, what_would_decide
 from repro.runs.record import SettingChange
 from repro.spec.io import parse_spec
 from repro.spec.models import ScenarioName

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from repro.errors import SpecError
-from repro.stats.hwmodel import CATEGORICAL, NUMERIC, FittedModel
+from repro.mlperf.hardware_model import CATEGORICAL, NUMERIC, FittedModel
 
 if TYPE_CHECKING:
     import numpy as np

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from repro.cli import cli
 from repro.errors import SpecError
-from repro.stats.hwfront import pareto_mask
-from repro.stats.hwmodel import cross_validate, fit, load_model, save_model, target_frame
+from repro.mlperf.hardware_fronts import pareto_mask
+from repro.mlperf.hardware_model import cross_validate, fit, load_model, save_model, target_frame
 from tests.hw_gen import table as generated
 
 
@@ -147,7 +147,7 @@ def test_a_wrong_front_objective_fails_before_fitting(
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("fitted before --front-with was checked")
 
-    monkeypatch.setattr("repro.stats.hwmodel.cross_validate", never)
+    monkeypatch.setattr("repro.mlperf.hardware_model.cross_validate", never)
     code, out = _run("model", "fit", str(_csv(tmp_path, rows)), "--target", "throughput",
                      "--front-with", "max:nope", "-o", str(tmp_path / "m.pkl"))  # fmt: skip
     assert code == 2

@@ -1,5 +1,8 @@
-"""One part of a dispatched replay, on the node it was given: realize the environment there,
-run one round into `<run>/parts/<k>/`."""
+"""`python -m repro.replay.part PLAN.json K`: part K of a dispatched replay, on the node it was
+given: realize the environment there, run one round into `<run>/parts/<k>/`.
+
+Exit 0 when the part's run is complete, 3 when it is not (its run.json says why), 2 on a bad
+plan."""
 
 from __future__ import annotations
 
@@ -10,10 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from repro.artifacts.cache import ArtifactCache
+from repro.dispatch.executors.base import PART_MODULE
 from repro.dispatch.executors.registry import get_executor
 from repro.dispatch.plan import read_plan
 from repro.environments.registry import realize
-from repro.errors import SpecError, UsageError
+from repro.errors import ReproError, SpecError, UsageError
 from repro.estimates import Forecast
 from repro.replay import ReplayOptions, ReplaySession
 from repro.spec.models import ExperimentSpec
@@ -67,3 +71,22 @@ def run_part(plan_path: Path, index: int) -> int:
     session = ReplaySession.of(env, spec_path, cache, report=_note, progress=_progress)
     _, record = session.replayer(spec, opts).run()
     return 0 if record.status == "complete" else 3
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or not argv[1].isdigit():
+        print(f"usage: python -m {PART_MODULE} PLAN.json PART", file=sys.stderr)
+        return 2
+    try:
+        return run_part(Path(argv[0]), int(argv[1]))
+    except ReproError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

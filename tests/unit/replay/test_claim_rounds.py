@@ -15,7 +15,12 @@ import pytest
 
 from repro.artifacts.cache import ArtifactCache
 from repro.backends import registry
-from repro.claim_rounds import (
+from repro.environments.base import RealizedEnvironment
+from repro.errors import RunError, UsageError
+from repro.harness.request import WorkerRequest
+from repro.mlperf.sides import open_run
+from repro.replay import Replayer, ReplayOptions
+from repro.replay.claim_rounds import (
     CheckOptions,
     Outcome,
     check_claims,
@@ -23,11 +28,6 @@ from repro.claim_rounds import (
     evidence_of,
     with_evidence,
 )
-from repro.environments.base import RealizedEnvironment
-from repro.errors import RunError, UsageError
-from repro.harness.request import WorkerRequest
-from repro.mlperf.sides import open_run
-from repro.replay import Replayer, ReplayOptions
 from repro.spec.io import parse_spec, spec_id
 from repro.spec.models import ExperimentSpec
 from repro.stats.sequential import Stopping
@@ -326,7 +326,7 @@ def test_the_time_cap_stops_only_after_a_whole_pair_so_the_evidence_has_an_inter
 
     clock = iter(range(0, 10_000, 100))
     monkeypatch.setattr(
-        "repro.claim_rounds.time", types.SimpleNamespace(monotonic=lambda: next(clock))
+        "repro.replay.claim_rounds.time", types.SimpleNamespace(monotonic=lambda: next(clock))
     )
     rng = np.random.Generator(np.random.PCG64(4))
 

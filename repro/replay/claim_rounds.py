@@ -1,7 +1,7 @@
 """Use case: measure or check a spec's claims on this machine, in paired interleaved rounds.
 
 Each claim's two variants (`repro.spec.variants`) alternate within every round in an order drawn
-from a recorded seed and balanced over pairs of rounds (`repro.rounds.balanced_order`), one
+from a recorded seed and balanced over pairs of rounds (`repro.replay.rounds.balanced_order`), one
 short LoadGen test of each per round, until the interval of the claim's quantity lies on one
 side of its bound at one of the looks `repro.stats.sequential.Stopping` plans (the one rule of
 every paired comparison), or a cap fixed before the first round is reached (the claim's
@@ -43,9 +43,9 @@ from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.estimates import duration
 from repro.machine.fingerprint import hardware_from
 from repro.replay import Replayer, ReplayOptions, Reporter, new_run_id, utc_now
+from repro.replay.rounds import balanced_order
 from repro.replay.session import ReplayerFactory
 from repro.reports.model import ClaimResult, ClaimsCheck, claims_summary
-from repro.rounds import balanced_order
 from repro.runs.record import Interleave, RunRecord, StoppingRecord, TestRecord
 from repro.signals import interruptible
 from repro.spec.claims import SIDES, Claim, ClaimEvidence, Side
@@ -297,7 +297,7 @@ class _ClaimRounds:
         return busy_guard(self.claim, judged, busier, shares)
 
     def _round(self, k: int) -> None:
-        # as in `repro.rounds`: index 0 ("a") is the candidate, 1 ("b") the baseline
+        # as in `repro.replay.rounds`: index 0 ("a") is the candidate, 1 ("b") the baseline
         if self.claim.parsed_metric.is_feasibility and k == 1:
             order = [1, 0]  # Server's rate comes from the baseline's Offline throughput
         else:

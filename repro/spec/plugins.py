@@ -1,0 +1,53 @@
+"""The plug-ins the spec is made of: every backend and every environment manager, named here.
+
+Adding a backend is one package under `repro/backends/` (a `BackendPlugin` named PLUGIN and its
+engine) and one line in BACKENDS; adding a manager is its face and its work under
+`repro/environments/<name>/` and one line in ENVIRONMENTS. The spec names its plug-ins by
+module, as an entry-point table does, and loads them when its models are built: a plug-in
+imports the spec's types and sections (`repro.spec.sections`), the spec imports no plug-in.
+The plug-ins' modules are light (no inference library, no manager's tools); the registries
+(`repro.backends.registry`, `repro.environments.registry`) hold what they give.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from typing import Annotated, Any, Final, Union
+
+from pydantic import Field
+
+#: `module:attribute` of every backend's `BackendPlugin`, in the CLI's order
+BACKENDS: Final = (
+    "repro.backends.onnxruntime:PLUGIN",
+    "repro.backends.tvm:PLUGIN",
+    "repro.backends.torch:PLUGIN",
+)
+#: `module:attribute` of every environment manager's `EnvironmentFace`, in the CLI's order
+ENVIRONMENTS: Final = (
+    "repro.environments.native:FACE",
+    "repro.environments.venv:FACE",
+    "repro.environments.nix:FACE",
+    "repro.environments.spack:FACE",
+    "repro.environments.docker:FACE",
+)
+
+
+@cache
+def load(ref: str) -> Any:
+    """The object `module:attribute` names (a plug-in or a face), imported once."""
+    module, attr = ref.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def backend_section() -> Any:
+    """The spec's `backend` field: every backend's section, tagged by `name`."""
+    models = tuple(load(ref).spec_model for ref in BACKENDS)
+    return Annotated[Union[models], Field(discriminator="name")]  # noqa: UP007
+
+
+def environment_section() -> Any:
+    """The spec's `environment` field: every manager's section, tagged by `manager`."""
+    faces = (load(ref) for ref in ENVIRONMENTS)
+    models = tuple(f.spec_model for f in faces if f.spec_model is not None)
+    return Annotated[Union[models], Field(discriminator="manager")]  # noqa: UP007
