@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 
 from repro.artifacts.cache import ArtifactCache
-from repro.artifacts.lm import LmConfig, prompt_problems, read_lm_config
+from repro.artifacts.lm_recipes import LmConfig, prompt_problems, read_lm_config
 from repro.artifacts.recipes import RECIPES
 from repro.backends.base import io_name_problems
 from repro.backends.registry import BACKENDS, get_backend

@@ -153,7 +153,7 @@ RECIPES: dict[str, Recipe] = {
     for r in (
         Recipe(
             name="resnet50-v1.5",
-            target="repro.artifacts.models:write_resnet50",
+            target="repro.artifacts.model_recipes:write_resnet50",
             # base_width 128 with 16384 classes is about 650 MB of weights.
             params={
                 # numpy's PCG64 takes any integer; a uint64, like LoadGen's seeds, is plenty.
@@ -198,7 +198,7 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             name="tinylm",
-            target="repro.artifacts.lm:write_tinylm",
+            target="repro.artifacts.lm_recipes:write_tinylm",
             # the largest (vocab 65536 x d_model 2048, 32 layers) is about 1 GB of float32
             params={
                 "seed": Param(0, "seeds the weights", 0, UINT64_MAX),
@@ -217,7 +217,7 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             name="synthetic-prompts",
-            target="repro.artifacts.lm:write_synthetic_prompts",
+            target="repro.artifacts.lm_recipes:write_synthetic_prompts",
             params={
                 "seed": Param(0, "seeds the lengths and the token ids", 0, UINT64_MAX),
                 "count": Param(64, "prompts", 1, 1_000_000),
@@ -243,7 +243,7 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             name="digits-mlp",
-            target="repro.artifacts.models:write_digits_mlp",
+            target="repro.artifacts.model_recipes:write_digits_mlp",
             # Training time grows with hidden x max_iter; the largest take minutes on a CPU.
             params={
                 "hidden": Param(64, "units of the hidden layer", 1, 1024),

@@ -18,7 +18,7 @@ import mlperf_loadgen as lg
 import numpy as np
 
 from repro.artifacts.cache import read_verified
-from repro.artifacts.lm import prompt_problems
+from repro.artifacts.lm_recipes import prompt_problems
 from repro.backends.base import GenerativeEngine
 from repro.backends.registry import get_backend
 from repro.errors import SpecError

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from repro.mlperf.accuracy import parse_accuracy_text
+from repro.mlperf.accuracy_txt import parse_accuracy_text
 
 Verdict = Literal["PASS", "FAIL", "unreadable"]
 

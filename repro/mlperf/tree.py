@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.errors import SpecError
-from repro.mlperf.accuracy import out_of_range, read_accuracy_file
+from repro.mlperf.accuracy_txt import out_of_range, read_accuracy_file
 from repro.mlperf.compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
 from repro.mlperf.compliance import describe, read_compliance, verdicts
 from repro.mlperf.power import TESTING_RUN, add_power, has_power, stray_power_folders

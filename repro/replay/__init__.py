@@ -5,8 +5,9 @@
   reporter, the progress bar, the worker runner, the probes); every use case (replay, rounds,
   claims, sweep, a dispatched part, a submission's runs, capture) opens one and asks it for a
   `Replayer` of a spec.
-- `engine`: `Replayer` (fetch, begin, rounds of tests, finish: a run directory), the options a
+- `replayer`: `Replayer` (fetch, begin, rounds of tests, finish: a run directory), the options a
   command line chose (`ReplayOptions`), the settings of a scenario's tests.
+- `scoring`: an accuracy test scored by the spec's metric (`Scorer`).
 - `request`, `steps` and the `*_steps` beside it: `repro replay`'s modes as named steps over a
   typed request, speaking through a reporter.
 - the modes' own work: `rounds` (interleaved rounds, stopped by the paired rule),
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from repro.harness.runner import ProcessRunner
-    from repro.replay.engine import (
+    from repro.replay.replayer import (
         KILLED_STATUSES,
         ProbeSource,
         ProgressFactory,
@@ -51,7 +52,7 @@ _ENGINE = (
 )  # fmt: skip
 #: each name's module
 _HOME = {
-    **dict.fromkeys(_ENGINE, "repro.replay.engine"),
+    **dict.fromkeys(_ENGINE, "repro.replay.replayer"),
     "ReplaySession": "repro.replay.session",
     "ProcessRunner": "repro.harness.runner",
 }

@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from repro.artifacts.lm import CONFIG_KEY, LmConfig
+from repro.artifacts.lm_recipes import CONFIG_KEY, LmConfig
 from repro.backends.torch import TorchOptions
 from repro.backends.torch.engine import resolve_device
 from repro.errors import SpecError

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repro.artifacts.lm import write_tinylm
+from repro.artifacts.lm_recipes import write_tinylm
 
 torch = pytest.importorskip("torch", reason="the torch backend needs torch (repro[torch])")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repro.mlperf.accuracy import parse_accuracy_text
+from repro.mlperf.accuracy_txt import parse_accuracy_text
 from repro.mlperf.tree import is_mlperf_result, read_mlperf_result
 
 

@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[3] / "repro"
 COMMITTER = PACKAGE / "runs" / "commit.py"
 #: every writer of run.json: a replay, a dispatched one (its provisional record and the
 #: gathered one), an imported original, a profile added to a run
-WRITERS = ("replay/engine.py", "replay/dispatched.py", "mlperf/importing.py", "profiling.py")
+WRITERS = ("replay/replayer.py", "replay/dispatched.py", "mlperf/importing.py", "profiling.py")
 #: `.dump()` calls of other models than RunRecord, by module and receiver
 OTHER_DUMPS = {("harness/profiled_pass.py", "profile")}
 #: calls that write, create or move the file or folder they are given

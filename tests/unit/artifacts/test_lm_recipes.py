@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repro.artifacts.lm import (
+from repro.artifacts.lm_recipes import (
     LmConfig,
     prompt_problems,
     read_lm_config,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.mlperf.accuracy import AccuracyReading, parse_accuracy_text, primary_metric
+from repro.mlperf.accuracy_txt import AccuracyReading, parse_accuracy_text, primary_metric
 
 HASH = "hash=6695d2a597243e369b60c22720ca5fad34c3bfb3c0c852ff1a7da3bd5d9db92b\n"
 
@@ -312,14 +312,14 @@ def test_auc_is_one_scale_however_it_was_printed(text: str, value: float) -> Non
      ("{'rouge1': 144.5}", "llama2-70b-99", "rouge1 = 144.5 is not a score from 0 to 100")],
 )  # fmt: skip
 def test_a_figure_off_its_metrics_scale_is_named(text: str, benchmark: str, said: str) -> None:
-    from repro.mlperf.accuracy import out_of_range
+    from repro.mlperf.accuracy_txt import out_of_range
 
     r = read(text + "\n", benchmark)
     assert said in str(out_of_range(r))
 
 
 def test_a_large_file_is_read_from_its_end_with_the_same_figure(tmp_path: Path) -> None:
-    from repro.mlperf.accuracy import read_accuracy_file
+    from repro.mlperf.accuracy_txt import read_accuracy_file
 
     lines = "".join(f"ILSVRC2012_val_{i:08d}.JPEG 65 65\n" for i in range(40_000))
     big = tmp_path / "accuracy.txt"
