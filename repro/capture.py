@@ -245,9 +245,10 @@ def original_summary(record: RunRecord) -> dict[str, dict[str, Any]]:
         if perf:
             row["runs"] = len(perf)
         acc = record.accuracy_test(scenario)
-        if acc is not None and acc.accuracy and acc.accuracy.get("value") is not None:
-            row["accuracy"] = acc.accuracy["value"]
-            row["accuracy_metric"] = acc.accuracy["metric"]
+        scored = acc.scored() if acc is not None else None
+        if scored is not None and scored.value is not None:
+            row["accuracy"] = scored.value
+            row["accuracy_metric"] = scored.metric
         out[scenario] = row
     return out
 
@@ -257,20 +258,21 @@ def reference_predictions(run_dir: Path, record: RunRecord) -> dict[str, Any] | 
     acc: TestRecord | None = next((t for t in record.tests if t.mode == "accuracy"), None)
     if acc is None or acc.status != "valid":
         return None
-    digests = acc.accuracy.get("output_digests") if acc.accuracy else None
+    scored = acc.scored()
+    digests = scored.output_digests if scored is not None else None
     task = ((record.spec or {}).get("workload") or {}).get("task")
     if task == "generation" and digests:
         # a generation's reference: each prompt's generated tokens, by their sha256
         return {
-            "outputs_sha256": [str(d) for d in digests],
-            "sha256": str(acc.accuracy.get("responses_sha256")) if acc.accuracy else None,
+            "outputs_sha256": list(digests),
+            "sha256": str(scored.responses_sha256) if scored is not None else None,
         }
     pred_file = run_dir / acc.dir / layout.PREDICTIONS_FILE
     indices, top1 = load_predictions(pred_file)
     ordered = top1[np.argsort(indices)]
     return {
         "top1": [int(v) for v in ordered],
-        "sha256": str(acc.accuracy.get("predictions_sha256")) if acc.accuracy else None,
+        "sha256": str(scored.predictions_sha256) if scored is not None else None,
     }
 
 
@@ -280,15 +282,15 @@ def _scored_against_itself(run_dir: Path, record: RunRecord, reference: list[str
     reference's, so that a replay's agreement has the original's to be compared with."""
     tests = []
     for t in record.tests:
-        acc = t.accuracy or {}
-        digests = acc.get("output_digests")
-        if t.mode == "accuracy" and digests:
+        acc = t.scored()
+        digests = acc.output_digests if acc is not None else None
+        if t.mode == "accuracy" and acc is not None and digests:
             correct = sum(1 for d, r in zip(digests, reference, strict=False) if d == r)
-            scored = dict(acc)
-            if acc.get("value") is None:
+            scored = dict(t.accuracy or {})
+            if acc.value is None:
                 scored.update(value=correct / len(digests), correct=correct, total=len(digests))
                 scored.pop("note", None)
-            elif "agreement" in acc and acc["agreement"] is None:  # scored by rouge
+            elif "agreement" in scored and acc.agreement is None:  # scored by rouge
                 scored["agreement"] = correct / len(digests)
             t = t.model_copy(update={"accuracy": scored})
         tests.append(t)

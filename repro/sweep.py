@@ -1000,16 +1000,16 @@ def _measures(record: Any, model: Path | None, scenarios: tuple[str, ...]) -> di
     out: dict[str, float] = {}
     accuracy = next(
         (
-            t.accuracy["value"]
+            acc.value
             for s in scenarios
             if (t := record.accuracy_test(s)) is not None
-            and t.accuracy
-            and isinstance(t.accuracy.get("value"), int | float)
+            and (acc := t.scored()) is not None
+            and acc.value is not None
         ),
         None,
     )
     if accuracy is not None:
-        out["accuracy"] = float(accuracy)
+        out["accuracy"] = accuracy
     rss = [t.peak_rss_bytes for t in record.tests if t.peak_rss_bytes]
     if rss:
         out["peak_rss"] = float(max(rss))

@@ -207,7 +207,9 @@ def replay(ctx: click.Context, /, **values: Any) -> None:
     With --against, the replay and a baseline alternate in rounds on this machine (a random
     order from a recorded seed) and the report judges their per-round ratios; with
     --until-decided, rounds are added until the verdict is decided or a cap is reached.
-    Both write a report to reports/<name>/ and exit like `repro report`.
+    Both write a report to reports/<name>/ and exit like `repro report`. With --json, stdout
+    is one JSON document: the run record, or the report (--against, --until-decided), or the
+    claims' check (--claims).
 
     \b
     Example:
@@ -225,7 +227,8 @@ def replay(ctx: click.Context, /, **values: Any) -> None:
     mode = mode_of(args)
     check_dispatch_options(on=args.on, resuming=mode == "resume", **args.executor_flags)
     check_company(mode, given_flags(ctx), env_name=args.env_name)
-    reporter = TerminalReporter(args.as_json, show_runs=not (args.claims and args.as_json))
+    # with --json, a mode that ends in a report prints that one document (not each run)
+    reporter = TerminalReporter(args.as_json, show_runs=not (args.as_json and mode in ENDINGS))
     state = run(args.request(), reporter)
     ending = ENDINGS.get(mode)
     if ending is not None:
@@ -233,12 +236,15 @@ def replay(ctx: click.Context, /, **values: Any) -> None:
 
 
 def report_rounds(state: ReplayState, args: ReplayArgs) -> None:
-    """The rounds' report written; the command exits as `repro report` does."""
+    """The rounds' report written (with --json, printed: stdout is one JSON document); the
+    command exits as `repro report` does."""
     from repro.cli.report_cmd import write_report
     from repro.replay.round_steps import what_would_decide
     from repro.replay.state import need
 
     report = need(need(state.outcome, "the rounds").report, "the rounds' report")
+    if args.as_json:
+        click.echo(report.model_dump_json(indent=2, by_alias=True))
     code = write_report(
         report, output=args.report_dir, formats=("md", "html", "json"), quiet=args.as_json
     )

@@ -78,11 +78,10 @@ def _test_line(t: TestRecord) -> list[str]:
             v = m.get(f"latency_{p}_ns")
             if v is not None:
                 parts.append(f"{p} {float(v) / 1e6:.3f} ms")
-    elif t.accuracy and t.accuracy.get("value") is not None:
-        value = float(t.accuracy["value"])
-        scored = t.accuracy.get("unit") == "score"  # ROUGE, as MLPerf prints it: 0 to 100
-        parts.append(f"{t.accuracy['metric']} {value:.4g}" if scored else
-                     f"{t.accuracy['metric']} {100 * value:.2f}%")  # fmt: skip
+    elif (acc := t.scored()) is not None and acc.value is not None:
+        # a score (ROUGE, as MLPerf prints it) is 0 to 100; a fraction is shown as a percentage
+        parts.append(f"{acc.metric} {acc.value:.4g}" if acc.unit == "score" else
+                     f"{acc.metric} {100 * acc.value:.2f}%")  # fmt: skip
     if t.status == "invalid" and (why := _why_invalid(m)):
         parts.append(f"({why})")
     if t.error:

@@ -224,7 +224,8 @@ def _drift(orig: Side, reps: list[Side]) -> list[DriftEntry]:
 
 def _no_figure(test: TestRecord) -> bool:
     """An accuracy test that recorded no figure (captured before reference predictions)."""
-    return not test.accuracy or test.accuracy.get("value") is None
+    scored = test.scored()
+    return scored is None or scored.value is None
 
 
 def changed_artifacts(orig: Side, rep: Side) -> list[str]:

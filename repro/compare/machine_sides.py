@@ -153,15 +153,14 @@ def _sample_seconds(tests: list[TestRecord]) -> float | None:
     sample of its query. None without them (Offline and Server time queues, not samples) or
     when a test ran elsewhere or does not say where."""
     perf = [t for t in tests if t.mode == "performance"]
-    if not perf or any(t.backend.get("device") != "CPU" for t in perf):
+    if not perf or any(t.backend_facts().device != "CPU" for t in perf):
         return None
     for scenario, per_query in (("SingleStream", False), ("MultiStream", True)):
+        figures = [t.loadgen() for t in perf if t.scenario == scenario]
         times = [
-            float(t.metrics["latency_p50_ns"])
-            / 1e9
-            / (float(t.metrics.get("samples_per_query") or 1) if per_query else 1.0)
-            for t in perf
-            if t.scenario == scenario and positive(t.metrics.get("latency_p50_ns"))
+            p50 / 1e9 / ((f.samples_per_query or 1) if per_query else 1.0)
+            for f in figures
+            if (p50 := f.latency_p50_ns) is not None and positive(p50)
         ]
         if times:
             return float(statistics.median(times))

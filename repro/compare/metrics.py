@@ -249,8 +249,8 @@ def _not_measured(
 
 
 def validity_metric(orig: list[TestRecord], rep: list[TestRecord]) -> MetricResult | None:
-    a = [str(t.metrics.get("validity")) for t in orig if t.metrics.get("validity")]
-    b = [str(t.metrics.get("validity")) for t in rep if t.metrics.get("validity")]
+    a = [v for t in orig if (v := t.loadgen().validity)]
+    b = [v for t in rep if (v := t.loadgen().validity)]
     if not a or not b:
         return None
     verdict, reason = decide_validity(a, b, orig[0].scenario if orig else None)
@@ -279,30 +279,26 @@ def _validities(values: list[str]) -> str:
 def accuracy_metric(
     orig: TestRecord | None, rep: list[TestRecord], tol: Tolerances
 ) -> MetricResult | None:
-    if orig is None or not orig.accuracy or not rep:
+    scored = orig.scored() if orig is not None else None
+    if scored is None or not rep:
         return None
-    a = orig.accuracy.get("value")
-    name = orig.accuracy.get("metric")
+    a, name = scored.value, scored.metric
     # a different figure (top1 of a published model vs agreement of a stand-in) is no comparison
-    values = [
-        t.accuracy.get("value")
-        for t in rep
-        if t.accuracy and t.accuracy.get("metric", name) == name
-    ]
-    b = [float(v) for v in values if v is not None]
+    sides = [s for t in rep if (s := t.scored()) is not None and (s.metric or name) == name]
+    b = [s.value for s in sides if s.value is not None]
     if a is None or not b:
         return None
-    higher = orig.accuracy.get("higher_is_better", True) is not False
+    higher = scored.higher_is_better
     worst = min(b) if higher else max(b)
-    unit = str(orig.accuracy.get("unit", "fraction"))
+    unit = scored.unit
     cmp = compare_accuracy(
-        float(a),
+        a,
         worst,
         ratio=tol.accuracy_ratio,
         higher_is_better=higher,
         percent=unit == "fraction",
     )
-    metric = str(orig.accuracy.get("metric", "accuracy"))
+    metric = scored.metric or "accuracy"
     return MetricResult(
         metric="accuracy",
         label=f"accuracy ({metric}{'' if higher else ', lower is better'})",

@@ -115,7 +115,7 @@ def raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
     bad = [t for t in record.tests if t.status != "valid"]
     details = "; ".join(
         f"{t.scenario} {t.mode}: {t.status}"
-        + (f" ({t.error or t.metrics.get('errors')})" if t.error or t.metrics.get("errors") else "")
+        + (f" ({why})" if (why := t.error or t.loadgen().errors) else "")
         for t in bad
     )
     raise RunError(

@@ -67,8 +67,8 @@ def gaps(original: RunRecord, replays: list[RunRecord], metrics: dict[str, list[
                 out.append(Gap(scenario, mode, None, f"the replay's test {'/'.join(statuses)}"))
                 continue
             if mode == "accuracy":
-                names = {t.accuracy.get("metric") for t in tests if t.accuracy}
-                others = {t.accuracy.get("metric") for t in done if t.accuracy} - names
+                names = {s.metric for t in tests if (s := t.scored()) is not None}
+                others = {s.metric for t in done if (s := t.scored()) is not None} - names
                 if names and others:
                     out.append(
                         Gap(

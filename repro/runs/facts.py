@@ -1,9 +1,11 @@
-"""Typed views of what a run record keeps as free-form JSON: the machine's fingerprint and the
-environment as realized (or as a published result describes them).
+"""Typed views of what a run record keeps as free-form JSON: the machine's fingerprint, the
+environment as realized (or as a published result describes them), and a test's accuracy,
+backend and LoadGen figures.
 
 The record stores them as plain objects (run.json's format does not change, and a reader keeps
 what it does not know: every view allows extra fields); a reader takes them through these views
-(`RunRecord.facts()`, `RunRecord.environment_facts()`), never through `.get` chains that repeat
+(`RunRecord.facts()`, `RunRecord.environment_facts()`, `TestRecord.scored()`,
+`TestRecord.backend_facts()`, `TestRecord.loadgen()`), never through `.get` chains that repeat
 the defaults. A fact nobody recorded is None (a published result knows few).
 """
 
@@ -85,3 +87,48 @@ class EnvironmentFacts(Facts):
     round: str | None = None
     framework: str | None = None
     system_status: str | None = Field(None, description="available, preview or rdi")
+
+
+def _absent_is_true(value: Any) -> Any:
+    return True if value is None else value
+
+
+class AccuracyFacts(Facts):
+    """An accuracy test's score (`repro.replay.scoring`, or a published accuracy.txt's figure)."""
+
+    metric: str | None = Field(None, description="top1, agreement, rouge1, a published name")
+    value: float | None = Field(None, description="None: not scored (`note` says why)")
+    unit: str = Field("fraction", description="fraction (0-1), or score (ROUGE: 0-100)")
+    higher_is_better: Annotated[bool, BeforeValidator(_absent_is_true)] = True
+    correct: int | None = None
+    total: int | None = None
+    note: str | None = None
+    #: a generation scored by ROUGE: its share of prompts with the original's exact tokens
+    agreement: float | None = None
+    tokens: int | None = None
+    predictions_sha256: str | None = None
+    responses_sha256: str | None = None
+    output_digests: list[str] | None = None
+
+
+class BackendFacts(Facts):
+    """The backend a test ran on, as its worker reported it."""
+
+    name: str | None = None
+    version: str | None = None
+    device: str | None = Field(None, description="CPU, or the accelerator's kind")
+    options: Annotated[dict[str, Any], BeforeValidator(_absent_is_empty)] = Field(
+        default_factory=dict
+    )
+    providers_used: list[str] | None = Field(None, description="onnxruntime's, in order")
+
+
+class LoadGenFacts(Facts):
+    """The LoadGen figures of a test that readers take by name (the rest: `metrics[key]`)."""
+
+    validity: str | None = Field(None, description="VALID or INVALID, LoadGen's verdict")
+    num_errors: int | None = None
+    samples_per_query: float | None = None
+    latency_p50_ns: float | None = None
+    sut_queries_completed: int | None = None
+    errors: str | None = Field(None, description="what repro found wrong with the test")

@@ -36,7 +36,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repro.errors import SpecError
 from repro.jsonio import canonical_json
 from repro.privacy import redact
-from repro.runs.facts import EnvironmentFacts, Facts, Fingerprint
+from repro.runs.facts import (
+    AccuracyFacts,
+    BackendFacts,
+    EnvironmentFacts,
+    Facts,
+    Fingerprint,
+    LoadGenFacts,
+)
 from repro.spec.io import format_validation_error
 from repro.spec.models import ExperimentSpec
 from repro.spec.types import ModeName, ScenarioName, Tolerances
@@ -164,6 +171,31 @@ class TestRecord(BaseModel):
     cpus: list[int] | None = Field(
         None, description="the CPUs the worker was pinned to (--cpus, --duet), when it was (later)"
     )
+
+    def scored(self) -> AccuracyFacts | None:
+        """The accuracy figure, typed; None when the test has none (a performance test)."""
+        return None if not self.accuracy else _test_view(AccuracyFacts, self, "accuracy")
+
+    def backend_facts(self) -> BackendFacts:
+        """The backend as the worker reported it, typed."""
+        return _test_view(BackendFacts, self, "backend")
+
+    def loadgen(self) -> LoadGenFacts:
+        """LoadGen's figures that readers take by name, typed."""
+        return _test_view(LoadGenFacts, self, "metrics")
+
+
+def _test_view(model: type[_F], test: TestRecord, field: str) -> _F:
+    raw = getattr(test, field)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(
+            format_validation_error(
+                f"the record's test {test.dir}", exc, raw, root=f"$.{field}", what=field
+            ),
+            hint=DAMAGED_HINT,
+        ) from None
 
 
 class Interleave(BaseModel):

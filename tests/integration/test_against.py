@@ -12,7 +12,7 @@ from repro.cli import cli
 from repro.runs.store import load_run
 
 
-def test_a_replay_against_itself_runs_paired_rounds_and_reports(
+def test_a_replay_against_itself_runs_paired_rounds_and_prints_the_report(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -39,6 +39,7 @@ def test_a_replay_against_itself_runs_paired_rounds_and_reports(
             "aa",
             "--cache-dir",
             str(tmp_path / "cache"),
+            "--json",
         ],
     )
     assert result.exit_code in (0, 1), result.output  # a verdict, whichever
@@ -56,3 +57,4 @@ def test_a_replay_against_itself_runs_paired_rounds_and_reports(
     assert tp["metric"] == "samples_per_second"
     assert tp["method"] == "paired-rounds"
     assert any(n.startswith("paired:") for n in report["notes"])
+    assert json.loads(result.stdout) == report  # --json: stdout is the report, one document

@@ -1,5 +1,6 @@
-"""A run record's fingerprint, environment and spec are read typed: through views that keep
-what they do not name, and the spec's own model; never through `.get` chains."""
+"""A run record's fingerprint, environment and spec, and a test's accuracy, backend and LoadGen
+figures, are read typed: through views that keep what they do not name, and the spec's own
+model; never through `.get` chains."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from repro.errors import SpecError
 from repro.machine.fingerprint import collect
 from repro.mlperf.tree import fingerprint_from_system
 from repro.runs.facts import EnvironmentFacts, Fingerprint
-from repro.runs.record import RunRecord
+from repro.runs.record import RunRecord, TestRecord
 from repro.runs.store import load_run
 
 PACKAGE = Path(__file__).resolve().parents[3] / "repro"
@@ -22,6 +23,11 @@ TYPED_READERS = (
     "mlperf/submission.py", "attest/chain.py", "dispatch/gather.py", "compare/nodes.py",
 )  # fmt: skip
 FREE_FORM = {"spec", "environment", "fingerprint"}
+#: the readers of a test's accuracy, backend and LoadGen verdict: through its views
+TEST_READERS = (
+    "compare/metrics.py", "compare/build.py", "compare/machine_sides.py", "cli/run_output.py",
+    "sweep.py", "runs/alignment.py", "capture.py", "replay/state.py",
+)  # fmt: skip
 
 
 def _record(**fields: Any) -> RunRecord:
@@ -119,3 +125,75 @@ def test_the_check_sees_a_get_chain(tmp_path: Path) -> None:
         "    return (record.spec or {}).get('artifacts', {}), a\n"
     )
     assert len(_free_form_reads(module)) == 3
+
+
+def _test(**fields: Any) -> TestRecord:
+    return TestRecord.model_validate(
+        {"scenario": "Offline", "mode": "accuracy", "dir": "Offline/accuracy", "status": "valid",
+         **fields}
+    )  # fmt: skip
+
+
+def test_a_tests_accuracy_is_read_typed_with_the_defaults_in_one_place() -> None:
+    assert _test(mode="performance").scored() is None
+    scored = _test(accuracy={"metric": "top1", "value": 0.97, "correct": 97, "total": 100,
+                             "higher_is_better": None, "rouge9": 1})  # fmt: skip
+    got = scored.scored()
+    assert got is not None
+    assert (got.metric, got.value, got.unit, got.higher_is_better) == (
+        "top1",
+        0.97,
+        "fraction",
+        True,
+    )
+    assert got.model_extra == {"rouge9": 1}  # kept, not named
+    rouge = _test(accuracy={"metric": "rouge1", "value": 43.1, "unit": "score",
+                            "higher_is_better": False}).scored()  # fmt: skip
+    assert rouge is not None
+    assert (rouge.unit, rouge.higher_is_better) == ("score", False)
+
+
+def test_a_tests_backend_and_loadgen_figures_are_read_typed() -> None:
+    test = _test(
+        mode="performance",
+        backend={"name": "onnxruntime", "device": "CPU", "options": None, "target": "llvm"},
+        metrics={"validity": "VALID", "samples_per_query": 8, "latency_p50_ns": 7016},
+    )
+    assert (test.backend_facts().device, test.backend_facts().options) == ("CPU", {})
+    figures = test.loadgen()
+    assert (figures.validity, figures.samples_per_query, figures.num_errors) == ("VALID", 8, None)
+
+
+def test_a_damaged_test_figure_names_the_test_and_the_field() -> None:
+    with pytest.raises(SpecError, match=r"(?s)Offline/accuracy.*\$\.accuracy\.value"):
+        _test(accuracy={"metric": "top1", "value": "most"}).scored()
+    with pytest.raises(SpecError, match=r"\$\.metrics\.num_errors"):
+        _test(metrics={"num_errors": "none"}).loadgen()
+
+
+def _test_field_reads(path: Path) -> list[str]:
+    """`.get` on a test's accuracy or backend, or on `.metrics` for validity."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        receiver = node.func.value
+        if node.func.attr != "get" or not isinstance(receiver, ast.Attribute):
+            continue
+        names = {a.value for a in node.args if isinstance(a, ast.Constant)}
+        if receiver.attr in ("accuracy", "backend") or (
+            receiver.attr == "metrics" and names & {"validity", "errors"}
+        ):
+            found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+@pytest.mark.parametrize("module", TEST_READERS)
+def test_readers_take_a_tests_figures_typed(module: str) -> None:
+    assert _test_field_reads(PACKAGE / module) == []
+
+
+def test_the_check_sees_a_get_on_a_tests_accuracy(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f(t):\n    return t.accuracy.get('value'), t.metrics.get('validity')\n")
+    assert len(_test_field_reads(module)) == 2
