@@ -108,6 +108,9 @@ class BackendPlugin:
     #: environment variables of its library that change results or speed, by exact name: a
     #: fingerprint records them, the worker and its container get them (`repro.privacy`)
     result_variables: ClassVar[frozenset[str]] = frozenset()
+    #: the folder under the artifact cache its engine writes compiled modules to (a container
+    #: mounts it writable, the rest of the cache read-only); None: it writes none
+    compile_cache: ClassVar[str | None] = None
     #: the profiler its engine's `profiler(out_dir)` uses, if it has one (`repro profile`)
     profiler: ClassVar[str | None] = None
     #: "module:Class" of its GenerativeEngine (a `task: "generation"` workload), if it has one

@@ -84,8 +84,11 @@ class ReplayArgs:
             min_query_count=self.min_query_count, max_duration_ms=self.max_duration_ms,
             backend_options=_options(self.backend_options, "--backend-option"),
             repeat=self.repeat, env_name=self.env_name, run_id=self.run_id,
-            cache_dir=self.cache_dir, key_path=self.key_path, rebuild=self.rebuild,
-            container_cpuset=self.container_cpuset, container_memory=self.container_memory,
+            cache_dir=self.cache_dir, key_path=self.key_path, env_options={
+                k: v for k, v in (("rebuild", self.rebuild or None),
+                                  ("cpuset", self.container_cpuset),
+                                  ("memory", self.container_memory)) if v is not None
+            },
             against=self.against, baseline_env=self.baseline_env,
             baseline_options=_options(self.baseline_options, "--baseline-backend-option"),
             until_decided=self.until_decided, max_rounds=self.max_rounds,

@@ -50,16 +50,20 @@ def check_mount(path: str) -> str:
 
 
 def request_mounts(request: dict[str, Any], request_path: Path) -> list[tuple[str, bool]]:
-    """(host path, writable) for a worker request: its output folder and the compiled-module
-    cache writable, everything else it names read-only; a path under another read-only mount
-    is not mounted again."""
+    """(host path, writable) for a worker request: its output folder and its backend's compiled
+    modules' folder (`BackendPlugin.compile_cache`) writable, everything else it names
+    read-only; a path under another read-only mount is not mounted again."""
+    from repro.backends.registry import get_backend
+
     writable = [str(request["output_dir"])]
     readonly = [str(request_path.parent)]
     runtime = request.get("runtime") or {}
     cache = runtime.get("cache_dir")
+    compiled = get_backend(str((request.get("backend") or {}).get("name"))).compile_cache
     if isinstance(cache, str) and Path(cache).is_absolute():
         readonly.append(cache)
-        writable.append(str(Path(cache) / "tvm"))
+        if compiled is not None:
+            writable.append(str(Path(cache) / compiled))
     for value in (
         request.get("model_path"),
         request.get("dataset_path"),

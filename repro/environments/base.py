@@ -9,7 +9,7 @@ in a drift, and how the stack is realized for the worker.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -135,6 +135,17 @@ class EnvironmentManager:
     def available(cls) -> tuple[bool, str]:
         """Whether this machine can use the manager, and why not."""
         raise NotImplementedError  # pragma: no cover
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any]) -> None:
+        """Refuse its own options (its face's `options`) that cannot work here, before any
+        replay starts; none by default."""
+
+    @classmethod
+    def with_cpus(cls, options: Mapping[str, Any], cpus: list[int]) -> dict[str, Any]:
+        """Its options for tests pinned to `cpus` (docker: a container that holds them);
+        unchanged by default."""
+        return dict(options)
 
     def usable_for(self, spec: ExperimentSpec, spec_path: Path) -> tuple[bool, str]:
         """Whether `--env auto` takes this manager for the spec, and why not: `available`

@@ -10,7 +10,8 @@ import faces only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from repro.spec.sections import EnvironmentSpecBase
 
@@ -37,3 +38,6 @@ class EnvironmentFace:
     can_capture: bool
     #: what a replay from a package needs from outside in this manager (`repro pack` says it)
     offline_need: OfflineNeed | None = None
+    #: its own replay options, by name, with the flag that gives each (docker: rebuild ->
+    #: --rebuild); the manager checks them (`EnvironmentManager.check_options`)
+    options: Mapping[str, str] = field(default_factory=dict)

@@ -70,17 +70,13 @@ def _plan(
     cache: ArtifactCache,
     executor: Executor,
 ) -> DispatchPlan:
-    options = {
-        k: ({m: str(p) for m, p in v.items()} if k == "mounts" else v)
-        for k, v in opts.env_options.items()
-    }
     return DispatchPlan(
         run_id=run_id,
         run_dir=str(work.absolute()),
         spec_path=str(spec_path.absolute()),
         spec=spec.model_dump(mode="json", by_alias=True, exclude_none=True),
         env=env_name,
-        env_options=options,
+        env_options=dict(opts.env_options),
         cache_dir=str(cache.root.absolute()),
         scenarios=list(opts.scenarios),
         modes=list(opts.modes),

@@ -47,8 +47,6 @@ def run_part(plan_path: Path, index: int) -> int:
     spec_path = Path(plan.spec_path)
     cache = ArtifactCache(Path(plan.cache_dir))
     options = dict(plan.env_options)
-    if "mounts" in options:
-        options["mounts"] = {k: Path(v) for k, v in options["mounts"].items()}
     variable = get_executor(plan.executor).node_variable
     node = os.environ.get(variable) if variable else None
     _note(f"part {index} of {plan.parts}" + (f" on {node}" if node else ""))

@@ -70,10 +70,9 @@ class ReplayRequest:
     cache_dir: Path | None = None
     #: a package's signer's public key
     key_path: Path | None = None
-    #: docker: build the image again, the container's CPUs and memory
-    rebuild: bool = False
-    container_cpuset: str | None = None
-    container_memory: str | None = None
+    #: the environment manager's own options, by name (docker's rebuild, cpuset, memory:
+    #: `EnvironmentFace.options`), as the command line gave them
+    env_options: Mapping[str, Any] = field(default_factory=dict)
     #: rounds: the baseline (a spec path, or "self"), its environment and backend options
     against: str | None = None
     baseline_env: str | None = None

@@ -4,6 +4,7 @@ tests run, the baseline or the original, the rounds, and what would decide them.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -51,33 +52,26 @@ def plan_rounds(state: ReplayState) -> ReplayState:
         state.note(f"{too_few}: the report will show the figures, undecided")
     placed = _placement(request, spec)
     state.note(f"rounds: {placed.describe()}")
-    opts = replace(opts, env_options=_container_cpus(request, opts.env_options, placed))
+    opts = replace(opts, env_options=_pinned_options(request, opts.env_options, placed))
     base_id = opts.run_id or new_run_id()
     opts = replace(opts, run_id=f"{base_id}-replay" if request.against else base_id)
     return replace(state, stopping=stopping, base_id=base_id, opts=opts, placement=placed)
 
 
-def _container_cpus(
-    request: ReplayRequest, options: dict[str, Any], placed: Placement
+def _pinned_options(
+    request: ReplayRequest, options: Mapping[str, Any], placed: Placement
 ) -> dict[str, Any]:
-    """docker: the container's CPU set (`docker run --cpuset-cpus`) holds the CPUs the rounds
-    pin their tests to; one given (--container-cpuset) must hold them."""
-    cpus = sorted({c for s in placed.cpus for c in s})
-    if not cpus or "docker" not in (request.env_name, request.baseline_env):
-        return options
-    given = options.get("cpuset")
-    if given is not None:
-        from repro.duet import parse_cpus
+    """The options of the managers the rounds name (not `auto`) for tests pinned where the
+    rounds pin them (`EnvironmentManager.with_cpus`: docker's container holds those CPUs)."""
+    from repro.environments.registry import MANAGERS
 
-        outside = sorted(set(cpus) - set(parse_cpus(given, option="--container-cpuset")))
-        if outside:
-            raise UsageError(
-                f"--container-cpuset {given}: the rounds pin tests to CPUs {cpus}, and "
-                f"{outside} are outside it",
-                hint="give --cpus within the container's CPU set, or widen --container-cpuset",
-            )
-        return options
-    return options | {"cpuset": ",".join(map(str, cpus))}
+    cpus = sorted({c for s in placed.cpus for c in s})
+    out = dict(options)
+    if cpus:
+        for name in dict.fromkeys((request.env_name, request.baseline_env or request.env_name)):
+            if name in MANAGERS:
+                out = MANAGERS[name].with_cpus(out, cpus)
+    return out
 
 
 def _placement(request: ReplayRequest, spec: ExperimentSpec) -> Placement:

@@ -88,21 +88,15 @@ def open_replayer(
         env_name, spec, spec_path, state.cache, report=state.reporter.note,
         progress=state.reporter.progress, options=opts.env_options,
     )  # fmt: skip
-    request = state.request
-    docker_only = [
-        flag
-        for flag, value in (
-            ("--rebuild", request.rebuild),
-            ("--container-cpuset", request.container_cpuset),
-            ("--container-memory", request.container_memory),
-        )
-        if value
-    ]
-    if docker_only and session.env.manager != "docker":
-        state.note(
-            f"{', '.join(docker_only)}: unused (docker's option), as --env {env_name} chose "
-            f"{session.env.manager}"
-        )
+    from repro.environments.registry import FACES
+
+    for face in FACES.values():
+        unused = [flag for name, flag in face.options.items() if name in state.request.env_options]
+        if unused and session.env.manager != face.name:
+            state.note(
+                f"{', '.join(unused)}: unused ({face.name}'s option), as --env {env_name} chose "
+                f"{session.env.manager}"
+            )
     return session.replayer(spec, opts)
 
 

@@ -100,7 +100,7 @@ def check_profiler(state: ReplayState) -> ReplayState:
 
 
 def plan_replay(state: ReplayState) -> ReplayState:
-    """The replay's options from the request (docker's checked here)."""
+    """The replay's options from the request (the managers' own checked here)."""
     from repro.profiling import default_scenario
     from repro.replay.replayer import ReplayOptions
 
@@ -117,7 +117,7 @@ def plan_replay(state: ReplayState) -> ReplayState:
         profile=(default_scenario(spec, request.scenarios), request.profile_samples)
         if request.profile
         else None,
-        env_options=_docker_options(request, state.cache) | state.package_options,
+        env_options=_env_options(request, state.cache) | state.package_options,
     )
     return replace(state, opts=opts)
 
@@ -162,23 +162,17 @@ def require_complete(state: ReplayState) -> ReplayState:
 # -- helpers
 
 
-def _docker_options(request: ReplayRequest, cache: ArtifactCache) -> dict[str, Any]:
-    """The docker manager's options (the front end refuses them for another environment), each
-    checked, and the folders a container mounts."""
-    from repro.environments.docker.manager import check_limits
+def _env_options(request: ReplayRequest, cache: ArtifactCache) -> dict[str, Any]:
+    """The managers' own options, each checked by the manager that declares it, and the
+    folders the run writes (a container mounts them), by the flag that named them."""
+    from repro.environments.registry import FACES, MANAGERS
 
-    cpuset, memory = request.container_cpuset, request.container_memory
-    for flag, value in (("--container-cpuset", cpuset), ("--container-memory", memory)):
-        if value is not None and not value.strip():
-            raise UsageError(f"{flag}: empty")
-    check_limits(cpuset, memory, where="--container-*")
-    options: dict[str, Any] = {
-        "mounts": {"--results-dir": request.results_dir.absolute(), "--cache-dir": cache.root}
-    }
-    for k, v in (("rebuild", request.rebuild), ("cpuset", cpuset), ("memory", memory)):
-        if v:
-            options[k] = v
-    return options
+    given = dict(request.env_options)
+    for face in FACES.values():
+        if face.options.keys() & given.keys():
+            MANAGERS[face.name].check_options(given)
+    folders = {"--results-dir": request.results_dir.absolute(), "--cache-dir": cache.root}
+    return given | {"mounts": {flag: str(path) for flag, path in folders.items()}}
 
 
 Steps = tuple[Step[ReplayState], ...]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal
 
 from pydantic import Field
 
@@ -18,6 +18,10 @@ from repro.spec.types import Accepts, SpecModel, Threads
 
 if TYPE_CHECKING:
     from repro.spec.models import ExperimentSpec
+
+
+#: the folder under the artifact cache TVM's compiled modules are kept in
+COMPILE_CACHE: Final = "tvm"
 
 
 class TvmOptions(SpecModel):
@@ -73,6 +77,7 @@ class TvmPlugin(BackendPlugin):
     )
     install_hint = "pip install 'repro[tvm]'  (apache-tvm 0.27 with apache-tvm-ffi==0.1.14.post0)"
     nix_shell = "tvm"
+    compile_cache = COMPILE_CACHE
     # TVM's native stack, pinned as this machine's LLVM and oneDNN (Debian's llvm-*-dev,
     # libdnnl-dev); the apache-tvm wheel links its own LLVM and has no DNNL (docs/spack.md)
     spack_specs = ("py-mlcommons-loadgen@6.0.17", "llvm", "onednn")

@@ -25,7 +25,7 @@ import numpy as np
 from repro.artifacts.cache import read_verified
 from repro.atomic import atomic_path
 from repro.backends.base import check_io_names
-from repro.backends.tvm import TvmOptions, TvmRuntime
+from repro.backends.tvm import COMPILE_CACHE, TvmOptions, TvmRuntime
 from repro.profiles.model import LayerCall
 
 CACHE_FORMAT = 1
@@ -203,7 +203,7 @@ class TvmEngine:
         db_path = rt.tuning_database_path
         db_sha = rt.tuning_database_sha256
         self.max_batch = rt.batch_size
-        cache = Path(rt.cache_dir or tempfile.gettempdir()) / "tvm"
+        cache = Path(rt.cache_dir or tempfile.gettempdir()) / COMPILE_CACHE
         cache.mkdir(parents=True, exist_ok=True)
         compile_s: dict[str, float] = {}
         cached: dict[str, bool] = {}

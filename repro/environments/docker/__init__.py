@@ -48,4 +48,9 @@ FACE = EnvironmentFace(
     offline_need=OfflineNeed(
         "the Docker image (pack with --with-image) unless this machine has it", role="image"
     ),
+    options={
+        "rebuild": "--rebuild",
+        "cpuset": "--container-cpuset",
+        "memory": "--container-memory",
+    },
 )

@@ -13,6 +13,7 @@ limit of the spec or of the command line, artifacts mounted read-only).
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,8 +29,8 @@ from repro.environments.base import (
     verified_lock,
     worker_environment,
 )
-from repro.environments.docker import CPUSET, MEMORY, DockerEnvironment
-from repro.errors import EnvironmentSetupError, ReproError, SpecError
+from repro.environments.docker import CPUSET, FACE, MEMORY, DockerEnvironment
+from repro.errors import EnvironmentSetupError, ReproError, SpecError, UsageError
 from repro.spec.io import spec_id
 from repro.spec.paths import resolve_path
 from repro.spec.sections import EnvironmentSpecBase
@@ -52,6 +53,15 @@ def _hashes_complete(spec: ExperimentSpec) -> bool:
     """Whether the spec's Python lock has every wheel's hash (venv and docker record it)."""
     value = getattr(spec.environment, "hashes_complete", True)
     return bool(value)
+
+
+def _cpus_of(cpuset: str) -> set[int]:
+    """`0-3,6` (checked by `check_limits`) -> {0, 1, 2, 3, 6}."""
+    out: set[int] = set()
+    for part in cpuset.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
 
 
 def check_limits(cpuset: str | None, memory: str | None, *, where: str) -> None:
@@ -92,6 +102,33 @@ class DockerManager(EnvironmentManager):
         except ReproError as exc:
             return False, exc.message
         return True, "a Docker daemon answers"
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any]) -> None:
+        """--container-cpuset and --container-memory: not empty, CPUs this machine has, a
+        memory limit Docker takes."""
+        flags = FACE.options
+        for name in ("cpuset", "memory"):
+            value = options.get(name)
+            if value is not None and not str(value).strip():
+                raise UsageError(f"{flags[name]}: empty")
+        check_limits(options.get("cpuset"), options.get("memory"), where="--container-*")
+
+    @classmethod
+    def with_cpus(cls, options: Mapping[str, Any], cpus: list[int]) -> dict[str, Any]:
+        """The container's CPU set (`docker run --cpuset-cpus`) holds the CPUs the tests are
+        pinned to; one given (--container-cpuset) must hold them."""
+        given = options.get("cpuset")
+        if given is None:
+            return {**options, "cpuset": ",".join(map(str, cpus))}
+        outside = sorted(set(cpus) - _cpus_of(str(given)))
+        if outside:
+            raise UsageError(
+                f"--container-cpuset {given}: the rounds pin tests to CPUs {cpus}, and "
+                f"{outside} are outside it",
+                hint="give --cpus within the container's CPU set, or widen --container-cpuset",
+            )
+        return dict(options)
 
     def capture(self, ctx: CaptureContext) -> dict[str, Any]:
         """Build the image from the Python lock just written and pin its id."""

@@ -33,6 +33,7 @@ def _request(tmp_path: Path, **extra: object) -> Path:
         "dataset_sha256": "d" * 64,
         "output_dir": str(out),
         "runtime": {"cache_dir": str(cache)},
+        "backend": {"name": "tvm"},
         **extra,
     }
     path = tmp_path / "scratch" / "Offline-performance.json"
@@ -74,6 +75,14 @@ def test_a_worker_call_mounts_outputs_writable_and_inputs_read_only(tmp_path: Pa
     assert mounts[str(req.parent)] is False
     assert mounts[str(tmp_path / "local-data.npz")] is False  # outside the cache: on its own
     assert str(tmp_path / "cache" / "sha256" / "ab" / "model") not in mounts  # under the cache
+
+
+def test_a_backend_that_compiles_nothing_writes_nothing_in_the_cache(tmp_path: Path) -> None:
+    req = _request(tmp_path, backend={"name": "onnxruntime"})
+    mounts = dict(request_mounts(json.loads(req.read_text()), req))
+    assert [path for path, writable in mounts.items() if writable] == [
+        str(tmp_path / "run" / "Offline" / "performance")
+    ]
 
 
 def test_the_docker_command_for_a_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

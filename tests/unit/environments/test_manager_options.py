@@ -1,0 +1,71 @@
+"""A manager's own replay options come from its plug-in: its face names them (with their flags),
+its manager checks them and fits them to pinned CPUs; the engine names no manager."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from repro.cli import cli
+from repro.environments.docker.manager import DockerManager
+from repro.environments.registry import FACES
+from repro.environments.venv.manager import VenvManager
+from repro.errors import SpecError, UsageError
+from repro.replay.request import ReplayRequest
+from repro.replay.round_steps import _pinned_options
+from repro.runs.placement import Placement
+
+PACKAGE = Path(__file__).resolve().parents[3] / "repro"
+
+
+def test_every_managers_option_is_a_flag_of_repro_replay() -> None:
+    replay = cli.get_command(None, "replay")  # type: ignore[arg-type]
+    assert replay is not None
+    flags = {o for p in replay.params for o in getattr(p, "opts", ())}
+    declared = {flag for face in FACES.values() for flag in face.options.values()}
+    assert declared == {"--rebuild", "--container-cpuset", "--container-memory"}
+    assert declared <= flags
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"cpuset": " "}, UsageError, "--container-cpuset: empty"),
+        ({"memory": ""}, UsageError, "--container-memory: empty"),
+        ({"cpuset": "0-x"}, SpecError, "expected CPUs like 0-3,6"),
+        ({"cpuset": str(os.cpu_count() or 1)}, SpecError, "this machine has CPUs"),
+        ({"memory": "1k"}, SpecError, "memory"),
+    ],
+)
+def test_docker_refuses_its_bad_options(
+    options: dict[str, str], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        DockerManager.check_options(options)
+
+
+def test_dockers_container_holds_the_cpus_the_tests_are_pinned_to() -> None:
+    assert DockerManager.with_cpus({"rebuild": True}, [0, 1]) == {"rebuild": True, "cpuset": "0,1"}
+    assert DockerManager.with_cpus({"cpuset": "0-3"}, [1, 2]) == {"cpuset": "0-3"}
+    with pytest.raises(UsageError, match=r"\[2\] are outside it"):
+        DockerManager.with_cpus({"cpuset": "0-1"}, [1, 2])
+    assert VenvManager.with_cpus({"mounts": {}}, [0]) == {"mounts": {}}  # nothing to fit
+
+
+def test_the_rounds_fit_the_options_of_the_managers_they_name(tmp_path: Path) -> None:
+    placed = Placement(mode="pinned", cpus=((0,), (1,)))
+    spec, results = tmp_path / "s.json", tmp_path / "results"
+    request = ReplayRequest(spec, results, env_name="auto", baseline_env="docker")
+    assert _pinned_options(request, {}, placed) == {"cpuset": "0,1"}
+    auto = ReplayRequest(spec, results, env_name="auto")
+    assert _pinned_options(auto, {}, placed) == {}  # auto: the manager is chosen later
+
+
+def test_the_engine_names_no_managers_option() -> None:
+    engine = "\n".join(p.read_text() for p in sorted((PACKAGE / "replay").glob("*.py")))
+    for face in FACES.values():
+        for name, flag in face.options.items():
+            assert flag not in engine
+            assert f'"{name}"' not in engine
