@@ -265,14 +265,14 @@ def reference_predictions(run_dir: Path, record: RunRecord) -> dict[str, Any] | 
         # a generation's reference: each prompt's generated tokens, by their sha256
         return {
             "outputs_sha256": list(digests),
-            "sha256": str(scored.responses_sha256) if scored is not None else None,
+            "sha256": scored.responses_sha256 if scored is not None else None,
         }
     pred_file = run_dir / acc.dir / layout.PREDICTIONS_FILE
     indices, top1 = load_predictions(pred_file)
     ordered = top1[np.argsort(indices)]
     return {
         "top1": [int(v) for v in ordered],
-        "sha256": str(scored.predictions_sha256) if scored is not None else None,
+        "sha256": scored.predictions_sha256 if scored is not None else None,
     }
 
 

@@ -37,33 +37,6 @@ def quiet_progress(label: str, forecast: object) -> Iterator[None]:
     yield
 
 
-def parse_cpus(text: str, *, option: str = "--cpus") -> tuple[int, ...]:
-    """`0-3,6` -> (0, 1, 2, 3, 6): CPUs this process may run on, or bad input."""
-    cpus: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
-        try:
-            first, last = int(lo), int(hi or lo)
-        except ValueError:
-            raise UsageError(f"{option} {text!r}: expected CPUs like 0-3,6") from None
-        if first > last or first < 0:
-            raise UsageError(f"{option} {text!r}: {part!r} is not a range of CPUs")
-        cpus += range(first, last + 1)
-    allowed = sorted(os.sched_getaffinity(0))
-    outside = sorted(set(cpus) - set(allowed))
-    if outside:
-        raise UsageError(
-            f"{option} {text!r}: CPU(s) {outside} are not among this process's "
-            f"({_ranges(allowed)})",
-            hint="`nproc` and `taskset -p $$` say which CPUs this shell may use",
-        )
-    return tuple(sorted(set(cpus)))
-
-
-def _ranges(cpus: Sequence[int]) -> str:
-    return ",".join(map(str, cpus))
-
-
 def placement(*, duet: bool, cpus: tuple[int, ...] | None, threads: int) -> Placement:
     """The placement the command line asks for: duet splits `cpus` (default: every CPU this
     process may use) into two sets of `threads` CPUs each (0 threads: half each)."""
@@ -74,7 +47,7 @@ def placement(*, duet: bool, cpus: tuple[int, ...] | None, threads: int) -> Plac
     if each < 1 or len(pool) < 2 * each:
         raise UsageError(
             f"--duet runs both sides at once on {2 * max(each, 1)} CPUs ({max(each, 1)} a side, "
-            f"the spec's threads), and there are {len(pool)} ({_ranges(pool)})",
+            f"the spec's threads), and there are {len(pool)} ({','.join(map(str, pool))})",
             hint="run sequential rounds (without --duet), or give the spec fewer threads",
         )
     return Placement("duet", (tuple(pool[:each]), tuple(pool[each : 2 * each])))

@@ -1,1 +1,2 @@
-"""Backends: one package each (a light plug-in and an engine); `registry` lists them."""
+"""Backends: one package each (a light plug-in and an engine); `repro.spec.plugins` names
+them, `registry` holds them by name."""

@@ -188,10 +188,11 @@ def _run_params(record: RunRecord) -> dict[str, str]:
     seen: set[str] = set()
     for test in record.tests:
         if not seen:
+            backend = test.backend_facts()
             for k in _BACKEND:
-                if test.backend.get(k) is not None:
-                    params[f"backend.{k}"] = _text(test.backend[k])
-            for k, v in sorted((test.backend.get("options") or {}).items()):
+                if (value := getattr(backend, k)) is not None:
+                    params[f"backend.{k}"] = _text(value)
+            for k, v in sorted(backend.options.items()):
                 params[key_name(f"backend.options.{k}")] = _text(v)
         if test.scenario in seen or not test.settings:
             continue

@@ -243,11 +243,11 @@ def report_rounds(state: ReplayState, args: ReplayArgs) -> None:
     from repro.replay.state import need
 
     report = need(need(state.outcome, "the rounds").report, "the rounds' report")
-    if args.as_json:
-        click.echo(report.model_dump_json(indent=2, by_alias=True))
     code = write_report(
         report, output=args.report_dir, formats=("md", "html", "json"), quiet=args.as_json
     )
+    if args.as_json:  # after the files: a document on stdout means the report was written
+        click.echo(report.model_dump_json(indent=2, by_alias=True))
     advice = what_would_decide(state)
     if advice is not None and not args.as_json:
         note(f"next: {advice}")

@@ -76,7 +76,7 @@ class ReplayArgs:
     def request(self) -> ReplayRequest:
         """The engine's request: the options' text parsed (backend options, CPU lists), and
         nothing of how the result is shown (--json, --report-dir)."""
-        from repro.duet import parse_cpus
+        from repro.runs.placement import parse_cpus
 
         return ReplayRequest(
             spec_path=self.spec_path, results_dir=self.results_dir, scenarios=self.scenarios,

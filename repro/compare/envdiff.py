@@ -19,6 +19,7 @@ from repro.environments.pylock import normalize, read_pins
 from repro.environments.registry import get_manager
 from repro.errors import SpecError
 from repro.formats.spack.lockfile import read_spack_lock
+from repro.runs.facts import BackendFacts
 from repro.runs.store import load_run
 from repro.spec.io import load_spec, spec_id
 from repro.spec.paths import resolve_path
@@ -196,12 +197,12 @@ def view_from_fingerprint(fp: dict[str, Any]) -> View:
     return view
 
 
-def _backend_view(backend: dict[str, Any]) -> dict[str, Any]:
+def _backend_view(backend: BackendFacts) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in ("name", "version", "providers_used", "target"):
-        if backend.get(key) is not None:
-            out[key] = backend[key]
-    for k, v in (backend.get("options") or {}).items():
+        if (value := getattr(backend, key)) is not None:
+            out[key] = value
+    for k, v in backend.options.items():
         if not k.endswith(("_path", "cache_dir")):
             out[f"options.{k}"] = v
     return out
@@ -217,7 +218,7 @@ def view_from_record(record: RunRecord) -> View:
     view = view_from_fingerprint(record.fingerprint)
     env = record.environment_facts()
     if record.tests:
-        view["backend"] = _backend_view(record.tests[0].backend)
+        view["backend"] = _backend_view(record.tests[0].backend_facts())
     captured = ((record.spec or {}).get("environment") or {}).get("manager")
     ran = env.manager
     if captured and ran and captured != ran:  # what ran, and what the spec names (auto fell back)

@@ -59,9 +59,9 @@ def request_mounts(request: dict[str, Any], request_path: Path) -> list[tuple[st
     readonly = [str(request_path.parent)]
     runtime = request.get("runtime") or {}
     cache = runtime.get("cache_dir")
-    compiled = get_backend(str((request.get("backend") or {}).get("name"))).compile_cache
     if isinstance(cache, str) and Path(cache).is_absolute():
         readonly.append(cache)
+        compiled = get_backend(str(request["backend"]["name"])).compile_cache
         if compiled is not None:
             writable.append(str(Path(cache) / compiled))
     for value in (

@@ -13,13 +13,21 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from repro.atomic import atomic_write_text
 from repro.dispatch.executors.base import ExecutorOptions
 from repro.dispatch.executors.registry import EXECUTORS, get_executor
 from repro.errors import SpecError
 from repro.runs import layout
+from repro.spec.io import format_validation_error
 
 
 class DispatchPlan(BaseModel):
@@ -40,7 +48,7 @@ class DispatchPlan(BaseModel):
     min_query_count: int | None = None
     max_duration_ms: int | None = None
     probes: bool = True
-    parts: int
+    parts: int = Field(ge=1)
     executor: str = Field(description="who runs the parts (a name in the executors' registry)")
     executor_options: dict[str, Any] = Field(
         default_factory=dict, description="the executor's own options (its options model)"
@@ -91,13 +99,16 @@ class DispatchPlan(BaseModel):
 
 def read_plan(path: Path) -> DispatchPlan:
     """A plan file; `~` (a redacted home) is expanded again for this user."""
+    hint = "the run was not dispatched with `repro replay --on`, or its plan is damaged"
     try:
         doc = json.loads(path.read_text())
-        plan = DispatchPlan.model_validate(doc)
     except (OSError, ValueError) as exc:
+        raise SpecError(f"{path}: not a repro dispatch plan ({exc})", hint=hint) from None
+    try:
+        plan = DispatchPlan.model_validate(doc)
+    except ValidationError as exc:
         raise SpecError(
-            f"{path}: not a repro dispatch plan ({str(exc).splitlines()[0]})",
-            hint="the run was not dispatched with `repro replay --on`, or its plan is damaged",
+            format_validation_error(str(path), exc, doc, what="dispatch plan"), hint=hint
         ) from None
     expand = _expand_home
     return plan.model_copy(

@@ -1,1 +1,2 @@
-"""Environment managers: one module each; `registry` lists them and implements `auto`."""
+"""Environment managers: one package each (a face and its work); `repro.spec.plugins` names
+them, `registry` holds them by name and implements `auto`."""

@@ -1,9 +1,10 @@
 """The environment-manager interface: pin a software stack at capture, realize it at replay.
 
-A manager is one module under `repro/environments/` and one line in `registry.py`. It owns its
-section of the spec (`spec_model`, None for a manager that pins nothing, like `native`), the
-lock files in that section, how `repro capture` fills the section in, what its pins look like
-in a drift, and how the stack is realized for the worker.
+A manager is one package under `repro/environments/` and one line in `repro/spec/plugins.py`.
+It owns its section of the spec (`spec_model`, None for a manager that pins nothing, like
+`native`), the lock files in that section, how `repro capture` fills the section in, what its
+pins look like in a drift, its own replay options, and how the stack is realized for the
+worker.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The registry of environment managers, and `auto`: the captured manager if usable, else venv.
 
 Every manager `repro.spec.plugins` names, by name: adding one is its face and its work under
-`repro/environments/<name>/` (`repro.environments.section`) and one line there. The faces are
+`repro/environments/<name>/` (`repro.environments.section`) and one line in
+`repro.spec.plugins.ENVIRONMENTS`. The faces are
 loaded with the spec; a manager's work is imported when an environment is captured, checked or
 realized, never by a process that only reads a spec (the worker).
 """

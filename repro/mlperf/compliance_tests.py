@@ -44,7 +44,7 @@ def verify_performance(test_name: str, reference: TestRecord, test: TestRecord) 
     key, ref, higher = _headline(reference)
     _, got, _ = _headline(test)
     lines = ["Verifying performance.", f"reference score = {ref}", f"test score = {got}"]
-    if test.metrics.get("validity") != "VALID":
+    if test.loadgen().validity != "VALID":
         return "\n".join([*lines, "the test run is not VALID", "TEST FAIL"]) + "\n"
     if ref is None or got is None or ref <= 0 or got <= 0:
         return "\n".join([*lines, f"{key} missing", "TEST FAIL"]) + "\n"

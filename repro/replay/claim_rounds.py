@@ -341,11 +341,13 @@ class _ClaimRounds:
         metric = self.claim.parsed_metric
         test = self._test(side, k)
         if metric.is_accuracy:
-            found = (test.accuracy or {}).get("value")
+            scored = test.scored()
+            found = scored.value if scored is not None else None
             if found is None:
+                why = scored.note if scored is not None else None
                 raise RunError(
                     f"claim {self.claim.id}: the {side}'s accuracy test has no score: "
-                    f"{(test.accuracy or {}).get('note') or 'its log could not be scored'}",
+                    f"{why or 'its log could not be scored'}",
                     hint="an agreement metric needs the original's reference predictions: "
                     "capture the spec first (`repro capture`)",
                 )

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from repro.artifacts.cache import ArtifactCache
 from repro.dispatch.executors.base import PART_MODULE
 from repro.dispatch.executors.registry import get_executor
@@ -20,6 +22,7 @@ from repro.environments.registry import realize
 from repro.errors import ReproError, SpecError, UsageError
 from repro.estimates import Forecast
 from repro.replay import ReplayOptions, ReplaySession
+from repro.spec.io import format_validation_error
 from repro.spec.models import ExperimentSpec
 
 
@@ -40,10 +43,18 @@ def run_part(plan_path: Path, index: int) -> int:
     plan = read_plan(plan_path)
     if not 0 <= index < plan.parts:
         raise UsageError(f"{plan_path}: part {index} does not exist (the plan has {plan.parts})")
+    if plan.part_dir(index).exists():
+        raise UsageError(
+            f"{plan.part_dir(index)}: part {index} ran already",
+            hint=f"`repro replay --resume {plan.run_dir}` runs the parts that did not finish; "
+            "remove the part's folder to run it again",
+        )
     try:
         spec = ExperimentSpec.model_validate(plan.spec)
-    except ValueError as exc:
-        raise SpecError(f"{plan_path}: $.spec: {str(exc).splitlines()[0]}") from None
+    except ValidationError as exc:
+        raise SpecError(
+            format_validation_error(str(plan_path), exc, plan.spec, root="$.spec")
+        ) from None
     spec_path = Path(plan.spec_path)
     cache = ArtifactCache(Path(plan.cache_dir))
     options = dict(plan.env_options)
@@ -72,6 +83,8 @@ def run_part(plan_path: Path, index: int) -> int:
 
 
 def main(argv: list[str]) -> int:
+    """`python -m repro.replay.part PLAN.json K`: the part's exit code (2: bad arguments or
+    plan, 3: the part did not complete, each with the reason on stderr; 130: interrupted)."""
     if len(argv) != 2 or not argv[1].isdigit():
         print(f"usage: python -m {PART_MODULE} PLAN.json PART", file=sys.stderr)
         return 2
@@ -82,6 +95,10 @@ def main(argv: list[str]) -> int:
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # the run's or the cache's folder, not writable on this node
+        print(f"error: {exc}", file=sys.stderr)
+        print("hint: is the run's file system mounted on this node, and writable?", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         return 130
 

@@ -63,13 +63,13 @@ def _pinned_options(
 ) -> dict[str, Any]:
     """The options of the managers the rounds name (not `auto`) for tests pinned where the
     rounds pin them (`EnvironmentManager.with_cpus`: docker's container holds those CPUs)."""
-    from repro.environments.registry import MANAGERS
+    from repro.environments.registry import FACES, MANAGERS
 
     cpus = sorted({c for s in placed.cpus for c in s})
     out = dict(options)
     if cpus:
         for name in dict.fromkeys((request.env_name, request.baseline_env or request.env_name)):
-            if name in MANAGERS:
+            if name in FACES:  # not `auto`
                 out = MANAGERS[name].with_cpus(out, cpus)
     return out
 

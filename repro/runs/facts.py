@@ -121,6 +121,8 @@ class BackendFacts(Facts):
         default_factory=dict
     )
     providers_used: list[str] | None = Field(None, description="onnxruntime's, in order")
+    target: str | None = Field(None, description="what TVM compiled for")
+    opt_level: int | None = Field(None, description="TVM's optimization level")
 
 
 class LoadGenFacts(Facts):

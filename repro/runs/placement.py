@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from repro.errors import UsageError
 
 Mode = Literal["sequential", "duet"]
 
@@ -41,3 +45,30 @@ class Placement:
             return None
         placed = cls(raw["mode"], tuple(tuple(c) for c in sets))
         return placed if placed.mode == "sequential" or len(placed.cpus) == 2 else None
+
+
+def parse_cpus(text: str, *, option: str = "--cpus") -> tuple[int, ...]:
+    """`0-3,6` -> (0, 1, 2, 3, 6): CPUs this process may run on, or bad input."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        try:
+            first, last = int(lo), int(hi or lo)
+        except ValueError:
+            raise UsageError(f"{option} {text!r}: expected CPUs like 0-3,6") from None
+        if first > last or first < 0:
+            raise UsageError(f"{option} {text!r}: {part!r} is not a range of CPUs")
+        cpus += range(first, last + 1)
+    allowed = sorted(os.sched_getaffinity(0))
+    outside = sorted(set(cpus) - set(allowed))
+    if outside:
+        raise UsageError(
+            f"{option} {text!r}: CPU(s) {outside} are not among this process's "
+            f"({_ranges(allowed)})",
+            hint="`nproc` and `taskset -p $$` say which CPUs this shell may use",
+        )
+    return tuple(sorted(set(cpus)))
+
+
+def _ranges(cpus: Sequence[int]) -> str:
+    return ",".join(map(str, cpus))

@@ -12,7 +12,6 @@ The plug-ins' modules are light (no inference library, no manager's tools); the 
 from __future__ import annotations
 
 import importlib
-from functools import cache
 from typing import Annotated, Any, Final, Union
 
 from pydantic import Field
@@ -33,9 +32,8 @@ ENVIRONMENTS: Final = (
 )
 
 
-@cache
 def load(ref: str) -> Any:
-    """The object `module:attribute` names (a plug-in or a face), imported once."""
+    """The object `module:attribute` names (a plug-in or a face); a module is imported once."""
     module, attr = ref.split(":")
     return getattr(importlib.import_module(module), attr)
 

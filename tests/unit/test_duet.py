@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from repro.duet import duet_fits, parse_cpus, placement
+from repro.duet import duet_fits, placement
 from repro.errors import UsageError
 from repro.harness.gate import done_file, go_file, open_gates, ready_file, wait_at_gate
-from repro.runs.placement import Placement
+from repro.runs.placement import Placement, parse_cpus
 
 CPUS = sorted(os.sched_getaffinity(0))
 

@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 #: limit, a preemption, a node that failed), gone (the executor no longer knows it, and
 #: nothing says how it ended)
 Phase = Literal["pending", "running", "completed", "failed", "cancelled", "stopped", "gone"]
-#: the phases of a part that has not ended
 #: what a node runs for one part: `python -m PART_MODULE PLAN.json K` (the replay engine's)
 PART_MODULE: Final = "repro.replay.part"
+#: the phases of a part that has not ended
 UNFINISHED: Final = frozenset({"pending", "running"})
 #: the word recorded for a part that finished while no replay watched it (a killed replay's
 #: provisional record heard none from its executor): the word the shipped executors use

@@ -31,6 +31,7 @@ from repro.environments.base import (
 )
 from repro.environments.docker import CPUSET, FACE, MEMORY, DockerEnvironment
 from repro.errors import EnvironmentSetupError, ReproError, SpecError, UsageError
+from repro.runs.placement import parse_cpus
 from repro.spec.io import spec_id
 from repro.spec.paths import resolve_path
 from repro.spec.sections import EnvironmentSpecBase
@@ -55,35 +56,31 @@ def _hashes_complete(spec: ExperimentSpec) -> bool:
     return bool(value)
 
 
-def _cpus_of(cpuset: str) -> set[int]:
-    """`0-3,6` (checked by `check_limits`) -> {0, 1, 2, 3, 6}."""
-    out: set[int] = set()
-    for part in cpuset.split(","):
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
-
-
-def check_limits(cpuset: str | None, memory: str | None, *, where: str) -> None:
-    """A CPU set of CPUs this machine has and a memory limit Docker accepts, or bad input."""
+def check_limits(
+    cpuset: str | None, memory: str | None, *, cpuset_from: str, memory_from: str
+) -> None:
+    """A CPU set of CPUs this machine has and a memory limit Docker accepts, or bad input
+    (said as coming from `cpuset_from` and `memory_from`: a flag, or the spec's field)."""
     import os
     import re
 
     if cpuset is not None:
         if not re.match(CPUSET, cpuset):
-            raise SpecError(f"{where} cpuset {cpuset!r}: expected CPUs like 0-3,6")
+            raise SpecError(f"{cpuset_from} {cpuset!r}: expected CPUs like 0-3,6")
         last = (os.cpu_count() or 1) - 1
         for part in cpuset.split(","):
             lo, _, hi = part.partition("-")
-            if int(hi or lo) > last or int(lo) > int(hi or lo):
-                raise SpecError(f"{where} cpuset {cpuset!r}: this machine has CPUs 0-{last}")
+            if int(lo) > int(hi or lo):
+                raise SpecError(f"{cpuset_from} {cpuset!r}: {part!r} is not a range of CPUs")
+            if int(hi or lo) > last:
+                raise SpecError(f"{cpuset_from} {cpuset!r}: this machine has CPUs 0-{last}")
     if memory is not None:
         if not re.match(MEMORY, memory):
-            raise SpecError(f"{where} memory {memory!r}: expected bytes like 512m or 4g")
+            raise SpecError(f"{memory_from} {memory!r}: expected bytes like 512m or 4g")
         unit = memory[-1].lower() if memory[-1].isalpha() else "b"
         size = int(memory.rstrip("bkmgBKMG")) << {"b": 0, "k": 10, "m": 20, "g": 30}[unit]
         if size < MIN_MEMORY:
-            raise SpecError(f"{where} memory {memory!r}: Docker needs at least 6m")
+            raise SpecError(f"{memory_from} {memory!r}: Docker needs at least 6m")
 
 
 class DockerManager(EnvironmentManager):
@@ -112,7 +109,10 @@ class DockerManager(EnvironmentManager):
             value = options.get(name)
             if value is not None and not str(value).strip():
                 raise UsageError(f"{flags[name]}: empty")
-        check_limits(options.get("cpuset"), options.get("memory"), where="--container-*")
+        check_limits(
+            options.get("cpuset"), options.get("memory"),
+            cpuset_from=flags["cpuset"], memory_from=flags["memory"],
+        )  # fmt: skip
 
     @classmethod
     def with_cpus(cls, options: Mapping[str, Any], cpus: list[int]) -> dict[str, Any]:
@@ -121,7 +121,7 @@ class DockerManager(EnvironmentManager):
         given = options.get("cpuset")
         if given is None:
             return {**options, "cpuset": ",".join(map(str, cpus))}
-        outside = sorted(set(cpus) - _cpus_of(str(given)))
+        outside = sorted(set(cpus) - set(parse_cpus(str(given), option=FACE.options["cpuset"])))
         if outside:
             raise UsageError(
                 f"--container-cpuset {given}: the rounds pin tests to CPUs {cpus}, and "
@@ -188,7 +188,12 @@ class DockerManager(EnvironmentManager):
         pinned = env_spec if isinstance(env_spec, DockerEnvironment) else None
         cpuset = self.options.get("cpuset") or (pinned.cpuset if pinned else None)
         memory = self.options.get("memory") or (pinned.memory if pinned else None)
-        check_limits(cpuset, memory, where="--container-*/$.environment")
+        flags = FACE.options
+        check_limits(
+            cpuset, memory,
+            cpuset_from=flags["cpuset"] if self.options.get("cpuset") else "$.environment.cpuset",
+            memory_from=flags["memory"] if self.options.get("memory") else "$.environment.memory",
+        )  # fmt: skip
         for flag, path in self.options.get("mounts", {}).items():
             try:
                 check_mount(str(path))

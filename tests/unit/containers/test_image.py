@@ -149,9 +149,9 @@ def test_the_spec_section_pins_ids_by_digest() -> None:
 @pytest.mark.parametrize(
     ("cpuset", "memory", "message"),
     [
-        ("99", None, "this machine has CPUs 0-"),
+        ("99", None, "--container-cpuset '99': this machine has CPUs 0-"),
         ("a-b", None, "expected CPUs like 0-3,6"),
-        ("1-0", None, "this machine has CPUs"),
+        ("1-0", None, "'1-0' is not a range of CPUs"),
         (None, "foo", "expected bytes like 512m"),
         (None, "-5g", "expected bytes"),
         (None, "1", "at least 6m"),
@@ -164,8 +164,10 @@ def test_container_limits_are_checked_before_anything_runs(
     from repro.errors import SpecError
 
     with pytest.raises(SpecError, match=message):
-        check_limits(cpuset, memory, where="--container-*")
-    check_limits("0", "512m", where="--container-*")  # these are fine
+        check_limits(
+            cpuset, memory, cpuset_from="--container-cpuset", memory_from="--container-memory"
+        )
+    check_limits("0", "512m", cpuset_from="c", memory_from="m")  # these are fine
 
 
 def test_image_names_docker_refuses_are_bad_input() -> None:

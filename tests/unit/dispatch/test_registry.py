@@ -99,14 +99,18 @@ def test_a_plan_names_a_registered_executor_with_options_it_takes(tmp_path: Path
     plan = DispatchPlan.model_validate(_plan(executor="slurm", executor_options={"time": "5"}))
     assert plan.options() == get_executor("slurm").options_from({"time_limit": "5"})
     path = tmp_path / "plan.json"
-    for bad in (
-        _plan(executor="nope"),
-        _plan(executor="slurm", executor_options={"time": "0"}),
-        _plan(executor="local", executor_options={"partition": "x"}),
+    for bad, where in (
+        (_plan(executor="nope"), r"\$\.executor: unknown executor 'nope'; expected one of"),
+        (_plan(executor="slurm", executor_options={"time": "0"}), r"\$.*time"),
+        (_plan(executor="local", executor_options={"partition": "x"}), r"\$.*partition"),
+        (_plan(parts=0), r"\$\.parts: Input should be greater than or equal to 1"),
     ):
         path.write_text(json.dumps(bad))
-        with pytest.raises(SpecError, match="not a repro dispatch plan"):
+        with pytest.raises(SpecError, match=rf"(?s)invalid dispatch plan.*{where}"):
             read_plan(path)
+    path.write_text("{")
+    with pytest.raises(SpecError, match="not a repro dispatch plan"):
+        read_plan(path)
 
 
 def test_a_plan_of_before_the_registry_is_read_as_ever(tmp_path: Path) -> None:
