@@ -5,8 +5,9 @@
   reporter, the progress bar, the worker runner, the probes); every use case (replay, rounds,
   claims, sweep, a dispatched part, a submission's runs, capture) opens one and asks it for a
   `Replayer` of a spec.
-- `replayer`: `Replayer` (fetch, begin, rounds of tests, finish: a run directory), the options a
-  command line chose (`ReplayOptions`), the settings of a scenario's tests.
+- `replayer`: `Replayer` (fetch, begin, rounds of tests, finish: a run directory); `options`:
+  the options a command line chose (`ReplayOptions`), the settings of a scenario's tests;
+  `worker_end`: how a worker's end is read (killed from outside, or failed).
 - `scoring`: an accuracy test scored by the spec's metric (`Scorer`).
 - `request`, `steps` and the `*_steps` beside it: `repro replay`'s modes as named steps over a
   typed request, speaking through a reporter.
@@ -26,36 +27,41 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from repro.harness.runner import ProcessRunner
-    from repro.replay.replayer import (
-        KILLED_STATUSES,
+    from repro.replay.options import (
         ProbeSource,
         ProgressFactory,
-        Replayer,
         ReplayOptions,
         Reporter,
-        WorkerKilled,
         new_run_id,
         planned_test,
         scenario_settings,
         selected,
-        stopped_by_signals,
         utc_now,
+    )
+    from repro.replay.replayer import Replayer
+    from repro.replay.session import ReplaySession
+    from repro.replay.worker_end import (
+        KILLED_STATUSES,
+        WorkerKilled,
+        stopped_by_signals,
         worker_failure,
     )
-    from repro.replay.session import ReplaySession
 
-#: the engine's names (the rest: the session's and the worker runner's)
-_ENGINE = (
-    "KILLED_STATUSES", "ProbeSource", "ProgressFactory", "Replayer", "ReplayOptions", "Reporter",
-    "WorkerKilled", "new_run_id", "planned_test", "scenario_settings", "selected",
-    "stopped_by_signals", "utc_now", "worker_failure",
-)  # fmt: skip
 #: each name's module
 _HOME = {
-    **dict.fromkeys(_ENGINE, "repro.replay.replayer"),
+    **dict.fromkeys(
+        ("ProbeSource", "ProgressFactory", "ReplayOptions", "Reporter", "new_run_id",
+         "planned_test", "scenario_settings", "selected", "utc_now"),
+        "repro.replay.options",
+    ),
+    **dict.fromkeys(
+        ("KILLED_STATUSES", "WorkerKilled", "stopped_by_signals", "worker_failure"),
+        "repro.replay.worker_end",
+    ),
+    "Replayer": "repro.replay.replayer",
     "ReplaySession": "repro.replay.session",
     "ProcessRunner": "repro.harness.runner",
-}
+}  # fmt: skip
 
 __all__ = [
     "KILLED_STATUSES",

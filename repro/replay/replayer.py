@@ -4,29 +4,24 @@
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
-import re
-import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from repro import __version__
 from repro.artifacts.cache import ArtifactCache
 from repro.artifacts.fetching import fetch_all
-from repro.atomic import atomic_write_text, write_text
+from repro.atomic import write_text
 from repro.backends.registry import get_backend
 from repro.environments.base import RealizedEnvironment
 from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.estimates import (
     Estimate,
     Fixed,
-    Forecast,
     Measured,
     PlannedTest,
     Snapshot,
@@ -34,123 +29,38 @@ from repro.estimates import (
 )
 from repro.forecast import WorkerForecast
 from repro.harness.gate import done_file, gate_name
-from repro.harness.request import WorkerRequest, WorkerResult
+from repro.harness.request import WorkerRequest
 from repro.harness.runner import ProcessRunner, WorkerRunner
-from repro.harness.sizing import MAX_PLANNED_SAMPLES
-from repro.machine.gpu import energy_metrics
-from repro.privacy import redact, redact_text
-from repro.probes import PROBES_VERSION, Probe, ProbeSet
+from repro.privacy import redact
+from repro.probes import PROBES_VERSION, ProbeSet
 from repro.probes.gpu import gpu_probe_for
 from repro.profiling import ProfilePass
+from repro.replay.collect import collect_test
+from repro.replay.options import (
+    ProbeSource,
+    ProgressFactory,
+    ReplayOptions,
+    Reporter,
+    new_run_id,
+    planned_test,
+    scenario_settings,
+    selected,
+    utc_now,
+)
 from repro.replay.scoring import Scorer
+from repro.replay.worker_end import (
+    KILLED_STATUSES,
+    WorkerKilled,
+)
 from repro.runs import layout
 from repro.runs.commit import commit_run
-from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import ProfileRecord, RunRecord, SettingChange, TestRecord
 from repro.runs.store import digest_files
 from repro.signals import interruptible
 from repro.spec.io import spec_id
-from repro.spec.models import ExperimentSpec, LoadGenSettings, ModeName, ScenarioName
-from repro.stats.verdicts import run_status, test_status
-from repro.validate import check_contents, planned_samples
-
-Reporter = Callable[[str], None]
-
-
-class ProbeSource(Protocol):
-    """Measures the machine between tests (`repro.probes.ProbeSet`, or a fake in tests)."""
-
-    def measure(self) -> Probe:
-        """One probe."""
-
-
-#: wraps the wait for one worker: (label, its forecast) -> context manager
-ProgressFactory = Callable[[str, Forecast], contextlib.AbstractContextManager[Any]]
-
-
-def planned_test(req: WorkerRequest) -> PlannedTest:
-    """The test of a worker request, as the estimates see it: the settings it runs with (an
-    earlier test's changes applied), and whether it is a short one (`short_query`)."""
-    settings = req.settings.changed({name: c.used for name, c in req.changed_settings.items()})
-    return PlannedTest(
-        req.scenario, req.mode, settings, req.total_sample_count, req.batch_size,
-        short=req.short_test_ms is not None and "offline_expected_qps" not in req.changed_settings,
-    )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class ReplayOptions:
-    """What the user chose on the command line."""
-
-    scenarios: tuple[ScenarioName, ...] = ()
-    modes: tuple[ModeName, ...] = ()
-    min_duration_ms: int | None = None
-    min_query_count: int | None = None
-    max_duration_ms: int | None = None
-    repeat: int = 1
-    results_dir: Path = Path("results")
-    probes: bool = True
-    run_id: str | None = None
-    worker_timeout_s: float = 3600.0
-    overrides: dict[str, Any] = field(default_factory=dict)
-    #: the environment manager's own options (docker: rebuild, cpuset, memory)
-    env_options: dict[str, Any] = field(default_factory=dict)
-    #: a profiled pass after the tests: (scenario, samples); with repeat 0, the only pass
-    profile: tuple[ScenarioName, int] | None = None
-    #: build the run at exactly this folder (a part of a dispatched run), not results/<name>/<id>
-    run_path: Path | None = None
-    #: an MLPerf compliance test's audit.config for LoadGen (`repro submission`); its runs are
-    #: judged by the test's verification, not as replays
-    audit_config: str | None = None
-
-    def override_map(self, **more: Any) -> dict[str, Any]:
-        """What the command line changed, as the run records it (unset values left out)."""
-        given = {
-            "scenarios": list(self.scenarios),
-            "modes": list(self.modes),
-            "min_duration_ms": self.min_duration_ms,
-            "min_query_count": self.min_query_count,
-            "max_duration_ms": self.max_duration_ms,
-            "repeat": self.repeat,
-            **self.overrides,
-            **more,
-        }
-        return {k: v for k, v in given.items() if v not in (None, [], {})}
-
-
-def new_run_id() -> str:
-    """Sortable by time, unique: 20261129T171502Z-3fa2c1."""
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return f"{now}-{secrets.token_hex(3)}"
-
-
-def utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-#: a worker's exit status when something outside killed it: SIGKILL or SIGTERM, directly or as
-#: a container's status (`docker kill`, the OOM killer) or a shell's (128 + signal)
-KILLED_STATUSES = frozenset({-9, -15, 137, 143})
-
-
-class WorkerKilled(Interrupted):
-    """A worker was killed from outside before it finished: the run stops, interrupted."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-@contextlib.contextmanager
-def stopped_by_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP end the block as Ctrl-C does (a KeyboardInterrupt), so that its
-    `finally` blocks remove what it was writing."""
-    with interruptible():
-        try:
-            yield
-        except Interrupted:
-            raise KeyboardInterrupt from None
-
+from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
+from repro.stats.verdicts import run_status
+from repro.validate import check_contents
 
 #: how a later test of a replay says where its sized query came from
 EARLIER = "as an earlier test of this run needed: "
@@ -158,81 +68,6 @@ EARLIER = "as an earlier test of this run needed: "
 
 def _as_earlier(why: str) -> str:
     return why if why.startswith(EARLIER) else EARLIER + why
-
-
-def worker_failure(log: str) -> str:
-    """What a worker's log says went wrong, in a line: the exception a traceback ends with
-    (never the traceback itself), else its last lines."""
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
-    if not lines:
-        return "its log is empty"
-    if any(line.startswith("Traceback (most recent call last)") for line in lines):
-        raised = [line for line in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception)\b", line)]
-        if raised:
-            return raised[-1][:300]
-    return " / ".join(lines[-3:])[:300]
-
-
-def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) -> LoadGenSettings:
-    """The LoadGen settings of one scenario, with the command line's overrides."""
-    sc = next(s for s in spec.workload.scenarios if s.scenario == scenario)
-    settings = sc.settings.as_set()
-    for key in ("min_duration_ms", "min_query_count", "max_duration_ms"):
-        value = getattr(opts, key)
-        if value is not None:
-            settings[key] = value
-    if settings["max_duration_ms"] and settings["max_duration_ms"] < settings["min_duration_ms"]:
-        if opts.max_duration_ms is not None:
-            raise UsageError(
-                f"--max-duration-ms {opts.max_duration_ms} is below the {scenario} test's "
-                f"minimum duration ({settings['min_duration_ms']} ms): LoadGen would stop it "
-                "before it could be valid",
-                hint="raise --max-duration-ms, or lower the minimum with --min-duration-ms",
-            )
-        settings["max_duration_ms"] = 0  # the spec's cap, below a longer minimum asked for
-    return _check_planned(scenario, settings)
-
-
-def _check_planned(scenario: str, settings: dict[str, Any]) -> LoadGenSettings:
-    """The overrides must not make LoadGen generate more samples than a machine holds (it
-    builds the whole schedule before the first query: 2**64 queries is a crash, not a run)."""
-    from pydantic import ValidationError
-
-    try:
-        effective = LoadGenSettings.model_validate(settings)
-    except ValidationError as exc:  # overrides that contradict the spec's own settings
-        first = exc.errors()[0].get("msg", "invalid") if exc.errors() else "invalid"
-        raise UsageError(
-            f"{scenario}: the overrides contradict the spec's settings: {first[:200]}",
-            hint="check --min-query-count / --min-duration-ms against the spec's max_* settings",
-        ) from None
-    planned = planned_samples(scenario, effective)  # type: ignore[arg-type]
-    if planned > MAX_PLANNED_SAMPLES:
-        raise UsageError(
-            f"{scenario}: with these settings LoadGen would generate about {planned:.3g} "
-            f"samples before the run and hold them in memory; at most "
-            f"{MAX_PLANNED_SAMPLES:,} are accepted",
-            hint="lower --min-query-count or --min-duration-ms",
-        )
-    return effective
-
-
-def selected(spec: ExperimentSpec, opts: ReplayOptions) -> list[tuple[ScenarioName, ModeName]]:
-    """The (scenario, mode) pairs to run, in the spec's order; unknown choices are errors."""
-    in_spec = [s.scenario for s in spec.workload.scenarios]
-    for sc in opts.scenarios:
-        if sc not in in_spec:
-            raise UsageError(
-                f"--scenario {sc}: the spec {spec.name!r} has no such scenario; it has {in_spec}"
-            )
-    for mode in opts.modes:
-        if mode not in spec.workload.modes:
-            raise UsageError(
-                f"--mode {mode}: the spec {spec.name!r} runs {spec.workload.modes} only"
-            )
-    scenarios = [s for s in in_spec if not opts.scenarios or s in opts.scenarios]
-    modes = [m for m in spec.workload.modes if not opts.modes or m in opts.modes]
-    return [(s, m) for s in scenarios for m in modes]
 
 
 class Replayer:
@@ -635,72 +470,7 @@ class Replayer:
         return plan_estimate(plans, self.measured)
 
     def _collect(self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int) -> TestRecord:
-        base = {
-            "scenario": req.scenario,
-            "mode": req.mode,
-            "repeat": k,
-            "dir": rel,
-            "settings": req.settings.as_set(),
-        }
-        result_path = out_dir / layout.WORKER_RESULT
-        if not result_path.is_file():
-            log = out_dir / layout.WORKER_LOG
-            said = worker_failure(log.read_text(errors="replace") if log.is_file() else "")
-            how = f"was killed by signal {-rc}" if rc < 0 else f"exited with {rc}"
-            return TestRecord(
-                **base,
-                status="failed",
-                error=f"the worker {how} and wrote no result: {said} (its log: "
-                f"{rel}/{layout.WORKER_LOG})",
-            )
-        try:
-            result = WorkerResult.model_validate_json(result_path.read_text(errors="replace"))
-            atomic_write_text(result_path, redact_text(result.model_dump_json(indent=2)) + "\n")
-        except ValueError as exc:
-            return TestRecord(
-                **base, status="failed", error=f"{result_path}: damaged worker result: {exc}"
-            )
-        if result.status == "failed" and result.spec_error:
-            # the spec names what the model does not have: every test would fail alike
-            raise SpecError(f"{self.spec_path}: {result.error}")
-        if result.status == "failed":
-            return TestRecord(**base, status="failed", error=result.error)
-        metrics = read_logs(out_dir)
-        metrics["sut_queries_completed"] = result.queries_completed
-        if result.cpu is not None and result.cpu.samples_per_cpu_second:
-            metrics["samples_per_cpu_second"] = result.cpu.samples_per_cpu_second
-        metrics.update(energy_metrics(result.energy.model_dump() if result.energy else None))
-        try:
-            accuracy = self._scorer().score(out_dir, result) if req.mode == "accuracy" else None
-        except SpecError as exc:
-            return TestRecord(**base, status="failed", metrics=metrics, error=exc.message)
-        expected = self.opts.audit_config is not None  # a compliance test's, given on purpose
-        if result.audit_config_found and not expected:
-            metrics["errors"] = "LoadGen found an audit.config and changed the settings"
-        if expected and not result.audit_config_found:
-            return TestRecord(
-                **base,
-                status="failed",
-                metrics=metrics,
-                error="the compliance test's audit.config was not read by LoadGen: the run is "
-                "the plain test, not the compliance test",
-            )
-        return TestRecord(
-            **base,
-            status=test_status(
-                mode=req.mode,
-                validity=metrics.get("validity"),
-                num_errors=metrics.get("num_errors"),
-                audit_config_found=result.audit_config_found and not expected,
-            ),
-            metrics=metrics,
-            accuracy=accuracy,
-            backend=result.backend,
-            timings_s=result.timings_s,
-            energy=result.energy,
-            peak_rss_bytes=result.peak_rss_bytes,
-            latencies_file=result.latencies_file,
-            changed_settings=result.changed_settings,
-            cpu=result.cpu,
-            cpus=result.cpus,
-        )
+        return collect_test(
+            req, out_dir, rc, rel=rel, repeat=k, scorer=self._scorer(), spec_path=self.spec_path,
+            compliance=self.opts.audit_config is not None,
+        )  # fmt: skip

@@ -36,7 +36,7 @@ DEFAULT_MAX_TIME_S: Final = 600.0
 def plan_rounds(state: ReplayState) -> ReplayState:
     """When the rounds stop, where their tests run, and the replay's run id (`<id>-replay`
     beside a baseline)."""
-    from repro.replay.replayer import new_run_id
+    from repro.replay.options import new_run_id
     from repro.stats.sequential import Stopping
 
     request, opts = state.request, need(state.opts, "the options")

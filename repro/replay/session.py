@@ -18,7 +18,8 @@ from typing import Any
 from repro.artifacts.cache import ArtifactCache
 from repro.environments.base import RealizedEnvironment
 from repro.harness.runner import WorkerRunner
-from repro.replay.replayer import ProbeSource, ProgressFactory, Replayer, ReplayOptions, Reporter
+from repro.replay.options import ProbeSource, ProgressFactory, ReplayOptions, Reporter
+from repro.replay.replayer import Replayer
 from repro.spec.models import ExperimentSpec
 
 #: a Replayer of a variant of a spec (a claim's side) with its options, each in a session of its own

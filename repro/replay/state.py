@@ -14,7 +14,8 @@ from repro.replay.request import ReplayReporter, ReplayRequest
 
 if TYPE_CHECKING:
     from repro.replay.claim_rounds import Outcome as ClaimOutcome
-    from repro.replay.replayer import Replayer, ReplayOptions
+    from repro.replay.options import ReplayOptions
+    from repro.replay.replayer import Replayer
     from repro.replay.rounds import Outcome
     from repro.reports.model import ClaimsCheck, Report
     from repro.runs.placement import Placement

@@ -102,7 +102,7 @@ def check_profiler(state: ReplayState) -> ReplayState:
 def plan_replay(state: ReplayState) -> ReplayState:
     """The replay's options from the request (the managers' own checked here)."""
     from repro.profiling import default_scenario
-    from repro.replay.replayer import ReplayOptions
+    from repro.replay.options import ReplayOptions
 
     request, spec = state.request, need(state.spec, "the spec")
     opts = ReplayOptions(

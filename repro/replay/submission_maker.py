@@ -12,7 +12,7 @@ from repro.environments.registry import realize
 from repro.errors import UsageError
 from repro.mlperf.compliance_tests import AUDIT
 from repro.mlperf.submission_runs import Made, Plan, Reporter
-from repro.replay.replayer import ProgressFactory, ReplayOptions
+from repro.replay.options import ProgressFactory, ReplayOptions
 from repro.replay.session import ReplaySession
 from repro.runs.record import RunRecord
 from repro.spec.io import load_spec, parse_spec
