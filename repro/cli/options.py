@@ -52,6 +52,25 @@ def env_option(what: str = "the worker runs") -> Callable[[F], F]:
     )
 
 
+def manager_options() -> Callable[[F], F]:
+    """Every environment manager's own options (`EnvironmentFace.options`: docker's
+    --rebuild, --container-cpuset, --container-memory), each as its face declares it."""
+    from repro.environments.registry import FACES
+
+    def decorate(f: F) -> F:
+        for face in reversed(FACES.values()):
+            for o in reversed(face.options):
+                text = f"--env {face.name}: {o.help}."
+                f = (
+                    click.option(o.flag, o.param, is_flag=True, default=None, help=text)
+                    if o.switch
+                    else click.option(o.flag, o.param, default=None, help=text)
+                )(f)
+        return f
+
+    return decorate
+
+
 #: LoadGen settings a command line may override: the option, and the bounds of the spec's type
 _OVERRIDES: dict[str, tuple[str, click.IntRange]] = {
     "min_duration_ms": ("--min-duration-ms", click.IntRange(0, MAX_DURATION_MS)),

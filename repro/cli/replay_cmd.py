@@ -19,6 +19,7 @@ from repro.cli.options import (
     env_option,
     json_option,
     loadgen_override,
+    manager_options,
     results_dir_option,
     track_option,
 )
@@ -70,21 +71,7 @@ if TYPE_CHECKING:
     help="Independent performance runs per scenario, for the report's statistics.",
 )
 @env_option()
-@click.option(
-    "--rebuild",
-    is_flag=True,
-    help="--env docker: build the image again from the spec when the pinned id is not here.",
-)
-@click.option(
-    "--container-cpuset",
-    default=None,
-    help="--env docker: the CPUs the container may use (e.g. 0-1); default: the spec's.",
-)
-@click.option(
-    "--container-memory",
-    default=None,
-    help="--env docker: the container's memory limit (e.g. 4g); default: the spec's.",
-)
+@manager_options()
 @results_dir_option
 @click.option("--run-id", default=None, help="Name of the run directory (default: time-based).")
 @click.option(
@@ -226,7 +213,7 @@ def replay(ctx: click.Context, /, **values: Any) -> None:
     args = ReplayArgs.from_params(values)
     mode = mode_of(args)
     check_dispatch_options(on=args.on, resuming=mode == "resume", **args.executor_flags)
-    check_company(mode, given_flags(ctx), env_name=args.env_name)
+    check_company(mode, given_flags(ctx), env_name=args.env_name, baseline_env=args.baseline_env)
     # with --json, a mode that ends in a report prints that one document (not each run)
     reporter = TerminalReporter(args.as_json, show_runs=not (args.as_json and mode in ENDINGS))
     state = run(args.request(), reporter)

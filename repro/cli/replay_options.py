@@ -17,6 +17,7 @@ import click
 
 from repro.cli.params import parse_key_value
 from repro.dispatch.executors.registry import executor_flags
+from repro.environments.registry import FACES
 from repro.errors import UsageError
 from repro.replay.request import HERE, MODES, STARTED, Mode, ReplayRequest
 from repro.spec.models import ModeName, ScenarioName
@@ -37,9 +38,6 @@ class ReplayArgs:
     backend_options: tuple[str, ...]
     repeat: int
     env_name: str
-    rebuild: bool
-    container_cpuset: str | None
-    container_memory: str | None
     results_dir: Path
     run_id: str | None
     against: str | None
@@ -62,15 +60,23 @@ class ReplayArgs:
     as_json: bool
     #: each executor's own flags (`repro.dispatch.executors.registry`), by parameter name
     executor_flags: dict[str, Any] = field(default_factory=dict)
+    #: each environment manager's own options (`EnvironmentFace.options`) given, by name
+    env_options: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_params(cls, values: dict[str, Any]) -> ReplayArgs:
         """The arguments from click's parameters: the executors' flags (whichever plug-ins
         add) into `executor_flags`, the rest one field each."""
         flags = {f.param for _, f in executor_flags()}
+        managers = {o.param: o.name for face in FACES.values() for o in face.options}
         return cls(
-            **{k: v for k, v in values.items() if k not in flags},
+            **{k: v for k, v in values.items() if k not in flags and k not in managers},
             executor_flags={k: v for k, v in values.items() if k in flags},
+            env_options={  # a switch not given is False or None: left out, as an option is
+                name: values[param]
+                for param, name in managers.items()
+                if values.get(param) not in (None, False)
+            },
         )
 
     def request(self) -> ReplayRequest:
@@ -84,11 +90,7 @@ class ReplayArgs:
             min_query_count=self.min_query_count, max_duration_ms=self.max_duration_ms,
             backend_options=_options(self.backend_options, "--backend-option"),
             repeat=self.repeat, env_name=self.env_name, run_id=self.run_id,
-            cache_dir=self.cache_dir, key_path=self.key_path, env_options={
-                k: v for k, v in (("rebuild", self.rebuild or None),
-                                  ("cpuset", self.container_cpuset),
-                                  ("memory", self.container_memory)) if v is not None
-            },
+            cache_dir=self.cache_dir, key_path=self.key_path, env_options=self.env_options,
             against=self.against, baseline_env=self.baseline_env,
             baseline_options=_options(self.baseline_options, "--baseline-backend-option"),
             until_decided=self.until_decided, max_rounds=self.max_rounds,
@@ -188,12 +190,19 @@ COMPANY: Final[tuple[Company, ...]] = (
         "--profile-samples needs --profile",
         ignored_in=frozenset({"resume"}),
     ),
-    Company(
-        ("--rebuild", "--container-cpuset", "--container-memory"),
-        STARTED,
-        "--rebuild, --container-cpuset and --container-memory need --env docker",
-        ignored_in=frozenset({"resume"}),
-        envs=frozenset({"docker", "auto"}),
+    *(
+        Company(
+            tuple(o.flag for o in face.options),
+            STARTED,
+            f"{{flags}}: --env {face.name}'s own, and neither --env nor --baseline-env is "
+            f"{face.name}",
+            hint=f"give --env {face.name} (or --baseline-env {face.name} for the rounds' "
+            "baseline), or leave the option out",
+            ignored_in=frozenset({"resume"}),
+            envs=frozenset({face.name, "auto"}),
+        )
+        for face in FACES.values()
+        if face.options
     ),
 )
 
@@ -221,17 +230,20 @@ def given_flags(ctx: click.Context) -> frozenset[str]:
     return frozenset(given)
 
 
-def check_company(mode: Mode, given: frozenset[str], *, env_name: str) -> None:
+def check_company(
+    mode: Mode, given: frozenset[str], *, env_name: str, baseline_env: str | None = None
+) -> None:
     """The first row of COMPANY that the options given break, as a usage error."""
+    envs = {env_name, baseline_env or env_name}
     for row in COMPANY:
         found = [flag for flag in row.flags if flag in given]
-        if _breaks(row, mode, found, env_name):
+        if _breaks(row, mode, found, envs):
             raise UsageError(row.message.format(flags=", ".join(found)), hint=row.hint)
 
 
-def _breaks(row: Company, mode: Mode, found: list[str], env_name: str) -> bool:
+def _breaks(row: Company, mode: Mode, found: list[str], envs: set[str]) -> bool:
     if row.needed:
         return mode in row.modes and not found
     if not found or mode in row.ignored_in:
         return False
-    return mode not in row.modes or (row.envs is not None and env_name not in row.envs)
+    return mode not in row.modes or (row.envs is not None and not envs & row.envs)

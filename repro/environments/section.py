@@ -10,8 +10,7 @@ import faces only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from repro.spec.sections import EnvironmentSpecBase
 
@@ -23,6 +22,25 @@ class OfflineNeed:
 
     what: str
     role: str | None = None
+
+
+@dataclass(frozen=True)
+class ManagerOption:
+    """One of a manager's own options of `repro replay`: `repro.cli` adds it to the command,
+    the replay hands its value to the manager (`EnvironmentManager.check_options`)."""
+
+    #: its key in the manager's options
+    name: str
+    #: the command line's flag: "--container-cpuset"
+    flag: str
+    help: str
+    #: a flag without a value (on when given)
+    switch: bool = False
+
+    @property
+    def param(self) -> str:
+        """The keyword the command receives: container_cpuset."""
+        return self.flag.lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -38,6 +56,9 @@ class EnvironmentFace:
     can_capture: bool
     #: what a replay from a package needs from outside in this manager (`repro pack` says it)
     offline_need: OfflineNeed | None = None
-    #: its own replay options, by name, with the flag that gives each (docker: rebuild ->
-    #: --rebuild); the manager checks them (`EnvironmentManager.check_options`)
-    options: Mapping[str, str] = field(default_factory=dict)
+    #: its own replay options (docker: --rebuild, --container-cpuset, --container-memory)
+    options: tuple[ManagerOption, ...] = ()
+
+    def flag(self, name: str) -> str:
+        """The flag of its option `name`."""
+        return next(o.flag for o in self.options if o.name == name)

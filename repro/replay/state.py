@@ -92,7 +92,7 @@ def open_replayer(
     from repro.environments.registry import FACES
 
     for face in FACES.values():
-        unused = [flag for name, flag in face.options.items() if name in state.request.env_options]
+        unused = [o.flag for o in face.options if o.name in state.request.env_options]
         if unused and session.env.manager != face.name:
             state.note(
                 f"{', '.join(unused)}: unused ({face.name}'s option), as --env {env_name} chose "

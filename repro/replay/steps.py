@@ -169,7 +169,7 @@ def _env_options(request: ReplayRequest, cache: ArtifactCache) -> dict[str, Any]
 
     given = dict(request.env_options)
     for face in FACES.values():
-        if face.options.keys() & given.keys():
+        if {o.name for o in face.options} & given.keys():
             MANAGERS[face.name].check_options(given)
     folders = {"--results-dir": request.results_dir.absolute(), "--cache-dir": cache.root}
     return given | {"mounts": {flag: str(path) for flag, path in folders.items()}}

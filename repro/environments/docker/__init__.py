@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from repro.environments.section import EnvironmentFace, OfflineNeed
+from repro.environments.section import EnvironmentFace, ManagerOption, OfflineNeed
 from repro.spec.sections import EnvironmentSpecBase
 
 ImageId = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
@@ -48,9 +48,22 @@ FACE = EnvironmentFace(
     offline_need=OfflineNeed(
         "the Docker image (pack with --with-image) unless this machine has it", role="image"
     ),
-    options={
-        "rebuild": "--rebuild",
-        "cpuset": "--container-cpuset",
-        "memory": "--container-memory",
-    },
+    options=(
+        ManagerOption(
+            "rebuild",
+            "--rebuild",
+            "build the image again from the spec when the pinned id is not here",
+            switch=True,
+        ),
+        ManagerOption(
+            "cpuset",
+            "--container-cpuset",
+            "the CPUs the container may use (e.g. 0-1); default: the spec's",
+        ),
+        ManagerOption(
+            "memory",
+            "--container-memory",
+            "the container's memory limit (e.g. 4g); default: the spec's",
+        ),
+    ),
 )

@@ -104,14 +104,13 @@ class DockerManager(EnvironmentManager):
     def check_options(cls, options: Mapping[str, Any]) -> None:
         """--container-cpuset and --container-memory: not empty, CPUs this machine has, a
         memory limit Docker takes."""
-        flags = FACE.options
         for name in ("cpuset", "memory"):
             value = options.get(name)
             if value is not None and not str(value).strip():
-                raise UsageError(f"{flags[name]}: empty")
+                raise UsageError(f"{FACE.flag(name)}: empty")
         check_limits(
             options.get("cpuset"), options.get("memory"),
-            cpuset_from=flags["cpuset"], memory_from=flags["memory"],
+            cpuset_from=FACE.flag("cpuset"), memory_from=FACE.flag("memory"),
         )  # fmt: skip
 
     @classmethod
@@ -121,7 +120,7 @@ class DockerManager(EnvironmentManager):
         given = options.get("cpuset")
         if given is None:
             return {**options, "cpuset": ",".join(map(str, cpus))}
-        outside = sorted(set(cpus) - set(parse_cpus(str(given), option=FACE.options["cpuset"])))
+        outside = sorted(set(cpus) - set(parse_cpus(str(given), option=FACE.flag("cpuset"))))
         if outside:
             raise UsageError(
                 f"--container-cpuset {given}: the rounds pin tests to CPUs {cpus}, and "
@@ -188,11 +187,11 @@ class DockerManager(EnvironmentManager):
         pinned = env_spec if isinstance(env_spec, DockerEnvironment) else None
         cpuset = self.options.get("cpuset") or (pinned.cpuset if pinned else None)
         memory = self.options.get("memory") or (pinned.memory if pinned else None)
-        flags = FACE.options
+        given = self.options.get
         check_limits(
             cpuset, memory,
-            cpuset_from=flags["cpuset"] if self.options.get("cpuset") else "$.environment.cpuset",
-            memory_from=flags["memory"] if self.options.get("memory") else "$.environment.memory",
+            cpuset_from=FACE.flag("cpuset") if given("cpuset") else "$.environment.cpuset",
+            memory_from=FACE.flag("memory") if given("memory") else "$.environment.memory",
         )  # fmt: skip
         for flag, path in self.options.get("mounts", {}).items():
             try:

@@ -16,8 +16,8 @@ from repro.cli import cli
         (["--env", "docker", "--container-cpuset", "99"], "this machine has CPUs"),
         (["--env", "docker", "--container-memory", "foo"], "expected bytes"),
         (["--env", "docker", "--container-cpuset", ""], "--container-cpuset: empty"),
-        (["--env", "venv", "--container-memory", "1g"], "need --env docker"),
-        (["--env", "native", "--rebuild"], "need --env docker"),
+        (["--env", "venv", "--container-memory", "1g"], "--container-memory: --env docker's own"),
+        (["--env", "native", "--rebuild"], "--rebuild: --env docker's own"),
     ],
 )
 def test_replay_refuses_bad_container_flags(

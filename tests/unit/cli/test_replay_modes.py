@@ -23,6 +23,7 @@ from repro.cli.replay_options import (
     mode_of,
 )
 from repro.cli.run_output import TerminalReporter
+from repro.errors import UsageError
 from repro.replay import steps as step
 from repro.replay.request import ReplayRequest
 from repro.replay.steps import STEPS
@@ -57,14 +58,17 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_arguments_have_a_field_per_parameter_of_the_command() -> None:
-    """One field per parameter; the executors' own flags (any plug-in's) in one mapping."""
+    """One field per parameter; the executors' own flags and the managers' own options (any
+    plug-in's) in one mapping each."""
     from repro.dispatch.executors.registry import executor_flags
+    from repro.environments.registry import FACES
 
     flags = {f.param for _, f in executor_flags()}
+    managers = {o.param for face in FACES.values() for o in face.options}
     fields = {f.name for f in dataclasses.fields(ReplayArgs)}
     exposed = {p.name for p in replay.params if p.expose_value}  # --track: the catalog step's
-    assert fields == (exposed - flags) | {"executor_flags"}
-    assert flags <= {p.name for p in replay.params}
+    assert fields == (exposed - flags - managers) | {"executor_flags", "env_options"}
+    assert flags | managers <= {p.name for p in replay.params}
 
 
 def test_every_flag_the_table_names_is_one_of_the_command() -> None:
@@ -181,7 +185,7 @@ def test_given_means_another_value_than_the_default() -> None:
         ([SPEC, "--against", "self", "--profile"], "--profile runs after a plain replay"),
         ([SPEC, "--until-decided", "--profile", "--profile-samples", "5"], "runs after a plain"),
         ([SPEC, "--on", "local", "--profile-samples", "5"], "--profile-samples needs --profile"),
-        ([SPEC, "--on", "local", "--env", "venv", "--rebuild"], "need --env docker"),
+        ([SPEC, "--on", "local", "--env", "venv", "--rebuild"], "--rebuild: --env docker's own"),
         (["--on", "local"], "missing SPEC"),
         ([SPEC, "--on", "local", "--time", "30"], "need --on slurm"),
         ([SPEC, "--on", "local", "--claims"], "--claims run on this machine"),
@@ -220,3 +224,10 @@ def test_resume_leaves_what_its_run_holds_unused_as_before() -> None:
         frozenset({"--profile-samples", "--baseline-env", "--rebuild", "--on", "--partition"}),
         env_name="venv",
     )
+
+
+def test_a_managers_option_goes_with_the_baselines_environment_too() -> None:
+    given = frozenset({"SPEC", "--container-cpuset"})
+    check_company("against", given, env_name="native", baseline_env="docker")
+    with pytest.raises(UsageError, match=r"--container-cpuset: --env docker's own, and neither"):
+        check_company("against", given, env_name="native", baseline_env="venv")

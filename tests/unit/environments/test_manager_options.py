@@ -24,7 +24,7 @@ def test_every_managers_option_is_a_flag_of_repro_replay() -> None:
     replay = cli.get_command(None, "replay")  # type: ignore[arg-type]
     assert replay is not None
     flags = {o for p in replay.params for o in getattr(p, "opts", ())}
-    declared = {flag for face in FACES.values() for flag in face.options.values()}
+    declared = {o.flag for face in FACES.values() for o in face.options}
     assert declared == {"--rebuild", "--container-cpuset", "--container-memory"}
     assert declared <= flags
 
@@ -66,11 +66,11 @@ def test_the_rounds_fit_the_options_of_the_managers_they_name(tmp_path: Path) ->
 def test_the_engine_names_no_managers_option() -> None:
     engine = "\n".join(p.read_text() for p in sorted((PACKAGE / "replay").glob("*.py")))
     for face in FACES.values():
-        for name, flag in face.options.items():
-            assert flag not in engine
-            assert f'"{name}"' not in engine
+        for o in face.options:
+            assert o.flag not in engine
+            assert f'"{o.name}"' not in engine
 
 
 def test_no_two_managers_declare_one_option_name() -> None:
-    names = [name for face in FACES.values() for name in face.options]
+    names = [o.name for face in FACES.values() for o in face.options]
     assert len(names) == len(set(names))  # the unused-option note finds the manager by name
