@@ -177,7 +177,8 @@ class Replayer:
                 final, _ = self.finish(interrupted=True, reraise=False, message=exc.message)
                 raise RunError(
                     f"{exc.message}; the run is marked interrupted: {final}",
-                    hint="replay again; a killed worker's test is never counted",
+                    hint="replay again (with more memory, if it ran out); a killed worker's test "
+                    "is never counted",
                 ) from None
             except (KeyboardInterrupt, Interrupted):
                 return self.finish(interrupted=True)
@@ -432,7 +433,10 @@ class Replayer:
             if gate is not None:  # a partner waiting at its gate need not wait for this one
                 done_file(gate).write_text(str(time.time()))
         if rc in KILLED_STATUSES and not (out_dir / layout.WORKER_RESULT).is_file():
-            self._killed = f"the worker of {label} was killed (exit {rc}) before it finished"
+            sigkill = " (SIGKILL: the out-of-memory killer, a memory limit, or kill -9)"
+            self._killed = f"the worker of {label} was killed (exit {rc}) before it finished" + (
+                sigkill if rc in (-9, 137) else ""
+            )
         test = self._collect(req, rel, out_dir, rc, k)
         if test.changed_settings != req.changed_settings:
             for name, change in test.changed_settings.items():

@@ -147,7 +147,8 @@ def run_rounds(
                 side.finish(interrupted=True, reraise=False, message=exc.message)
             raise RunError(
                 f"{exc.message}; the runs are marked interrupted",
-                hint="run the rounds again; a killed worker's test is never counted",
+                hint="run the rounds again (with more memory, if it ran out); a killed worker's "
+                "test is never counted",
             ) from None
         except (KeyboardInterrupt, Interrupted):
             for side in begun:
