@@ -139,6 +139,9 @@ def test_a_package_with_its_image_replays_after_the_image_is_gone(
     )
     partial = json.loads((root / "specs" / "ort-digits.json").read_text())
     partial["artifacts"]["model"]["path"] = "artifacts/digits-mlp.onnx"
+    # a name of its own: its image (labelled with it) is not the one test_docker.py's tests use
+    # beside it (pytest -n), which removing it would take from under them
+    partial["name"] = "ort-digits-packed"
     (project / "partial.json").write_text(json.dumps(partial))
     cache = tmp_path / "cache"
     result = CliRunner().invoke(
@@ -149,7 +152,7 @@ def test_a_package_with_its_image_replays_after_the_image_is_gone(
          "--cache-dir", str(cache)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    spec = project / "specs" / "ort-digits.json"
+    spec = project / "specs" / "ort-digits-packed.json"
     image_id = json.loads(spec.read_text())["environment"]["image_id"]
     package = tmp_path / "d.repro.tar"
     result = CliRunner().invoke(
