@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-import numpy as np
-
 from repro.errors import BackendUnavailableError, SpecError
 from repro.profiles.model import LayerCall
 from repro.spec.sections import BackendSpecBase
 from repro.spec.types import SpecModel
 
 if TYPE_CHECKING:
+    import numpy as np  # the engines' arrays: the plug-ins are read without numpy
+
     from repro.spec.models import ExperimentSpec
 
 

@@ -2,19 +2,49 @@
 
 The report's types live in `repro.reports.model`, the verdict rules in `repro.stats.verdicts`; this
 module lines the two sides up, computes the comparisons and assembles the report.
+
+The names below load their module when first used (PEP 562): a command that needs one part of
+the comparison (`repro env show`: the drift, `compare.envdiff`) does not import the report's
+builder and its statistics.
 """
 
-from repro.compare.build import HEADLINE, build_report, decided, is_paired, undecided_scenarios
-from repro.compare.inputs import (
-    Pairing,
-    benchmark_of,
-    report_folders,
-    resolve_inputs,
-    resolve_pairs,
-    side_label,
-    tolerances_for,
-)
-from repro.compare.metrics import METRICS, compare_metric
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from repro.compare.build import (
+        HEADLINE,
+        build_report,
+        decided,
+        is_paired,
+        undecided_scenarios,
+    )
+    from repro.compare.inputs import (
+        Pairing,
+        benchmark_of,
+        report_folders,
+        resolve_inputs,
+        resolve_pairs,
+        side_label,
+        tolerances_for,
+    )
+    from repro.compare.metrics import METRICS, compare_metric
+
+#: each name's module
+_HOME = {
+    **dict.fromkeys(
+        ("HEADLINE", "build_report", "decided", "is_paired", "undecided_scenarios"),
+        "repro.compare.build",
+    ),
+    **dict.fromkeys(
+        ("Pairing", "benchmark_of", "report_folders", "resolve_inputs", "resolve_pairs",
+         "side_label", "tolerances_for"),
+        "repro.compare.inputs",
+    ),
+    **dict.fromkeys(("METRICS", "compare_metric"), "repro.compare.metrics"),
+}  # fmt: skip
 
 __all__ = [
     "HEADLINE",
@@ -32,3 +62,12 @@ __all__ = [
     "tolerances_for",
     "undecided_scenarios",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'repro.compare' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

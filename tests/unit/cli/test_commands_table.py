@@ -52,3 +52,19 @@ def test_the_help_lists_every_command_shortened() -> None:
     for name in COMMANDS:
         assert f"  {name} " in out
     assert "Pin an experiment and run it once" in out
+
+
+def test_env_show_imports_no_report_builder() -> None:
+    """`repro env show` reads the drift's part of `repro.compare` (envdiff) only: the report's
+    builder, its statistics and numpy cost it 0.3 s of CPU (PEP 562 in `repro.compare`)."""
+    probe = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from repro.cli import cli\n"
+        "assert CliRunner().invoke(cli, ['env', 'show']).exit_code == 0\n"
+        "print(sorted(m for m in ('repro.compare.build', 'repro.stats.significance', 'numpy') "
+        "if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    assert done.stdout.strip() == "[]"
