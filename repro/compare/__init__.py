@@ -10,8 +10,9 @@ builder and its statistics.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from repro import lazy
 
 if TYPE_CHECKING:
     from repro.compare.build import (
@@ -63,11 +64,4 @@ __all__ = [
     "undecided_scenarios",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'repro.compare' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.names(__name__, _HOME)

@@ -22,8 +22,9 @@ builds a request (`repro replay --help`) does not import the engine.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from repro import lazy
 
 if TYPE_CHECKING:
     from repro.harness.runner import ProcessRunner
@@ -82,11 +83,4 @@ __all__ = [
     "worker_failure",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'repro.replay' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.names(__name__, _HOME)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+import textwrap
 from functools import cache
 from pathlib import Path
 
@@ -129,10 +130,12 @@ def _drawing(layers: dict[int, list[str]]) -> str:
         return f"{rest}/" if (PACKAGE / rest).is_dir() else f"{rest}.py"
 
     width = len(str(max(layers)))
-    return "\n".join(
-        f"{k:>{width}}  " + " ".join(name(u) for u in layers[k])
-        for k in sorted(layers, reverse=True)
-    )
+    rows = []
+    for k in sorted(layers, reverse=True):
+        names = " ".join(name(u) for u in layers[k])
+        wrapped = textwrap.wrap(names, 100 - width - 2, break_on_hyphens=False) or [""]
+        rows += [f"{k:>{width}}  {wrapped[0]}", *(" " * (width + 2) + w for w in wrapped[1:])]
+    return "\n".join(rows)
 
 
 def test_the_folders_form_no_cycle() -> None:
