@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from repro.artifacts.cache import ArtifactCache
@@ -46,11 +47,20 @@ def replay(request: ReplayRequest, reporter: ReplayReporter) -> ReplayState:
 
 
 def check_values(state: ReplayState) -> ReplayState:
-    """The run id names one folder (the executors' flags were checked by the front end)."""
+    """The run id names one folder, a baseline is `self` or a spec file (the executors' flags
+    were checked by the front end): refused before any note or work."""
     from repro.runs.layout import component
 
-    if state.request.run_id is not None:
-        component(state.request.run_id, what="--run-id")
+    request = state.request
+    if request.run_id is not None:
+        component(request.run_id, what="--run-id")
+    against = request.against
+    if against is not None and against != "self" and not Path(against).is_file():
+        why = "no such file" if not Path(against).exists() or not against else "not a file"
+        raise UsageError(
+            f"--against {against!r}: {why}",
+            hint="give the baseline's spec (a JSON file), or `self` for an A/A of the spec",
+        )
     return state
 
 

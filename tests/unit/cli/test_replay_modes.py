@@ -191,6 +191,8 @@ def test_given_means_another_value_than_the_default() -> None:
         ([SPEC, "--on", "local", "--claims"], "--claims run on this machine"),
         ([SPEC, "--claims", "--against", "self"], "--claims replays the spec and checks"),
         ([SPEC, "--claims", "--until-decided"], "without --against, --until-decided"),
+        ([SPEC, "--against", ""], "--against '': no such file"),
+        ([SPEC, "--against", "nope.json"], "--against 'nope.json': no such file"),
     ],
 )
 def test_options_in_the_wrong_mode_are_refused_before_anything_runs(
