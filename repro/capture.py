@@ -44,7 +44,8 @@ from repro.formats.spack.pins import pins_from_files as spack_pins
 from repro.machine.fingerprint import collect, hardware_from
 from repro.outputs import written
 from repro.replay import ProgressFactory, Replayer, ReplayOptions, ReplaySession, Reporter
-from repro.replay.claim_rounds import CheckOptions, check_claims, with_evidence
+from repro.replay.claim_evidence import with_evidence
+from repro.replay.claim_rounds import CheckOptions, check_claims
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
 from repro.runs.commit import commit_run

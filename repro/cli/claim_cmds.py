@@ -236,7 +236,7 @@ def measure(spec_path: Path, as_json: bool, **values: Any) -> None:
     Example:
       repro claim measure specs/ort-resnet50.json --env native
     """
-    from repro.replay.claim_rounds import with_evidence
+    from repro.replay.claim_evidence import with_evidence
     from repro.spec.io import write_spec
 
     spec, outcomes = _run(spec_path, values)
@@ -303,7 +303,7 @@ def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[
 
 
 def _check_of(spec: ExperimentSpec, outcomes: list[Outcome], *, strict: bool) -> ClaimsCheck:
-    from repro.replay.claim_rounds import claims_check
+    from repro.replay.claim_evidence import claims_check
 
     return claims_check(spec, outcomes, strict=strict)
 

@@ -12,9 +12,9 @@
 - `request`, `steps` and the `*_steps` beside it: `repro replay`'s modes as named steps over a
   typed request, speaking through a reporter.
 - the modes' own work: `rounds` (interleaved rounds, stopped by the paired rule),
-  `claim_rounds` (a claim's rounds), `dispatched` and `part` (a replay split into parts that an
-  executor runs; `python -m repro.replay.part` on the node), `submission_maker` (the runs
-  `repro submission` makes).
+  `claim_rounds` (a claim's rounds; `claim_evidence` what they become), `dispatched` and
+  `part` (a replay split into parts that an executor runs; `python -m repro.replay.part` on the
+  node), `submission_maker` (the runs `repro submission` makes).
 
 The names below load their module when first used (PEP 562), so that a command line that only
 builds a request (`repro replay --help`) does not import the engine.

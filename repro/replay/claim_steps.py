@@ -50,7 +50,7 @@ def check_claims(state: ReplayState) -> ReplayState:
 def judge_claims(state: ReplayState) -> ReplayState:
     """The claims' check, and the replay against the spec's original with the claims in it
     (when the spec has an original and they have something to compare)."""
-    from repro.replay.claim_rounds import claims_check, results_of
+    from repro.replay.claim_evidence import claims_check, results_of
     from repro.reports.model import claims_summary
     from repro.stats.verdicts import claims_verdict
 

@@ -20,14 +20,8 @@ from repro.errors import RunError, UsageError
 from repro.harness.request import WorkerRequest
 from repro.mlperf.sides import open_run
 from repro.replay import Replayer, ReplayOptions
-from repro.replay.claim_rounds import (
-    CheckOptions,
-    Outcome,
-    check_claims,
-    claims_check,
-    evidence_of,
-    with_evidence,
-)
+from repro.replay.claim_evidence import claims_check, evidence_of, with_evidence
+from repro.replay.claim_rounds import CheckOptions, Outcome, check_claims
 from repro.spec.io import parse_spec, spec_id
 from repro.spec.models import ExperimentSpec
 from repro.stats.sequential import Stopping
