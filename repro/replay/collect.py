@@ -71,10 +71,9 @@ def collect_test(
         accuracy = scorer.score(out_dir, result) if req.mode == "accuracy" else None
     except SpecError as exc:
         return TestRecord(**base, status="failed", metrics=metrics, error=exc.message)
-    expected = compliance  # a compliance test's audit.config, given on purpose
-    if result.audit_config_found and not expected:
+    if result.audit_config_found and not compliance:
         metrics["errors"] = "LoadGen found an audit.config and changed the settings"
-    if expected and not result.audit_config_found:
+    if compliance and not result.audit_config_found:
         return TestRecord(
             **base,
             status="failed",
@@ -88,7 +87,7 @@ def collect_test(
             mode=req.mode,
             validity=metrics.get("validity"),
             num_errors=metrics.get("num_errors"),
-            audit_config_found=result.audit_config_found and not expected,
+            audit_config_found=result.audit_config_found and not compliance,
         ),
         metrics=metrics,
         accuracy=accuracy,

@@ -27,10 +27,7 @@ def test_each_entry_is_its_command(name: str) -> None:
 
 def test_help_and_version_import_no_command() -> None:
     """`repro --help` cost 1.3 s of CPU: every command's module (and pydantic's models)."""
-    probe = (
-        "import sys\n"
-        "from click.testing import CliRunner\n"
-        "from repro.cli import cli\n"
+    out = _in_a_fresh_interpreter(
         "for args in (['--help'], ['--version']):\n"
         "    assert CliRunner().invoke(cli, args).exit_code == 0\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('repro.cli.') and "
@@ -38,9 +35,7 @@ def test_help_and_version_import_no_command() -> None:
         "print(loaded)\n"
         "print('pydantic' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=True)  # fmt: skip
-    loaded, pydantic = done.stdout.splitlines()
+    loaded, pydantic = out.splitlines()
     assert loaded == "[]"
     assert pydantic == "False"
 
@@ -57,14 +52,18 @@ def test_the_help_lists_every_command_shortened() -> None:
 def test_env_show_imports_no_report_builder() -> None:
     """`repro env show` reads the drift's part of `repro.compare` (envdiff) only: the report's
     builder, its statistics and numpy cost it 0.3 s of CPU (PEP 562 in `repro.compare`)."""
-    probe = (
-        "import sys\n"
-        "from click.testing import CliRunner\n"
-        "from repro.cli import cli\n"
+    out = _in_a_fresh_interpreter(
         "assert CliRunner().invoke(cli, ['env', 'show']).exit_code == 0\n"
         "print(sorted(m for m in ('repro.compare.build', 'repro.stats.significance', 'numpy') "
         "if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=True)  # fmt: skip
-    assert done.stdout.strip() == "[]"
+    assert out.strip() == "[]"
+
+
+def _in_a_fresh_interpreter(probe: str) -> str:
+    """What `probe` prints, run after importing the CLI in a new Python (its modules loaded
+    by that alone)."""
+    preamble = "import sys\nfrom click.testing import CliRunner\nfrom repro.cli import cli\n"
+    done = subprocess.run([sys.executable, "-c", preamble + probe], capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    return done.stdout
