@@ -32,6 +32,13 @@ class SpecError(ReproError):
     exit_code = EXIT_BAD_INPUT
 
 
+class InternalError(ReproError):
+    """repro cannot read or use what it made itself: a bug in repro, not a fault of the user's
+    input (the CLI exits 4 and `--debug` shows the traceback)."""
+
+    exit_code = EXIT_INTERNAL
+
+
 class UsageError(ReproError):
     """Options that cannot work together."""
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from repro.errors import BackendUnavailableError, SpecError
 from repro.profiles.model import LayerCall
+from repro.runs.facts import BackendFacts
 from repro.spec.sections import BackendSpecBase
 from repro.spec.types import SpecModel
 
@@ -89,6 +90,8 @@ class BackendPlugin:
     spec_model: ClassVar[type[BackendSpecBase]]
     #: "module:Class" of the Engine, imported in the worker only
     engine: ClassVar[str]
+    #: what its engine's `describe()` records of a test, typed (`TestRecord.backend_facts()`)
+    facts: ClassVar[type[BackendFacts]] = BackendFacts
     #: distributions the worker imports (locked by `repro capture`; repro itself is a path)
     worker_packages: ClassVar[tuple[str, ...]]
     #: how to get the worker packages when they are missing

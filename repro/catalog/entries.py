@@ -39,7 +39,6 @@ _MEASURED = re.compile(
     r"|early_stopping_p\d+(?:\.\d+)?_ns|(?:ttft|tpot)_(?:min|max|mean|p\d+(?:\.\d+)?)_ns)$"
 )
 #: the backend's recorded facts that are parameters of the run (its options come whole)
-_BACKEND: Final = ("name", "version", "device", "providers_used", "target", "opt_level")
 #: the energy figures of a test (NVML's counter)
 _ENERGY: Final = ("joules", "average_watts", "joules_per_sample")
 #: the probe figures logged: those that can serve as the speed index, and the memory copy's
@@ -189,9 +188,8 @@ def _run_params(record: RunRecord) -> dict[str, str]:
     for test in record.tests:
         if not seen:
             backend = test.backend_facts()
-            for k in _BACKEND:
-                if (value := getattr(backend, k)) is not None:
-                    params[f"backend.{k}"] = _text(value)
+            for k, value in backend.identity_facts().items():
+                params[f"backend.{k}"] = _text(value)
             for k, v in sorted(backend.options.items()):
                 params[key_name(f"backend.options.{k}")] = _text(v)
         if test.scenario in seen or not test.settings:

@@ -87,6 +87,8 @@ class ReproGroup(click.Group):
             with interruptible():
                 return super().invoke(ctx)
         except ReproError as exc:
+            if exc.exit_code == EXIT_INTERNAL and ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
             click.secho(f"error: {exc.message}", err=True, fg="red")
             if exc.hint:
                 click.echo(f"hint: {exc.hint}", err=True)

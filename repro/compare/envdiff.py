@@ -64,7 +64,7 @@ def _impact(group: str, key: str) -> int:
     if group == "backend":
         if "thread" in k:
             return 100
-        if k in ("name", "version", "providers_used", "execution_provider", "target"):
+        if "." not in k or k == "options.execution_provider":  # what built and ran it
             return 88
         return 80
     if group == "hardware":
@@ -198,10 +198,7 @@ def view_from_fingerprint(fp: dict[str, Any]) -> View:
 
 
 def _backend_view(backend: BackendFacts) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key in ("name", "version", "providers_used", "target"):
-        if (value := getattr(backend, key)) is not None:
-            out[key] = value
+    out = backend.identity_facts()
     for k, v in backend.options.items():
         if not k.endswith(("_path", "cache_dir")):
             out[f"options.{k}"] = v

@@ -153,7 +153,7 @@ def _sample_seconds(tests: list[TestRecord]) -> float | None:
     sample of its query. None without them (Offline and Server time queues, not samples) or
     when a test ran elsewhere or does not say where."""
     perf = [t for t in tests if t.mode == "performance"]
-    if not perf or any(t.backend_facts().device != "CPU" for t in perf):
+    if not perf or any(t.backend_facts().on_cpu() is not True for t in perf):
         return None
     for scenario, per_query in (("SingleStream", False), ("MultiStream", True)):
         figures = [t.loadgen() for t in perf if t.scenario == scenario]

@@ -87,8 +87,11 @@ ACCURACY_FILES: Final = (
 PERFORMANCE_FILES: Final = ("mlperf_log_summary.txt", "mlperf_log_detail.txt")
 #: files a folder may hold besides those (files_diff's optional ones)
 OPTIONAL_FILES: Final = frozenset({"mlperf_log_trace.json", "results.json", ".gitkeep"})
-#: the spec's task -> the MLPerf benchmark (the checker's name) that performs it
-TASK_BENCHMARK: Final = MappingProxyType({"classification": "resnet"})
+#: the spec's task -> the MLPerf benchmarks (the checkers' names) that perform it, the one to
+#: take first first (a generation: the smallest LLM benchmark of the round)
+TASK_BENCHMARKS: Final = MappingProxyType(
+    {"classification": ("resnet",), "generation": ("llama3.1-8b", "gptj-99", "llama2-70b-99")}
+)
 
 
 @dataclass(frozen=True)

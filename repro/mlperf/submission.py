@@ -32,7 +32,7 @@ from repro.mlperf.round_rules import (
     DIVISIONS,
     MIN_DURATION_MS,
     SEED_KEYS,
-    TASK_BENCHMARK,
+    TASK_BENCHMARKS,
     BenchmarkRules,
     RoundRules,
     checker_model,
@@ -302,13 +302,18 @@ class _Writer:
         wanted = req.benchmark or (
             folder
             if checker_model(rules, folder, {}) in rules.models
-            else TASK_BENCHMARK.get(task, "")
+            else next((b for b in TASK_BENCHMARKS.get(task, ()) if b in rules.models), "")
         )
         model = checker_model(rules, wanted, {})
         if model not in rules.models:
+            what = (
+                f"--benchmark {wanted!r} is not a benchmark"
+                if req.benchmark
+                else f"{layout.record_file(run)}: $.spec.workload.task {task!r} has no benchmark"
+            )
             raise SpecError(
-                f"--benchmark {wanted!r} is not a benchmark of round {rules.name}",
-                hint=f"one of {', '.join(known_names(rules))}",
+                f"{what} of round {rules.name}",
+                hint=f"give --benchmark NAME, one of {', '.join(known_names(rules))}",
             )
         if folder not in rules.models and folder not in rules.aliases:
             self.mapping[folder] = model

@@ -11,7 +11,7 @@ the defaults. A fact nobody recorded is None (a published result knows few).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -112,7 +112,14 @@ class AccuracyFacts(Facts):
 
 
 class BackendFacts(Facts):
-    """The backend a test ran on, as its worker reported it."""
+    """The backend a test ran on, as its worker reported it (`Engine.describe()`): the facts
+    every backend records. A backend plug-in declares its own (`BackendPlugin.facts`, a
+    subclass: TVM's target object, onnxruntime's providers) and `TestRecord.backend_facts()`
+    reads a test's backend with the model of the backend it names."""
+
+    #: the facts that say which build and configuration ran (the drift and the catalog show
+    #: them beside the options); a plug-in's model adds its own
+    identity: ClassVar[tuple[str, ...]] = ("name", "version", "device")
 
     name: str | None = None
     version: str | None = None
@@ -120,9 +127,14 @@ class BackendFacts(Facts):
     options: Annotated[dict[str, Any], BeforeValidator(_absent_is_empty)] = Field(
         default_factory=dict
     )
-    providers_used: list[str] | None = Field(None, description="onnxruntime's, in order")
-    target: str | None = Field(None, description="what TVM compiled for")
-    opt_level: int | None = Field(None, description="TVM's optimization level")
+
+    def on_cpu(self) -> bool | None:
+        """Whether the test computed on the CPU; None when the record does not say."""
+        return None if self.device is None else self.device.lower() == "cpu"
+
+    def identity_facts(self) -> dict[str, Any]:
+        """The recorded `identity` facts, by name (those not recorded left out)."""
+        return {k: v for k in self.identity if (v := getattr(self, k, None)) is not None}
 
 
 class LoadGenFacts(Facts):

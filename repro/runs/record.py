@@ -44,6 +44,7 @@ from repro.runs.facts import (
     Fingerprint,
     LoadGenFacts,
 )
+from repro.spec import plugins
 from repro.spec.io import format_validation_error
 from repro.spec.models import ExperimentSpec
 from repro.spec.types import ModeName, ScenarioName, Tolerances
@@ -177,8 +178,10 @@ class TestRecord(BaseModel):
         return None if not self.accuracy else _test_view(AccuracyFacts, self, "accuracy")
 
     def backend_facts(self) -> BackendFacts:
-        """The backend as the worker reported it, typed."""
-        return _test_view(BackendFacts, self, "backend")
+        """The backend as the worker reported it, typed by the model its plug-in declares
+        (the common facts where no plug-in of this repro has its name)."""
+        model: type[BackendFacts] = plugins.backend_facts(self.backend.get("name")) or BackendFacts
+        return _test_view(model, self, "backend")
 
     def loadgen(self) -> LoadGenFacts:
         """LoadGen's figures that readers take by name, typed."""
@@ -392,6 +395,16 @@ class RunRecord(BaseModel):
                 ),
                 hint=DAMAGED_HINT,
             ) from None
+
+    def check_views(self) -> None:
+        """Every typed view of the record reads (SpecError naming the field if one does not):
+        a reader then never meets a record it cannot take halfway through its work."""
+        self.facts()
+        self.environment_facts()
+        for test in self.tests:
+            test.scored()
+            test.backend_facts()
+            test.loadgen()
 
     def performance(self, scenario: str) -> list[TestRecord]:
         return [t for t in self.tests if t.scenario == scenario and t.mode == "performance"]

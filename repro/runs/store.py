@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from repro.digests import sha256_file
-from repro.errors import SpecError
+from repro.errors import InternalError, SpecError
 from repro.runs import layout
 from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import (
@@ -77,6 +77,7 @@ def load_run(run: Path) -> RunRecord:
                 format_validation_error(str(path), exc, raw, what="run record"), hint=DAMAGED_HINT
             ) from None
         _check_record(path, record)
+        _check_views(path, record, sealed=isinstance(raw, dict) and "record_sha256" in raw)
         _cache[key] = record
     return _cache[key]
 
@@ -168,6 +169,23 @@ def _check_record(path: Path, record: RunRecord) -> None:
                 f"{where}: accuracy.value is {value!r}, not a fraction from 0 to 1",
                 hint=DAMAGED_HINT,
             )
+
+
+def _check_views(path: Path, record: RunRecord, *, sealed: bool) -> None:
+    """Every typed view of the record reads. One that does not, in a record whose digest
+    matches its contents (repro wrote it as it is), is repro's bug: a view that refuses what a
+    plug-in records (a TVM target recorded as an object), never the user's damaged file."""
+    try:
+        record.check_views()
+    except SpecError as exc:
+        if not sealed:
+            raise
+        raise InternalError(
+            f"{path}: repro cannot read a record it wrote: {exc.message}",
+            hint="this is a bug in repro, not damage to the record (its digest matches its "
+            "contents, so it is as repro wrote it): keep the run, rerun with --debug for the "
+            "traceback and report it",
+        ) from exc
 
 
 def list_runs(spec_results: Path) -> list[Path]:

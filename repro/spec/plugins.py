@@ -49,3 +49,13 @@ def environment_section() -> Any:
     faces = (load(ref) for ref in ENVIRONMENTS)
     models = tuple(f.spec_model for f in faces if f.spec_model is not None)
     return Annotated[Union[models], Field(discriminator="manager")]  # noqa: UP007
+
+
+def backend_facts(name: object) -> Any:
+    """The model of what the backend named `name` records of a test (its plug-in's `facts`);
+    None when no plug-in has that name (a record of a backend this repro does not have)."""
+    for ref in BACKENDS:
+        plugin = load(ref)
+        if plugin.name == name:
+            return plugin.facts
+    return None

@@ -8,6 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 
 from repro.backends.base import BackendPlugin, onnx_io_names
+from repro.runs.facts import BackendFacts
 from repro.spec.sections import BackendSpecBase
 from repro.spec.types import SpecModel, Threads
 
@@ -46,12 +47,24 @@ class OnnxRuntimeBackend(BackendSpecBase):
     options: OnnxRuntimeOptions = Field(default_factory=OnnxRuntimeOptions)
 
 
+class OnnxRuntimeFacts(BackendFacts):
+    """What an onnxruntime test records of its session (`OnnxRuntimeEngine.describe()`)."""
+
+    identity: ClassVar[tuple[str, ...]] = (*BackendFacts.identity, "providers_used")
+
+    providers_used: list[str] | None = Field(None, description="the session's, in order")
+    providers_available: list[str] | None = None
+    input_name: str | None = None
+    output_name: str | None = None
+
+
 class OnnxRuntimePlugin(BackendPlugin):
     """onnxruntime from PyPI, one InferenceSession per worker."""
 
     name: ClassVar[str] = "onnxruntime"
     spec_model = OnnxRuntimeBackend
     engine = "repro.backends.onnxruntime.engine:OnnxRuntimeEngine"
+    facts = OnnxRuntimeFacts
     worker_packages = ("mlcommons-loadgen", "numpy", "pydantic", "onnxruntime")
     install_hint = "pip install onnxruntime"
     nix_shell = "ort"

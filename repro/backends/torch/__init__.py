@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from repro.backends.base import BackendPlugin, onnx_io_names
+from repro.runs.facts import BackendFacts
 from repro.spec.sections import BackendSpecBase
 from repro.spec.types import Accepts, SpecModel, Threads
 
@@ -83,12 +84,26 @@ class TorchBackend(BackendSpecBase):
     options: TorchOptions = Field(default_factory=TorchOptions)
 
 
+class TorchFacts(BackendFacts):
+    """What a torch test records of its build and model (`TorchEngine.describe()`, and the
+    generator's)."""
+
+    identity: ClassVar[tuple[str, ...]] = (*BackendFacts.identity, "cuda", "cudnn")
+
+    cuda: str | None = Field(None, description="the CUDA torch was built with; None: a CPU build")
+    cudnn: int | None = None
+    device_name: str | None = None
+    threads_in_effect: int | None = None
+    model_format: str | None = None
+
+
 class TorchPlugin(BackendPlugin):
     """PyTorch from PyPI (`repro[torch]`), one module per worker, on the CPU or one GPU."""
 
     name: ClassVar[str] = "torch"
     spec_model = TorchBackend
     engine = "repro.backends.torch.engine:TorchEngine"
+    facts = TorchFacts
     generator = "repro.backends.torch.lm:TorchGenerator"
     worker_packages = ("mlcommons-loadgen", "numpy", "pydantic", "onnx", "torch")
     install_hint = f"pip install 'repro[torch]'  ({TORCH_PIN})"

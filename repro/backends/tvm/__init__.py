@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal
 from pydantic import Field
 
 from repro.backends.base import BackendPlugin, onnx_io_names
+from repro.runs.facts import BackendFacts
 from repro.spec.sections import BackendSpecBase
 from repro.spec.types import Accepts, SpecModel, Threads
 
@@ -59,12 +60,34 @@ class TvmRuntime(SpecModel):
     batch_size: int = 1
 
 
+class TvmFacts(BackendFacts):
+    """What a TVM test records of its build and compiled module (`TvmEngine.describe()`)."""
+
+    identity: ClassVar[tuple[str, ...]] = (*BackendFacts.identity, "target")
+
+    target: dict[str, Any] | str | None = Field(
+        None, description="the target compiled for, as TVM exports it (a JSON object)"
+    )
+    tvm_ffi_version: str | None = None
+    host_cpu: str | None = Field(None, description="LLVM's name for this machine's CPU")
+    tuned: bool | None = Field(None, description="compiled with a MetaSchedule database")
+    tuning_database_sha256: str | None = None
+
+    def on_cpu(self) -> bool | None:
+        """TVM records no device: its target's kind says (LLVM and C compile for the CPU)."""
+        kind = self.target.get("kind") if isinstance(self.target, dict) else self.target
+        if not isinstance(kind, str):
+            return super().on_cpu()
+        return kind.split()[0] in ("llvm", "c")
+
+
 class TvmPlugin(BackendPlugin):
     """apache-tvm from PyPI (LLVM inside, no DNNL), with a pinned MetaSchedule database."""
 
     name: ClassVar[str] = "tvm"
     spec_model = TvmBackend
     engine = "repro.backends.tvm.engine:TvmEngine"
+    facts = TvmFacts
     worker_packages = (
         "mlcommons-loadgen",
         "numpy",

@@ -13,7 +13,7 @@ from repro.cli import cli
 from repro.errors import SpecError
 from repro.runs import layout
 from repro.runs.accuracy import decode_accuracy_log, load_predictions
-from tests.helpers import make_run
+from tests.helpers import make_run, write_record
 
 
 def _report(tmp_path: Path) -> tuple[int, str]:
@@ -142,3 +142,48 @@ def test_a_score_accuracy_is_not_held_to_a_fraction(tmp_path: Path, runs: Path) 
     acc["accuracy"].update(value=90.87, unit="score", metric="f1")
     path.write_text(json.dumps(record))
     assert load_run(runs).accuracy_test(acc["scenario"]).accuracy["value"] == 90.87
+
+
+def _backend_edit(runs: Path, tuned: object, *, sealed: bool) -> None:
+    """The replay's TVM-like backend facts with `tuned` as written; the record's digest made
+    anew (`sealed`: as repro would have written it) or taken out (a record from before it)."""
+    path = layout.record_file(runs)
+    doc = json.loads(path.read_text())
+    for test in doc["tests"]:
+        test["backend"] = {"name": "tvm", "target": {"kind": "llvm"}, "tuned": tuned}
+    if sealed:
+        write_record(path, doc)
+    else:
+        doc.pop("record_sha256", None)
+        path.write_text(json.dumps(doc))
+
+
+def test_a_backend_recorded_as_a_plug_in_records_it_is_read(tmp_path: Path, runs: Path) -> None:
+    """TVM records its target as an object: the typed view wanted a string (exit 2, the
+    record blamed)."""
+    _backend_edit(runs, True, sealed=True)
+    code, out = _report(tmp_path)
+    assert code in (0, 1), out
+
+
+def test_a_record_repro_wrote_that_a_view_refuses_is_repro_s_bug_not_the_user_s(
+    tmp_path: Path, runs: Path
+) -> None:
+    _backend_edit(runs, "maybe", sealed=True)
+    code, out = _report(tmp_path)
+    assert code == 4, out
+    assert "repro cannot read a record it wrote" in out
+    assert "$.backend.tuned" in out
+    assert "a bug in repro, not damage to the record" in out
+    assert "--debug" in out
+    assert "damaged or not repro's" not in out
+
+
+def test_a_record_without_its_digest_that_a_view_refuses_is_bad_input(
+    tmp_path: Path, runs: Path
+) -> None:
+    _backend_edit(runs, "maybe", sealed=False)
+    code, out = _report(tmp_path)
+    assert code == 2, out
+    assert "$.backend.tuned" in out
+    assert "damaged or not repro's" in out

@@ -200,3 +200,20 @@ def test_the_check_sees_a_get_on_a_tests_accuracy(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f(t):\n    return t.accuracy.get('value'), t.metrics.get('validity')\n")
     assert len(_test_field_reads(module)) == 2
+
+
+def test_each_backend_plug_in_declares_the_facts_its_engine_records() -> None:
+    from repro.backends.registry import BACKENDS
+    from repro.runs.facts import BackendFacts
+
+    for name, plugin in BACKENDS.items():
+        assert issubclass(plugin.facts, BackendFacts), name
+        assert set(plugin.facts.identity) <= set(plugin.facts.model_fields), name
+    tvm = _test(backend={"name": "tvm", "target": {"kind": "llvm", "mcpu": "znver5"}})
+    facts = tvm.backend_facts()
+    assert facts.identity_facts()["target"] == {"kind": "llvm", "mcpu": "znver5"}
+    assert facts.on_cpu() is True  # TVM records no device: an LLVM target is the CPU
+    torch = _test(backend={"name": "torch", "device": "cpu", "cuda": None})
+    assert torch.backend_facts().on_cpu() is True  # torch writes "cpu", onnxruntime "CPU"
+    unknown = _test(backend={"name": "not-a-plug-in", "target": {"kind": "llvm"}})
+    assert unknown.backend_facts().model_extra == {"target": {"kind": "llvm"}}
