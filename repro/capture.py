@@ -387,9 +387,18 @@ def capture(
     opts.specs_dir.mkdir(parents=True, exist_ok=True)
     try:
         return _checked_capture(
-            raw, name, spec_path, kept_original, kept_hardware, base_dir=base_dir,
-            source=source, cache=cache, opts=opts, report=report, progress=progress,
-        )  # fmt: skip
+            raw,
+            name,
+            spec_path,
+            kept_original,
+            kept_hardware,
+            base_dir=base_dir,
+            source=source,
+            cache=cache,
+            opts=opts,
+            report=report,
+            progress=progress,
+        )
     except BaseException:
         if new_specs_dir:
             with contextlib.suppress(OSError):  # not empty: someone else wrote there meanwhile
@@ -417,9 +426,14 @@ def _checked_capture(
     label = f"{source} with the command line's flags" if opts.flags_over_from else source
     check_spec(raw, label, spec_path)
     plan = plan_environment(
-        raw, name=name, env_manager=opts.env_manager, lockfiles_dir=opts.lockfiles_dir,
-        flake_dir=opts.flake_dir, docker_base=opts.docker_base, docker_bake=opts.docker_bake,
-    )  # fmt: skip
+        raw,
+        name=name,
+        env_manager=opts.env_manager,
+        lockfiles_dir=opts.lockfiles_dir,
+        flake_dir=opts.flake_dir,
+        docker_base=opts.docker_base,
+        docker_bake=opts.docker_bake,
+    )
     original_dir = layout.original_of(results)
     previous = _previous(spec_path)
     new_results = not results.exists()
@@ -429,18 +443,36 @@ def _checked_capture(
     try:
         with _kept_until_done([spec_path, opts.lockfiles_dir / name]):
             spec = _pinned_spec(
-                raw, name, spec_path, plan, label=label, source=source, cache=cache, opts=opts,
+                raw,
+                name,
+                spec_path,
+                plan,
+                label=label,
+                source=source,
+                cache=cache,
+                opts=opts,
                 report=report,
-            )  # fmt: skip
+            )
             if not opts.run:
                 return _write_unrun(
-                    spec, spec_path, previous, kept_original, kept_hardware, base_dir=base_dir,
+                    spec,
+                    spec_path,
+                    previous,
+                    kept_original,
+                    kept_hardware,
+                    base_dir=base_dir,
                     report=report,
-                )  # fmt: skip
+                )
             return _run_original(
-                spec, spec_path, original_dir, previous, cache=cache, opts=opts, report=report,
+                spec,
+                spec_path,
+                original_dir,
+                previous,
+                cache=cache,
+                opts=opts,
+                report=report,
                 progress=progress,
-            )  # fmt: skip
+            )
     except BaseException:
         if new_results:  # only this capture wrote there
             shutil.rmtree(results, ignore_errors=True)
@@ -633,9 +665,12 @@ def _measure_claims(
         return session.replayer(variant, replay_opts)
 
     outcomes = check_claims(
-        spec, spec_path, factory=factory, opts=CheckOptions(results_dir=opts.results_dir),
+        spec,
+        spec_path,
+        factory=factory,
+        opts=CheckOptions(results_dir=opts.results_dir),
         report=report,
-    )  # fmt: skip
+    )
     return with_evidence(spec, outcomes)
 
 

@@ -45,9 +45,11 @@ def profile_settings(spec: ExperimentSpec, scenario: str, samples: int) -> LoadG
     if scenario == "MultiStream":
         queries = math.ceil(samples / (sc.settings.multi_stream_samples_per_query or 8))
     cut: dict[str, float] = {
-        "min_duration_ms": 0, "max_duration_ms": 0, "min_query_count": queries,
+        "min_duration_ms": 0,
+        "max_duration_ms": 0,
+        "min_query_count": queries,
         "max_query_count": queries,
-    }  # fmt: skip
+    }
     if scenario == "Offline":
         # one query; LoadGen sizes it from the expected rate and the duration, at least the count
         cut["offline_expected_qps"] = 1.0

@@ -495,8 +495,11 @@ class Sweep:
         from repro.spec.variants import inert_override
         from repro.validate import check
 
-        pinned = {f"artifacts.{found[0]}.sha256" for p, _ in params
-                  if (found := artifact_field(p)) and found[1] == "path"}  # fmt: skip
+        pinned = {
+            f"artifacts.{found[0]}.sha256"
+            for p, _ in params
+            if (found := artifact_field(p)) and found[1] == "path"
+        }
         overridden = {p for p, _ in params} | pinned
         for path, values in params:
             why = (
@@ -739,10 +742,16 @@ class Sweep:
         settings, not the software stack), and the replays' session in it."""
         if self._realized is None:
             self._realized = ReplaySession.open(
-                self.state["env"], self.base, self.spec_path, self.cache, report=self.report,
-                progress=self.progress, runner=self.runner, probes=self.probes,
+                self.state["env"],
+                self.base,
+                self.spec_path,
+                self.cache,
+                report=self.report,
+                progress=self.progress,
+                runner=self.runner,
+                probes=self.probes,
                 realize=self.realize,
-            )  # fmt: skip
+            )
         return self._realized
 
     def _next_run_id(self, point: dict[str, Any], name: str) -> str:
@@ -818,9 +827,15 @@ class Sweep:
 
         assert self.opts.executor is not None
         _, record = dispatch(
-            spec, self.spec_path, replay_opts, env_name=self.state["env"], cache=self.cache,
-            executor=self.opts.executor(), warm_up=self._session, report=self.report,
-        )  # fmt: skip
+            spec,
+            self.spec_path,
+            replay_opts,
+            env_name=self.state["env"],
+            cache=self.cache,
+            executor=self.opts.executor(),
+            warm_up=self._session,
+            report=self.report,
+        )
         return record
 
     def _adaptive(self, replayer: Replayer, spec: Any, point: dict[str, Any]) -> Any:
@@ -878,10 +893,15 @@ class Sweep:
     def _search_qps(self, point: dict[str, Any], derived: dict[str, Any]) -> None:
         assert self.qps is not None
         search = QpsSearch(
-            raw=derived, spec_path=self.spec_path, folder=self.folder, index=point["index"],
-            attempt=point["attempts"], session=self._session(), opts=self.opts,
+            raw=derived,
+            spec_path=self.spec_path,
+            folder=self.folder,
+            index=point["index"],
+            attempt=point["attempts"],
+            session=self._session(),
+            opts=self.opts,
             report=self.report,
-        )  # fmt: skip
+        )
         bracket = search.run(start=_qps_start(derived, point.get("scenario_metrics") or {}))
         point["runs"] += [
             f"runs/{self.base.name}/point-{point['index']:02d}-{point['attempts']}-qps-{k}"
@@ -891,8 +911,11 @@ class Sweep:
         if bracket["valid_qps"] is not None:
             hi = bracket["invalid_qps"] or bracket["valid_qps"]
             point["metrics"][self.qps.label] = {
-                "mean": bracket["valid_qps"], "lo": bracket["valid_qps"], "hi": hi, "n": 1,
-            }  # fmt: skip
+                "mean": bracket["valid_qps"],
+                "lo": bracket["valid_qps"],
+                "hi": hi,
+                "n": 1,
+            }
 
 
 def _why_failed(record: Any) -> str:
@@ -960,12 +983,14 @@ class QpsSearch:
         replayer = self.session.replayer(
             spec,
             ReplayOptions(
-                scenarios=("Server",), modes=("performance",),
-                min_duration_ms=self.opts.min_duration_ms, repeat=1,
+                scenarios=("Server",),
+                modes=("performance",),
+                min_duration_ms=self.opts.min_duration_ms,
+                repeat=1,
                 results_dir=self.folder / "runs",
                 run_id=f"point-{self.index:02d}-{self.attempt}-qps-{k}",
             ),
-        )  # fmt: skip
+        )
         _, record = replayer.run()  # a RunError for INVALID is raised only by the CLI
         if not record.tests or record.tests[0].status not in ("valid", "invalid"):
             raise RunError(f"the Server run at {q:.4g} QPS failed: {record.message or ''}")

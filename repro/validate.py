@@ -342,8 +342,12 @@ def _measures(claim: Claim, side: Side, variant: ExperimentSpec, where: str) -> 
     if metric.is_accuracy:
         if "accuracy" in wl.modes:
             return []
-        return [Problem(f"{where}.metric", f"accuracy: the {side} variant runs no accuracy mode "
-                        f"(its modes: {wl.modes})")]  # fmt: skip
+        return [
+            Problem(
+                f"{where}.metric",
+                f"accuracy: the {side} variant runs no accuracy mode (its modes: {wl.modes})",
+            )
+        ]
     scenario = metric.scenarios()[side]
     if scenario not in runs:
         return [
@@ -354,8 +358,11 @@ def _measures(claim: Claim, side: Side, variant: ExperimentSpec, where: str) -> 
             )
         ]
     if "performance" not in wl.modes:
-        return [Problem(f"{where}.metric", f"{claim.metric}: the {side} variant runs no "
-                        "performance mode")]  # fmt: skip
+        return [
+            Problem(
+                f"{where}.metric", f"{claim.metric}: the {side} variant runs no performance mode"
+            )
+        ]
     settings = next(s.settings for s in wl.scenarios if s.scenario == scenario)
     percentile = settings.server_target_latency_percentile
     if metric.is_feasibility and side == "candidate" and percentile not in (None, *_PERCENTILES):

@@ -19,8 +19,15 @@ class FakeNvml(ModuleType):
             super().__init__(f"NVML error {value}")
             self.value = value
 
-    def __init__(self, *, name: str = "NVIDIA H200", driver: str = "580.65", count: int = 1,
-                 sm_max: int = 1980, refuse: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        name: str = "NVIDIA H200",
+        driver: str = "580.65",
+        count: int = 1,
+        sm_max: int = 1980,
+        refuse: bool = False,
+    ) -> None:
         super().__init__("pynvml")
         self.name, self.driver, self.count, self.sm_max = name, driver, count, sm_max
         self.refuse = refuse

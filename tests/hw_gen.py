@@ -81,11 +81,15 @@ def results(systems: int = 30, seed: int = 1) -> list[Result]:
     out = []
     for c in configurations(systems, seed):
         desc = {
-            "host_processor_model_name": c.processor, "host_processors_per_node": "2",
-            "accelerator_model_name": c.accelerator, "accelerators_per_node": str(c.count),
-            "number_of_nodes": "1", "framework": "TensorRT 10" if c.count else "onnxruntime",
-            "status": "available", "system_type": "datacenter",
-        }  # fmt: skip
+            "host_processor_model_name": c.processor,
+            "host_processors_per_node": "2",
+            "accelerator_model_name": c.accelerator,
+            "accelerators_per_node": str(c.count),
+            "number_of_nodes": "1",
+            "framework": "TensorRT 10" if c.count else "onnxruntime",
+            "status": "available",
+            "system_type": "datacenter",
+        }
         for benchmark, scenario in itertools.product(LAW, ("Offline", "Server")):
             out.append(
                 Result(

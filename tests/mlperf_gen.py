@@ -211,9 +211,13 @@ def summary_text(r: Result) -> str:
 
 def _record(key: str, value: Any) -> str:
     doc = {
-        "key": key, "value": value, "time_ms": 1.0, "namespace": "mlperf::logging",
-        "event_type": "POINT_IN_TIME", "metadata": {"is_error": False, "is_warning": False},
-    }  # fmt: skip
+        "key": key,
+        "value": value,
+        "time_ms": 1.0,
+        "namespace": "mlperf::logging",
+        "event_type": "POINT_IN_TIME",
+        "metadata": {"is_error": False, "is_warning": False},
+    }
     return ":::MLLOG " + json.dumps(doc)
 
 
@@ -330,11 +334,19 @@ def _write_power(sdir: Path, r: Result, p: Power) -> None:
         for mode in ("ranging", "testing")
     }
     descriptor = {
-        "version": "1.11.1", "timezone": 0, "modules": {}, "sources": {}, "messages": [],
-        "uuid": {"client": "00000000-0000-4000-8000-000000000001",
-                 "server": "00000000-0000-4000-8000-000000000002"},
-        "session_name": session, "results": {}, "phases": phases,
-    }  # fmt: skip
+        "version": "1.11.1",
+        "timezone": 0,
+        "modules": {},
+        "sources": {},
+        "messages": [],
+        "uuid": {
+            "client": "00000000-0000-4000-8000-000000000001",
+            "server": "00000000-0000-4000-8000-000000000002",
+        },
+        "session_name": session,
+        "results": {},
+        "phases": phases,
+    }
     for side in ("client", "server"):
         (power / f"{side}.json").write_text(json.dumps(descriptor))
         (power / f"{side}.log").write_text(f"{p.begin} [INFO] {side}: session {session}\n")

@@ -35,8 +35,9 @@ def report_page(tmp_path: Path, *, profile: bool = True) -> str:
     if not profile:
         return report_html.render(report.model_copy(update={"generated_utc": "GENERATED"}))
     layers = [(f"conv{i}", "conv", 100_000.0 + 1_000 * i) for i in range(6)]
-    slower = [(n, k, ns * (2.0 if n == "conv3" else 0.9 if n == "conv1" else 1.0))
-              for n, k, ns in layers]  # fmt: skip
+    slower = [
+        (n, k, ns * (2.0 if n == "conv3" else 0.9 if n == "conv1" else 1.0)) for n, k, ns in layers
+    ]
     diff = diff_profiles(_profile(layers), _profile(slower))
     profile = ProfileSection(scenario="SingleStream", original=None, replay=None, diff=diff)
     return report_html.render(
@@ -47,16 +48,32 @@ def report_page(tmp_path: Path, *, profile: bool = True) -> str:
 def _profile(layers: list[tuple[str, str, float]]) -> Profile:
     n = 10
     rows = [
-        LayerRow(name=name, op_type=kind.title(), kind=kind, position=i, calls=n,
-                 total_ns=int(ns * n), median_ns=int(ns), per_sample_ns=ns, share=0.0)
+        LayerRow(
+            name=name,
+            op_type=kind.title(),
+            kind=kind,
+            position=i,
+            calls=n,
+            total_ns=int(ns * n),
+            median_ns=int(ns),
+            per_sample_ns=ns,
+            share=0.0,
+        )
         for i, (name, kind, ns) in enumerate(layers)
-    ]  # fmt: skip
+    ]
     layers_ns = sum(r.total_ns for r in rows)
     return Profile(
-        backend="onnxruntime", profiler="test", scenario="SingleStream", queries=n,
-        inferences=n, samples=n, inference_ns=layers_ns + 100_000, layers_ns=layers_ns,
-        outside_ns=100_000, rows=rows,
-    )  # fmt: skip
+        backend="onnxruntime",
+        profiler="test",
+        scenario="SingleStream",
+        queries=n,
+        inferences=n,
+        samples=n,
+        inference_ns=layers_ns + 100_000,
+        layers_ns=layers_ns,
+        outside_ns=100_000,
+        rows=rows,
+    )
 
 
 X, Y = "max:Offline.throughput", "min:SingleStream.latency_p90"
@@ -76,15 +93,26 @@ def sweep_state() -> dict[str, Any]:
         ((5000, 4800, 5200), (9e6, 8e6, 1e7), "excluded"),
     ]
     points = [
-        {"index": i, "values": {"workload.batch_size": 2**i}, "status": "complete",
-         "front": kind, "metrics": {X: m(*x), Y: m(*y)}, "measures": {}}
+        {
+            "index": i,
+            "values": {"workload.batch_size": 2**i},
+            "status": "complete",
+            "front": kind,
+            "metrics": {X: m(*x), Y: m(*y)},
+            "measures": {},
+        }
         for i, (x, y, kind) in enumerate(kinds)
-    ]  # fmt: skip
+    ]
     return {
-        "id": "s", "spec_name": "ort-digits", "seed": 7, "repeat": 3, "points": points,
-        "params": [{"path": "workload.batch_size"}], "objectives": [X, Y],
+        "id": "s",
+        "spec_name": "ort-digits",
+        "seed": 7,
+        "repeat": 3,
+        "points": points,
+        "params": [{"path": "workload.batch_size"}],
+        "objectives": [X, Y],
         "constraints": ["peak_rss<=1"],
-    }  # fmt: skip
+    }
 
 
 def sweep_page(tmp_path: Path) -> str:
@@ -96,12 +124,23 @@ def recommend_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     spans three decades, the cost one."""
 
     def row(system: str, throughput: float, cost: float) -> dict[str, Any]:
-        return {"submitter": "S", "system": system, "benchmark": "resnet50",
-                "scenario": "Offline", "unit": "samples/s", "throughput": throughput,
-                "cost": cost}  # fmt: skip
+        return {
+            "submitter": "S",
+            "system": system,
+            "benchmark": "resnet50",
+            "scenario": "Offline",
+            "unit": "samples/s",
+            "throughput": throughput,
+            "cost": cost,
+        }
 
-    front = pd.DataFrame([row("big", 90_000.0, 300_000.0), row(HOSTILE, 20_000.0, 40_000.0),
-                          row("small", 150.0, 9_000.0)])  # fmt: skip
+    front = pd.DataFrame(
+        [
+            row("big", 90_000.0, 300_000.0),
+            row(HOSTILE, 20_000.0, 40_000.0),
+            row("small", 150.0, 9_000.0),
+        ]
+    )
     dominated = pd.DataFrame([row("old", 10_000.0, 200_000.0), row("slow", 100.0, 20_000.0)])
     return front, dominated
 
@@ -115,11 +154,16 @@ def fronts_members() -> tuple[pd.DataFrame, list[Any]]:
     """Three folds of one (benchmark, scenario), predictions 20 % off, one row's far off."""
     rng = np.random.default_rng(0)
     n = 18
-    t = pd.DataFrame({
-        "benchmark": "resnet50", "scenario": "Offline", "submitter": "S",
-        "system": [f"sys{i}" for i in range(n)],
-        "y": 10 ** rng.uniform(2, 5, n), "cost_usd": np.geomspace(1e3, 1e6, n)[rng.permutation(n)],
-    })  # fmt: skip
+    t = pd.DataFrame(
+        {
+            "benchmark": "resnet50",
+            "scenario": "Offline",
+            "submitter": "S",
+            "system": [f"sys{i}" for i in range(n)],
+            "y": 10 ** rng.uniform(2, 5, n),
+            "cost_usd": np.geomspace(1e3, 1e6, n)[rng.permutation(n)],
+        }
+    )
     predicted = t["y"].to_numpy() * rng.uniform(0.8, 1.2, n)
     predicted[4] *= 30  # a false member, most likely
     fold_of = np.arange(n) % 3
@@ -129,21 +173,37 @@ def fronts_members() -> tuple[pd.DataFrame, list[Any]]:
 
 def fronts_page(tmp_path: Path) -> str:
     members, recovered = fronts_members()
-    return fronts.page(members, recovered, target="throughput", target_unit="samples/s",
-                       second="min:cost_usd", second_unit="USD")  # fmt: skip
+    return fronts.page(
+        members,
+        recovered,
+        target="throughput",
+        target_unit="samples/s",
+        second="min:cost_usd",
+        second_unit="USD",
+    )
 
 
 #: each page, and the axis labels (text) its plots must show
 PAGES: dict[str, tuple[Callable[[Path], str], tuple[str, ...]]] = {
-    "report": (report_page, (
-        "relative difference, replay / original - 1 (%)",
-        "SUT-side latency per query (log scale)", "fraction of queries at or below",
-        "change of time per sample, replay - original (µs)",
-    )),
-    "sweep": (sweep_page, ("max:Offline.throughput (per second)",
-                           "min:SingleStream.latency_p90 (ms)")),
-    "recommend": (recommend_page, ("throughput, higher is better (samples/s, log scale)",
-                                   "cost, lower is better (USD)")),
-    "fronts": (fronts_page, ("cost_usd, lower is better (USD, log scale)",
-                             "throughput (samples/s, log scale)")),
-}  # fmt: skip
+    "report": (
+        report_page,
+        (
+            "relative difference, replay / original - 1 (%)",
+            "SUT-side latency per query (log scale)",
+            "fraction of queries at or below",
+            "change of time per sample, replay - original (µs)",
+        ),
+    ),
+    "sweep": (
+        sweep_page,
+        ("max:Offline.throughput (per second)", "min:SingleStream.latency_p90 (ms)"),
+    ),
+    "recommend": (
+        recommend_page,
+        ("throughput, higher is better (samples/s, log scale)", "cost, lower is better (USD)"),
+    ),
+    "fronts": (
+        fronts_page,
+        ("cost_usd, lower is better (USD, log scale)", "throughput (samples/s, log scale)"),
+    ),
+}

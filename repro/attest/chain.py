@@ -330,8 +330,10 @@ def _bound_to(spec_path: Path, statement: dict[str, Any], link: Link) -> None:
         return
     names = {str(s.get("name")) for s in statement.get("subject", []) if isinstance(s, dict)}
     if spec_path.name not in names:
-        link.problems.append(f"the attestation is not of {spec_path.name} (its subjects: "
-                             f"{', '.join(sorted(names))[:200]})")  # fmt: skip
+        link.problems.append(
+            f"the attestation is not of {spec_path.name} (its subjects: "
+            f"{', '.join(sorted(names))[:200]})"
+        )
     if statement["predicate"].get("spec_id") != spec_id(spec):
         link.problems.append(
             f"the attestation is of spec {str(statement['predicate'].get('spec_id'))[:12]}, "
@@ -448,9 +450,11 @@ def verify_report(folder: Path, key: Any | None) -> list[Link]:
     links: list[Link] = []
     if statement is not None:
         _check_subjects(
-            folder, statement, link,
+            folder,
+            statement,
+            link,
             complete=[p for p in folder.rglob("*") if p.is_file() and p != folder / ATTESTATION],
-        )  # fmt: skip
+        )
         for side in statement.get("predicate", {}).get("inputs", []):
             relative = folder / str(side.get("path_from_report", ""))
             run = relative if side.get("path_from_report") else Path(str(side.get("path")))

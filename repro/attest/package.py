@@ -98,10 +98,13 @@ def verify_package(root: Path, manifest: Any, key: Any | None) -> list[Link]:
         if m.path not in covered:
             link.problems.append(
                 f"{m.path}: no signed statement covers it ("
-                + ("not in the package's signature" if signed is not None
-                   else "the package is not signed and no attestation names it")
+                + (
+                    "not in the package's signature"
+                    if signed is not None
+                    else "the package is not signed and no attestation names it"
+                )
                 + ")"
-            )  # fmt: skip
+            )
         elif covered[m.path] != m.sha256:
             link.problems.append(
                 f"{m.path}: sha256 {m.sha256[:16]}..., signed {covered[m.path][:16]}..."

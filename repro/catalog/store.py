@@ -209,9 +209,11 @@ class Catalog:
             return None
         try:
             runs = self.client.search_runs(
-                [eid], f"tags.`{tag}` = {_quoted(value)}", max_results=1,
+                [eid],
+                f"tags.`{tag}` = {_quoted(value)}",
+                max_results=1,
                 order_by=["attributes.start_time DESC"],
-            )  # fmt: skip
+            )
         except Exception as exc:
             raise self._unavailable(exc) from None
         return runs[0] if runs else None
@@ -260,9 +262,11 @@ class Catalog:
             token = None
             while True:
                 page = self.client.search_runs(
-                    [eid], max_results=1000, order_by=["attributes.start_time ASC"],
+                    [eid],
+                    max_results=1000,
+                    order_by=["attributes.start_time ASC"],
                     page_token=token,
-                )  # fmt: skip
+                )
                 out += [_catalog_run(r) for r in page]
                 token = page.token
                 if not token:

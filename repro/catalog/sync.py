@@ -173,9 +173,12 @@ def _log_runs(
         entry = run_entry(folder, record, logs=logs)
         if entry.key in seen:  # a copy of a run: the catalog keeps the first folder's
             tally.skipped.append(
-                (folder, f"the same run ({record.run_id}, started {record.started_utc}) as "
-                         f"{seen[entry.key]}: a copy; logged from there")
-            )  # fmt: skip
+                (
+                    folder,
+                    f"the same run ({record.run_id}, started {record.started_utc}) as "
+                    f"{seen[entry.key]}: a copy; logged from there",
+                )
+            )
             continue
         seen[entry.key] = folder
         entry.parent = parents.get(folder.resolve(), entry.parent)

@@ -246,9 +246,13 @@ def _plot(rows: list[dict[str, Any]], name: str, path: Path) -> None:
             for when, r in judged:
                 delta, (lo, hi) = 100 * r["delta_rel"], r["ci"]
                 low.errorbar(
-                    [when], [delta], yerr=[[delta - 100 * lo], [100 * hi - delta]],
-                    fmt="o", color=colours.get(r["verdict"] or "", GREY), capsize=3,
-                )  # fmt: skip
+                    [when],
+                    [delta],
+                    yerr=[[delta - 100 * lo], [100 * hi - delta]],
+                    fmt="o",
+                    color=colours.get(r["verdict"] or "", GREY),
+                    capsize=3,
+                )
             low.axhline(0, color=GREY, linewidth=0.8)
             low.set_ylabel("change vs original (%)")
             low.set_title("the verdict's metric: change and interval")

@@ -44,16 +44,26 @@ def claim() -> None:
 @click.option("--id", "claim_id", required=True, help="The claim's id (lowercase, digits, -_.).")
 @click.option("--statement", required=True, help="The claim in the words of its source.")
 @click.option("--source", default=None, help="Where it is stated (a paper, a URL).")
-@click.option("--metric", required=True,
-              help="<Scenario>.<metric> (throughput, latency_p50/p90/p99, Server.max_valid_qps) "
-              "or accuracy.")  # fmt: skip
+@click.option(
+    "--metric",
+    required=True,
+    help="<Scenario>.<metric> (throughput, latency_p50/p90/p99, Server.max_valid_qps) or accuracy.",
+)
 @click.option("--relation", required=True, type=click.Choice(["<=", ">="]))
 @click.option("--bound", required=True, type=float, help="The bound on the ratio (or drop).")
-@click.option("--quantity", type=click.Choice(["ratio", "drop"]), default="ratio",
-              show_default=True, help="drop: accuracy baseline - candidate.")  # fmt: skip
-@click.option("--baseline", "baseline", multiple=True,
-              help="path=value overriding the spec for the baseline (repeatable; none: the "
-              "spec as it is).")  # fmt: skip
+@click.option(
+    "--quantity",
+    type=click.Choice(["ratio", "drop"]),
+    default="ratio",
+    show_default=True,
+    help="drop: accuracy baseline - candidate.",
+)
+@click.option(
+    "--baseline",
+    "baseline",
+    multiple=True,
+    help="path=value overriding the spec for the baseline (repeatable; none: the spec as it is).",
+)
 @click.option(
     "--candidate",
     "candidate",
@@ -64,10 +74,19 @@ def claim() -> None:
 @click.option("--candidate-label", default=None, help="A name for the candidate in reports.")
 @loadgen_override("min_duration_ms", "Each check test's minimum duration (default 1000).")
 @loadgen_override("min_query_count", "Each check test's minimum query count (default: the spec's).")
-@click.option("--max-rounds", type=click.IntRange(2, 1000), default=None,
-              help="The cap on rounds of a check (default 10).")  # fmt: skip
-@click.option("--max-time", "max_time_s", type=click.FloatRange(min=1), default=None,
-              help="The cap on seconds of a check (default 120).")  # fmt: skip
+@click.option(
+    "--max-rounds",
+    type=click.IntRange(2, 1000),
+    default=None,
+    help="The cap on rounds of a check (default 10).",
+)
+@click.option(
+    "--max-time",
+    "max_time_s",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="The cap on seconds of a check (default 120).",
+)
 @click.option("--force", is_flag=True, help="Replace a claim with the same id.")
 def add(spec_path: Path, **values: Any) -> None:
     """Add a claim to SPEC: checked (its variants are valid experiments that measure its
@@ -135,10 +154,14 @@ def _claim_json(values: dict[str, Any]) -> dict[str, Any]:
         if values[k] is not None
     }
     raw: dict[str, Any] = {
-        "id": values["claim_id"], "statement": values["statement"], "metric": values["metric"],
-        "relation": values["relation"], "bound": values["bound"], "quantity": values["quantity"],
+        "id": values["claim_id"],
+        "statement": values["statement"],
+        "metric": values["metric"],
+        "relation": values["relation"],
+        "bound": values["bound"],
+        "quantity": values["quantity"],
         **sides,
-    }  # fmt: skip
+    }
     if values["source"]:
         raw["source"] = values["source"]
     if rounds:
@@ -162,8 +185,9 @@ def list_claims(spec_path: Path, as_json: bool) -> None:
     spec = load_spec(spec_path)
     claims = spec.claims or []
     if as_json:
-        click.echo(json.dumps([c.model_dump(mode="json", exclude_none=True) for c in claims],
-                              indent=2))  # fmt: skip
+        click.echo(
+            json.dumps([c.model_dump(mode="json", exclude_none=True) for c in claims], indent=2)
+        )
         return
     if not claims:
         note(f"{spec_path}: no claims (add one with `repro claim add`)")
@@ -252,11 +276,16 @@ def measure(spec_path: Path, as_json: bool, **values: Any) -> None:
 @track_option
 @click.argument("spec_path", metavar="SPEC", type=click.Path(path_type=Path))
 @check_options
-@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where claims.{md,json} go (default: reports/<name>/).")  # fmt: skip
+@click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where claims.{md,json} go (default: reports/<name>/).",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 when a claim is inconclusive too.")
-def check(spec_path: Path, as_json: bool, report_dir: Path | None, strict: bool,
-          **values: Any) -> None:  # fmt: skip
+def check(
+    spec_path: Path, as_json: bool, report_dir: Path | None, strict: bool, **values: Any
+) -> None:
     """Check SPEC's claims on this machine: each claim's variants interleaved until decided.
 
     Each claim holds (the interval of its ratio lies inside the bound), does not hold
@@ -296,9 +325,12 @@ def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[
         env_name=values["env_name"],
     )
     factory = ReplaySession.replayers(
-        values["env_name"], spec_path, ArtifactCache(values["cache_dir"]), report=note,
+        values["env_name"],
+        spec_path,
+        ArtifactCache(values["cache_dir"]),
+        report=note,
         progress=TimedBar,
-    )  # fmt: skip
+    )
     return spec, check_claims(spec, spec_path, factory=factory, opts=opts, report=note)
 
 

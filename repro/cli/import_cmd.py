@@ -32,13 +32,19 @@ from repro.spec.types import SCENARIOS
     help="The spec whose model, data and backend replay the result (e.g. specs/ort-resnet50.json).",
 )
 @click.option(
-    "--specs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("specs"),
-    show_default=True, help="Where the specs go.",
-)  # fmt: skip
+    "--specs-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("specs"),
+    show_default=True,
+    help="Where the specs go.",
+)
 @click.option(
-    "--results-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
-    show_default=True, help="Where the originals go (results/<name>/original/).",
-)  # fmt: skip
+    "--results-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Where the originals go (results/<name>/original/).",
+)
 @json_option
 def import_mlperf(
     tree: Path,
@@ -69,9 +75,10 @@ def import_mlperf(
     sources = select(tree, submitter=submitter, system=system, benchmark=benchmark)
     if not sources:
         wanted = ", ".join(
-            f"{k} {v}" for k, v in (("submitter", submitter), ("system", system),
-                                    ("benchmark", benchmark)) if v
-        )  # fmt: skip
+            f"{k} {v}"
+            for k, v in (("submitter", submitter), ("system", system), ("benchmark", benchmark))
+            if v
+        )
         raise SpecError(
             f"{tree}: no published result" + (f" of {wanted}" if wanted else ""),
             hint="`repro results TREE` lists what the tree holds",
@@ -96,18 +103,27 @@ def import_mlperf(
         click.echo(
             json.dumps(
                 [
-                    {"name": d.name, "source": str(d.source), "spec": str(d.spec_path),
-                     "original": str(d.original), "scenarios": d.scenarios,
-                     "warnings": list(d.warnings)}
+                    {
+                        "name": d.name,
+                        "source": str(d.source),
+                        "spec": str(d.spec_path),
+                        "original": str(d.original),
+                        "scenarios": d.scenarios,
+                        "warnings": list(d.warnings),
+                    }
                     for d in imported
                 ],
                 indent=2,
             )
-        )  # fmt: skip
+        )
     if len(imported) == 1:
         [done] = imported
-        note(f"replay with `repro replay {done.spec_path}`, then "
-             f"`repro report --compare {done.original.parent}/`")  # fmt: skip
+        note(
+            f"replay with `repro replay {done.spec_path}`, then "
+            f"`repro report --compare {done.original.parent}/`"
+        )
     else:
-        note(f"replay each with `repro replay {specs_dir}/<name>.json`, then "
-             f"`repro report --compare {results_dir}/<name>/` (the names above)")  # fmt: skip
+        note(
+            f"replay each with `repro replay {specs_dir}/<name>.json`, then "
+            f"`repro report --compare {results_dir}/<name>/` (the names above)"
+        )

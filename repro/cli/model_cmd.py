@@ -27,28 +27,42 @@ def model() -> None:
 @click.argument("table", type=click.Path(path_type=Path))
 @click.option("--target", type=click.Choice(["throughput", "energy", "cost"]), required=True)
 @click.option(
-    "--by", type=click.Choice(["system"]), default="system", show_default=True,
+    "--by",
+    type=click.Choice(["system"]),
+    default="system",
+    show_default=True,
     help="The groups of the cross-validation: no group is in both a fold's train and test.",
-)  # fmt: skip
+)
 @click.option("-k", "--folds", type=int, default=5, show_default=True, help="GroupKFold folds.")
 @click.option(
-    "--model", "kind", type=click.Choice(["boosting", "forest"]), default="boosting",
-    show_default=True, help="Gradient boosting or a random forest (scikit-learn).",
-)  # fmt: skip
+    "--model",
+    "kind",
+    type=click.Choice(["boosting", "forest"]),
+    default="boosting",
+    show_default=True,
+    help="Gradient boosting or a random forest (scikit-learn).",
+)
 @click.option(
-    "--front-with", default=None,
+    "--front-with",
+    default=None,
     help="The front's second objective, max:COLUMN or min:COLUMN (default: min:cost_usd for "
     "throughput, max:value otherwise).",
-)  # fmt: skip
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(
-    "--importance-repeats", type=int, default=3, show_default=True,
+    "--importance-repeats",
+    type=int,
+    default=3,
+    show_default=True,
     help="Shuffles per feature of the permutation importance (0: none).",
-)  # fmt: skip
+)
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
     help="The model file (default reports/model/<target>.pkl; its sidecar beside it, .json).",
-)  # fmt: skip
+)
 @json_option
 def fit(
     table: Path,
@@ -92,9 +106,13 @@ def fit(
     parse_second(second, frame)  # a wrong --front-with fails before the fitting, not after
     note(f"{table}: {len(frame)} row(s) of {frame['system'].nunique()} system(s) have {target}")
     validation = cross_validate(
-        frame, target=target, kind=kind, folds=folds, seed=seed,
+        frame,
+        target=target,
+        kind=kind,
+        folds=folds,
+        seed=seed,
         importance_repeats=importance_repeats,
-    )  # fmt: skip
+    )
     fewest = min(f.train_rows for f in validation.folds)
     if kind == "boosting" and fewest < 2 * MIN_LEAF:
         note(
@@ -132,9 +150,13 @@ def _fronts_page(
 
     column = {"throughput": "value", "energy": "energy_j", "cost": "cost_usd"}[target]
     return page(
-        members, fronts, target=target, target_unit=unit_of(column, frame),
-        second=second, second_unit=unit_of(second.partition(":")[2], frame),
-    )  # fmt: skip
+        members,
+        fronts,
+        target=target,
+        target_unit=unit_of(column, frame),
+        second=second,
+        second_unit=unit_of(second.partition(":")[2], frame),
+    )
 
 
 def _as_json(

@@ -13,42 +13,57 @@ from repro.cli.progress import note
 @click.command()
 @click.argument("table", type=click.Path(path_type=Path))
 @click.option(
-    "--objective", "objectives", multiple=True,
+    "--objective",
+    "objectives",
+    multiple=True,
     help="max:NAME or min:NAME (throughput, latency, accuracy, energy, power, cost, or a column).",
-)  # fmt: skip
+)
 @click.option(
     "--where", "where", multiple=True, help="COLUMN=VALUE[,...], e.g. benchmark=resnet50."
 )
 @click.option(
-    "--constraint", "constraints", multiple=True,
+    "--constraint",
+    "constraints",
+    multiple=True,
     help="NAME OP NUMBER[UNIT], e.g. latency<=15ms, accuracy_value>=0.75.",
-)  # fmt: skip
+)
 @click.option(
-    "--prices", type=click.Path(dir_okay=False, path_type=Path),
+    "--prices",
+    type=click.Path(dir_okay=False, path_type=Path),
     help="CSV name,price: a processor or accelerator name as the table spells it, its price.",
-)  # fmt: skip
+)
 @click.option(
-    "--per-accelerator", is_flag=True,
+    "--per-accelerator",
+    is_flag=True,
     help="Throughput and cost per accelerator (divided by accelerator_count x node_count).",
-)  # fmt: skip
+)
 @click.option(
-    "-o", "--output", type=click.Path(file_okay=False, path_type=Path),
-    default=Path("reports") / "recommend", show_default=True,
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("reports") / "recommend",
+    show_default=True,
     help="Folder for recommend.{md,csv,html}.",
-)  # fmt: skip
+)
 @click.option(
-    "--predict", is_flag=True,
+    "--predict",
+    is_flag=True,
     help="Rank configurations, unsubmitted ones included, by a model's prediction "
     "(--model FILE, else one fitted on TABLE for --target).",
-)  # fmt: skip
+)
 @click.option(
-    "--model", "model_path", type=click.Path(dir_okay=False, path_type=Path),
+    "--model",
+    "model_path",
+    type=click.Path(dir_okay=False, path_type=Path),
     help="With --predict: a model written by `repro model fit` (checked before loading).",
-)  # fmt: skip
+)
 @click.option(
-    "--target", type=click.Choice(["throughput", "energy", "cost"]), default="throughput",
-    show_default=True, help="With --predict and no --model: what to fit.",
-)  # fmt: skip
+    "--target",
+    type=click.Choice(["throughput", "energy", "cost"]),
+    default="throughput",
+    show_default=True,
+    help="With --predict and no --model: what to fit.",
+)
 @click.option("--top", type=int, default=15, show_default=True, help="With --predict: rows shown.")
 @json_option
 def recommend(
@@ -181,16 +196,27 @@ def _predicted(
     if model_path is None:
         note(f"no --model: fitting a {target} model on {table} (5 folds by system)")
         validation = cross_validate(
-            frame, target=target, importance_repeats=0,
+            frame,
+            target=target,
+            importance_repeats=0,
             hint=f"fit one with fewer folds, `repro model fit {table} --target {target} -k 2 "
             "-o model.pkl`, and give it with --model model.pkl",
-        )  # fmt: skip
+        )
         fitted = fit(frame, target=target, kind="boosting", seed=0, validation=validation)
     ranked = rank(fitted, candidates(frame, parse_where(where)))
     shown = [
-        "processor_hw", "accelerator_hw", "accelerator_count", "benchmark", "scenario",
-        "submitted", "predicted", "low", "high", "extrapolation", "contributions",
-    ]  # fmt: skip
+        "processor_hw",
+        "accelerator_hw",
+        "accelerator_count",
+        "benchmark",
+        "scenario",
+        "submitted",
+        "predicted",
+        "low",
+        "high",
+        "extrapolation",
+        "contributions",
+    ]
     coverage = f"{float(fitted.meta['coverage']):.0%}"
     atomic_write_text(output / "recommend-predict.csv", ranked[shown].to_csv(index=False))
     if as_json:
@@ -204,6 +230,8 @@ def _predicted(
         click.echo(ranked[shown].head(top).to_string(index=False, float_format="{:.4g}".format))
         unsubmitted = int((~ranked["submitted"]).sum())
         flagged = int((ranked["extrapolation"] != "").sum())
-        click.echo(f"\n{len(ranked)} configuration(s): {unsubmitted} not submitted, "
-                   f"{flagged} extrapolated (outside the training data)")  # fmt: skip
+        click.echo(
+            f"\n{len(ranked)} configuration(s): {unsubmitted} not submitted, "
+            f"{flagged} extrapolated (outside the training data)"
+        )
     note(f"ranking written to {output}/recommend-predict.csv")

@@ -35,8 +35,9 @@ def _commands(ctx: click.Context) -> Iterator[tuple[str, click.Context]]:
         command = group.get_command(ctx, name)
         if command is None or command.hidden:
             continue
-        sub = click.Context(command, info_name=name, parent=ctx, terminal_width=100,
-                            max_content_width=100)  # fmt: skip
+        sub = click.Context(
+            command, info_name=name, parent=ctx, terminal_width=100, max_content_width=100
+        )
         yield sub.command_path, sub
         if isinstance(command, click.Group):
             yield from _commands(sub)

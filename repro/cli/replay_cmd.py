@@ -258,9 +258,11 @@ def report_claims(state: ReplayState, args: ReplayArgs) -> None:
             click.echo(render_text(check), nl=False)
         raise click.exceptions.Exit(check.exit_code())
     code = write_report(
-        state.claims_report, output=args.report_dir, formats=("md", "html", "json"),
+        state.claims_report,
+        output=args.report_dir,
+        formats=("md", "html", "json"),
         quiet=args.as_json,
-    )  # fmt: skip
+    )
     raise click.exceptions.Exit(code)
 
 

@@ -85,21 +85,36 @@ class ReplayArgs:
         from repro.runs.placement import parse_cpus
 
         return ReplayRequest(
-            spec_path=self.spec_path, results_dir=self.results_dir, scenarios=self.scenarios,
-            modes=self.modes, min_duration_ms=self.min_duration_ms,
-            min_query_count=self.min_query_count, max_duration_ms=self.max_duration_ms,
+            spec_path=self.spec_path,
+            results_dir=self.results_dir,
+            scenarios=self.scenarios,
+            modes=self.modes,
+            min_duration_ms=self.min_duration_ms,
+            min_query_count=self.min_query_count,
+            max_duration_ms=self.max_duration_ms,
             backend_options=_options(self.backend_options, "--backend-option"),
-            repeat=self.repeat, env_name=self.env_name, run_id=self.run_id,
-            cache_dir=self.cache_dir, key_path=self.key_path, env_options=self.env_options,
-            against=self.against, baseline_env=self.baseline_env,
+            repeat=self.repeat,
+            env_name=self.env_name,
+            run_id=self.run_id,
+            cache_dir=self.cache_dir,
+            key_path=self.key_path,
+            env_options=self.env_options,
+            against=self.against,
+            baseline_env=self.baseline_env,
             baseline_options=_options(self.baseline_options, "--baseline-backend-option"),
-            until_decided=self.until_decided, max_rounds=self.max_rounds,
-            max_time_s=self.max_time_s, duet=self.duet,
+            until_decided=self.until_decided,
+            max_rounds=self.max_rounds,
+            max_time_s=self.max_time_s,
+            duet=self.duet,
             cpus=parse_cpus(self.cpus_text) if self.cpus_text is not None else None,
-            order_seed=self.order_seed, claims=self.claims, profile=self.profile,
-            profile_samples=self.profile_samples, on=self.on,
-            executor_flags=self.executor_flags, resume_run=self.resume_run,
-        )  # fmt: skip
+            order_seed=self.order_seed,
+            claims=self.claims,
+            profile=self.profile,
+            profile_samples=self.profile_samples,
+            on=self.on,
+            executor_flags=self.executor_flags,
+            resume_run=self.resume_run,
+        )
 
 
 def _options(given: tuple[str, ...], option: str) -> dict[str, Any]:
@@ -211,10 +226,15 @@ def mode_of(args: ReplayArgs) -> Mode:
     """The mode the command line asks for (the request's); options of other modes are the
     table's business."""
     return ReplayRequest(
-        spec_path=args.spec_path, results_dir=args.results_dir, against=args.against,
-        until_decided=args.until_decided, claims=args.claims, profile=args.profile,
-        on=args.on, resume_run=args.resume_run,
-    ).mode  # fmt: skip
+        spec_path=args.spec_path,
+        results_dir=args.results_dir,
+        against=args.against,
+        until_decided=args.until_decided,
+        claims=args.claims,
+        profile=args.profile,
+        on=args.on,
+        resume_run=args.resume_run,
+    ).mode
 
 
 def given_flags(ctx: click.Context) -> frozenset[str]:

@@ -35,17 +35,22 @@ SHOWN = ("round", "submitter", "system", "benchmark", "scenario", "value", "unit
     help="Fail (exit 2, nothing written) when a result cannot be read, instead of listing it.",
 )
 @click.option(
-    "--enrich", is_flag=True,
+    "--enrich",
+    is_flag=True,
     help="Add the hardware table's specifications, measured and estimated energy, and cost.",
-)  # fmt: skip
+)
 @click.option(
-    "--prices", type=click.Path(dir_okay=False, path_type=Path),
+    "--prices",
+    type=click.Path(dir_okay=False, path_type=Path),
     help="With --enrich: CSV name,price_usd overriding the hardware table's list prices.",
-)  # fmt: skip
+)
 @click.option(
-    "--utilization", type=float, default=1.0, show_default=True,
+    "--utilization",
+    type=float,
+    default=1.0,
+    show_default=True,
     help="With --enrich: the fraction of TDP the estimated energy assumes.",
-)  # fmt: skip
+)
 @json_option
 def results(
     trees: tuple[Path, ...],

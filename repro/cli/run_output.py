@@ -80,8 +80,11 @@ def _test_line(t: TestRecord) -> list[str]:
                 parts.append(f"{p} {float(v) / 1e6:.3f} ms")
     elif (acc := t.scored()) is not None and acc.value is not None:
         # a score (ROUGE, as MLPerf prints it) is 0 to 100; a fraction is shown as a percentage
-        parts.append(f"{acc.metric} {acc.value:.4g}" if acc.unit == "score" else
-                     f"{acc.metric} {100 * acc.value:.2f}%")  # fmt: skip
+        parts.append(
+            f"{acc.metric} {acc.value:.4g}"
+            if acc.unit == "score"
+            else f"{acc.metric} {100 * acc.value:.2f}%"
+        )
     if t.status == "invalid" and (why := _why_invalid(m)):
         parts.append(f"({why})")
     if t.error:
@@ -103,9 +106,10 @@ def _why_invalid(m: dict[str, object]) -> str:
     if m.get("early_stopping_met") is False:
         need, done = m.get("early_stopping_queries_needed"), m.get("early_stopping_queries_done")
         said.append(
-            f"early stopping needs {need} queries, {done} ran" if need and done is not None
+            f"early stopping needs {need} queries, {done} ran"
+            if need and done is not None
             else "early stopping was not met"
-        )  # fmt: skip
+        )
     return "; ".join(said)
 
 

@@ -66,22 +66,52 @@ from repro.errors import UsageError
     help="Add rounds to a point until each objective's 95 % interval is within the spec's "
     "tolerance (at least --repeat, at most --max-rounds).",
 )
-@click.option("--max-rounds", type=click.IntRange(2, 100), default=8, show_default=True,
-              help="Cap on a point's rounds with --until-decided.")  # fmt: skip
-@click.option("--repeat", type=click.IntRange(2, 20), default=2, show_default=True,
-              help="Rounds per point (the intervals come from them).")  # fmt: skip
+@click.option(
+    "--max-rounds",
+    type=click.IntRange(2, 100),
+    default=8,
+    show_default=True,
+    help="Cap on a point's rounds with --until-decided.",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(2, 20),
+    default=2,
+    show_default=True,
+    help="Rounds per point (the intervals come from them).",
+)
 @loadgen_override("min_duration_ms", "LoadGen's minimum duration per run.", default=500)
-@click.option("--env", "env_name", default="native", show_default=True,
-              type=click.Choice(replay_choices()), help="Where the workers run.")  # fmt: skip
-@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=None,
-              help="Seed of the shuffled order (default: drawn, and recorded).")  # fmt: skip
+@click.option(
+    "--env",
+    "env_name",
+    default="native",
+    show_default=True,
+    type=click.Choice(replay_choices()),
+    help="Where the workers run.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**32 - 1),
+    default=None,
+    help="Seed of the shuffled order (default: drawn, and recorded).",
+)
 @click.option("--id", "sweep_id", default=None, help="The sweep's id (default: drawn).")
 @click.option("--resume", is_flag=True, help="Continue the sweep --id names.")
-@click.option("--pick", "pick_point", type=int, default=None,
-              help="With --id and --name: write point N of the sweep as a spec.")  # fmt: skip
+@click.option(
+    "--pick",
+    "pick_point",
+    type=int,
+    default=None,
+    help="With --id and --name: write point N of the sweep as a spec.",
+)
 @click.option("--name", "new_name", default=None, help="The picked spec's name.")
-@click.option("--specs-dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("specs"), show_default=True, help="Where --pick writes.")  # fmt: skip
+@click.option(
+    "--specs-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("specs"),
+    show_default=True,
+    help="Where --pick writes.",
+)
 @results_dir_option
 @dispatch_options("each point's rounds")
 @cache_dir_option

@@ -40,12 +40,19 @@ _HOME = {
         "repro.compare.build",
     ),
     **dict.fromkeys(
-        ("Pairing", "benchmark_of", "report_folders", "resolve_inputs", "resolve_pairs",
-         "side_label", "tolerances_for"),
+        (
+            "Pairing",
+            "benchmark_of",
+            "report_folders",
+            "resolve_inputs",
+            "resolve_pairs",
+            "side_label",
+            "tolerances_for",
+        ),
         "repro.compare.inputs",
     ),
     **dict.fromkeys(("METRICS", "compare_metric"), "repro.compare.metrics"),
-}  # fmt: skip
+}
 
 __all__ = [
     "HEADLINE",

@@ -133,9 +133,17 @@ def compare_scenario(
         if key == headline:
             label += " (MLPerf metric)"
         m = compare_metric(
-            key, label, unit, kind, (orig, o_perf), r_perf, (hist_o, hist_r), tol, machines,
+            key,
+            label,
+            unit,
+            kind,
+            (orig, o_perf),
+            r_perf,
+            (hist_o, hist_r),
+            tol,
+            machines,
             paired_by,
-        )  # fmt: skip
+        )
         if m is not None:
             m = with_busy_rounds(m, kind, busy)
             # MLPerf judges one metric per scenario (and a power result's energy); the others
@@ -266,11 +274,9 @@ def _for_information(result: ScenarioResult, benchmarks: list[str]) -> ScenarioR
         "information only"
     )
     metrics = [
-        m.model_copy(
-            update={"verdict": verdict, "reason": f"{why}; the figures: {m.reason}"}
-        )
+        m.model_copy(update={"verdict": verdict, "reason": f"{why}; the figures: {m.reason}"})
         for m in result.metrics
-    ]  # fmt: skip
+    ]
     return result.model_copy(update={"verdict": verdict, "metrics": metrics})
 
 

@@ -102,9 +102,12 @@ def claim_result(claim: Claim, measured: Measured, *, tolerances: Tolerances) ->
     evidence = claim.evidence
     original = evidence_estimate(claim, evidence) if evidence is not None else None
     match, why = match_original(
-        measured.estimate, original, tolerance=tolerance_for(claim, tolerances),
-        drop=claim.quantity == "drop", confidence=confidence,
-    )  # fmt: skip
+        measured.estimate,
+        original,
+        tolerance=tolerance_for(claim, tolerances),
+        drop=claim.quantity == "drop",
+        confidence=confidence,
+    )
     return ClaimResult(
         id=claim.id,
         statement=claim.statement,
@@ -136,9 +139,11 @@ def claim_result(claim: Claim, measured: Measured, *, tolerances: Tolerances) ->
 
 
 def busy_guard(
-    claim: Claim, judgement: ClaimJudgement, busier: Literal["baseline", "candidate"] | None,
+    claim: Claim,
+    judgement: ClaimJudgement,
+    busier: Literal["baseline", "candidate"] | None,
     shares: str,
-) -> ClaimJudgement:  # fmt: skip
+) -> ClaimJudgement:
     """A performance claim decided the way the busier variant's slowness pushes it (the
     candidate ran beside more other work and the claim says it is slower than claimed, or the
     baseline did and the claim holds) is *inconclusive*: the load, not the software, may be

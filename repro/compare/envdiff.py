@@ -29,9 +29,17 @@ if TYPE_CHECKING:
 
 View = dict[str, dict[str, Any]]
 GROUPS = (
-    "artifacts", "backend", "hardware", "os", "python", "packages", "native", "variables", "pins",
+    "artifacts",
+    "backend",
+    "hardware",
+    "os",
+    "python",
+    "packages",
+    "native",
+    "variables",
+    "pins",
     "spack",
-)  # fmt: skip
+)
 #: packages every worker runs, whose version changes speed or results directly
 HARNESS_PACKAGES = frozenset({"mlcommons-loadgen", "numpy"})
 

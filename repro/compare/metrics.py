@@ -176,8 +176,11 @@ def compare_metric(
     if not pa or not pb:
         return None
     # energy has a tolerance of its own (`Tolerances.energy`); power is shown for information
-    tolerance = {"throughput": tol.throughput_rel, "cpu": tol.throughput_rel,
-                 "energy": tol.energy}.get(kind, tol.latency_rel)  # fmt: skip
+    tolerance = {
+        "throughput": tol.throughput_rel,
+        "cpu": tol.throughput_rel,
+        "energy": tol.energy,
+    }.get(kind, tol.latency_rel)
     fa, fb = [v for _, v in pa], [v for _, v in pb]
     base = {
         "metric": key,
@@ -193,9 +196,13 @@ def compare_metric(
     ha, hb = hist
     if paired_by is not None:
         cmp: Comparison = compare_paired(
-            fa, fb, tol=tolerance, confidence=paired_by.confidence,
-            min_rounds=paired_by.min_rounds, more=paired_by.more,
-        )  # fmt: skip
+            fa,
+            fb,
+            tol=tolerance,
+            confidence=paired_by.confidence,
+            min_rounds=paired_by.min_rounds,
+            more=paired_by.more,
+        )
     elif q is not None and (len(fa) < 2 or len(fb) < 2) and ha is not None and hb is not None:
         cmp = compare_percentile(
             ha,

@@ -156,8 +156,11 @@ def busy_rounds(pairs: Pairs, *, busy: float) -> BusyRounds | None:
     on both sides; the busier side is named when the shares differ by more than their noise
     (BUSY_NOISE, and twice the standard error of the rounds' differences) and it ran beside
     more than `busy` of the CPU time (`repro.compare.machine_sides.BUSY_FRACTION`)."""
-    both = [(a, b) for _, tb, tr in pairs.rounds if (a := _share(tb)) is not None
-            and (b := _share(tr)) is not None]  # fmt: skip
+    both = [
+        (a, b)
+        for _, tb, tr in pairs.rounds
+        if (a := _share(tb)) is not None and (b := _share(tr)) is not None
+    ]
     if not both:
         return None
     base, rep = [a for a, _ in both], [b for _, b in both]

@@ -146,10 +146,21 @@ def build_context(
         report(f"downloading the wheels {lock.name} pins (pip, --require-hashes)")
         wheels = ctx / "wheels"
         cmd = [
-            sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-            "--disable-pip-version-check", "--only-binary", ":all:", "-d", str(wheels),
-            *(["--require-hashes"] if require_hashes else []), "-r", str(lock),
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--only-binary",
+            ":all:",
+            "-d",
+            str(wheels),
+            *(["--require-hashes"] if require_hashes else []),
+            "-r",
+            str(lock),
+        ]
         proc = _subprocess.run(cmd, timeout_s=1800)
         if proc.returncode != 0:
             raise EnvironmentSetupError(
@@ -162,12 +173,17 @@ def build_context(
             (ctx / "artifacts").mkdir()
             for sha, path in artifacts.items():
                 shutil.copyfile(path, ctx / "artifacts" / sha)
-        write_text(ctx / "Dockerfile",
+        write_text(
+            ctx / "Dockerfile",
             dockerfile(
-                base=base, spec_name=spec_name, spec_id=spec_id, lock_sha256=lock_sha256,
-                require_hashes=require_hashes, baked=artifacts,
-            )
-        )  # fmt: skip
+                base=base,
+                spec_name=spec_name,
+                spec_id=spec_id,
+                lock_sha256=lock_sha256,
+                require_hashes=require_hashes,
+                baked=artifacts,
+            ),
+        )
         yield ctx
 
 

@@ -107,11 +107,23 @@ def docker_command(
     worker = args[:2] == ["-m", "repro.harness"] and len(args) == 3
     role = "worker" if worker else "run"
     cmd = [
-        "docker", "run", "--rm", "--init", "--network", "none",
-        "--name", name or f"repro-{role}-{uuid.uuid4().hex[:12]}",
-        "--user", f"{os.getuid()}:{os.getgid()}",
-        "-e", "HOME=/tmp", "-e", "PYTHONUNBUFFERED=1", "-e", "PYTHONHASHSEED=0",
-    ]  # fmt: skip
+        "docker",
+        "run",
+        "--rm",
+        "--init",
+        "--network",
+        "none",
+        "--name",
+        name or f"repro-{role}-{uuid.uuid4().hex[:12]}",
+        "--user",
+        f"{os.getuid()}:{os.getgid()}",
+        "-e",
+        "HOME=/tmp",
+        "-e",
+        "PYTHONUNBUFFERED=1",
+        "-e",
+        "PYTHONHASHSEED=0",
+    ]
     if environ.get(LIFELINE_ENV):
         cmd += ["-i", "-e", f"{LIFELINE_ENV}=0"]
     if cpuset:

@@ -44,9 +44,12 @@ from decimal import Decimal
 from pathlib import Path
 
 __all__ = [
-    "AccuracyReading", "out_of_range", "parse_accuracy_text", "primary_metric",
+    "AccuracyReading",
+    "out_of_range",
+    "parse_accuracy_text",
+    "primary_metric",
     "read_accuracy_file",
-]  # fmt: skip
+]
 
 
 @dataclass(frozen=True)
@@ -241,8 +244,15 @@ def parse_accuracy_text(text: str, benchmark: str | None = None) -> AccuracyRead
 #: from 0 to 100 as the scripts print it (F1, ROUGE, BLEU: `rouge1=44.5%` is 44.5)
 _FRACTIONS = {"top1", "map", "auc", "dice", "accuracy", "wer"}
 _PERCENT_SCORES = {
-    "f1", "exact_match", "rouge1", "rouge2", "rougel", "rougelsum", "bleu", "vbench_score",
-}  # fmt: skip
+    "f1",
+    "exact_match",
+    "rouge1",
+    "rouge2",
+    "rougel",
+    "rougelsum",
+    "bleu",
+    "vbench_score",
+}
 
 
 def _on_scale(metric: str, value: float, *, printed_percent: bool) -> tuple[float, str]:

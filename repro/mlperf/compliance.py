@@ -40,8 +40,11 @@ Verdict = Literal["PASS", "FAIL", "unreadable"]
 COMPLIANCE_TEST = re.compile(r"TEST\d+(?:-[A-Z])?", re.IGNORECASE)
 
 #: the verification files a test folder may hold, by the kind of check each states
-_VERIFY = {"accuracy": "verify_accuracy.txt", "performance": "verify_performance.txt",
-           "output_len": "verify_output_len.txt"}  # fmt: skip
+_VERIFY = {
+    "accuracy": "verify_accuracy.txt",
+    "performance": "verify_performance.txt",
+    "output_len": "verify_output_len.txt",
+}
 _BASELINE, _COMPLIANCE = "baseline_accuracy.txt", "compliance_accuracy.txt"
 
 
@@ -57,8 +60,13 @@ class Check:
 
     def as_dict(self) -> dict[str, Any]:
         # every field is a str or a bool: no deep copy (dataclasses.asdict) needed
-        return {"test": self.test, "kind": self.kind, "verdict": self.verdict, "why": self.why,
-                "counted": self.counted}  # fmt: skip
+        return {
+            "test": self.test,
+            "kind": self.kind,
+            "verdict": self.verdict,
+            "why": self.why,
+            "counted": self.counted,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Check:
@@ -145,12 +153,22 @@ _RULES: dict[str, dict[str, str]] = {
 #: the checker's accuracy target: acc, mAP, F1, AUC, DICE, CLIP_SCORE and FID_SCORE, WER's
 #: `accuracy=`); a benchmark not listed is compared on its primary metric
 _TEST01_FIGURES: dict[str, tuple[str, ...]] = {
-    "resnet": ("accuracy",), "rgat": ("accuracy",), "whisper": ("accuracy",),
-    "rnnt": ("accuracy",), "retinanet": ("mAP",), "yolo-95": ("mAP",), "yolo-99": ("mAP",),
-    "pointpainting": ("mAP", "Total"), "bert-99": ("f1",), "bert-99.9": ("f1",),
-    "dlrm-v2-99": ("AUC",), "dlrm-v2-99.9": ("AUC",), "3d-unet-99": ("DICE",),
-    "3d-unet-99.9": ("DICE",), "stable-diffusion-xl": ("CLIP_SCORE", "FID_SCORE"),
-}  # fmt: skip
+    "resnet": ("accuracy",),
+    "rgat": ("accuracy",),
+    "whisper": ("accuracy",),
+    "rnnt": ("accuracy",),
+    "retinanet": ("mAP",),
+    "yolo-95": ("mAP",),
+    "yolo-99": ("mAP",),
+    "pointpainting": ("mAP", "Total"),
+    "bert-99": ("f1",),
+    "bert-99.9": ("f1",),
+    "dlrm-v2-99": ("AUC",),
+    "dlrm-v2-99.9": ("AUC",),
+    "3d-unet-99": ("DICE",),
+    "3d-unet-99.9": ("DICE",),
+    "stable-diffusion-xl": ("CLIP_SCORE", "FID_SCORE"),
+}
 #: the checker's `accuracy-delta-perc` (every round since v4.0), else 1 % or 0.1 % for 99.9
 _DELTA_PERCENT: dict[str, dict[str, float]] = {
     "stable-diffusion-xl": {"CLIP_SCORE": 1.0, "FID_SCORE": 2.0},
@@ -242,8 +260,13 @@ def read_compliance(
 
 
 def _uncounted(check: Check, why: str) -> Check:
-    return Check(check.test, check.kind, check.verdict, _join(check.why, f"{why}: not counted"),
-                 counted=False)  # fmt: skip
+    return Check(
+        check.test,
+        check.kind,
+        check.verdict,
+        _join(check.why, f"{why}: not counted"),
+        counted=False,
+    )
 
 
 def _join(*parts: str) -> str:
@@ -280,8 +303,11 @@ def _verdict_line(text: str) -> Literal["PASS", "FAIL"] | None:
 
 
 #: TEST06's checks, each passing on the values listed
-_TEST06_LINES = {"First token check pass": ("True", "Skipped"), "EOS check pass": ("True",),
-                 "Sample length check pass": ("True",)}  # fmt: skip
+_TEST06_LINES = {
+    "First token check pass": ("True", "Skipped"),
+    "EOS check pass": ("True",),
+    "Sample length check pass": ("True",),
+}
 
 
 def _test06(test: str, text: str, name: str) -> Check:

@@ -20,13 +20,15 @@ from repro.mlperf.tree import headline_metric
 from repro.runs.record import TestRecord
 
 #: each test's audit.config, as MLPerf's compliance folders give them
-AUDIT: Final = MappingProxyType({
-    "TEST01": "*.*.accuracy_log_rng_seed = 720381539243781796\n"
-              "*.*.accuracy_log_sampling_target = 64\n",
-    "TEST04": "*.*.performance_issue_unique = 0\n"
-              "*.*.performance_issue_same = 1\n"
-              "*.*.performance_issue_same_index = 3\n",
-})  # fmt: skip
+AUDIT: Final = MappingProxyType(
+    {
+        "TEST01": "*.*.accuracy_log_rng_seed = 720381539243781796\n"
+        "*.*.accuracy_log_sampling_target = 64\n",
+        "TEST04": "*.*.performance_issue_unique = 0\n"
+        "*.*.performance_issue_same = 1\n"
+        "*.*.performance_issue_same_index = 3\n",
+    }
+)
 
 
 def _headline(test: TestRecord) -> tuple[str, float | None, bool]:

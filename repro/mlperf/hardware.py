@@ -33,9 +33,14 @@ if TYPE_CHECKING:
 
 #: the hardware table's numeric columns, with their units in the names
 NUMBERS = (
-    "tdp_w", "memory_gb", "memory_bandwidth_gbs", "fp16_tflops_dense", "int8_tops_dense",
-    "launch_year", "list_price_usd",
-)  # fmt: skip
+    "tdp_w",
+    "memory_gb",
+    "memory_bandwidth_gbs",
+    "fp16_tflops_dense",
+    "int8_tops_dense",
+    "launch_year",
+    "list_price_usd",
+)
 HEADER = ("name", "kind", "vendor", "aliases", *NUMBERS, "source")
 KINDS = ("processor", "accelerator")
 #: a results table's columns that enrichment reads
@@ -149,8 +154,9 @@ def load_usd_prices(path: Path) -> dict[str, float]:
     example = "e.g.\nname,price_usd\nNVIDIA H100-SXM-80GB,25000"
     price_col = next((h for h in header if h.lower().startswith("price")), None)
     if "name" not in header or price_col is None:
-        raise SpecError(f"{path}:1: the header is {','.join(header)!r}, not name,price_usd",
-                        hint=example)  # fmt: skip
+        raise SpecError(
+            f"{path}:1: the header is {','.join(header)!r}, not name,price_usd", hint=example
+        )
     if price_col.lower() not in ("price_usd", "price"):
         raise SpecError(
             f"{path}:1: column {price_col!r}: prices are read in US dollars (price_usd)",

@@ -92,8 +92,10 @@ def front_members(
             part = t.loc[rows, [c for c in WHO if c in t]].copy()
             part.insert(0, "fold", fold + 1)
             part["second"], part["true"], part["predicted"] = (
-                other[rows], truth_all[rows], predicted[rows],
-            )  # fmt: skip
+                other[rows],
+                truth_all[rows],
+                predicted[rows],
+            )
             part["on_true"], part["on_predicted"] = pareto_mask(truth), pareto_mask(guess)
             parts.append(part)
     columns = ["fold", *WHO, "second", "true", "predicted", "on_true", "on_predicted"]
@@ -130,11 +132,23 @@ def recovery(members: pd.DataFrame, *, folds: Sequence[int]) -> list[FrontRecove
 #: the accelerator counts tried for a configuration beside the ones submitted
 COUNTS = (1, 2, 4, 8)
 HARDWARE = (
-    "processor", "processor_hw", "processor_count", "node_count", "accelerator",
-    "accelerator_hw", "framework_family", "division", "processor_tdp_w", "processor_launch_year",
-    "accelerator_tdp_w", "accelerator_memory_gb", "accelerator_memory_bandwidth_gbs",
-    "accelerator_fp16_tflops_dense", "accelerator_int8_tops_dense", "accelerator_launch_year",
-)  # fmt: skip
+    "processor",
+    "processor_hw",
+    "processor_count",
+    "node_count",
+    "accelerator",
+    "accelerator_hw",
+    "framework_family",
+    "division",
+    "processor_tdp_w",
+    "processor_launch_year",
+    "accelerator_tdp_w",
+    "accelerator_memory_gb",
+    "accelerator_memory_bandwidth_gbs",
+    "accelerator_fp16_tflops_dense",
+    "accelerator_int8_tops_dense",
+    "accelerator_launch_year",
+)
 
 
 def candidates(t: pd.DataFrame, where: dict[str, str]) -> pd.DataFrame:
@@ -164,9 +178,15 @@ def candidates(t: pd.DataFrame, where: dict[str, str]) -> pd.DataFrame:
             for _, task in tasks.iterrows():
                 rows.append({**config.to_dict(), "accelerator_count": n, **task.to_dict()})
     out = pd.DataFrame(rows).drop_duplicates(
-        subset=["processor", "accelerator", "framework_family", "accelerator_count",
-                "benchmark", "scenario"]
-    )  # fmt: skip
+        subset=[
+            "processor",
+            "accelerator",
+            "framework_family",
+            "accelerator_count",
+            "benchmark",
+            "scenario",
+        ]
+    )
     key = ["processor", "accelerator", "accelerator_count", "benchmark", "scenario"]
     submitted = set(map(tuple, t[key].astype(str).to_numpy().tolist()))
     out["submitted"] = [tuple(r) in submitted for r in out[key].astype(str).to_numpy().tolist()]
@@ -185,8 +205,9 @@ def extrapolations(frame: pd.DataFrame, meta: dict[str, Any]) -> list[str]:
             if value is not None and value == value and not low <= float(value) <= high:
                 flags.append(f"{column} {float(value):g} outside [{low:g}, {high:g}]")
         if f"{row['benchmark']}|{row['accelerator_hw']}" not in seen:
-            flags.append(f"{row['accelerator_hw'] or 'no accelerator'} not trained on "
-                         f"{row['benchmark']}")  # fmt: skip
+            flags.append(
+                f"{row['accelerator_hw'] or 'no accelerator'} not trained on {row['benchmark']}"
+            )
         out.append("; ".join(flags))
     return out
 

@@ -39,16 +39,31 @@ FORMAT = "repro.hwmodel/v1"
 TARGETS = ("throughput", "energy", "cost")
 MODELS = ("boosting", "forest")
 NUMERIC = (
-    "processor_count", "accelerator_count", "node_count", "processor_tdp_w",
-    "processor_launch_year", "accelerator_tdp_w", "accelerator_memory_gb",
-    "accelerator_memory_bandwidth_gbs", "accelerator_fp16_tflops_dense",
-    "accelerator_int8_tops_dense", "accelerator_launch_year",
-)  # fmt: skip
+    "processor_count",
+    "accelerator_count",
+    "node_count",
+    "processor_tdp_w",
+    "processor_launch_year",
+    "accelerator_tdp_w",
+    "accelerator_memory_gb",
+    "accelerator_memory_bandwidth_gbs",
+    "accelerator_fp16_tflops_dense",
+    "accelerator_int8_tops_dense",
+    "accelerator_launch_year",
+)
 CATEGORICAL = ("benchmark", "scenario", "framework_family", "division", "accelerator_hw")
 FEATURES = (*CATEGORICAL, *NUMERIC)
 #: the columns a table needs before enrichment can give the rest
-NEEDED = ("system", "processor", "accelerator", "accelerator_count", "benchmark", "scenario",
-          "value", "unit")  # fmt: skip
+NEEDED = (
+    "system",
+    "processor",
+    "accelerator",
+    "accelerator_count",
+    "benchmark",
+    "scenario",
+    "value",
+    "unit",
+)
 #: the fewest rows a leaf of gradient boosting holds: a fold trained on fewer than twice this
 #: cannot split, and predicts one value for every row (`repro model fit` says so)
 MIN_LEAF = 3
@@ -153,12 +168,14 @@ def pipeline(kind: str, seed: int) -> Any:
         ]
     )
     regressor = (
-        HistGradientBoostingRegressor(max_iter=100, learning_rate=0.1,
-                                      min_samples_leaf=MIN_LEAF, random_state=seed)
+        HistGradientBoostingRegressor(
+            max_iter=100, learning_rate=0.1, min_samples_leaf=MIN_LEAF, random_state=seed
+        )
         if kind == "boosting"
-        else RandomForestRegressor(n_estimators=100, min_samples_leaf=1, random_state=seed,
-                                   n_jobs=1)
-    )  # fmt: skip
+        else RandomForestRegressor(
+            n_estimators=100, min_samples_leaf=1, random_state=seed, n_jobs=1
+        )
+    )
     return Pipeline([("encode", encode), ("model", regressor)])
 
 
@@ -205,9 +222,15 @@ def check_groups(t: pd.DataFrame, target: str, folds: int, *, hint: str | None =
 
 
 def cross_validate(
-    t: pd.DataFrame, *, target: str, kind: str = "boosting", folds: int = 5, seed: int = 0,
-    importance_repeats: int = 3, hint: str | None = None,
-) -> Validation:  # fmt: skip
+    t: pd.DataFrame,
+    *,
+    target: str,
+    kind: str = "boosting",
+    folds: int = 5,
+    seed: int = 0,
+    importance_repeats: int = 3,
+    hint: str | None = None,
+) -> Validation:
     """GroupKFold by system: per fold MAPE, R² of the log, the worst systems; out-of-fold
     predictions, the conformal residual quantile, and permutation importance on held-out data."""
     import numpy as np
@@ -231,14 +254,25 @@ def cross_validate(
         )
         r2 = float(r2_score(y[test], log_pred)) if len(test) > 1 else math.nan
         scores.append(
-            FoldScore(k + 1, len(train), len(test), len(per_system), float(ape.mean()), r2,
-                      [(str(s), float(v)) for s, v in per_system.head(3).items()])
-        )  # fmt: skip
+            FoldScore(
+                k + 1,
+                len(train),
+                len(test),
+                len(per_system),
+                float(ape.mean()),
+                r2,
+                [(str(s), float(v)) for s, v in per_system.head(3).items()],
+            )
+        )
         if importance_repeats and len(test) > 1:
             result = permutation_importance(
-                model, x.iloc[test], y[test], n_repeats=importance_repeats, random_state=seed,
+                model,
+                x.iloc[test],
+                y[test],
+                n_repeats=importance_repeats,
+                random_state=seed,
                 scoring="neg_mean_absolute_error",
-            )  # fmt: skip
+            )
             importances.append(result.importances_mean)
     residuals = np.abs(np.log(predicted) - y)
     n = len(residuals)

@@ -176,10 +176,15 @@ def _name(record: RunRecord) -> str:
     env = record.environment
     raw = "-".join(
         str(v)
-        for v in ("mlperf", record.spec_name, env.get("division"), env.get("submitter"),
-                  env.get("system"))
+        for v in (
+            "mlperf",
+            record.spec_name,
+            env.get("division"),
+            env.get("submitter"),
+            env.get("system"),
+        )
         if v
-    )  # fmt: skip
+    )
     name = re.sub(r"[^a-z0-9._-]+", "-", raw.lower()).strip("-.")
     if len(name) > MAX_NAME:  # a spec name's limit: keep the start, make the rest unique
         digest = hashlib.sha256(raw.encode()).hexdigest()[:8]

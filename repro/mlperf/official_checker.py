@@ -38,59 +38,80 @@ _ROLLUP = re.compile(
     r"valid$|.* is OK but accuracy has issues$|.* contains errors:$)"
 )
 #: (rule, pattern): the first match names the rule of a checker's message
-_PATTERNS: Final = tuple((rule, re.compile(p)) for rule, p in (
-    ("performance_sample_count", r"performance_sample_count, found"),
-    ("seeds", r"(qsl|sample_index|schedule)_rng_seed is wrong"),
-    ("min_duration", r"Test duration less than 600s"),
-    ("early_stopping", r"Early stopping condition was not met|Not enough samples were processed"),
-    ("latency", r"Latency constraint (with early stopping )?not met"),
-    ("min_queries", r"Required minimum Query Count not met"),
-    ("min_samples_per_query", r"Required minimum samples per query not met"),
-    ("accuracy.dataset", r"accurcy run does not cover all dataset"),
-    ("accuracy.sample_count", r"accuracy_sample_count, found"),
-    ("accuracy.hash", r"not hash value for"),
-    ("accuracy.log", r"mlperf_log_accuracy\.json is (missing|not truncated)|"
-                     r"Max expected file size"),
-    ("accuracy.result", r"accuracy not met|has no accuracy\.txt"),
-    ("compliance.missing", r"Missing TEST\d+ in compliance dir|Missing (accuracy|performance|"
-                           r"perfomance) file in compliance dir|no compliance dir for|"
-                           r"verify_\w+\.txt is missing in"),
-    ("compliance.performance", r"Compliance test performance check in .* failed|has no "
-                               r"performance/run_1 directory"),
-    ("compliance.accuracy", r"Compliance test accuracy check \(non-deterministic mode\)|has no "
-                            r"accuracy directory|TEST01/accuracy has file list mismatch"),
-    ("accuracy.files", r"/accuracy has file list mismatch"),
-    ("performance.files", r"/performance/run_\d+ has file list mismatch"),
-    ("accuracy.loadgen_errors", r"/accuracy(/mlperf_log_detail\.txt)? has loadgen errors"),
-    ("performance.loadgen_errors", r"has loadgen errors"),
-    ("performance.missing", r"Performance log missing|/performance/run_\d+ is missing"),
-    ("performance.inferred", r"can not be inferred"),
-    ("system.empty", r"requires a meaningful response but is empty"),
-    ("system.status", r"has invalid status"),
-    ("system.type", r"has invalid system type"),
-    ("system.submitter", r"has submitter .*, directory has"),
-    ("system.division", r"has division .*, (directory|division) has"),
-    ("system.network", r"incorrect network mode"),
-    ("system.missing", r"system json file not found|no system_desc for"),
-    ("measurements.missing", r"measurements json file not found|is missing \S*\*\.json"),
-    ("measurements.field", r"is missing meaningful value|(measurements\.json|/measurements/\S+"
-                           r"\.json|/results/[^/\s]+/[^/\s]+/[^/\s,]+), field \S+ is missing"),
-    ("system.field", r"field \S+ is missing$"),
-    ("measurements.file", r"is missing (user\.conf|README\.md)$|is having empty"),
-    ("code", r"src directory does not exist|is missing code_dir"),
-    ("calibration", r"has not calibration file"),
-    ("layout.unused_system", r"files with no results"),
-    ("layout.files", r"files outside"),
-    ("layout.names", r"git unfriendly name|spaces in their names|__pycache__"),
-    ("layout.empty", r"empty directories"),
-    ("layout.symlink", r"broken symbolic links"),
-    ("layout.size", r"greater than 50 MB"),
-    ("layout.division", r"invalid division in input dir"),
-    ("benchmark.system_type", r"has an invalid model \S+, system_type="),
-    ("benchmark", r"has an invalid model"),
-    ("scenarios.missing", r"does not have all required scenarios"),
-    ("scenarios.unknown", r"has all unknown scenarios|neither required nor optional"),
-))  # fmt: skip
+_PATTERNS: Final = tuple(
+    (rule, re.compile(p))
+    for rule, p in (
+        ("performance_sample_count", r"performance_sample_count, found"),
+        ("seeds", r"(qsl|sample_index|schedule)_rng_seed is wrong"),
+        ("min_duration", r"Test duration less than 600s"),
+        (
+            "early_stopping",
+            r"Early stopping condition was not met|Not enough samples were processed",
+        ),
+        ("latency", r"Latency constraint (with early stopping )?not met"),
+        ("min_queries", r"Required minimum Query Count not met"),
+        ("min_samples_per_query", r"Required minimum samples per query not met"),
+        ("accuracy.dataset", r"accurcy run does not cover all dataset"),
+        ("accuracy.sample_count", r"accuracy_sample_count, found"),
+        ("accuracy.hash", r"not hash value for"),
+        (
+            "accuracy.log",
+            r"mlperf_log_accuracy\.json is (missing|not truncated)|"
+            r"Max expected file size",
+        ),
+        ("accuracy.result", r"accuracy not met|has no accuracy\.txt"),
+        (
+            "compliance.missing",
+            r"Missing TEST\d+ in compliance dir|Missing (accuracy|performance|"
+            r"perfomance) file in compliance dir|no compliance dir for|"
+            r"verify_\w+\.txt is missing in",
+        ),
+        (
+            "compliance.performance",
+            r"Compliance test performance check in .* failed|has no "
+            r"performance/run_1 directory",
+        ),
+        (
+            "compliance.accuracy",
+            r"Compliance test accuracy check \(non-deterministic mode\)|has no "
+            r"accuracy directory|TEST01/accuracy has file list mismatch",
+        ),
+        ("accuracy.files", r"/accuracy has file list mismatch"),
+        ("performance.files", r"/performance/run_\d+ has file list mismatch"),
+        ("accuracy.loadgen_errors", r"/accuracy(/mlperf_log_detail\.txt)? has loadgen errors"),
+        ("performance.loadgen_errors", r"has loadgen errors"),
+        ("performance.missing", r"Performance log missing|/performance/run_\d+ is missing"),
+        ("performance.inferred", r"can not be inferred"),
+        ("system.empty", r"requires a meaningful response but is empty"),
+        ("system.status", r"has invalid status"),
+        ("system.type", r"has invalid system type"),
+        ("system.submitter", r"has submitter .*, directory has"),
+        ("system.division", r"has division .*, (directory|division) has"),
+        ("system.network", r"incorrect network mode"),
+        ("system.missing", r"system json file not found|no system_desc for"),
+        ("measurements.missing", r"measurements json file not found|is missing \S*\*\.json"),
+        (
+            "measurements.field",
+            r"is missing meaningful value|(measurements\.json|/measurements/\S+"
+            r"\.json|/results/[^/\s]+/[^/\s]+/[^/\s,]+), field \S+ is missing",
+        ),
+        ("system.field", r"field \S+ is missing$"),
+        ("measurements.file", r"is missing (user\.conf|README\.md)$|is having empty"),
+        ("code", r"src directory does not exist|is missing code_dir"),
+        ("calibration", r"has not calibration file"),
+        ("layout.unused_system", r"files with no results"),
+        ("layout.files", r"files outside"),
+        ("layout.names", r"git unfriendly name|spaces in their names|__pycache__"),
+        ("layout.empty", r"empty directories"),
+        ("layout.symlink", r"broken symbolic links"),
+        ("layout.size", r"greater than 50 MB"),
+        ("layout.division", r"invalid division in input dir"),
+        ("benchmark.system_type", r"has an invalid model \S+, system_type="),
+        ("benchmark", r"has an invalid model"),
+        ("scenarios.missing", r"does not have all required scenarios"),
+        ("scenarios.unknown", r"has all unknown scenarios|neither required nor optional"),
+    )
+)
 
 
 @dataclass(frozen=True)

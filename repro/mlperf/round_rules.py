@@ -50,40 +50,90 @@ MAX_FILE_BYTES: Final = 50 * 1024 * 1024
 
 #: the system description's fields (every round from v5.0 to v6.1 asks the same)
 SYSTEM_FIELDS: Final = (
-    "division", "submitter", "status", "system_name", "number_of_nodes",
-    "host_processor_model_name", "host_processors_per_node", "host_processor_core_count",
-    "host_memory_capacity", "host_storage_capacity", "host_storage_type",
-    "accelerators_per_node", "accelerator_model_name", "accelerator_memory_capacity",
-    "framework", "operating_system", "system_type", "other_software_stack",
-    "host_processor_frequency", "host_processor_caches", "host_memory_configuration",
-    "host_processor_interconnect", "host_networking", "host_networking_topology",
-    "accelerator_frequency", "accelerator_host_interconnect", "accelerator_interconnect",
-    "accelerator_interconnect_topology", "accelerator_memory_configuration",
-    "accelerator_on-chip_memories", "cooling", "hw_notes", "sw_notes",
-    "host_network_card_count", "system_type_detail",
-)  # fmt: skip
+    "division",
+    "submitter",
+    "status",
+    "system_name",
+    "number_of_nodes",
+    "host_processor_model_name",
+    "host_processors_per_node",
+    "host_processor_core_count",
+    "host_memory_capacity",
+    "host_storage_capacity",
+    "host_storage_type",
+    "accelerators_per_node",
+    "accelerator_model_name",
+    "accelerator_memory_capacity",
+    "framework",
+    "operating_system",
+    "system_type",
+    "other_software_stack",
+    "host_processor_frequency",
+    "host_processor_caches",
+    "host_memory_configuration",
+    "host_processor_interconnect",
+    "host_networking",
+    "host_networking_topology",
+    "accelerator_frequency",
+    "accelerator_host_interconnect",
+    "accelerator_interconnect",
+    "accelerator_interconnect_topology",
+    "accelerator_memory_configuration",
+    "accelerator_on-chip_memories",
+    "cooling",
+    "hw_notes",
+    "sw_notes",
+    "host_network_card_count",
+    "system_type_detail",
+)
 #: the fields whose answer must not be empty (the checkers read `not value`: 0 is empty too)
-MEANINGFUL_FIELDS: Final = frozenset({
-    "division", "submitter", "system_type", "status", "system_name", "number_of_nodes",
-    "host_processor_model_name", "host_processors_per_node", "host_processor_core_count",
-    "host_memory_capacity", "host_memory_configuration", "host_storage_capacity",
-    "host_storage_type", "host_networking", "host_network_card_count",
-    "host_networking_topology", "accelerators_per_node", "accelerator_model_name",
-    "accelerator_memory_capacity", "accelerator_host_interconnect",
-    "accelerator_memory_configuration", "accelerator_interconnect", "cooling", "framework",
-    "operating_system", "other_software_stack",
-})  # fmt: skip
+MEANINGFUL_FIELDS: Final = frozenset(
+    {
+        "division",
+        "submitter",
+        "system_type",
+        "status",
+        "system_name",
+        "number_of_nodes",
+        "host_processor_model_name",
+        "host_processors_per_node",
+        "host_processor_core_count",
+        "host_memory_capacity",
+        "host_memory_configuration",
+        "host_storage_capacity",
+        "host_storage_type",
+        "host_networking",
+        "host_network_card_count",
+        "host_networking_topology",
+        "accelerators_per_node",
+        "accelerator_model_name",
+        "accelerator_memory_capacity",
+        "accelerator_host_interconnect",
+        "accelerator_memory_configuration",
+        "accelerator_interconnect",
+        "cooling",
+        "framework",
+        "operating_system",
+        "other_software_stack",
+    }
+)
 #: the measurements JSON's fields (SYSTEM_IMP_REQUIRED_FILES), none of them empty
 MEASUREMENT_FIELDS: Final = (
-    "input_data_types", "retraining", "starting_weights_filename", "weight_data_types",
+    "input_data_types",
+    "retraining",
+    "starting_weights_filename",
+    "weight_data_types",
     "weight_transformations",
-)  # fmt: skip
+)
 #: what a measurements folder must hold besides its JSON (REQUIRED_MEASURE_FILES), not empty
 MEASUREMENT_FILES: Final = ("user.conf", "README.md")
 #: the files of an accuracy folder (REQUIRED_ACC_FILES) and of a performance run
 ACCURACY_FILES: Final = (
-    "mlperf_log_summary.txt", "mlperf_log_detail.txt", "accuracy.txt", "mlperf_log_accuracy.json",
-)  # fmt: skip
+    "mlperf_log_summary.txt",
+    "mlperf_log_detail.txt",
+    "accuracy.txt",
+    "mlperf_log_accuracy.json",
+)
 PERFORMANCE_FILES: Final = ("mlperf_log_summary.txt", "mlperf_log_detail.txt")
 #: files a folder may hold besides those (files_diff's optional ones)
 OPTIONAL_FILES: Final = frozenset({"mlperf_log_trace.json", "results.json", ".gitkeep"})
@@ -187,34 +237,102 @@ def _resnet(*, datacenter: tuple[Scenario, ...] | None) -> BenchmarkRules:
 
 
 _ALIASES_50 = {
-    "ssd-resnet34": "retinanet", "mobilenet": "resnet", "resnet50": "resnet",
+    "ssd-resnet34": "retinanet",
+    "mobilenet": "resnet",
+    "resnet50": "resnet",
     "llama3_1-405b": "llama3.1-405b",
-}  # fmt: skip
+}
 _ALIASES = {**_ALIASES_50, "llama3_1-8b": "llama3.1-8b", "llama3_1-8b-edge": "llama3.1-8b-edge"}
 _MODELS_50 = (
-    "resnet", "retinanet", "bert-99", "bert-99.9", "dlrm-v2-99", "dlrm-v2-99.9", "3d-unet-99",
-    "3d-unet-99.9", "gptj-99", "gptj-99.9", "llama2-70b-99", "llama2-70b-99.9",
-    "llama2-70b-interactive-99", "llama2-70b-interactive-99.9", "stable-diffusion-xl",
-    "mixtral-8x7b", "llama3.1-405b", "rgat", "pointpainting",
-)  # fmt: skip
+    "resnet",
+    "retinanet",
+    "bert-99",
+    "bert-99.9",
+    "dlrm-v2-99",
+    "dlrm-v2-99.9",
+    "3d-unet-99",
+    "3d-unet-99.9",
+    "gptj-99",
+    "gptj-99.9",
+    "llama2-70b-99",
+    "llama2-70b-99.9",
+    "llama2-70b-interactive-99",
+    "llama2-70b-interactive-99.9",
+    "stable-diffusion-xl",
+    "mixtral-8x7b",
+    "llama3.1-405b",
+    "rgat",
+    "pointpainting",
+)
 _MODELS_51 = (
-    "resnet", "retinanet", "bert-99", "bert-99.9", "dlrm-v2-99", "dlrm-v2-99.9", "3d-unet-99",
-    "3d-unet-99.9", "llama3.1-8b", "llama3.1-8b-edge", "llama2-70b-99", "llama2-70b-99.9",
-    "stable-diffusion-xl", "mixtral-8x7b", "llama3.1-405b", "rgat", "pointpainting",
-    "deepseek-r1", "whisper",
-)  # fmt: skip
+    "resnet",
+    "retinanet",
+    "bert-99",
+    "bert-99.9",
+    "dlrm-v2-99",
+    "dlrm-v2-99.9",
+    "3d-unet-99",
+    "3d-unet-99.9",
+    "llama3.1-8b",
+    "llama3.1-8b-edge",
+    "llama2-70b-99",
+    "llama2-70b-99.9",
+    "stable-diffusion-xl",
+    "mixtral-8x7b",
+    "llama3.1-405b",
+    "rgat",
+    "pointpainting",
+    "deepseek-r1",
+    "whisper",
+)
 _MODELS_60 = (
-    "resnet", "retinanet", "bert-99", "bert-99.9", "3d-unet-99", "3d-unet-99.9", "llama3.1-8b",
-    "llama3.1-8b-edge", "llama2-70b-99", "llama2-70b-99.9", "stable-diffusion-xl",
-    "mixtral-8x7b", "llama3.1-405b", "rgat", "pointpainting", "deepseek-r1", "whisper",
-    "gpt-oss-120b", "wan-2.2-t2v-a14b", "qwen3-vl-235b-a22b", "dlrm-v3", "yolo-95", "yolo-99",
-)  # fmt: skip
+    "resnet",
+    "retinanet",
+    "bert-99",
+    "bert-99.9",
+    "3d-unet-99",
+    "3d-unet-99.9",
+    "llama3.1-8b",
+    "llama3.1-8b-edge",
+    "llama2-70b-99",
+    "llama2-70b-99.9",
+    "stable-diffusion-xl",
+    "mixtral-8x7b",
+    "llama3.1-405b",
+    "rgat",
+    "pointpainting",
+    "deepseek-r1",
+    "whisper",
+    "gpt-oss-120b",
+    "wan-2.2-t2v-a14b",
+    "qwen3-vl-235b-a22b",
+    "dlrm-v3",
+    "yolo-95",
+    "yolo-99",
+)
 _MODELS_61 = (
-    "resnet", "bert-99", "bert-99.9", "3d-unet-99", "3d-unet-99.9", "llama3.1-8b",
-    "llama3.1-8b-edge", "llama2-70b-99.9", "stable-diffusion-xl", "rgat", "deepseek-r1",
-    "whisper", "gpt-oss-120b", "wan-2.2-t2v-a14b", "qwen3-vl-235b-a22b", "qwen3.6-27b",
-    "dlrm-v3", "yolo-95", "yolo-99", "e2e-rag-qna", "e2e-rag-db",
-)  # fmt: skip
+    "resnet",
+    "bert-99",
+    "bert-99.9",
+    "3d-unet-99",
+    "3d-unet-99.9",
+    "llama3.1-8b",
+    "llama3.1-8b-edge",
+    "llama2-70b-99.9",
+    "stable-diffusion-xl",
+    "rgat",
+    "deepseek-r1",
+    "whisper",
+    "gpt-oss-120b",
+    "wan-2.2-t2v-a14b",
+    "qwen3-vl-235b-a22b",
+    "qwen3.6-27b",
+    "dlrm-v3",
+    "yolo-95",
+    "yolo-99",
+    "e2e-rag-qna",
+    "e2e-rag-db",
+)
 _SEPARATE = Layout(measurements_in_results=False, compliance_in_results=False, code="code")
 _INSIDE = Layout(measurements_in_results=True, compliance_in_results=True, code="src")
 
@@ -239,19 +357,42 @@ def _round(
     )
 
 
-ROUNDS: Final = MappingProxyType({
-    r.name: r
-    for r in (
-        _round("v5.0", (6023615788873153749, 15036839855038426416, 9933818062894767841),
-               _MODELS_50, _ALIASES_50, _SEPARATE, datacenter_resnet=("Server", "Offline")),
-        _round("v5.1", (1780908523862526354, 14771362308971278857, 18209322760996052031),
-               _MODELS_51, _ALIASES, _SEPARATE),
-        _round("v6.0", (2465351861681999779, 14276810075590677512, 3936089224930324775),
-               _MODELS_60, _ALIASES, _INSIDE),
-        _round("v6.1", (2085463073848966840, 2747215439041700203, 16159082839903944936),
-               _MODELS_61, _ALIASES, _INSIDE),
-    )
-})  # fmt: skip
+ROUNDS: Final = MappingProxyType(
+    {
+        r.name: r
+        for r in (
+            _round(
+                "v5.0",
+                (6023615788873153749, 15036839855038426416, 9933818062894767841),
+                _MODELS_50,
+                _ALIASES_50,
+                _SEPARATE,
+                datacenter_resnet=("Server", "Offline"),
+            ),
+            _round(
+                "v5.1",
+                (1780908523862526354, 14771362308971278857, 18209322760996052031),
+                _MODELS_51,
+                _ALIASES,
+                _SEPARATE,
+            ),
+            _round(
+                "v6.0",
+                (2465351861681999779, 14276810075590677512, 3936089224930324775),
+                _MODELS_60,
+                _ALIASES,
+                _INSIDE,
+            ),
+            _round(
+                "v6.1",
+                (2085463073848966840, 2747215439041700203, 16159082839903944936),
+                _MODELS_61,
+                _ALIASES,
+                _INSIDE,
+            ),
+        )
+    }
+)
 
 
 def round_rules(name: str) -> RoundRules:

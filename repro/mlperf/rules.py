@@ -153,15 +153,17 @@ def _server(
     if known is None:
         if headline == "scheduled_samples_per_second" and scheduled:
             return CheckerMetric(
-                "scheduled_samples_per_second", "samples/s",
+                "scheduled_samples_per_second",
+                "samples/s",
                 "round unknown: the summary's headline (the scheduled rate)",
-            )  # fmt: skip
+            )
         return CheckerMetric("samples_per_second", "samples/s")
     if known <= (4, 0) and scheduled:
         return CheckerMetric("scheduled_samples_per_second", "samples/s")
     if headline == "scheduled_samples_per_second":
         return CheckerMetric(
-            "samples_per_second", "samples/s",
+            "samples_per_second",
+            "samples/s",
             f"{round_name} rule: the completed rate (the summary headlines the scheduled rate)",
-        )  # fmt: skip
+        )
     return CheckerMetric("samples_per_second", "samples/s")

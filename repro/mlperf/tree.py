@@ -677,8 +677,9 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             else:
                 notes.append(f"{acc_txt.relative_to(path)}: no accuracy figure could be read")
         division = division_of(path) or _text(desc.get("division"))
-        if checks := read_compliance(sdir, round_name=round_of(path), benchmark=benchmark,
-                                     division=division):  # fmt: skip
+        if checks := read_compliance(
+            sdir, round_name=round_of(path), benchmark=benchmark, division=division
+        ):
             compliance[scenario] = verdicts(checks)
             compliance_checks[scenario] = [c.as_dict() for c in checks]
             notes.append(f"compliance, {scenario}: {describe(checks)}")

@@ -254,10 +254,16 @@ def _check_member(
     name = info.name
     if not info.isreg() or info.issparse():
         kind = (
-            "a symbolic link" if info.issym() else "a hard link" if info.islnk()
-            else "a folder" if info.isdir() else "a sparse file" if info.issparse()
+            "a symbolic link"
+            if info.issym()
+            else "a hard link"
+            if info.islnk()
+            else "a folder"
+            if info.isdir()
+            else "a sparse file"
+            if info.issparse()
             else "a device or pipe"
-        )  # fmt: skip
+        )
         raise _bad(path, name, f"{kind}; a package holds regular files only")
     if not _safe_name(name):
         raise _bad(path, name, "not a plain relative name inside the package")
@@ -311,8 +317,13 @@ def _damaged_errors() -> tuple[type[BaseException], ...]:
     import zlib
 
     errors: list[type[BaseException]] = [
-        tarfile.TarError, EOFError, ValueError, lzma.LZMAError, zlib.error, UnicodeError,
-    ]  # fmt: skip
+        tarfile.TarError,
+        EOFError,
+        ValueError,
+        lzma.LZMAError,
+        zlib.error,
+        UnicodeError,
+    ]
     try:
         import zstandard
 

@@ -328,12 +328,22 @@ def _add_wheels(
     report(f"downloading the wheels of {lock.path}")
     proc = _subprocess.run(
         [
-            sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-            "--disable-pip-version-check", "--only-binary=:all:",
-            *(["--require-hashes"] if hashes else []), "-r", str(lock_path), "-d", str(wheels),
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--only-binary=:all:",
+            *(["--require-hashes"] if hashes else []),
+            "-r",
+            str(lock_path),
+            "-d",
+            str(wheels),
         ],
         timeout_s=3600,
-    )  # fmt: skip
+    )
     if proc.returncode != 0:
         raise EnvironmentSetupError(
             f"--with-wheels: pip could not download the lock's wheels: "

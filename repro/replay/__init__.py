@@ -51,8 +51,17 @@ if TYPE_CHECKING:
 #: each name's module
 _HOME = {
     **dict.fromkeys(
-        ("ProbeSource", "ProgressFactory", "ReplayOptions", "Reporter", "new_run_id",
-         "planned_test", "scenario_settings", "selected", "utc_now"),
+        (
+            "ProbeSource",
+            "ProgressFactory",
+            "ReplayOptions",
+            "Reporter",
+            "new_run_id",
+            "planned_test",
+            "scenario_settings",
+            "selected",
+            "utc_now",
+        ),
         "repro.replay.options",
     ),
     **dict.fromkeys(
@@ -62,7 +71,7 @@ _HOME = {
     "Replayer": "repro.replay.replayer",
     "ReplaySession": "repro.replay.session",
     "ProcessRunner": "repro.harness.runner",
-}  # fmt: skip
+}
 
 __all__ = [
     "KILLED_STATUSES",

@@ -125,9 +125,10 @@ def check_claims(
     for c in claims:
         for side in SIDES:
             refuse_inert(
-                getattr(c, side).overrides, env_name=opts.env_name,
+                getattr(c, side).overrides,
+                env_name=opts.env_name,
                 where=f"{spec_path}: {claim_where(spec, c)}.{side}.overrides",
-            )  # fmt: skip
+            )
     sides = {c.id: variant_specs(spec, c, source=str(spec_path)) for c in claims}
     check_id = opts.check_id or new_run_id()
     outcomes = []
@@ -279,8 +280,10 @@ class _ClaimRounds:
         judged = verdict(self.claim, found, confidence=self.confidence)
         if len(self.replayers) < 2:
             return judged
-        tests = {side: [t for t in r.record.tests if t.mode == "performance"]
-                 for side, r in self.replayers.items()}  # fmt: skip
+        tests = {
+            side: [t for t in r.record.tests if t.mode == "performance"]
+            for side, r in self.replayers.items()
+        }
         busy = busy_rounds(pair_rounds(tests["baseline"], tests["candidate"]), busy=BUSY_FRACTION)
         if busy is None or busy.busier is None:
             return judged
@@ -389,14 +392,21 @@ class _ClaimRounds:
         for side in SIDES:
             replayer = self.replayers[side]
             replayer.record.interleave = Interleave(
-                id=pairing, side="a" if side == "candidate" else "b", seed=self.seed,
-                rounds=len(self.orders), orders=self.orders, claim=self.claim.id,
-            )  # fmt: skip
+                id=pairing,
+                side="a" if side == "candidate" else "b",
+                seed=self.seed,
+                rounds=len(self.orders),
+                orders=self.orders,
+                claim=self.claim.id,
+            )
             replayer.record.stopping = StoppingRecord(
-                max_rounds=self.plan.max_rounds, max_time_s=self.plan.stopping.max_time_s,
-                fixed=self.plan.stopping.fixed, rounds=measured.rounds, stopped=measured.stopped,
+                max_rounds=self.plan.max_rounds,
+                max_time_s=self.plan.stopping.max_time_s,
+                fixed=self.plan.stopping.fixed,
+                rounds=measured.rounds,
+                stopped=measured.stopped,
                 elapsed_s=measured.elapsed_s,
-            )  # fmt: skip
+            )
             out[side] = replayer.finish()
         return out
 

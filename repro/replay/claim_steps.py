@@ -36,10 +36,13 @@ def check_claims(state: ReplayState) -> ReplayState:
 
     request, spec, path = state.request, need(state.spec, "the spec"), need(state.spec_path, "SPEC")
     opts = CheckOptions(
-        results_dir=request.results_dir, max_rounds=request.max_rounds,
-        max_time_s=request.max_time_s, seed=request.order_seed,
-        check_id=f"{need(state.run, 'a run')[1].run_id}-claims", env_name=request.env_name,
-    )  # fmt: skip
+        results_dir=request.results_dir,
+        max_rounds=request.max_rounds,
+        max_time_s=request.max_time_s,
+        seed=request.order_seed,
+        check_id=f"{need(state.run, 'a run')[1].run_id}-claims",
+        env_name=request.env_name,
+    )
     factory = ReplaySession.replayers(
         request.env_name, path, state.cache, report=state.note, progress=state.reporter.progress
     )

@@ -42,16 +42,26 @@ def dispatch_parts(state: ReplayState) -> ReplayState:
         from repro.environments.registry import realize
 
         env = realize(
-            request.env_name, spec, spec_path, state.cache.root / "envs", report=state.note,
+            request.env_name,
+            spec,
+            spec_path,
+            state.cache.root / "envs",
+            report=state.note,
             options=opts.env_options,
-        )  # fmt: skip
+        )
         state.note(f"environment: {env.manager} ({env.reason}); each part realizes it on its node")
 
     with _said_when_interrupted(state):
         run = dispatch(
-            spec, spec_path, opts, env_name=request.env_name, cache=state.cache,
-            executor=executor, warm_up=warm_up, report=state.note,
-        )  # fmt: skip
+            spec,
+            spec_path,
+            opts,
+            env_name=request.env_name,
+            cache=state.cache,
+            executor=executor,
+            warm_up=warm_up,
+            report=state.note,
+        )
     state.reporter.run(*run, "run")
     return replace(state, run=run)
 

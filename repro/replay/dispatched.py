@@ -115,9 +115,15 @@ def dispatch(
     warm_up()
     work.mkdir(parents=True)
     plan = _plan(
-        spec, spec_path, opts, run_id=run_id, work=work, env_name=env_name, cache=cache,
+        spec,
+        spec_path,
+        opts,
+        run_id=run_id,
+        work=work,
+        env_name=env_name,
+        cache=cache,
         executor=executor,
-    )  # fmt: skip
+    )
     record = RunRecord(
         run_id=run_id,
         spec_name=spec.name,
@@ -133,9 +139,15 @@ def dispatch(
     )
     with folder_lock(work, busy=f"{work}: being dispatched", hint="choose another --run-id"):
         return _run_parts(
-            plan, record, list(range(plan.parts)), executor, work=work, final=final,
-            report=report, fresh=True,
-        )  # fmt: skip
+            plan,
+            record,
+            list(range(plan.parts)),
+            executor,
+            work=work,
+            final=final,
+            report=report,
+            fresh=True,
+        )
 
 
 def resume(

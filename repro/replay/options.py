@@ -41,9 +41,13 @@ def planned_test(req: WorkerRequest) -> PlannedTest:
     earlier test's changes applied), and whether it is a short one (`short_query`)."""
     settings = req.settings.changed({name: c.used for name, c in req.changed_settings.items()})
     return PlannedTest(
-        req.scenario, req.mode, settings, req.total_sample_count, req.batch_size,
+        req.scenario,
+        req.mode,
+        settings,
+        req.total_sample_count,
+        req.batch_size,
         short=req.short_test_ms is not None and "offline_expected_qps" not in req.changed_settings,
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)

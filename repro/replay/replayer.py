@@ -475,6 +475,12 @@ class Replayer:
 
     def _collect(self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int) -> TestRecord:
         return collect_test(
-            req, out_dir, rc, rel=rel, repeat=k, scorer=self._scorer(), spec_path=self.spec_path,
+            req,
+            out_dir,
+            rc,
+            rel=rel,
+            repeat=k,
+            scorer=self._scorer(),
+            spec_path=self.spec_path,
             compliance=self.opts.audit_config is not None,
-        )  # fmt: skip
+        )

@@ -97,9 +97,12 @@ def realize_baseline(state: ReplayState) -> ReplayState:
     if against != "self":  # a package's wheels, image and mirror build the package's spec only
         options = {k: v for k, v in options.items() if k not in state.package_options}
     baseline = open_replayer(
-        state, spec, path, request.baseline_env or request.env_name,
+        state,
+        spec,
+        path,
+        request.baseline_env or request.env_name,
         replace(opts, run_id=f"{need(state.base_id, 'a run id')}-baseline", env_options=options),
-    )  # fmt: skip
+    )
     return replace(state, baseline=baseline)
 
 

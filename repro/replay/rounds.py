@@ -132,13 +132,16 @@ def run_rounds(
                 if k < stopping.max_rounds:  # the last round's word is the report's
                     report(
                         f"round {k}: "
-                        + (f"not decided yet ({last.summary if last else 'no report'}); "
-                           if k in stopping.looks
-                           else f"next look after round {_next_look(stopping, k)}; ")
+                        + (
+                            f"not decided yet ({last.summary if last else 'no report'}); "
+                            if k in stopping.looks
+                            else f"next look after round {_next_look(stopping, k)}; "
+                        )
                         + f"next: {', '.join(sorted(running))}; "
-                        + rounds_left(rounds_s, stopping.max_rounds - k,
-                                      stopping.max_time_s - elapsed)
-                    )  # fmt: skip
+                        + rounds_left(
+                            rounds_s, stopping.max_rounds - k, stopping.max_time_s - elapsed
+                        )
+                    )
             else:
                 if not stopping.fixed:
                     stopped = f"the round cap ({stopping.max_rounds}) was reached"
@@ -171,9 +174,13 @@ def run_rounds(
     for i, side in enumerate(sides):
         if against is not None:
             side.record.interleave = Interleave(
-                id=pairing, side="a" if i == 0 else "b", seed=seed, rounds=len(orders),
-                orders=orders, placement=placement.as_record(),
-            )  # fmt: skip
+                id=pairing,
+                side="a" if i == 0 else "b",
+                seed=seed,
+                rounds=len(orders),
+                orders=orders,
+                placement=placement.as_record(),
+            )
         side.record.stopping = stopping_record(stopping, overall).model_copy(
             update={
                 "rounds": len(orders),
@@ -260,8 +267,10 @@ def _still_open(
             continue
         if scenario not in open_now and result.verdict.startswith("not comparable"):
             continue  # the hardware differs (or is unknown): more rounds cannot change that
-        n = max((len(m.replay) for m in result.metrics if m.judged and m.metric != "validity"),
-                default=0)  # fmt: skip
+        n = max(
+            (len(m.replay) for m in result.metrics if m.judged and m.metric != "validity"),
+            default=0,
+        )
         at_look = n in stopping.looks or k >= stopping.max_rounds
         if scenario in open_now or not at_look:
             keep.add(scenario)
@@ -292,10 +301,14 @@ def stopping_record(stopping: Stopping, overall: float) -> StoppingRecord:
     """The rule the rounds ran under, as the run records it: a report read later judges the
     rounds at the confidence each look took (`repro.compare.pairing.paired_rule`)."""
     return StoppingRecord(
-        rule=RULE, fixed=stopping.fixed, min_rounds=stopping.min_rounds,
-        max_rounds=stopping.max_rounds, max_time_s=stopping.max_time_s,
-        looks=list(stopping.looks), look_confidence=stopping.confidence(overall),
-    )  # fmt: skip
+        rule=RULE,
+        fixed=stopping.fixed,
+        min_rounds=stopping.min_rounds,
+        max_rounds=stopping.max_rounds,
+        max_time_s=stopping.max_time_s,
+        looks=list(stopping.looks),
+        look_confidence=stopping.confidence(overall),
+    )
 
 
 #: the sequential rule's name in a run record (`repro.stats.sequential`)

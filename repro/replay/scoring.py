@@ -76,8 +76,10 @@ class Scorer:
         """A generation's texts against the data set's reference texts (`repro.runs.rouge`)."""
         acc, gen = self.spec.workload.accuracy, self.spec.workload.generation
         data = self._dataset_arrays()
-        for key, name in ((acc.references_key, "references_key"),
-                          (acc.vocabulary_key, "vocabulary_key")):  # fmt: skip
+        for key, name in (
+            (acc.references_key, "references_key"),
+            (acc.vocabulary_key, "vocabulary_key"),
+        ):
             if key not in data:
                 raise RunError(
                     f"the data set has no {key!r} array for the rouge metric "

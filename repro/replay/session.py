@@ -93,9 +93,14 @@ class ReplaySession:
 
         def make(variant: ExperimentSpec, opts: ReplayOptions) -> Replayer:
             session = cls.open(
-                env_name, variant, spec_path, cache, report=report, progress=progress,
+                env_name,
+                variant,
+                spec_path,
+                cache,
+                report=report,
+                progress=progress,
                 options=opts.env_options,
-            )  # fmt: skip
+            )
             return session.replayer(variant, opts)
 
         return make
@@ -103,6 +108,13 @@ class ReplaySession:
     def replayer(self, spec: ExperimentSpec, opts: ReplayOptions) -> Replayer:
         """The engine of one run of `spec` (the session's, or a variant of it) here."""
         return Replayer(
-            spec, self.spec_path, self.env, cache=self.cache, opts=opts, report=self.report,
-            progress=self.progress, runner=self.runner, probes=self.probes,
-        )  # fmt: skip
+            spec,
+            self.spec_path,
+            self.env,
+            cache=self.cache,
+            opts=opts,
+            report=self.report,
+            progress=self.progress,
+            runner=self.runner,
+            probes=self.probes,
+        )

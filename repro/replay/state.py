@@ -86,9 +86,14 @@ def open_replayer(
     from repro.replay.session import ReplaySession
 
     session = ReplaySession.open(
-        env_name, spec, spec_path, state.cache, report=state.reporter.note,
-        progress=state.reporter.progress, options=opts.env_options,
-    )  # fmt: skip
+        env_name,
+        spec,
+        spec_path,
+        state.cache,
+        report=state.reporter.note,
+        progress=state.reporter.progress,
+        options=opts.env_options,
+    )
     from repro.environments.registry import FACES
 
     for face in FACES.values():

@@ -138,9 +138,12 @@ def plan_replay(state: ReplayState) -> ReplayState:
 def realize_replay(state: ReplayState) -> ReplayState:
     """The environment realized (a session), and the replay's Replayer in it."""
     replayer = open_replayer(
-        state, need(state.spec, "the spec"), need(state.spec_path, "SPEC"),
-        state.request.env_name, need(state.opts, "the options"),
-    )  # fmt: skip
+        state,
+        need(state.spec, "the spec"),
+        need(state.spec_path, "SPEC"),
+        state.request.env_name,
+        need(state.opts, "the options"),
+    )
     return replace(state, replayer=replayer)
 
 
@@ -196,15 +199,25 @@ _ROUNDS: Final[Steps] = (realize_replay, play_rounds, require_comparison)
 STEPS: Final[Mapping[Mode, Steps]] = {
     "plain": (*_FROM_SPEC, plan_replay, realize_replay, replay_once, require_complete),
     "profile": (
-        *_FROM_SPEC, check_profiler, plan_replay, realize_replay, replay_once, require_complete,
+        *_FROM_SPEC,
+        check_profiler,
+        plan_replay,
+        realize_replay,
+        replay_once,
+        require_complete,
         require_profiled,
     ),
     "against": (*_FROM_SPEC, plan_replay, plan_rounds, realize_baseline, *_ROUNDS),
     "until-decided": (*_FROM_SPEC, plan_replay, plan_rounds, open_original, *_ROUNDS),
     "claims": (
-        *_FROM_SPEC, require_claims, plan_replay, realize_replay, replay_once, check_claims,
+        *_FROM_SPEC,
+        require_claims,
+        plan_replay,
+        realize_replay,
+        replay_once,
+        check_claims,
         judge_claims,
     ),
     "on": (*_FROM_SPEC, plan_replay, require_performance, dispatch_parts, require_complete),
     "resume": (check_values, resume_parts, require_complete),
-}  # fmt: skip
+}

@@ -45,8 +45,15 @@ def page(
         for r in fronts
     )
     total = [sum(getattr(r, k) for r in fronts) for k in ("true_members", "found", "false_members")]
-    plot = _svg(members, fronts, target=target, target_unit=target_unit, second=second,
-                second_unit=second_unit, title=title)  # fmt: skip
+    plot = _svg(
+        members,
+        fronts,
+        target=target,
+        target_unit=target_unit,
+        second=second,
+        second_unit=second_unit,
+        title=title,
+    )
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{e(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
@@ -88,8 +95,10 @@ def _svg(
             _panel(ax, members[members["fold"] == r.fold])
             if i + ncols >= len(fronts):  # nothing below it: it shows the x ticks' labels
                 ax.xaxis.set_tick_params(labelbottom=True)
-            ax.set_title(f"fold {r.fold}: {r.found} of {r.true_members} found, "
-                         f"{r.false_members} false", fontsize=9)  # fmt: skip
+            ax.set_title(
+                f"fold {r.fold}: {r.found} of {r.true_members} found, {r.false_members} false",
+                fontsize=9,
+            )
         for ax in axes[len(fronts) :]:
             ax.set_axis_off()
         direction, _, column = second.partition(":")
@@ -99,13 +108,33 @@ def _svg(
         fig.suptitle(title, fontsize=10)
         handles = [
             Line2D([], [], color=plots.BLUE, marker="o", label="true front (true values)"),
-            Line2D([], [], color=plots.ORANGE, marker="s", markerfacecolor="none", linestyle="--",
-                   label="predicted front (predicted values)"),
-            Line2D([], [], color=plots.RED, marker="x", linestyle="none",
-                   label="false member (its true value)"),
-            Line2D([], [], color=plots.GREY, marker="o", linestyle="none", alpha=plots.FADED,
-                   label="other held-out rows"),
-        ]  # fmt: skip
+            Line2D(
+                [],
+                [],
+                color=plots.ORANGE,
+                marker="s",
+                markerfacecolor="none",
+                linestyle="--",
+                label="predicted front (predicted values)",
+            ),
+            Line2D(
+                [],
+                [],
+                color=plots.RED,
+                marker="x",
+                linestyle="none",
+                label="false member (its true value)",
+            ),
+            Line2D(
+                [],
+                [],
+                color=plots.GREY,
+                marker="o",
+                linestyle="none",
+                alpha=plots.FADED,
+                label="other held-out rows",
+            ),
+        ]
         if len(axes) > len(fronts):  # an empty panel: the legend goes there
             axes[-1].legend(handles=handles, loc="center", frameon=False)
         else:
@@ -121,14 +150,36 @@ def _panel(ax: Axes, fold: pd.DataFrame) -> None:
     """One fold: each (benchmark, scenario)'s true front joined, its predicted front dashed."""
     on_true, on_predicted = fold["on_true"].astype(bool), fold["on_predicted"].astype(bool)
     rest = fold[~on_true & ~on_predicted]
-    ax.scatter(rest["second"], rest["true"], s=14, color=plots.GREY, alpha=plots.FADED,
-               linewidths=0, zorder=1)  # fmt: skip
+    ax.scatter(
+        rest["second"],
+        rest["true"],
+        s=14,
+        color=plots.GREY,
+        alpha=plots.FADED,
+        linewidths=0,
+        zorder=1,
+    )
     for _, group in fold.groupby(["benchmark", "scenario"]):
         truth = group[group["on_true"].astype(bool)].sort_values("second")
         guess = group[group["on_predicted"].astype(bool)].sort_values("second")
-        ax.plot(truth["second"], truth["true"], "-o", color=plots.BLUE, markersize=4,
-                linewidth=1.2, zorder=3)  # fmt: skip
-        ax.plot(guess["second"], guess["predicted"], "--s", color=plots.ORANGE, markersize=5,
-                markerfacecolor="none", linewidth=1, zorder=4)  # fmt: skip
+        ax.plot(
+            truth["second"],
+            truth["true"],
+            "-o",
+            color=plots.BLUE,
+            markersize=4,
+            linewidth=1.2,
+            zorder=3,
+        )
+        ax.plot(
+            guess["second"],
+            guess["predicted"],
+            "--s",
+            color=plots.ORANGE,
+            markersize=5,
+            markerfacecolor="none",
+            linewidth=1,
+            zorder=4,
+        )
     false = fold[on_predicted & ~on_true]
     ax.scatter(false["second"], false["true"], s=30, marker="x", color=plots.RED, zorder=5)

@@ -84,9 +84,11 @@ def cdf_svg(cdf: dict[str, CdfPoints], title: str) -> str:
     )
     for name, points in curves.items():
         plot.line(
-            [x for x, _ in points], [f for _, f in points], steps=True,
+            [x for x, _ in points],
+            [f for _, f in points],
+            steps=True,
             colour=CDF_COLOURS.get(name, plots.GREY),
-        )  # fmt: skip
+        )
     if len(curves) > 1:
         keys: list[Key] = [(name, CDF_COLOURS.get(name, plots.GREY), "line") for name in curves]
         plot.legend(keys, x=plot.width - plot.right - 150, y=plot.py(0.1))
@@ -118,25 +120,32 @@ def bars_svg(metrics: list[MetricResult], title: str) -> str:
     deltas = [delta(m.delta_rel) for m in rows]
     colours = [COLOURS[m.verdict] if m.judged else plots.GREY for m in rows]
     shown = dict.fromkeys(m.verdict if m.judged else "for information" for m in rows)
-    keys: list[Key] = [(v, COLOURS.get(v, plots.GREY), "point") for v in shown] + [(
-        "tolerance", BAND, "band")]  # fmt: skip
+    keys: list[Key] = [(v, COLOURS.get(v, plots.GREY), "point") for v in shown] + [
+        ("tolerance", BAND, "band")
+    ]
     width = 640.0
     left = 16 + CHAR_W * max(len(n) for n in names)
     lines = legend_rows([k[0] for k in keys], width - left)
     plot = Plot(
-        title, width, 84 + 26 * len(rows) + LEGEND_ROW * lines,
-        x=Scale(-span, span), y=Scale(-0.7, len(rows) - 0.3),
-        left=left, right=16 + CHAR_W * max(len(d) for d in deltas),
+        title,
+        width,
+        84 + 26 * len(rows) + LEGEND_ROW * lines,
+        x=Scale(-span, span),
+        y=Scale(-0.7, len(rows) - 0.3),
+        left=left,
+        right=16 + CHAR_W * max(len(d) for d in deltas),
         bottom=54 + LEGEND_ROW * lines,
-    )  # fmt: skip
+    )
     ys = list(range(len(rows)))[::-1]  # the first metric on top
     for y, m in zip(ys, rows, strict=True):
         if m.tolerance:
             plot.band(-m.tolerance, m.tolerance, y - 0.35, y + 0.35, colour=BAND)
     plot.axes(
-        xlabel="relative difference, replay / original - 1 (%)", ylabel="",
-        xticks=lambda v: f"{v * 100:.0f}%", yticks=None,  # the span is 17 % or more
-    )  # fmt: skip
+        xlabel="relative difference, replay / original - 1 (%)",
+        ylabel="",
+        xticks=lambda v: f"{v * 100:.0f}%",
+        yticks=None,  # the span is 17 % or more
+    )
     plot.segment(0, -0.7, 0, len(rows) - 0.3, colour="#777", width=0.8)
     for y, m, name, text, c in zip(ys, rows, names, deltas, colours, strict=True):
         if m.ci:

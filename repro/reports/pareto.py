@@ -21,8 +21,17 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 Objective = tuple[str, bool]  # (column, maximize)
-SHOWN = ("division", "submitter", "system", "status", "processor", "accelerator",
-         "accelerator_count", "benchmark", "scenario")  # fmt: skip
+SHOWN = (
+    "division",
+    "submitter",
+    "system",
+    "status",
+    "processor",
+    "accelerator",
+    "accelerator_count",
+    "benchmark",
+    "scenario",
+)
 
 
 def _columns(objectives: Sequence[Objective], frame: pd.DataFrame) -> list[str]:
@@ -121,8 +130,15 @@ def page(
 
 
 #: the unit of a column the table does not give one for: by its whole name, else its ending
-_UNITS = {"cost": "USD", "_usd": "USD", "_w": "W", "_j": "J", "_gb": "GB", "_gbs": "GB/s",
-          "_s": "s"}  # fmt: skip
+_UNITS = {
+    "cost": "USD",
+    "_usd": "USD",
+    "_w": "W",
+    "_j": "J",
+    "_gb": "GB",
+    "_gbs": "GB/s",
+    "_s": "s",
+}
 
 
 def unit_of(column: str, frame: pd.DataFrame) -> str:
@@ -153,18 +169,40 @@ def _svg(objectives: Sequence[Objective], front: pd.DataFrame, dominated: pd.Dat
         ticks = {c: plots.latency if c == "latency_ns" else plots.number for c in (xc, yc)}
         logx, logy = plots.scales(ax, fx + dx, fy + dy, xlabel=ticks[xc], ylabel=ticks[yc])
         if dx:
-            ax.scatter(dx, dy, s=30, color=plots.BLUE, alpha=plots.FADED, linewidths=0,
-                       label=f"dominated ({len(dx)})", zorder=2)  # fmt: skip
+            ax.scatter(
+                dx,
+                dy,
+                s=30,
+                color=plots.BLUE,
+                alpha=plots.FADED,
+                linewidths=0,
+                label=f"dominated ({len(dx)})",
+                zorder=2,
+            )
         order = sorted(range(len(fx)), key=lambda i: (fx[i], fy[i]))
-        ax.plot([fx[i] for i in order], [fy[i] for i in order], "-o", color=plots.BLUE,
-                markersize=6, linewidth=1.5, label=f"Pareto front ({len(fx)})",
-                zorder=3)  # fmt: skip
+        ax.plot(
+            [fx[i] for i in order],
+            [fy[i] for i in order],
+            "-o",
+            color=plots.BLUE,
+            markersize=6,
+            linewidth=1.5,
+            label=f"Pareto front ({len(fx)})",
+            zorder=3,
+        )
         for n, i in enumerate(order):
             row = front.iloc[i]
-            plots.name_point(ax, plots.shorten(f"{row.get('submitter')}/{row.get('system')}", 32),
-                             fx[i], fy[i], n)  # fmt: skip
-        for column, up, log, set_label in ((xc, xmax, logx, ax.set_xlabel),
-                                           (yc, ymax, logy, ax.set_ylabel)):  # fmt: skip
+            plots.name_point(
+                ax,
+                plots.shorten(f"{row.get('submitter')}/{row.get('system')}", 32),
+                fx[i],
+                fy[i],
+                n,
+            )
+        for column, up, log, set_label in (
+            (xc, xmax, logx, ax.set_xlabel),
+            (yc, ymax, logy, ax.set_ylabel),
+        ):
             better = "higher is better" if up else "lower is better"
             unit = "" if column == "latency_ns" else unit_of(column, both)
             set_label(plots.axis_label(f"{column}, {better}", unit, log))

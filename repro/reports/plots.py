@@ -141,8 +141,9 @@ def log_scale(
     else:
         ax.set_yscale("log")
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_locator(LogLocator(subs=(1.0,) if spans_decades(values, decades=decades)
-                                        else (1.0, 2.0, 5.0)))  # fmt: skip
+    target.set_major_locator(
+        LogLocator(subs=(1.0,) if spans_decades(values, decades=decades) else (1.0, 2.0, 5.0))
+    )
     target.set_major_formatter(FuncFormatter(lambda v, _: label(v)))
     target.set_minor_formatter(NullFormatter())
 
@@ -177,9 +178,14 @@ def name_point(ax: Axes, name: str, x: float, y: float, n: int) -> None:
     ax.autoscale_view()
     right = ax.transAxes.inverted().transform(ax.transData.transform((x, y)))[0] > 0.66
     ax.annotate(
-        name, (x, y), xytext=(-6 if right else 6, 6 if n % 2 == 0 else -12),
-        textcoords="offset points", ha="right" if right else "left", fontsize=7.5, zorder=5,
-    )  # fmt: skip
+        name,
+        (x, y),
+        xytext=(-6 if right else 6, 6 if n % 2 == 0 else -12),
+        textcoords="offset points",
+        ha="right" if right else "left",
+        fontsize=7.5,
+        zorder=5,
+    )
 
 
 def axis_label(name: str, unit: str, log: bool) -> str:

@@ -42,8 +42,10 @@ def changes_svg(changes: list[LayerChange]) -> str:
         ax.grid(axis="y", visible=False)
         ax.set_xlabel("change of time per sample, replay - original (µs)")
         ax.set_title(_TITLE)
-        kinds = [("slower in the replay", plots.RED, max(us) > 0),
-                 ("faster in the replay", plots.GREEN, min(us) < 0)]  # fmt: skip
+        kinds = [
+            ("slower in the replay", plots.RED, max(us) > 0),
+            ("faster in the replay", plots.GREEN, min(us) < 0),
+        ]
         handles = [Patch(color=c, label=label) for label, c, shown in kinds if shown]
         if len(handles) > 1:
             fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)

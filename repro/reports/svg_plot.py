@@ -139,9 +139,17 @@ class Plot:
     # -- marks
 
     def text(
-        self, x: float, y: float, words: str, *, size: float = 10, anchor: str = "middle",
-        colour: str = "#222", rotate: bool = False, bold: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        x: float,
+        y: float,
+        words: str,
+        *,
+        size: float = 10,
+        anchor: str = "middle",
+        colour: str = "#222",
+        rotate: bool = False,
+        bold: bool = False,
+    ) -> None:
         """Text at a point of the view box (px)."""
         turn = f' transform="rotate(-90 {_f(x)} {_f(y)})"' if rotate else ""
         weight = ' font-weight="bold"' if bold else ""
@@ -151,9 +159,14 @@ class Plot:
         )
 
     def line(
-        self, xs: Sequence[float], ys: Sequence[float], *, colour: str, width: float = 1.8,
+        self,
+        xs: Sequence[float],
+        ys: Sequence[float],
+        *,
+        colour: str,
+        width: float = 1.8,
         steps: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """A polyline through data points (`steps`: each value held until the next x)."""
         points: list[tuple[float, float]] = []
         for i, (x, y) in enumerate(zip(xs, ys, strict=True)):
@@ -166,8 +179,9 @@ class Plot:
             f'stroke-width="{_f(width)}" stroke-linejoin="round"/>'
         )
 
-    def segment(self, x0: float, y0: float, x1: float, y1: float, *, colour: str,
-                width: float = 2.0) -> None:  # fmt: skip
+    def segment(
+        self, x0: float, y0: float, x1: float, y1: float, *, colour: str, width: float = 2.0
+    ) -> None:
         self.parts.append(
             f'<line x1="{_f(self.px(x0))}" y1="{_f(self.py(y0))}" x2="{_f(self.px(x1))}" '
             f'y2="{_f(self.py(y1))}" stroke="{colour}" stroke-width="{_f(width)}"/>'
@@ -190,9 +204,14 @@ class Plot:
     # -- the frame
 
     def axes(
-        self, *, xlabel: str, ylabel: str, xticks: Callable[[float], str],
-        yticks: Callable[[float], str] | None = None, xgrid: bool = True,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        xlabel: str,
+        ylabel: str,
+        xticks: Callable[[float], str],
+        yticks: Callable[[float], str] | None = None,
+        xgrid: bool = True,
+    ) -> None:
         """The frame, ticks with their labels (and grid lines), the axis labels and the title;
         `yticks` None: no y tick labels (a plot that labels its rows itself)."""
         x0, x1 = self.left, self.width - self.right

@@ -163,15 +163,28 @@ def _svg(state: dict[str, Any]) -> str:
                 continue
             x, y = [xs[i] for i in chosen], [ys[i] for i in chosen]
             ax.errorbar(
-                [m for m, _, _ in x], [m for m, _, _ in y],
+                [m for m, _, _ in x],
+                [m for m, _, _ in y],
                 xerr=[[m - lo for m, lo, _ in x], [hi - m for m, _, hi in x]],
                 yerr=[[m - lo for m, lo, _ in y], [hi - m for m, _, hi in y]],
-                fmt="o", color=colour, alpha=alpha, markersize=6, elinewidth=1, capsize=2,
-                label=f"{label} ({len(chosen)})", zorder=4 if kind == "front" else 2,
-            )  # fmt: skip
+                fmt="o",
+                color=colour,
+                alpha=alpha,
+                markersize=6,
+                elinewidth=1,
+                capsize=2,
+                label=f"{label} ({len(chosen)})",
+                zorder=4 if kind == "front" else 2,
+            )
             for i in chosen if kind in ("front", "tied") else []:
-                ax.annotate(str(pts[i][0]["index"]), (xs[i][0], ys[i][0]), xytext=(5, 5),
-                            textcoords="offset points", fontsize=8, zorder=5)  # fmt: skip
+                ax.annotate(
+                    str(pts[i][0]["index"]),
+                    (xs[i][0], ys[i][0]),
+                    xytext=(5, 5),
+                    textcoords="offset points",
+                    fontsize=8,
+                    zorder=5,
+                )
         for label, log, set_label in ((xo, logx, ax.set_xlabel), (yo, logy, ax.set_ylabel)):
             unit = _unit(label)[1].strip()
             set_label(plots.axis_label(label, "per second" if unit == "/s" else unit, log))
@@ -179,8 +192,9 @@ def _svg(state: dict[str, Any]) -> str:
         if len(set(kinds)) > 1:
             ax.legend(loc="best")
         cut = "; cut at 0 where they reach below it" if x_cut or y_cut else ""
-        fig.supxlabel(f"numbers: the points of the table; error bars: 95 % intervals{cut}",
-                      fontsize=7.5)  # fmt: skip
+        fig.supxlabel(
+            f"numbers: the points of the table; error bars: 95 % intervals{cut}", fontsize=7.5
+        )
 
     return plots.svg(draw, title=title, width_in=7.0, height_in=4.6)
 

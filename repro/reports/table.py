@@ -14,13 +14,34 @@ if TYPE_CHECKING:
     import pandas as pd
 
 COLUMNS = (
-    "round", "division", "submitter", "system", "processor", "processor_count",
-    "accelerator", "accelerator_count", "node_count", "framework", "status", "benchmark",
+    "round",
+    "division",
+    "submitter",
+    "system",
+    "processor",
+    "processor_count",
+    "accelerator",
+    "accelerator_count",
+    "node_count",
+    "framework",
+    "status",
+    "benchmark",
     "scenario",
-    "metric", "value", "unit", "validity", "loadgen_version", "accuracy_metric",
-    "accuracy_value", "power_w", "energy_j", "energy_unit", "compliance", "compliance_detail",
-    "notes", "path",
-)  # fmt: skip
+    "metric",
+    "value",
+    "unit",
+    "validity",
+    "loadgen_version",
+    "accuracy_metric",
+    "accuracy_value",
+    "power_w",
+    "energy_j",
+    "energy_unit",
+    "compliance",
+    "compliance_detail",
+    "notes",
+    "path",
+)
 
 
 def frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
@@ -143,6 +164,13 @@ def _check_numbers(path: Path) -> None:
 #: the columns `recommend` reads of a results table (`repro.reports.table.COLUMNS`); the
 #: counts of processors and nodes may be missing (a table written before they existed)
 TABLE_COLUMNS = (
-    "submitter", "system", "processor", "accelerator", "accelerator_count", "benchmark",
-    "scenario", "value", "unit",
-)  # fmt: skip
+    "submitter",
+    "system",
+    "processor",
+    "accelerator",
+    "accelerator_count",
+    "benchmark",
+    "scenario",
+    "value",
+    "unit",
+)

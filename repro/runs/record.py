@@ -430,9 +430,12 @@ def inferred_format(raw: dict[str, Any]) -> int:
     if raw.get("record_sha256") is not None:
         return 4
     if (
-        raw.get("profiles") or raw.get("dispatch") or raw.get("parts")
-        or "decided_after" in stopping or any(t.get("part") is not None for t in tests)
-    ):  # fmt: skip
+        raw.get("profiles")
+        or raw.get("dispatch")
+        or raw.get("parts")
+        or "decided_after" in stopping
+        or any(t.get("part") is not None for t in tests)
+    ):
         return 3
     return 2
 

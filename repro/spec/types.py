@@ -280,8 +280,10 @@ class LoadGenSettings(SpecModel):
         if self.max_query_count and self.max_query_count < self.min_query_count:
             raise ValueError("max_query_count must be 0 (no limit) or >= min_query_count")
         if (self.ttft_latency or self.tpot_latency) and not self.use_token_latencies:
-            raise ValueError("ttft_latency and tpot_latency bound token latencies: set "
-                             "use_token_latencies to true with them")  # fmt: skip
+            raise ValueError(
+                "ttft_latency and tpot_latency bound token latencies: set "
+                "use_token_latencies to true with them"
+            )
         return self
 
 

@@ -35,8 +35,17 @@ def claim_where(spec: ExperimentSpec, claim: Claim) -> str:
 
 #: the spec's sections that name the experiment, hold what ran before, or say how it is judged:
 #: an override of one changes nothing a run does
-NOT_RUN = ("schema", "id", "name", "description", "tags", "hardware", "original", "tolerances",
-           "claims")  # fmt: skip
+NOT_RUN = (
+    "schema",
+    "id",
+    "name",
+    "description",
+    "tags",
+    "hardware",
+    "original",
+    "tolerances",
+    "claims",
+)
 
 
 def inert_override(path: str, overridden: Collection[str], *, env_name: str | None) -> str | None:

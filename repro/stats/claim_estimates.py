@@ -189,9 +189,13 @@ def smallest_difference(estimate: ClaimEstimate, confidence: float) -> float | N
 
 
 def match_original(
-    here: ClaimEstimate, original: ClaimEstimate | None, *, tolerance: float, drop: bool,
+    here: ClaimEstimate,
+    original: ClaimEstimate | None,
+    *,
+    tolerance: float,
+    drop: bool,
     confidence: float,
-) -> tuple[MatchVerdict, str]:  # fmt: skip
+) -> tuple[MatchVerdict, str]:
     """Whether this machine's quantity matches the original's: the interval of here/original
     - 1 (for a drop: here - original) within +-tolerance."""
     if original is None:

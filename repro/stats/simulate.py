@@ -174,9 +174,14 @@ def simulate(
             if name in logs:
                 logs[name] = logs[name] + s
         judged = judge(
-            logs, trial.tolerances, stopping, overall=overall, rule=rule, looks=looks,
+            logs,
+            trial.tolerances,
+            stopping,
+            overall=overall,
+            rule=rule,
+            looks=looks,
             confidence=confidence,
-        )  # fmt: skip
+        )
         nr += judged.not_reproduced
         rp += judged.reproduced
     return Rate(nr, comparisons), Rate(rp, comparisons)

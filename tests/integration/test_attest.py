@@ -32,10 +32,23 @@ def chain(tmp_path_factory: pytest.TempPathFactory, shared_cache: Path) -> dict[
     code, _, err = _cli("keygen", "-o", str(tmp / "keys"))
     assert code == 0, err
     code, _, err = _cli(
-        "replay", str(spec), "--env", "native", "-s", "SingleStream", "-m", "performance",
-        "--min-duration-ms", "200", "--results-dir", str(tmp / "results"),
-        "--cache-dir", str(shared_cache), "--run-id", "r1",
-    )  # fmt: skip
+        "replay",
+        str(spec),
+        "--env",
+        "native",
+        "-s",
+        "SingleStream",
+        "-m",
+        "performance",
+        "--min-duration-ms",
+        "200",
+        "--results-dir",
+        str(tmp / "results"),
+        "--cache-dir",
+        str(shared_cache),
+        "--run-id",
+        "r1",
+    )
     assert code in (0, 3), err
     replay = tmp / "results" / "ort-digits" / "r1"
     code, _, err = _cli(
@@ -54,8 +67,13 @@ def chain(tmp_path_factory: pytest.TempPathFactory, shared_cache: Path) -> dict[
     )
     assert code == 0, err
     assert out.count("attested") == 4
-    return {"tmp": tmp, "spec": spec, "replay": replay, "report": tmp / "report",
-            "pub": tmp / "keys" / "repro-signing.pub"}  # fmt: skip
+    return {
+        "tmp": tmp,
+        "spec": spec,
+        "replay": replay,
+        "report": tmp / "report",
+        "pub": tmp / "keys" / "repro-signing.pub",
+    }
 
 
 def _verify(target: Path, pub: Path) -> tuple[int, str, str]:
@@ -355,10 +373,22 @@ def test_a_command_that_rewrites_an_attested_spec_says_so(
         tmp_path / "ort-digits.json.intoto.json",
     )
     code, out, err = _cli(
-        "claim", "add", str(spec), "--id", "threads", "--statement", "2 threads are faster",
-        "--metric", "Offline.throughput", "--relation", ">=", "--bound", "1.2",
-        "--candidate", "backend.options.intra_op_threads=2",
-    )  # fmt: skip
+        "claim",
+        "add",
+        str(spec),
+        "--id",
+        "threads",
+        "--statement",
+        "2 threads are faster",
+        "--metric",
+        "Offline.throughput",
+        "--relation",
+        ">=",
+        "--bound",
+        "1.2",
+        "--candidate",
+        "backend.options.intra_op_threads=2",
+    )
     assert code == 0, out + err
     assert f"warning: {spec} changed after" in err
     assert f"`repro attest {spec} --key KEY`" in err

@@ -125,9 +125,19 @@ def test_a_lock_that_cannot_be_made_fails_the_capture_and_writes_nothing(
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(
         cli,
-        ["capture", "--from", str(root / "specs" / "ort-digits.json"), "--name", "x",
-         "--no-run", "--env-manager", "venv", "--cache-dir", str(tmp_path / "cache")],
-    )  # fmt: skip
+        [
+            "capture",
+            "--from",
+            str(root / "specs" / "ort-digits.json"),
+            "--name",
+            "x",
+            "--no-run",
+            "--env-manager",
+            "venv",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert result.exit_code == 3, result.output
     assert "cannot lock the onnxruntime worker's Python packages" in result.stderr
     assert "Traceback" not in result.output
@@ -145,10 +155,24 @@ def test_a_wrong_input_name_fails_the_capture_before_locking_and_leaves_nothing(
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(
         cli,
-        ["capture", "--from", str(root / "specs" / "ort-digits.json"), "--name", "x",
-         "--input-name", "bogus", "--env-manager", "venv", "--scenario", "Offline",
-         "--min-duration-ms", "100", "--cache-dir", str(tmp_path / "cache")],
-    )  # fmt: skip
+        [
+            "capture",
+            "--from",
+            str(root / "specs" / "ort-digits.json"),
+            "--name",
+            "x",
+            "--input-name",
+            "bogus",
+            "--env-manager",
+            "venv",
+            "--scenario",
+            "Offline",
+            "--min-duration-ms",
+            "100",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "$.workload.input_name: 'bogus' is not an input of the model" in result.stderr
     assert "locking" not in result.stderr

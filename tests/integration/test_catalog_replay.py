@@ -32,12 +32,27 @@ def test_an_interleaved_replay_nests_its_sides_with_a_round_per_step(
     result = CliRunner().invoke(
         cli,
         [
-            "replay", str(root / "specs" / "ort-digits.json"), "--env", "native",
-            "--against", "self", "--scenario", "Offline", "--mode", "performance",
-            "--min-duration-ms", "300", "--max-rounds", "3", "--run-id", "aa",
-            "--cache-dir", str(project / "cache"), "--track",
+            "replay",
+            str(root / "specs" / "ort-digits.json"),
+            "--env",
+            "native",
+            "--against",
+            "self",
+            "--scenario",
+            "Offline",
+            "--mode",
+            "performance",
+            "--min-duration-ms",
+            "300",
+            "--max-rounds",
+            "3",
+            "--run-id",
+            "aa",
+            "--cache-dir",
+            str(project / "cache"),
+            "--track",
         ],
-    )  # fmt: skip
+    )
     assert result.exit_code in (0, 1), result.output
     assert "catalog: 3 new, 0 updated, 0 unchanged, 1 verdict(s)" in result.output
     catalog = Catalog(embedded(project))
@@ -67,11 +82,21 @@ def test_a_captures_original_is_logged_where_it_ends(root: Path, project: Path) 
     result = CliRunner().invoke(
         cli,
         [
-            "capture", "--from", "partial.json", "--mode", "performance",
-            "--min-duration-ms", "300", "--no-claims", "--env-manager", "venv",
-            "--cache-dir", str(project / "cache"), "--track",
+            "capture",
+            "--from",
+            "partial.json",
+            "--mode",
+            "performance",
+            "--min-duration-ms",
+            "300",
+            "--no-claims",
+            "--env-manager",
+            "venv",
+            "--cache-dir",
+            str(project / "cache"),
+            "--track",
         ],
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     assert "Server" not in result.output
     assert "not logged" not in result.output

@@ -71,25 +71,50 @@ def server() -> Iterator[str]:
     pg_port, port = _free_port(), _free_port()
     subprocess.run(
         _as_postgres([str(pg_bin / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"]),
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     subprocess.run(
-        _as_postgres([
-            str(pg_bin / "pg_ctl"), "-D", str(data), "-l", str(base / "pg.log"), "-w", "-t", "60",
-            "-o", f"-k {base} -p {pg_port} -c listen_addresses=127.0.0.1", "start",
-        ]),
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        _as_postgres(
+            [
+                str(pg_bin / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(base / "pg.log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                f"-k {base} -p {pg_port} -c listen_addresses=127.0.0.1",
+                "start",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     log = (base / "mlflow.log").open("w")
     proc = subprocess.Popen(
         [
-            MLFLOW, "server",
-            "--backend-store-uri", f"postgresql+psycopg2://postgres@127.0.0.1:{pg_port}/postgres",
-            "--artifacts-destination", str(base / "artifacts"),
-            "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+            MLFLOW,
+            "server",
+            "--backend-store-uri",
+            f"postgresql+psycopg2://postgres@127.0.0.1:{pg_port}/postgres",
+            "--artifacts-destination",
+            str(base / "artifacts"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
         ],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -115,18 +140,27 @@ def server() -> Iterator[str]:
         log.close()
         subprocess.run(
             _as_postgres([str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-            capture_output=True, timeout=120,
-        )  # fmt: skip
+            capture_output=True,
+            timeout=120,
+        )
         shutil.rmtree(base, ignore_errors=True)
 
 
 def _chromium(url: str, profile: Path, *, screenshot: Path | None = None) -> str:
     assert CHROMIUM is not None
     args = [
-        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={profile}", "--virtual-time-budget=20000", "--window-size=1400,1000",
-    ]  # fmt: skip
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=20000",
+        "--window-size=1400,1000",
+    ]
     if screenshot is not None:
         subprocess.run([*args, f"--screenshot={screenshot}", url], capture_output=True, timeout=120)
     out = subprocess.run([*args, "--dump-dom", url], capture_output=True, text=True, timeout=120)

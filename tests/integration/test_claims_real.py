@@ -78,8 +78,10 @@ def test_measure_then_check_with_the_real_backend(
     assert perf.evidence.probes["speed_gflops_min"] is not None
     assert acc.evidence.ci is None  # exact: one accuracy test of each
     assert acc.evidence.rounds == 1
-    runs = {side: load_run(tmp_path / "results" / "ort-digits" / run_id)
-            for side, run_id in perf.evidence.runs.items()}  # fmt: skip
+    runs = {
+        side: load_run(tmp_path / "results" / "ort-digits" / run_id)
+        for side, run_id in perf.evidence.runs.items()
+    }
     assert {r.interleave.side for r in runs.values() if r.interleave} == {"a", "b"}
     assert all(t.status in ("valid", "invalid") for r in runs.values() for t in r.tests)
 

@@ -26,10 +26,18 @@ def _replay(root: Path, out: Path, cache: Path, *args: str) -> tuple[int, str]:
     result = CliRunner().invoke(
         cli,
         [
-            "replay", str(root / "specs" / "ort-digits.json"), "--env", "native", *SHORT,
-            "--results-dir", str(out), "--cache-dir", str(cache), *args,
+            "replay",
+            str(root / "specs" / "ort-digits.json"),
+            "--env",
+            "native",
+            *SHORT,
+            "--results-dir",
+            str(out),
+            "--cache-dir",
+            str(cache),
+            *args,
         ],
-    )  # fmt: skip
+    )
     return result.exit_code, result.output
 
 
@@ -100,10 +108,27 @@ def test_a_part_that_finished_before_kill_9_is_kept_on_resume(
     from repro.runs import layout
 
     cmd = [
-        sys.executable, "-m", "repro", "replay", str(root / "specs" / "ort-digits.json"),
-        "--env", "native", "-m", "performance", *SHORT, "--on", "local", "--repeat", "3",
-        "--run-id", "K", "--results-dir", str(tmp_path), "--cache-dir", str(shared_cache),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "repro",
+        "replay",
+        str(root / "specs" / "ort-digits.json"),
+        "--env",
+        "native",
+        "-m",
+        "performance",
+        *SHORT,
+        "--on",
+        "local",
+        "--repeat",
+        "3",
+        "--run-id",
+        "K",
+        "--results-dir",
+        str(tmp_path),
+        "--cache-dir",
+        str(shared_cache),
+    ]
     run = tmp_path / "ort-digits" / "K"
     part0 = layout.partial_of(run) / "parts" / "0" / "run.json"
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -174,11 +199,30 @@ def test_a_cancelled_job_marks_its_part_interrupted_and_resume_completes_the_run
 ) -> None:
     _slurm_up()
     cmd = [
-        sys.executable, "-m", "repro", "replay", str(root / "specs" / "ort-digits.json"),
-        "--env", "native", "-s", "SingleStream", "-m", "performance", "--min-duration-ms", "4000",
-        "--on", "slurm", "--repeat", "2", "--run-id", "C", "--results-dir", str(tmp_path),
-        "--cache-dir", str(shared_cache),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "repro",
+        "replay",
+        str(root / "specs" / "ort-digits.json"),
+        "--env",
+        "native",
+        "-s",
+        "SingleStream",
+        "-m",
+        "performance",
+        "--min-duration-ms",
+        "4000",
+        "--on",
+        "slurm",
+        "--repeat",
+        "2",
+        "--run-id",
+        "C",
+        "--results-dir",
+        str(tmp_path),
+        "--cache-dir",
+        str(shared_cache),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     try:
@@ -195,8 +239,10 @@ def test_a_cancelled_job_marks_its_part_interrupted_and_resume_completes_the_run
         while running is None and time.monotonic() < deadline and proc.poll() is None:
             out = subprocess.run(
                 ["squeue", "-h", "-r", "-j", job, "-o", "%i %T"],
-                capture_output=True, text=True, timeout=10,
-            ).stdout  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout
             running = next((ln.split()[0] for ln in out.splitlines() if "RUNNING" in ln), None)
             time.sleep(0.3)
         assert running is not None, "no part started running within 60 s"
@@ -227,12 +273,27 @@ def test_a_sweep_dispatches_each_points_rounds_as_parts(
     result = CliRunner().invoke(
         cli,
         [
-            "sweep", str(root / "specs" / "ort-digits.json"), "--param", "workload.batch_size=8,32",
-            "--objective", "max:Offline.throughput", "--repeat", "2", "--min-duration-ms", "200",
-            "--on", "local", "--results-dir", str(tmp_path), "--cache-dir", str(shared_cache),
-            "--id", "sw", "--json",
+            "sweep",
+            str(root / "specs" / "ort-digits.json"),
+            "--param",
+            "workload.batch_size=8,32",
+            "--objective",
+            "max:Offline.throughput",
+            "--repeat",
+            "2",
+            "--min-duration-ms",
+            "200",
+            "--on",
+            "local",
+            "--results-dir",
+            str(tmp_path),
+            "--cache-dir",
+            str(shared_cache),
+            "--id",
+            "sw",
+            "--json",
         ],
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     state = json.loads(result.stdout)
     assert [p["status"] for p in state["points"]] == ["complete", "complete"]

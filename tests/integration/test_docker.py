@@ -59,10 +59,21 @@ def pinned(tmp_path_factory: pytest.TempPathFactory) -> Path:
     partial["artifacts"]["model"]["path"] = str(root / "artifacts" / "digits-mlp.onnx")
     (tmp / "partial.json").write_text(json.dumps(partial))
     result = _invoke(
-        "capture", "--from", str(tmp / "partial.json"), "--env-manager", "docker", "--no-run",
-        "--specs-dir", str(tmp / "specs"), "--lockfiles-dir", str(tmp / "lockfiles"),
-        "--results-dir", str(tmp / "results"), "--cache-dir", str(tmp / "cache"),
-    )  # fmt: skip
+        "capture",
+        "--from",
+        str(tmp / "partial.json"),
+        "--env-manager",
+        "docker",
+        "--no-run",
+        "--specs-dir",
+        str(tmp / "specs"),
+        "--lockfiles-dir",
+        str(tmp / "lockfiles"),
+        "--results-dir",
+        str(tmp / "results"),
+        "--cache-dir",
+        str(tmp / "cache"),
+    )
     assert result.exit_code == 0, result.output
     return tmp / "specs" / "ort-digits.json"
 
@@ -75,10 +86,22 @@ def test_every_scenario_replays_in_the_pinned_image(pinned: Path) -> None:
     assert env["base"] == DEFAULT_BASE
     out = pinned.parent.parent
     result = _invoke(
-        "replay", str(pinned), "--min-duration-ms", "200", "--container-cpuset", "0",
-        "--container-memory", "1g", "--results-dir", str(out / "results"),
-        "--cache-dir", str(out / "cache"), "--run-id", "in-docker", "--json",
-    )  # fmt: skip
+        "replay",
+        str(pinned),
+        "--min-duration-ms",
+        "200",
+        "--container-cpuset",
+        "0",
+        "--container-memory",
+        "1g",
+        "--results-dir",
+        str(out / "results"),
+        "--cache-dir",
+        str(out / "cache"),
+        "--run-id",
+        "in-docker",
+        "--json",
+    )
     assert result.exit_code in (0, 3), result.output  # 3: a Server run INVALID under load
     record = json.loads(result.stdout)
     assert {(t["scenario"], t["mode"]) for t in record["tests"]} == {
@@ -103,12 +126,34 @@ def test_every_scenario_replays_in_the_pinned_image(pinned: Path) -> None:
 def test_the_container_and_a_native_replay_agree(pinned: Path) -> None:
     out = pinned.parent.parent
     result = _invoke(
-        "replay", str(pinned), "--env", "docker", "--against", "self", "--baseline-env",
-        "native", "--until-decided", "--max-rounds", "3", "--scenario", "SingleStream",
-        "--scenario", "Offline", "--min-duration-ms", "300", "--results-dir",
-        str(out / "results"), "--cache-dir", str(out / "cache"), "--report-dir",
-        str(out / "report"), "--run-id", "vs-native", "--cpus", "0",
-    )  # fmt: skip
+        "replay",
+        str(pinned),
+        "--env",
+        "docker",
+        "--against",
+        "self",
+        "--baseline-env",
+        "native",
+        "--until-decided",
+        "--max-rounds",
+        "3",
+        "--scenario",
+        "SingleStream",
+        "--scenario",
+        "Offline",
+        "--min-duration-ms",
+        "300",
+        "--results-dir",
+        str(out / "results"),
+        "--cache-dir",
+        str(out / "cache"),
+        "--report-dir",
+        str(out / "report"),
+        "--run-id",
+        "vs-native",
+        "--cpus",
+        "0",
+    )
     report = json.loads((out / "report" / "report.json").read_text())
     assert result.exit_code in (0, 1), result.output
     for scenario in report["scenarios"]:
@@ -149,9 +194,15 @@ def test_a_different_image_id_is_refused(pinned: Path, tmp_path: Path) -> None:
     spec = pinned.parent / "tampered.json"
     spec.write_text(json.dumps(raw))
     result = _invoke(
-        "replay", str(spec), "--env", "docker", "--results-dir", str(tmp_path / "results"),
-        "--cache-dir", str(pinned.parent.parent / "cache"),
-    )  # fmt: skip
+        "replay",
+        str(spec),
+        "--env",
+        "docker",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--cache-dir",
+        str(pinned.parent.parent / "cache"),
+    )
     assert result.exit_code == 3, result.output
     assert "$.environment.image_id" in result.output
     assert "sha256:" + "0" * 64 in result.output
@@ -161,9 +212,15 @@ def test_a_different_image_id_is_refused(pinned: Path, tmp_path: Path) -> None:
     raw["environment"]["image_id"] = raw["environment"]["base_id"]
     spec.write_text(json.dumps(raw))
     result = _invoke(
-        "replay", str(spec), "--env", "docker", "--results-dir", str(tmp_path / "results"),
-        "--cache-dir", str(pinned.parent.parent / "cache"),
-    )  # fmt: skip
+        "replay",
+        str(spec),
+        "--env",
+        "docker",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--cache-dir",
+        str(pinned.parent.parent / "cache"),
+    )
     assert result.exit_code == 3, result.output
     assert "not an image `repro image` built" in result.output
     assert not (tmp_path / "results").exists()
@@ -172,10 +229,21 @@ def test_a_different_image_id_is_refused(pinned: Path, tmp_path: Path) -> None:
     raw["environment"]["image_id"] = "sha256:" + "0" * 64
     spec.write_text(json.dumps(raw))
     result = _invoke(
-        "replay", str(spec), "--env", "docker", "--rebuild", "--scenario", "Offline", "--mode",
-        "accuracy", "--results-dir", str(tmp_path / "results"), "--cache-dir",
-        str(pinned.parent.parent / "cache"), "--json",
-    )  # fmt: skip
+        "replay",
+        str(spec),
+        "--env",
+        "docker",
+        "--rebuild",
+        "--scenario",
+        "Offline",
+        "--mode",
+        "accuracy",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--cache-dir",
+        str(pinned.parent.parent / "cache"),
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     env = json.loads(result.stdout)["environment"]
     assert env["rebuilt"] is True
@@ -194,10 +262,20 @@ def test_the_pinned_id_runs_wherever_its_name_points_now(pinned: Path, tmp_path:
     try:
         c.images.get(env["base_id"]).tag(env["image"])  # the name now points elsewhere
         result = _invoke(
-            "replay", str(pinned), "--env", "docker", "--scenario", "Offline", "--mode",
-            "accuracy", "--results-dir", str(tmp_path / "results"), "--cache-dir",
-            str(pinned.parent.parent / "cache"), "--json",
-        )  # fmt: skip
+            "replay",
+            str(pinned),
+            "--env",
+            "docker",
+            "--scenario",
+            "Offline",
+            "--mode",
+            "accuracy",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(pinned.parent.parent / "cache"),
+            "--json",
+        )
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["environment"]["image_id"] == env["image_id"]
     finally:
@@ -214,15 +292,30 @@ def test_a_container_killed_mid_run_leaves_an_interrupted_run(pinned: Path, tmp_
     before = {x.name for x in c.containers.list()}
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "repro", "replay", str(pinned), "--env", "docker",
-            "--scenario", "Offline", "--mode", "performance", "--min-duration-ms", "60000",
-            "--results-dir", str(tmp_path / "results"), "--run-id", "killed",
-            "--cache-dir", str(pinned.parent.parent / "cache"),
+            sys.executable,
+            "-m",
+            "repro",
+            "replay",
+            str(pinned),
+            "--env",
+            "docker",
+            "--scenario",
+            "Offline",
+            "--mode",
+            "performance",
+            "--min-duration-ms",
+            "60000",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--run-id",
+            "killed",
+            "--cache-dir",
+            str(pinned.parent.parent / "cache"),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-    )  # fmt: skip
+    )
     worker = None
     deadline = time.monotonic() + 120
     while worker is None and time.monotonic() < deadline and proc.poll() is None:
@@ -248,23 +341,43 @@ def test_a_baked_image_carries_the_artifacts(tmp_path: Path) -> None:
     partial["artifacts"]["model"]["path"] = str(root / "artifacts" / "digits-mlp.onnx")
     (tmp_path / "partial.json").write_text(json.dumps(partial))
     dirs = [
-        "--specs-dir", str(tmp_path / "specs"), "--lockfiles-dir", str(tmp_path / "lockfiles"),
-        "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
-    ]  # fmt: skip
+        "--specs-dir",
+        str(tmp_path / "specs"),
+        "--lockfiles-dir",
+        str(tmp_path / "lockfiles"),
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     result = _invoke(
-        "capture", "--from", str(tmp_path / "partial.json"), "--env-manager", "docker",
-        "--docker-bake-artifacts", "--no-run", *dirs,
-    )  # fmt: skip
+        "capture",
+        "--from",
+        str(tmp_path / "partial.json"),
+        "--env-manager",
+        "docker",
+        "--docker-bake-artifacts",
+        "--no-run",
+        *dirs,
+    )
     assert result.exit_code == 0, result.output
     spec = json.loads((tmp_path / "specs" / "ort-digits.json").read_text())
     shas = sorted(a["sha256"] for a in spec["artifacts"].values())
     assert spec["environment"]["baked_artifacts"] == shas
     assert spec["environment"]["image"].endswith("-baked")
     result = _invoke(
-        "replay", str(tmp_path / "specs" / "ort-digits.json"), "--scenario", "Offline",
-        "--mode", "accuracy", "--results-dir", str(tmp_path / "results"),
-        "--cache-dir", str(tmp_path / "cache"), "--json",
-    )  # fmt: skip
+        "replay",
+        str(tmp_path / "specs" / "ort-digits.json"),
+        "--scenario",
+        "Offline",
+        "--mode",
+        "accuracy",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
     assert record["environment"]["baked_artifacts"] == shas

@@ -57,8 +57,16 @@ def test_import_replay_report(
     assert spec["workload"]["seeds"]["schedule_rng_seed"] == 33
     original = load_run(tmp_path / "results" / name / "original")
     assert original.environment["manager"] == "published"
-    assert (tmp_path / "results" / name / "original" / "Offline" / "performance" / "run_1"
-            / "mlperf_log_summary.txt").is_file()  # fmt: skip
+    assert (
+        tmp_path
+        / "results"
+        / name
+        / "original"
+        / "Offline"
+        / "performance"
+        / "run_1"
+        / "mlperf_log_summary.txt"
+    ).is_file()
     # the same import twice is refused, not overwritten
     again = runner.invoke(
         cli, ["import-mlperf", str(tree), "--base", str(root / "specs" / "ort-digits.json")]
@@ -98,10 +106,15 @@ def test_a_long_name_is_cut_to_a_spec_name_and_stays_unique(tmp_path: Path) -> N
     names = set()
     for system in ("a-very-long-system-name-" * 4 + "1", "a-very-long-system-name-" * 4 + "2"):
         record = RunRecord(
-            run_id="x", spec_name="resnet50", spec_id="", spec_path="", status="complete",
-            started_utc="", repro_version="",
+            run_id="x",
+            spec_name="resnet50",
+            spec_id="",
+            spec_path="",
+            status="complete",
+            started_utc="",
+            repro_version="",
             environment={"division": "closed", "submitter": "Acme", "system": system},
-        )  # fmt: skip
+        )
         name = _name(record)
         assert len(name) <= MAX_NAME
         names.add(name)
@@ -112,9 +125,18 @@ def test_json_lists_what_was_imported(root: Path, tmp_path: Path) -> None:
     tree = _tree(tmp_path)
     result = CliRunner().invoke(
         cli,
-        ["import-mlperf", str(tree), "--base", str(root / "specs" / "ort-digits.json"),
-         "--specs-dir", str(tmp_path / "s"), "--results-dir", str(tmp_path / "r"), "--json"],
-    )  # fmt: skip
+        [
+            "import-mlperf",
+            str(tree),
+            "--base",
+            str(root / "specs" / "ort-digits.json"),
+            "--specs-dir",
+            str(tmp_path / "s"),
+            "--results-dir",
+            str(tmp_path / "r"),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     [done] = json.loads(result.stdout)
     assert done["name"] == "mlperf-digits-closed-acme-box"

@@ -31,11 +31,22 @@ def _cli(*args: str) -> Result:
 
 def _replay(spec: Path, tmp_path: Path, *more: str) -> tuple[Result, dict[str, Any]]:
     result = _cli(
-        "replay", str(spec), "--env", "native", "--run-id", "r1",
-        "--min-duration-ms", "300", "--min-query-count", "64",
-        "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
+        "replay",
+        str(spec),
+        "--env",
+        "native",
+        "--run-id",
+        "r1",
+        "--min-duration-ms",
+        "300",
+        "--min-query-count",
+        "64",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
         *more,
-    )  # fmt: skip
+    )
     record_path = tmp_path / "results" / json.loads(spec.read_text())["name"] / "r1" / "run.json"
     record = json.loads(record_path.read_text()) if record_path.is_file() else {}
     return result, record
@@ -71,10 +82,14 @@ def test_torch_tinylm_streams_tokens_and_reproduces_the_originals_tokens(tmp_pat
     out = tmp_path / "report"
     # the copy names its lock files by absolute paths (another id): the same experiment
     report = _cli(
-        "report", "-o", str(out), "--allow-different-specs", "--compare",
+        "report",
+        "-o",
+        str(out),
+        "--allow-different-specs",
+        "--compare",
         str(ROOT / "results" / "torch-tinylm" / "original"),
         str(tmp_path / "results" / "torch-tinylm" / "r1"),
-    )  # fmt: skip
+    )
     assert report.exit_code in (0, 1), report.output + report.stderr
     data = json.loads((out / "report.json").read_text())
     rows = {(s["scenario"], m["metric"]): m for s in data["scenarios"] for m in s["metrics"]}
@@ -159,9 +174,13 @@ def test_a_published_llm_result_is_other_hardware_for_speed(tmp_path: Path) -> N
     )
     out = tmp_path / "report"
     report = _cli(
-        "report", "-o", str(out), "--compare", str(published),
+        "report",
+        "-o",
+        str(out),
+        "--compare",
+        str(published),
         str(tmp_path / "results" / "tinylm-as-llama2" / "r1"),
-    )  # fmt: skip
+    )
     assert report.exit_code == 0, report.output + report.stderr
     data = json.loads((out / "report.json").read_text())
     offline = next(s for s in data["scenarios"] if s["scenario"] == "Offline")
@@ -227,15 +246,21 @@ def test_a_published_rouge1_is_compared_with_the_replays(tmp_path: Path) -> None
     result, _ = _replay(_write(tmp_path, raw), tmp_path, "--scenario", "Offline")
     assert result.exit_code in (0, 3), result.output + result.stderr
     published = published_result(
-        tmp_path / "tree", benchmark="llama2-70b", sps=10.0,
+        tmp_path / "tree",
+        benchmark="llama2-70b",
+        sps=10.0,
         accuracy="{'rouge1': 44.4312, 'rouge2': 22.0352, 'rougeL': 28.6162, "
         "'tokens_per_sample': 294.4}\nhash=abc\n",
-    ).parent  # fmt: skip
+    ).parent
     out = tmp_path / "report"
     report = _cli(
-        "report", "-o", str(out), "--compare", str(published),
+        "report",
+        "-o",
+        str(out),
+        "--compare",
+        str(published),
         str(tmp_path / "results" / "tinylm-rouge" / "r1"),
-    )  # fmt: skip
+    )
     assert report.exit_code == 1, report.output + report.stderr  # the accuracy is not llama2's
     data = json.loads((out / "report.json").read_text())
     offline = next(s for s in data["scenarios"] if s["scenario"] == "Offline")

@@ -62,10 +62,23 @@ def short_run(work: Path, shared_cache: Path) -> Path:
     """A short replay: Offline, 300 ms, on the spec's 64 synthetic images."""
     result = CliRunner().invoke(
         cli,
-        ["replay", str(SPEC), "--env", "native", "-s", "Offline", "--min-duration-ms", "300",
-         "--results-dir", str(work / "results"), "--cache-dir", str(shared_cache),
-         "--run-id", "short"],
-    )  # fmt: skip
+        [
+            "replay",
+            str(SPEC),
+            "--env",
+            "native",
+            "-s",
+            "Offline",
+            "--min-duration-ms",
+            "300",
+            "--results-dir",
+            str(work / "results"),
+            "--cache-dir",
+            str(shared_cache),
+            "--run-id",
+            "short",
+        ],
+    )
     assert result.exit_code in (0, 3), result.output
     return work / "results" / "ort-resnet50" / "short"
 
@@ -75,10 +88,28 @@ def _submit(
 ) -> tuple[int, str, str]:
     result = CliRunner().invoke(
         cli,
-        ["submission", str(run), "--round", round_name, "--division", "open",
-         "--submitter", "Repro", "--system-name", "vm2c", "-o", str(out), "--env", "native",
-         "--spec", str(SPEC), "--cache-dir", str(cache), *extra],
-    )  # fmt: skip
+        [
+            "submission",
+            str(run),
+            "--round",
+            round_name,
+            "--division",
+            "open",
+            "--submitter",
+            "Repro",
+            "--system-name",
+            "vm2c",
+            "-o",
+            str(out),
+            "--env",
+            "native",
+            "--spec",
+            str(SPEC),
+            "--cache-dir",
+            str(cache),
+            *extra,
+        ],
+    )
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -89,9 +120,14 @@ def trees(short_run: Path, work: Path, shared_cache: Path) -> dict[str, tuple[Pa
     for name in ROUNDS:
         out = work / f"sub-{name}"
         code, stdout, stderr = _submit(
-            short_run, out, name, shared_cache, "--system-json", str(work / "system.json"),
+            short_run,
+            out,
+            name,
+            shared_cache,
+            "--system-json",
+            str(work / "system.json"),
             "--json",
-        )  # fmt: skip
+        )
         assert code == 1, stdout + stderr  # a short run: violations, each a short run's
         made[name] = (out, json.loads(stdout))
     return made
@@ -106,10 +142,22 @@ def tools() -> Path:
 
 def _official(tools: Path, checker: str, tree: Path, round_name: str, tmp: Path) -> str:
     proc = subprocess.run(
-        [sys.executable, *CHECKERS[checker], "--input", str(tree), "--version", round_name,
-         "--csv", str(tmp / f"{checker}.csv")],
-        cwd=tools, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            *CHECKERS[checker],
+            "--input",
+            str(tree),
+            "--version",
+            round_name,
+            "--csv",
+            str(tmp / f"{checker}.csv"),
+        ],
+        cwd=tools,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     return proc.stdout + proc.stderr
 
 
@@ -193,9 +241,18 @@ def test_check_shows_repro_and_the_official_checkers_side_by_side(
 ) -> None:
     tree, _ = trees["v6.0"]
     result = CliRunner().invoke(
-        cli, ["submission", "--check", str(tree), "--round", "v6.0", "--official-checker",
-              str(tools), "--json"],
-    )  # fmt: skip
+        cli,
+        [
+            "submission",
+            "--check",
+            str(tree),
+            "--round",
+            "v6.0",
+            "--official-checker",
+            str(tools),
+            "--json",
+        ],
+    )
     assert result.exit_code == 1, result.output  # only what a short run keeps
     doc = json.loads(result.stdout)
     assert [r["checker"] for r in doc["official"]] == ["checker", "checker_old"]
@@ -204,10 +261,22 @@ def test_check_shows_repro_and_the_official_checkers_side_by_side(
     assert all(r["rule"] != "?" for r in rows)
     # where a checker lists a rule, repro lists it too
     assert all(r["repro"] for r in rows if any(r["checkers"].values()))
-    text = CliRunner().invoke(
-        cli, ["submission", "--check", str(tree), "--round", "v6.0", "--official-checker",
-              str(tools)],
-    ).output  # fmt: skip
+    text = (
+        CliRunner()
+        .invoke(
+            cli,
+            [
+                "submission",
+                "--check",
+                str(tree),
+                "--round",
+                "v6.0",
+                "--official-checker",
+                str(tools),
+            ],
+        )
+        .output
+    )
     assert "side by side" in text
     assert "checker_old" in text
 
@@ -259,8 +328,9 @@ def test_writing_refuses_a_system_description_missing_a_field(
 ) -> None:
     system = tmp_path / "system.json"
     system.write_text(json.dumps({k: v for k, v in SYSTEM.items() if k != "cooling"}))
-    code, _, err = _submit(short_run, tmp_path / "o", "v6.0", shared_cache, "--system-json",
-                           str(system))  # fmt: skip
+    code, _, err = _submit(
+        short_run, tmp_path / "o", "v6.0", shared_cache, "--system-json", str(system)
+    )
     assert code == 2, err
     assert "lacks cooling" in err
     assert "rule system.field" in err
@@ -273,8 +343,9 @@ def test_a_run_of_another_rounds_loadgen_is_refused(
     short_run: Path, work: Path, tmp_path: Path, shared_cache: Path
 ) -> None:
     # the runs were made with LoadGen 6.0: round v6.1's rules want 6.1's
-    code, _, err = _submit(short_run, tmp_path / "o", "v6.1", shared_cache, "--system-json",
-                           str(work / "system.json"))  # fmt: skip
+    code, _, err = _submit(
+        short_run, tmp_path / "o", "v6.1", shared_cache, "--system-json", str(work / "system.json")
+    )
     assert code == 2, err
     assert "older than round v6.1's LoadGen 6.1" in err
     assert "--round v6.0" in err

@@ -23,9 +23,16 @@ def test_pack_unpack_is_byte_identical_and_replays_from_the_package(
     package = tmp_path / "digits.repro.tar.gz"
     result = CliRunner().invoke(
         cli,
-        ["pack", str(root / "specs" / "ort-digits.json"), "-o", str(package),
-         "--with-artifacts", "--cache-dir", str(shared_cache)],
-    )  # fmt: skip
+        [
+            "pack",
+            str(root / "specs" / "ort-digits.json"),
+            "-o",
+            str(package),
+            "--with-artifacts",
+            "--cache-dir",
+            str(shared_cache),
+        ],
+    )
     assert result.exit_code == 0, result.output
     out = tmp_path / "unpacked"
     result = CliRunner().invoke(cli, ["unpack", str(package), "-o", str(out)])
@@ -43,10 +50,25 @@ def test_pack_unpack_is_byte_identical_and_replays_from_the_package(
     cache = tmp_path / "cache"
     result = CliRunner().invoke(
         cli,
-        ["replay", str(package), "--env", "native", "-s", "SingleStream", "-m", "performance",
-         "--min-duration-ms", "200", "--results-dir", str(tmp_path / "results"),
-         "--cache-dir", str(cache), "--run-id", "p1"],
-    )  # fmt: skip
+        [
+            "replay",
+            str(package),
+            "--env",
+            "native",
+            "-s",
+            "SingleStream",
+            "-m",
+            "performance",
+            "--min-duration-ms",
+            "200",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(cache),
+            "--run-id",
+            "p1",
+        ],
+    )
     assert result.exit_code in (0, 3), result.output
     assert load_run(tmp_path / "results" / "ort-digits" / "p1").tests
     dataset_sha = "21bc397116824593c52d72953f25c3a7d312ea873270747c0342c0ff1e52e442"
@@ -66,18 +88,47 @@ def test_air_gapped_replay_builds_its_venv_from_the_packages_wheels(
     package = tmp_path / "digits.repro.tar.zst"
     result = CliRunner().invoke(
         cli,
-        ["pack", str(root / "specs" / "ort-digits.json"), "-o", str(package),
-         "--with-artifacts", "--with-wheels", "--cache-dir", str(shared_cache)],
-    )  # fmt: skip
+        [
+            "pack",
+            str(root / "specs" / "ort-digits.json"),
+            "-o",
+            str(package),
+            "--with-artifacts",
+            "--with-wheels",
+            "--cache-dir",
+            str(shared_cache),
+        ],
+    )
     assert result.exit_code == 0, result.output
     # a new network namespace has no interface but lo: PyPI and everything else unreachable
     proc = subprocess.run(
-        ["unshare", "-n", sys.executable, "-m", "repro", "replay", str(package), "--env", "venv",
-         "-s", "SingleStream", "-m", "performance", "--min-duration-ms", "200",
-         "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
-         "--run-id", "air"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            "unshare",
+            "-n",
+            sys.executable,
+            "-m",
+            "repro",
+            "replay",
+            str(package),
+            "--env",
+            "venv",
+            "-s",
+            "SingleStream",
+            "-m",
+            "performance",
+            "--min-duration-ms",
+            "200",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--run-id",
+            "air",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode in (0, 3), proc.stderr
     record = load_run(tmp_path / "results" / "ort-digits" / "air")
     assert record.environment["manager"] == "venv"
@@ -94,12 +145,20 @@ def test_a_ten_gigabyte_sparse_member_is_refused_and_nothing_is_written(tmp_path
     zero = "0" * 64
     (src / "manifest.json").write_text(
         json.dumps(
-            {"schema": "repro.package/v1", "spec": "s.json", "spec_name": "x",
-             "spec_id": "a" * 64, "repro_version": "t", "contents": {},
-             "members": [{"path": "s.json", "role": "spec", "size": 1, "sha256": zero},
-                         {"path": "huge.bin", "role": "result", "size": size, "sha256": zero}]}
+            {
+                "schema": "repro.package/v1",
+                "spec": "s.json",
+                "spec_name": "x",
+                "spec_id": "a" * 64,
+                "repro_version": "t",
+                "contents": {},
+                "members": [
+                    {"path": "s.json", "role": "spec", "size": 1, "sha256": zero},
+                    {"path": "huge.bin", "role": "result", "size": size, "sha256": zero},
+                ],
+            }
         )
-    )  # fmt: skip
+    )
     package = tmp_path / "big.repro.tar"
     subprocess.run(  # the manifest first, as a package has it; then the sparse member
         ["tar", "--sparse", "-cf", str(package), "-C", str(src), "manifest.json", "huge.bin"],
@@ -146,11 +205,23 @@ def test_a_package_with_its_image_replays_after_the_image_is_gone(
     cache = tmp_path / "cache"
     result = CliRunner().invoke(
         cli,
-        ["capture", "--from", str(project / "partial.json"), "--env-manager", "docker",
-         "--no-run", "--specs-dir", str(project / "specs"), "--lockfiles-dir",
-         str(project / "lockfiles"), "--results-dir", str(project / "results"),
-         "--cache-dir", str(cache)],
-    )  # fmt: skip
+        [
+            "capture",
+            "--from",
+            str(project / "partial.json"),
+            "--env-manager",
+            "docker",
+            "--no-run",
+            "--specs-dir",
+            str(project / "specs"),
+            "--lockfiles-dir",
+            str(project / "lockfiles"),
+            "--results-dir",
+            str(project / "results"),
+            "--cache-dir",
+            str(cache),
+        ],
+    )
     assert result.exit_code == 0, result.output
     spec = project / "specs" / "ort-digits-packed.json"
     image_id = json.loads(spec.read_text())["environment"]["image_id"]
@@ -162,10 +233,22 @@ def test_a_package_with_its_image_replays_after_the_image_is_gone(
     client.images.remove(image_id, force=True)  # another machine: the image is not there
     result = CliRunner().invoke(
         cli,
-        ["replay", str(package), "--env", "docker", "--scenario", "Offline", "--mode",
-         "accuracy", "--results-dir", str(tmp_path / "results"), "--cache-dir", str(cache),
-         "--json"],
-    )  # fmt: skip
+        [
+            "replay",
+            str(package),
+            "--env",
+            "docker",
+            "--scenario",
+            "Offline",
+            "--mode",
+            "accuracy",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(cache),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["environment"]["image_id"] == image_id
     client.close()

@@ -69,8 +69,10 @@ def test_a_plain_flake_folder_packs_only_the_flake_and_never_credentials(
     code, _out, err = _cli("pack", str(project / "specs/ort-digits.json"), "-o", str(package))
     assert code == 0, err
     assert _nix_members(package, tmp_path) == {
-        "nix/flake.nix", "nix/flake.lock", "nix/pkgs/extra.nix",
-    }  # fmt: skip
+        "nix/flake.nix",
+        "nix/flake.lock",
+        "nix/pkgs/extra.nix",
+    }
     assert SECRET.encode() not in package.read_bytes()
     assert b"AWS_SECRET_ACCESS_KEY" not in package.read_bytes()
     for name in (".netrc", ".env", ".aws/credentials"):
@@ -122,8 +124,10 @@ def test_a_git_flake_packs_what_git_tracks_and_its_attestation_covers_the_same(
     code, _, err = _cli("pack", str(spec), "-o", str(package))
     assert code == 0, err
     assert _nix_members(package, tmp_path) == {
-        "nix/flake.nix", "nix/flake.lock", "nix/README.md",
-    }  # fmt: skip
+        "nix/flake.nix",
+        "nix/flake.lock",
+        "nix/README.md",
+    }
     assert SECRET.encode() not in package.read_bytes()
     assert "nix/.env (looks like credentials)" in err
     assert "nix/untracked.txt (not tracked by git" in err
@@ -228,9 +232,16 @@ def packages(
     signed_project = _project(root, tmp / "s")
     signed = tmp / "signed.repro.tar"
     code, _, err = _cli(
-        "pack", str(signed_project / "specs/ort-digits.json"), "-o", str(signed),
-        "--with-artifacts", "--key", key, "--cache-dir", str(shared_cache),
-    )  # fmt: skip
+        "pack",
+        str(signed_project / "specs/ort-digits.json"),
+        "-o",
+        str(signed),
+        "--with-artifacts",
+        "--key",
+        key,
+        "--cache-dir",
+        str(shared_cache),
+    )
     assert code == 0, err
     project = _project(root, tmp / "u")
     spec = project / "specs/ort-digits.json"
@@ -316,9 +327,19 @@ def test_a_replay_of_a_package_never_reads_outside_it(
     forged = _forge(packages["unsigned"], tmp_path, escape)
     results = tmp_path / "results"
     code, out, err = _cli(
-        "replay", str(forged), "--env", "native", "-s", "Offline", "-m", "accuracy",
-        "--results-dir", str(results), "--cache-dir", str(tmp_path / "cache"),
-    )  # fmt: skip
+        "replay",
+        str(forged),
+        "--env",
+        "native",
+        "-s",
+        "Offline",
+        "-m",
+        "accuracy",
+        "--results-dir",
+        str(results),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    )
     assert code == 2, out + err
     assert "$.artifacts.model.path" in err
     assert "outside the package" in err
@@ -352,9 +373,13 @@ def test_a_private_key_others_can_read_is_not_used(
     assert f"chmod 600 {key}" in err
     assert not (project / "specs/ort-digits.json.intoto.json").exists()
     code, out, err = _cli(
-        "pack", str(project / "specs/ort-digits.json"), "-o", str(tmp_path / "x.repro.tar"),
-        "--key", str(key),
-    )  # fmt: skip
+        "pack",
+        str(project / "specs/ort-digits.json"),
+        "-o",
+        str(tmp_path / "x.repro.tar"),
+        "--key",
+        str(key),
+    )
     assert code == 2, out + err
     assert not (tmp_path / "x.repro.tar").exists()
 
@@ -377,9 +402,20 @@ def test_validate_of_a_spec_glob_skips_the_attestations_beside_the_specs(
 
 def _replay_package(package: Path, tmp: Path, *extra: str) -> tuple[int, str, str]:
     return _cli(
-        "replay", str(package), "--env", "native", "-s", "Offline", "-m", "accuracy",
-        "--results-dir", str(tmp / "results"), "--cache-dir", str(tmp / "cache"), *extra,
-    )  # fmt: skip
+        "replay",
+        str(package),
+        "--env",
+        "native",
+        "-s",
+        "Offline",
+        "-m",
+        "accuracy",
+        "--results-dir",
+        str(tmp / "results"),
+        "--cache-dir",
+        str(tmp / "cache"),
+        *extra,
+    )
 
 
 def _run_spec_ids(results: Path) -> set[str]:
@@ -435,9 +471,11 @@ def test_an_extra_file_in_the_cached_copy_makes_it_unpacked_again(
 
 
 def test_a_signed_package_replays_only_with_a_key_that_verifies_it(
-    packages: dict[str, Path], keys: tuple[str, str], tmp_path: Path,
+    packages: dict[str, Path],
+    keys: tuple[str, str],
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     code, out, err = _replay_package(packages["signed"], tmp_path)
     assert code == 0, out + err
@@ -466,9 +504,11 @@ def test_a_signed_package_replays_only_with_a_key_that_verifies_it(
 
 
 def test_a_colleague_replays_a_package_and_reports_as_the_readme_says(
-    packages: dict[str, Path], keys: tuple[str, str], tmp_path: Path,
+    packages: dict[str, Path],
+    keys: tuple[str, str],
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     """After `repro replay PACKAGE`, the README's `repro report --compare results/<name>/`
     failed (exit 2, "not a repro run ..."): the original was only in the artifact cache."""
     colleague = tmp_path / "colleague"
@@ -478,8 +518,20 @@ def test_a_colleague_replays_a_package_and_reports_as_the_readme_says(
     package = str(packages["signed"])
     code, out, err = _cli("verify", package, "--key", keys[1])
     assert code == 0, out + err
-    code, out, err = _cli("replay", package, "--key", keys[1], "--env", "native",
-                          "-s", "Offline", "-m", "accuracy", "--cache-dir", "cache")  # fmt: skip
+    code, out, err = _cli(
+        "replay",
+        package,
+        "--key",
+        keys[1],
+        "--env",
+        "native",
+        "-s",
+        "Offline",
+        "-m",
+        "accuracy",
+        "--cache-dir",
+        "cache",
+    )
     assert code == 0, out + err
     assert (colleague / "results" / "ort-digits" / "original" / "run.json").is_file()
     code, out, err = _cli("report", "--compare", "results/ort-digits/")

@@ -18,11 +18,32 @@ CPUS = sorted(os.sched_getaffinity(0))
 def _aa(root: Path, tmp_path: Path, *extra: str) -> tuple[int, str]:
     result = CliRunner().invoke(
         cli,
-        ["replay", str(root / "specs" / "ort-digits.json"), "--env", "native",
-         "--against", "self", "--scenario", "SingleStream", "--scenario", "Offline",
-         "--mode", "performance", "--min-duration-ms", "200", "--max-rounds", "2",
-         "--order-seed", "4", "--run-id", "aa", "--cache-dir", str(tmp_path / "cache"), *extra],
-    )  # fmt: skip
+        [
+            "replay",
+            str(root / "specs" / "ort-digits.json"),
+            "--env",
+            "native",
+            "--against",
+            "self",
+            "--scenario",
+            "SingleStream",
+            "--scenario",
+            "Offline",
+            "--mode",
+            "performance",
+            "--min-duration-ms",
+            "200",
+            "--max-rounds",
+            "2",
+            "--order-seed",
+            "4",
+            "--run-id",
+            "aa",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            *extra,
+        ],
+    )
     return result.exit_code, result.output
 
 

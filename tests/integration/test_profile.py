@@ -99,8 +99,14 @@ def test_onnxruntime_profile_has_one_row_per_node_adding_up_to_the_inference(
     prof = _profile_in_process(engine, tmp_path, x)
     assert [r.name for r in prof.rows] == NODES
     assert [r.op_type for r in prof.rows] == [
-        "Conv", "Relu", "Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"
-    ]  # fmt: skip
+        "Conv",
+        "Relu",
+        "Conv",
+        "Relu",
+        "GlobalAveragePool",
+        "Flatten",
+        "Gemm",
+    ]
     assert all(r.calls == 20 for r in prof.rows)
     # the layers account for the inferences' time but for the framework's own few percent
     # (the same inferences on both sides: no timing of two runs is compared)
@@ -161,11 +167,26 @@ def digits_runs(tmp_path_factory: pytest.TempPathFactory, shared_cache: Path) ->
     root = Path(__file__).resolve().parents[2]
     out = tmp_path_factory.mktemp("results")
     common = [
-        "replay", str(root / "specs" / "ort-digits.json"), "--env", "native",
-        "-s", "SingleStream", "-m", "performance", "--min-duration-ms", "200",
-        "--min-query-count", "50", "--results-dir", str(out), "--cache-dir", str(shared_cache),
-        "--profile", "--profile-samples", "16",
-    ]  # fmt: skip
+        "replay",
+        str(root / "specs" / "ort-digits.json"),
+        "--env",
+        "native",
+        "-s",
+        "SingleStream",
+        "-m",
+        "performance",
+        "--min-duration-ms",
+        "200",
+        "--min-query-count",
+        "50",
+        "--results-dir",
+        str(out),
+        "--cache-dir",
+        str(shared_cache),
+        "--profile",
+        "--profile-samples",
+        "16",
+    ]
     for run_id, extra in (
         ("a", []),
         ("b", ["--backend-option", "graph_optimization_level=disable"]),
@@ -198,9 +219,14 @@ def test_report_shows_where_the_time_went_and_the_profile_diff(
     digits_runs: Path, tmp_path: Path
 ) -> None:
     code, _, stderr = _cli(
-        "report", "--compare", str(digits_runs / "a"), str(digits_runs / "b"),
-        "--allow-different-specs", "-o", str(tmp_path),
-    )  # fmt: skip
+        "report",
+        "--compare",
+        str(digits_runs / "a"),
+        str(digits_runs / "b"),
+        "--allow-different-specs",
+        "-o",
+        str(tmp_path),
+    )
     assert code in (0, 1), stderr
     report = json.loads((tmp_path / "report.json").read_text())
     diff = report["profile"]["diff"]
@@ -225,9 +251,19 @@ def test_profile_into_a_finished_run_replaces_its_profile_and_keeps_it_whole(
     before = load_run(run)
     trace = tmp_path / "out.trace.json"
     code, stdout, stderr = _cli(
-        "profile", str(root / "specs" / "ort-digits.json"), "--env", "native", "--samples", "8",
-        "--into", str(run), "--trace", str(trace), "--cache-dir", str(shared_cache),
-    )  # fmt: skip
+        "profile",
+        str(root / "specs" / "ort-digits.json"),
+        "--env",
+        "native",
+        "--samples",
+        "8",
+        "--into",
+        str(run),
+        "--trace",
+        str(trace),
+        "--cache-dir",
+        str(shared_cache),
+    )
     assert code == 0, stderr
     assert "layers add up to" in stdout
     after = load_run(run)
@@ -242,10 +278,22 @@ def test_profile_alone_makes_a_run_that_is_never_taken_for_a_replay(
     shared_cache: Path, tmp_path: Path, root: Path
 ) -> None:
     code, stdout, stderr = _cli(
-        "profile", str(root / "specs" / "ort-digits.json"), "--env", "native", "-s", "Offline",
-        "--samples", "40", "-o", str(tmp_path), "--run-id", "p1", "--cache-dir",
-        str(shared_cache), "--json",
-    )  # fmt: skip
+        "profile",
+        str(root / "specs" / "ort-digits.json"),
+        "--env",
+        "native",
+        "-s",
+        "Offline",
+        "--samples",
+        "40",
+        "-o",
+        str(tmp_path),
+        "--run-id",
+        "p1",
+        "--cache-dir",
+        str(shared_cache),
+        "--json",
+    )
     assert code == 0, stderr
     prof = json.loads(stdout)
     assert prof["scenario"] == "Offline"
@@ -262,9 +310,15 @@ def test_profile_refuses_a_run_of_another_spec(
     digits_runs: Path, shared_cache: Path, tmp_path: Path, root: Path
 ) -> None:
     code, _, stderr = _cli(
-        "profile", str(root / "specs" / "ort-digits.json"), "--env", "native",
-        "--into", str(digits_runs / "b"), "--cache-dir", str(shared_cache),
-    )  # fmt: skip
+        "profile",
+        str(root / "specs" / "ort-digits.json"),
+        "--env",
+        "native",
+        "--into",
+        str(digits_runs / "b"),
+        "--cache-dir",
+        str(shared_cache),
+    )
     assert code == 2, stderr
     assert "made from another spec" in stderr, stderr
     code, _, stderr = _cli(

@@ -119,8 +119,9 @@ def test_a_short_test_lasts_about_the_time_asked_whatever_the_specs_expected_qps
             sc["settings"]["offline_expected_qps"] = 20000.0  # ~100x this machine's rate
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
-    result = replay_performance(path, tmp_path, "Offline", "--min-duration-ms", "300",
-                                run_id="short")  # fmt: skip
+    result = replay_performance(
+        path, tmp_path, "Offline", "--min-duration-ms", "300", run_id="short"
+    )
     assert result.exit_code == 0, result.stderr
     [test] = load_run(tmp_path / "results" / "ort-resnet-small" / "short").tests
     change = test.changed_settings["offline_expected_qps"]
@@ -277,10 +278,21 @@ def test_a_spec_naming_what_the_model_or_data_lack_exits_2(
     (tmp_path / "s.json").write_text(json.dumps(spec))
     result = CliRunner().invoke(
         cli,
-        ["replay", str(tmp_path / "s.json"), "--env", "native", "-s", "SingleStream",
-         "--min-duration-ms", "100", "--results-dir", str(tmp_path / "results"),
-         "--cache-dir", str(tmp_path / "cache")],
-    )  # fmt: skip
+        [
+            "replay",
+            str(tmp_path / "s.json"),
+            "--env",
+            "native",
+            "-s",
+            "SingleStream",
+            "--min-duration-ms",
+            "100",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert named in result.stderr
     assert "Traceback" not in result.output
@@ -308,10 +320,21 @@ def test_a_full_disk_during_a_replay_names_the_file_being_written(
     monkeypatch.setattr(Path, "write_text", write_text)
     result = CliRunner().invoke(
         cli,
-        ["replay", str(root / "specs" / "ort-digits.json"), "--env", "native", "-s", "Offline",
-         "-m", "accuracy", "--results-dir", str(tmp_path / "results"),
-         "--cache-dir", str(shared_cache)],
-    )  # fmt: skip
+        [
+            "replay",
+            str(root / "specs" / "ort-digits.json"),
+            "--env",
+            "native",
+            "-s",
+            "Offline",
+            "-m",
+            "accuracy",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(shared_cache),
+        ],
+    )
     assert result.exit_code == 3, result.output
     assert "a file:" not in result.stderr
     assert f"{full}: No space left on device" in result.stderr

@@ -91,10 +91,11 @@ def test_each_plot_renders_in_headless_chromium_with_its_labels_inside(
     page = tmp_path / f"{name}.html"
     page.write_text(build(tmp_path).replace("</body>", MEASURE))
     dom = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-         page.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    ).stdout  # fmt: skip
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     found = re.search(r'data-plots="([^"]*)"', dom)
     assert found, dom[-2000:]
     plots = json.loads(unescape(found.group(1)))
@@ -117,9 +118,15 @@ def test_each_plot_renders_in_headless_chromium_with_its_labels_inside(
 
 
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-)  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 def _overlaps(texts: list[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -36,11 +36,17 @@ NO_ACCELERATOR = {
     **{
         f"accelerator_{k}": "N/A"
         for k in (
-            "model_name", "memory_capacity", "frequency", "host_interconnect", "interconnect",
-            "interconnect_topology", "memory_configuration", "on-chip_memories",
+            "model_name",
+            "memory_capacity",
+            "frequency",
+            "host_interconnect",
+            "interconnect",
+            "interconnect_topology",
+            "memory_configuration",
+            "on-chip_memories",
         )
     },
-}  # fmt: skip
+}
 
 
 def _invoke(args: list[str]) -> tuple[int, str]:
@@ -100,10 +106,26 @@ def test_a_shipped_original_becomes_a_submission_tree(original: Path, tmp_path: 
     system = tmp_path / "system.json"
     system.write_text(json.dumps({**SUBMISSION_SYSTEM, **NO_ACCELERATOR}))
     code, out = _invoke(
-        ["submission", str(original), "--round", round_name, "--division", "open",
-         "--submitter", "Org", "--system-name", "vm", "--system-json", str(system),
-         "-o", str(tmp_path / "sub"), "--env", "native", "--no-compliance"]
-    )  # fmt: skip
+        [
+            "submission",
+            str(original),
+            "--round",
+            round_name,
+            "--division",
+            "open",
+            "--submitter",
+            "Org",
+            "--system-name",
+            "vm",
+            "--system-json",
+            str(system),
+            "-o",
+            str(tmp_path / "sub"),
+            "--env",
+            "native",
+            "--no-compliance",
+        ]
+    )
     assert code in (0, 1), out
     assert "made:" not in out, out  # the runs were taken as they are
     assert list((tmp_path / "sub" / "open" / "Org" / "results" / "vm").iterdir())

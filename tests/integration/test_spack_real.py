@@ -42,15 +42,27 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         raw.pop(key)
     raw["artifacts"]["model"]["path"] = "artifacts/digits-mlp.onnx"
     raw["environment"] = {"manager": "spack"}
-    raw["workload"]["scenarios"] = [s for s in raw["workload"]["scenarios"]
-                                    if s["scenario"] == "Offline"]  # fmt: skip
+    raw["workload"]["scenarios"] = [
+        s for s in raw["workload"]["scenarios"] if s["scenario"] == "Offline"
+    ]
     raw["workload"]["modes"] = ["performance"]
     (tmp / "partial.json").write_text(json.dumps(raw))
     code, _, err = _cli(
-        "capture", "--from", str(tmp / "partial.json"), "--env-manager", "spack", "--no-run",
-        "--specs-dir", str(tmp / "specs"), "--lockfiles-dir", str(tmp / "lockfiles"),
-        "--results-dir", str(tmp / "results"), "--cache-dir", str(tmp / "cache"),
-    )  # fmt: skip
+        "capture",
+        "--from",
+        str(tmp / "partial.json"),
+        "--env-manager",
+        "spack",
+        "--no-run",
+        "--specs-dir",
+        str(tmp / "specs"),
+        "--lockfiles-dir",
+        str(tmp / "lockfiles"),
+        "--results-dir",
+        str(tmp / "results"),
+        "--cache-dir",
+        str(tmp / "cache"),
+    )
     assert code == 0, err
     spec = tmp / "specs" / "ort-digits.json"
     code, _, err = _cli("spack", "mirror", str(spec), "-o", str(tmp / "mirror"))
@@ -58,14 +70,28 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"tmp": tmp, "spec": spec, "mirror": tmp / "mirror"}
 
 
-def _replay(project: dict[str, Path], monkeypatch: pytest.MonkeyPatch, cache: Path,
-            run_id: str, spec: Path | None = None) -> tuple[int, str, str]:  # fmt: skip
+def _replay(
+    project: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    cache: Path,
+    run_id: str,
+    spec: Path | None = None,
+) -> tuple[int, str, str]:
     monkeypatch.setenv("REPRO_SPACK_MIRROR", str(project["mirror"]))
     return _cli(
-        "replay", str(spec or project["spec"]), "--env", "spack", "--min-duration-ms", "300",
-        "--results-dir", str(project["tmp"] / "results"), "--cache-dir", str(cache),
-        "--run-id", run_id,
-    )  # fmt: skip
+        "replay",
+        str(spec or project["spec"]),
+        "--env",
+        "spack",
+        "--min-duration-ms",
+        "300",
+        "--results-dir",
+        str(project["tmp"] / "results"),
+        "--cache-dir",
+        str(cache),
+        "--run-id",
+        run_id,
+    )
 
 
 def test_capture_writes_the_environment_and_pins_the_lock_spack_made(
@@ -140,9 +166,17 @@ def test_a_mirror_without_a_source_names_it(
     monkeypatch.setenv("REPRO_SPACK_MIRROR", str(mirror))
     spec = _copy_project(project, tmp_path)
     code, out, err = _cli(
-        "replay", str(spec), "--env", "spack", "--min-duration-ms", "300",
-        "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
-    )  # fmt: skip
+        "replay",
+        str(spec),
+        "--env",
+        "spack",
+        "--min-duration-ms",
+        "300",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    )
     assert code == 3, out + err
     assert "lacks py-pybind11@2.11.1" in err
 

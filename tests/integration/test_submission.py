@@ -23,10 +23,25 @@ def short_run(tmp_path_factory: pytest.TempPathFactory, shared_cache: Path) -> P
     out = tmp_path_factory.mktemp("results")
     result = CliRunner().invoke(
         cli,
-        ["replay", str(root / "specs" / "ort-digits.json"), "--env", "native", "-s",
-         "SingleStream", "-s", "Offline", "--min-duration-ms", "300", "--results-dir", str(out),
-         "--cache-dir", str(shared_cache), "--run-id", "s1"],
-    )  # fmt: skip
+        [
+            "replay",
+            str(root / "specs" / "ort-digits.json"),
+            "--env",
+            "native",
+            "-s",
+            "SingleStream",
+            "-s",
+            "Offline",
+            "--min-duration-ms",
+            "300",
+            "--results-dir",
+            str(out),
+            "--cache-dir",
+            str(shared_cache),
+            "--run-id",
+            "s1",
+        ],
+    )
     assert result.exit_code in (0, 3), result.output
     return out / "ort-digits" / "s1"
 
@@ -34,10 +49,25 @@ def short_run(tmp_path_factory: pytest.TempPathFactory, shared_cache: Path) -> P
 def _submit(run: Path, out: Path, root: Path, cache: Path, *extra: str) -> tuple[int, dict]:
     result = CliRunner().invoke(
         cli,
-        ["submission", str(run), "--submitter", "Repro", "--system-name", "vm2c", "-o", str(out),
-         "--env", "native", "--spec", str(root / "specs" / "ort-digits.json"),
-         "--cache-dir", str(cache), "--json", *extra],
-    )  # fmt: skip
+        [
+            "submission",
+            str(run),
+            "--submitter",
+            "Repro",
+            "--system-name",
+            "vm2c",
+            "-o",
+            str(out),
+            "--env",
+            "native",
+            "--spec",
+            str(root / "specs" / "ort-digits.json"),
+            "--cache-dir",
+            str(cache),
+            "--json",
+            *extra,
+        ],
+    )
     assert result.exit_code in (0, 1), result.output
     return result.exit_code, json.loads(result.stdout)
 
@@ -54,10 +84,25 @@ def test_a_benchmark_the_round_does_not_know_is_refused_for_the_closed_division(
 ) -> None:
     result = CliRunner().invoke(
         cli,
-        ["submission", str(short_run), "--round", "v6.0", "--submitter", "Repro",
-         "--system-name", "vm2c", "--system-json", str(system_json), "-o", str(tmp_path / "o"),
-         "--env", "native", "--spec", str(root / "specs" / "ort-digits.json")],
-    )  # fmt: skip
+        [
+            "submission",
+            str(short_run),
+            "--round",
+            "v6.0",
+            "--submitter",
+            "Repro",
+            "--system-name",
+            "vm2c",
+            "--system-json",
+            str(system_json),
+            "-o",
+            str(tmp_path / "o"),
+            "--env",
+            "native",
+            "--spec",
+            str(root / "specs" / "ort-digits.json"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "'ort-digits' is not a benchmark of round v6.0" in result.stderr
     assert "--division open" in result.stderr  # the fix
@@ -70,9 +115,17 @@ def test_the_open_division_maps_it_to_the_benchmark_of_its_task(
     short_run: Path, tmp_path: Path, root: Path, shared_cache: Path, system_json: Path
 ) -> None:
     code, doc = _submit(
-        short_run, tmp_path / "sub", root, shared_cache, "--system-json", str(system_json),
-        "--division", "open", "--round", "v6.0",
-    )  # fmt: skip
+        short_run,
+        tmp_path / "sub",
+        root,
+        shared_cache,
+        "--system-json",
+        str(system_json),
+        "--division",
+        "open",
+        "--round",
+        "v6.0",
+    )
     assert code == 1  # a 300 ms run on 1797 digits is not a full result
     sub = tmp_path / "sub" / "open" / "Repro"
     # the submitter's own model, performing resnet's task (image classification)
@@ -108,10 +161,18 @@ def test_the_open_division_maps_it_to_the_benchmark_of_its_task(
     assert all(r["submitter"] == "Repro" and r["system"] == "vm2c" for r in rows)
     result = CliRunner().invoke(
         cli,
-        ["import-mlperf", str(tmp_path / "sub"), "--base", str(root / "specs" / "ort-digits.json"),
-         "--specs-dir", str(tmp_path / "specs"), "--results-dir", str(tmp_path / "results"),
-         "--json"],
-    )  # fmt: skip
+        [
+            "import-mlperf",
+            str(tmp_path / "sub"),
+            "--base",
+            str(root / "specs" / "ort-digits.json"),
+            "--specs-dir",
+            str(tmp_path / "specs"),
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     (imported,) = json.loads(result.stdout)
     original = load_run(Path(imported["original"]))
@@ -123,9 +184,21 @@ def test_fields_only_the_submitter_knows_are_asked_for_never_invented(
 ) -> None:
     result = CliRunner().invoke(
         cli,
-        ["submission", str(short_run), "--division", "open", "--submitter", "Repro",
-         "--system-name", "vm2c", "-o", str(tmp_path / "o"), "--env", "native"],
-    )  # fmt: skip
+        [
+            "submission",
+            str(short_run),
+            "--division",
+            "open",
+            "--submitter",
+            "Repro",
+            "--system-name",
+            "vm2c",
+            "-o",
+            str(tmp_path / "o"),
+            "--env",
+            "native",
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "the system description lacks status" in result.stderr
     assert "system_type" in result.stderr
@@ -170,16 +243,26 @@ def test_runs_and_fields_that_would_make_a_wrong_tree_are_refused(
         [str(short_run), str(short_run), *base, "-o", str(tmp_path / "o4")]
     )
     # --system-json fields of the wrong shape, or contradicting the command line
-    for doc_ in ({"measurements": "oops"}, {"submitter": "Evil"}, {"status": "bogus"},
-                 {"host_processors_per_node": "two"}):  # fmt: skip
+    for doc_ in (
+        {"measurements": "oops"},
+        {"submitter": "Evil"},
+        {"status": "bogus"},
+        {"host_processors_per_node": "two"},
+    ):
         system = tmp_path / "system.json"
         system.write_text(json.dumps(doc_))
         _refused([str(short_run), *base, "--system-json", str(system), "-o", str(tmp_path / "o5")])
     # --spec that is not the run's spec
     assert "not the spec" in _refused(
-        [str(short_run), *base, "--spec", str(root / "specs" / "ort-resnet50.json"), "-o",
-         str(tmp_path / "o6")]
-    )  # fmt: skip
+        [
+            str(short_run),
+            *base,
+            "--spec",
+            str(root / "specs" / "ort-resnet50.json"),
+            "-o",
+            str(tmp_path / "o6"),
+        ]
+    )
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(("o", ".o"))]
 
 

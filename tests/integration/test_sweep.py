@@ -19,11 +19,23 @@ def test_a_real_sweep_writes_its_points_front_and_a_picked_spec(root: Path, tmp_
     result = CliRunner().invoke(
         cli,
         [
-            "sweep", spec, "--param", "workload.batch_size=1,16", "--objective",
-            "max:Offline.throughput", "--min-duration-ms", "200", "--id", "real", "--seed", "5",
-            "--json", *common, *track,
+            "sweep",
+            spec,
+            "--param",
+            "workload.batch_size=1,16",
+            "--objective",
+            "max:Offline.throughput",
+            "--min-duration-ms",
+            "200",
+            "--id",
+            "real",
+            "--seed",
+            "5",
+            "--json",
+            *common,
+            *track,
         ],
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     state = json.loads(result.stdout)
     _the_catalog_holds_the_sweep(track[1], state)
@@ -38,9 +50,20 @@ def test_a_real_sweep_writes_its_points_front_and_a_picked_spec(root: Path, tmp_
         assert [t["repeat"] for t in run["tests"]] == [1, 2]
     picked = CliRunner().invoke(
         cli,
-        ["sweep", spec, "--id", "real", "--pick", "1", "--name", "digits-b16",
-         "--specs-dir", str(tmp_path / "specs"), *common],
-    )  # fmt: skip
+        [
+            "sweep",
+            spec,
+            "--id",
+            "real",
+            "--pick",
+            "1",
+            "--name",
+            "digits-b16",
+            "--specs-dir",
+            str(tmp_path / "specs"),
+            *common,
+        ],
+    )
     assert picked.exit_code == 0, picked.output
     check = CliRunner().invoke(cli, ["validate", str(tmp_path / "specs" / "digits-b16.json")])
     assert check.exit_code == 0, check.output
@@ -68,12 +91,25 @@ def test_the_server_qps_search_on_the_real_harness(root: Path, tmp_path: Path) -
     result = CliRunner().invoke(
         cli,
         [
-            "sweep", str(root / "specs" / "ort-digits.json"), "--param", "workload.batch_size=1",
-            "--objective", "max:Server.qps", "--qps-runs", "3", "--min-duration-ms", "300",
-            "--id", "qps", "--json", "--results-dir", str(tmp_path / "results"),
-            "--cache-dir", str(tmp_path / "cache"),
+            "sweep",
+            str(root / "specs" / "ort-digits.json"),
+            "--param",
+            "workload.batch_size=1",
+            "--objective",
+            "max:Server.qps",
+            "--qps-runs",
+            "3",
+            "--min-duration-ms",
+            "300",
+            "--id",
+            "qps",
+            "--json",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
         ],
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     (point,) = json.loads(result.stdout)["points"]
     search = point["server_qps"]
@@ -108,11 +144,22 @@ def test_a_sweep_on_slurm_without_a_controller_fails_and_keeps_nothing(
     result = CliRunner().invoke(
         cli,
         [
-            "sweep", str(root / "specs" / "ort-digits.json"), "--param", "workload.batch_size=8,32",
-            "--objective", "max:Offline.throughput", "--on", "slurm", "--id", "noctl",
-            "--results-dir", str(tmp_path / "results"), "--cache-dir", str(shared_cache),
+            "sweep",
+            str(root / "specs" / "ort-digits.json"),
+            "--param",
+            "workload.batch_size=8,32",
+            "--objective",
+            "max:Offline.throughput",
+            "--on",
+            "slurm",
+            "--id",
+            "noctl",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(shared_cache),
         ],
-    )  # fmt: skip
+    )
     assert result.exit_code == 3, result.output
     assert "sbatch cannot reach Slurm: Batch job submission failed" in result.stderr
     assert "no point ran and no sweep was kept" in result.stderr
@@ -129,11 +176,20 @@ def test_a_sweep_on_slurm_without_sbatch_is_refused_before_its_folder_exists(
     result = CliRunner().invoke(
         cli,
         [
-            "sweep", str(root / "specs" / "ort-digits.json"), "--param", "workload.batch_size=8,32",
-            "--on", "slurm", "--env", "native", "--results-dir", str(tmp_path / "results"),
-            "--cache-dir", str(shared_cache),
+            "sweep",
+            str(root / "specs" / "ort-digits.json"),
+            "--param",
+            "workload.batch_size=8,32",
+            "--on",
+            "slurm",
+            "--env",
+            "native",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(shared_cache),
         ],
-    )  # fmt: skip
+    )
     assert result.exit_code == 3, result.output
     assert "`sbatch` is not on PATH" in result.stderr
     assert not (tmp_path / "results").exists()

@@ -120,10 +120,24 @@ def test_reference_spec_predictions_agree_with_onnxruntime(root: Path, tmp_path:
     path.write_text(json.dumps(spec))
     result = CliRunner().invoke(
         cli,
-        ["replay", str(path), "--env", "native", "--mode", "accuracy", "--scenario", "Offline",
-         "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
-         "--run-id", "acc", "--json"],
-    )  # fmt: skip
+        [
+            "replay",
+            str(path),
+            "--env",
+            "native",
+            "--mode",
+            "accuracy",
+            "--scenario",
+            "Offline",
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--run-id",
+            "acc",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     test = json.loads(result.stdout)["tests"][0]
     assert test["backend"]["name"] == "torch"

@@ -142,13 +142,27 @@ def test_an_interrupted_tune_leaves_no_database_and_the_spec_as_it_was(tmp_path:
     before = path.read_bytes()
     out = tmp_path / "db.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "repro", "tune", str(path), "--trials", "64", "-o", str(out),
-         "--cache-dir", str(tmp_path / "cache")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "repro",
+            "tune",
+            str(path),
+            "--trials",
+            "64",
+            "-o",
+            str(out),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
         # as a terminal's foreground job: a job started in the background (`cmd &`, nohup)
         # inherits SIGINT ignored, and Python then never raises KeyboardInterrupt
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    )
     assert proc.stdout is not None
     deadline = time.monotonic() + 240
     for line in proc.stdout:  # MetaSchedule has started once the tasks are listed

@@ -77,9 +77,13 @@ def test_a_full_disk_while_unpacking_names_the_file_being_written(
 
     member = Member(path="s.json", role="spec", size=2, sha256=sha256_file(tmp_path / "s.json"))
     manifest = PackageManifest(
-        spec="s.json", spec_name="x", spec_id="a" * 64, repro_version="t", contents={},
+        spec="s.json",
+        spec_name="x",
+        spec_id="a" * 64,
+        repro_version="t",
+        contents={},
         members=[member],
-    )  # fmt: skip
+    )
     package = tmp_path / "x.repro.tar"
     write_package(package, [Source("s.json", "spec", tmp_path / "s.json")], manifest)
 

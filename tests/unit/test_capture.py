@@ -152,9 +152,20 @@ def test_a_bad_flag_is_named_before_anything_is_locked(workdir: Path, root: Path
 
     result = CliRunner().invoke(
         cli,
-        ["capture", "--from", "specs/ort-digits.json", "--no-run", "--force", "--name", "b",
-         "--setting", "Offline.bogus=1", "--flake-dir", str(root / "nix")],
-    )  # fmt: skip
+        [
+            "capture",
+            "--from",
+            "specs/ort-digits.json",
+            "--no-run",
+            "--force",
+            "--name",
+            "b",
+            "--setting",
+            "Offline.bogus=1",
+            "--flake-dir",
+            str(root / "nix"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "with the command line's flags" in result.output
     assert "bogus" in result.output
@@ -190,11 +201,25 @@ def test_flags_over_a_from_spec_keep_its_paths_relative_to_its_folder(
     out = tmp_path / "out"
     result = CliRunner().invoke(
         cli,
-        ["capture", "--from", str(project / "specs" / "ort-digits.json"), "--name", "x",
-         "--no-run", "--env-manager", "venv", "--batch-size", "4",
-         "--specs-dir", str(out / "specs"), "--lockfiles-dir", str(out / "lockfiles"),
-         "--results-dir", str(out / "results")],
-    )  # fmt: skip
+        [
+            "capture",
+            "--from",
+            str(project / "specs" / "ort-digits.json"),
+            "--name",
+            "x",
+            "--no-run",
+            "--env-manager",
+            "venv",
+            "--batch-size",
+            "4",
+            "--specs-dir",
+            str(out / "specs"),
+            "--lockfiles-dir",
+            str(out / "lockfiles"),
+            "--results-dir",
+            str(out / "results"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     spec = json.loads((out / "specs" / "x.json").read_text())
     model = (out / "specs" / spec["artifacts"]["model"]["path"]).resolve()
@@ -203,11 +228,23 @@ def test_flags_over_a_from_spec_keep_its_paths_relative_to_its_folder(
     # the new spec's folder too
     result = CliRunner().invoke(
         cli,
-        ["capture", "--from", str(project / "specs" / "ort-digits.json"), "--name", "y",
-         "--no-run", "--env-manager", "venv",
-         "--specs-dir", str(out / "specs"), "--lockfiles-dir", str(out / "lockfiles"),
-         "--results-dir", str(out / "results")],
-    )  # fmt: skip
+        [
+            "capture",
+            "--from",
+            str(project / "specs" / "ort-digits.json"),
+            "--name",
+            "y",
+            "--no-run",
+            "--env-manager",
+            "venv",
+            "--specs-dir",
+            str(out / "specs"),
+            "--lockfiles-dir",
+            str(out / "lockfiles"),
+            "--results-dir",
+            str(out / "results"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     kept = json.loads((out / "specs" / "y.json").read_text())["original"]["path"]
     assert (out / "specs" / kept).resolve() == (project / "results/ort-digits/original").resolve()
@@ -215,10 +252,21 @@ def test_flags_over_a_from_spec_keep_its_paths_relative_to_its_folder(
     shutil.copytree(root / "nix", project / "nix")
     result = CliRunner().invoke(
         cli,
-        ["capture", "--from", str(project / "specs" / "ort-digits.json"), "--name", "z",
-         "--no-run", "--specs-dir", str(out / "specs"), "--lockfiles-dir",
-         str(out / "lockfiles"), "--results-dir", str(out / "results")],
-    )  # fmt: skip
+        [
+            "capture",
+            "--from",
+            str(project / "specs" / "ort-digits.json"),
+            "--name",
+            "z",
+            "--no-run",
+            "--specs-dir",
+            str(out / "specs"),
+            "--lockfiles-dir",
+            str(out / "lockfiles"),
+            "--results-dir",
+            str(out / "results"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     flake = json.loads((out / "specs" / "z.json").read_text())["environment"]["flake"]
     assert (out / "specs" / flake.removeprefix("path:")).resolve() == (project / "nix").resolve()

@@ -69,7 +69,7 @@ def test_an_offline_test_planned_for_a_faster_machine_takes_its_samples_at_the_r
     real = Measured()
     _finished(
         real, PlannedTest("Offline", "performance", OFFLINE, 450, 8), loadgen_s=2.0, units=20
-    )  # fmt: skip  (10 samples/s)
+    )  # (10 samples/s)
     planned_for_faster = OFFLINE.changed({"offline_expected_qps": 1000.0})
     est = estimate_test(
         PlannedTest("Offline", "performance", planned_for_faster, 450, 8), real, None
@@ -85,7 +85,7 @@ def test_the_running_test_re_estimates_from_its_warm_up_and_its_samples_so_far()
     assert est.seconds == pytest.approx(3.0 + 1100 * 0.01)
     running = Live(
         warm_up_call_s={8: 0.08}, loadgen_after_s=3.0, samples_done=100, samples_after_s=4.0
-    )  # fmt: skip  (40 ms a sample: 4x slower than warm)
+    )  # (40 ms a sample: 4x slower than warm)
     est = estimate_test(plan, Measured(), running)
     assert est.basis == "this test's rate so far"
     assert est.seconds == pytest.approx(3.0 + 1100 * 0.04)
@@ -190,13 +190,22 @@ def test_a_replay_tells_its_bar_unknown_first_then_measured(
 
     spec = parse_spec(portable_spec(root, "ort-digits"), source="ort-digits.json")
     replayer = Replayer(
-        spec, root / "specs" / "ort-digits.json",
+        spec,
+        root / "specs" / "ort-digits.json",
         RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
         cache=ArtifactCache(tmp_path / "cache"),
-        opts=ReplayOptions(scenarios=("SingleStream",), modes=("performance",),
-                           min_duration_ms=100, repeat=2, results_dir=tmp_path / "results"),
-        report=lambda _: None, progress=recorder, runner=Timed(), probes=FakeProbes(),
-    )  # fmt: skip
+        opts=ReplayOptions(
+            scenarios=("SingleStream",),
+            modes=("performance",),
+            min_duration_ms=100,
+            repeat=2,
+            results_dir=tmp_path / "results",
+        ),
+        report=lambda _: None,
+        progress=recorder,
+        runner=Timed(),
+        probes=FakeProbes(),
+    )
     replayer.run()
     (first_label, first_start, first_mid), (_, second_start, _) = seen
     assert first_label == "SingleStream performance"

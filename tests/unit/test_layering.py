@@ -165,10 +165,12 @@ def test_the_import_graph_has_no_cycle() -> None:
 
 def test_the_checks_see_a_hidden_import_and_a_ring() -> None:
     visitor = _RuntimeImports()
-    visitor.visit(ast.parse(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import repro.cli\n"
-        "def f():\n    from repro.replay import Replayer\n"
-    ))  # fmt: skip
+    visitor.visit(
+        ast.parse(
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import repro.cli\n"
+            "def f():\n    from repro.replay import Replayer\n"
+        )
+    )
     assert visitor.found == {"repro.replay"}
     ring = {"repro.a.x": {"repro.b.y"}, "repro.b.y": {"repro.a.z"}, "repro.a.z": set()}
     assert _first_cycle(_unit_graph(ring)) == ["repro.a", "repro.b", "repro.a"]
@@ -208,6 +210,9 @@ def test_a_low_folder_never_reaches_up(folder: str, never: str) -> None:
     for path in sorted((PACKAGE / folder).rglob("*.py")):
         visitor = _RuntimeImports()
         visitor.visit(ast.parse(path.read_text()))
-        bad += [f"{path.relative_to(PACKAGE)}: {m}" for m in sorted(visitor.found)
-                if m.startswith(never)]  # fmt: skip
+        bad += [
+            f"{path.relative_to(PACKAGE)}: {m}"
+            for m in sorted(visitor.found)
+            if m.startswith(never)
+        ]
     assert bad == []

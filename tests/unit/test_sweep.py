@@ -53,12 +53,17 @@ def _speed(req: Any) -> float:
 
 def _run(spec_path: Path, tmp_path: Path, runner: InProcessRunner, **kw: Any) -> tuple[Path, Any]:
     opts = SweepOptions(
-        params=kw.pop("params", [parse_param("workload.batch_size=1,8"),
-                                 parse_param("backend.options.intra_op_threads=1,2")]),
+        params=kw.pop(
+            "params",
+            [
+                parse_param("workload.batch_size=1,8"),
+                parse_param("backend.options.intra_op_threads=1,2"),
+            ],
+        ),
         objectives=kw.pop("objectives", OBJECTIVES),
         results_dir=tmp_path / "results",
         **kw,
-    )  # fmt: skip
+    )
     return run_sweep(
         spec_path,
         opts,
@@ -143,8 +148,9 @@ def test_an_interrupted_sweep_resumes_without_rerunning_finished_points(
     statuses = [saved["points"][i]["status"] for i in saved["order"]]
     assert statuses == ["complete", "complete", "interrupted", "pending"]
     runner = InProcessRunner(speed=_speed)
-    _, state = _run(spec_path, tmp_path, runner, sweep_id="r", resume=True, params=[],
-                    objectives=[])  # fmt: skip
+    _, state = _run(
+        spec_path, tmp_path, runner, sweep_id="r", resume=True, params=[], objectives=[]
+    )
     assert all(p["status"] == "complete" for p in state["points"])
     assert len(runner.requests) == 2 * 2 * 2  # only the two unfinished points ran
     third = state["points"][saved["order"][2]]
@@ -277,8 +283,9 @@ def test_a_grid_larger_than_the_budget_is_searched_by_the_optimiser(
         parse_param("backend.options.intra_op_threads=1,2"),
         parse_param("backend.options.inter_op_threads=1,2"),
     ]
-    _, state = _run(spec_path, tmp_path, runner, params=params, sweep_id="o", seed=3,
-                    budget_points=5)  # fmt: skip
+    _, state = _run(
+        spec_path, tmp_path, runner, params=params, sweep_id="o", seed=3, budget_points=5
+    )
     assert state["strategy"] == "optimiser"
     assert state["grid_size"] == 16
     done = [p for p in state["points"] if p["status"] == "complete"]
@@ -290,8 +297,7 @@ def test_a_grid_larger_than_the_budget_is_searched_by_the_optimiser(
     assert {p["front"] for p in done} <= {"front", "tied", "dominated"}
     # resumed with a larger budget: the five are told to the optimiser, not run again
     more = InProcessRunner(speed=_speed)
-    opts_kw = {"sweep_id": "o", "resume": True, "budget_points": 7, "params": [],
-               "objectives": []}  # fmt: skip
+    opts_kw = {"sweep_id": "o", "resume": True, "budget_points": 7, "params": [], "objectives": []}
     _, again = _run(spec_path, tmp_path, more, **opts_kw)
     assert sum(p["status"] == "complete" for p in again["points"]) == 7
     assert len(more.requests) == 2 * 2 * 2  # only the two new points ran
@@ -303,8 +309,15 @@ def test_a_time_budget_stops_a_grid_sweep_which_resumes(spec_path: Path, tmp_pat
     _, state = _run(spec_path, tmp_path, runner, sweep_id="t", seed=4, budget_s=1e-9)
     assert "time budget spent" in state["stopped"]
     assert sum(p["status"] == "complete" for p in state["points"]) < 4
-    _, again = _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="t",
-                    resume=True, params=[], objectives=[])  # fmt: skip
+    _, again = _run(
+        spec_path,
+        tmp_path,
+        InProcessRunner(speed=_speed),
+        sweep_id="t",
+        resume=True,
+        params=[],
+        objectives=[],
+    )
     assert all(p["status"] == "complete" for p in again["points"])
 
 
@@ -332,9 +345,14 @@ def test_until_decided_adds_rounds_only_while_an_objective_is_too_noisy(
 
     runner = InProcessRunner(speed=noisy)
     _, state = _run(
-        spec_path, tmp_path, runner, params=[parse_param("workload.batch_size=1,8")],
-        sweep_id="u", until_decided=True, max_rounds=4,
-    )  # fmt: skip
+        spec_path,
+        tmp_path,
+        runner,
+        params=[parse_param("workload.batch_size=1,8")],
+        sweep_id="u",
+        until_decided=True,
+        max_rounds=4,
+    )
     by_batch = {p["values"]["workload.batch_size"]: p for p in state["points"]}
     assert by_batch[1]["rounds"] == 2
     assert "narrow enough after round 2" in by_batch[1]["stopped"]
@@ -370,8 +388,9 @@ def test_a_point_stopped_before_the_sweep_recorded_it_runs_again_on_resume(
     with pytest.raises(BrokenPipeError):
         _run(spec_path, tmp_path, PipeBreaksAtThird(speed=_speed), seed=1, sweep_id="p")
     runner = InProcessRunner(speed=_speed)
-    _, state = _run(spec_path, tmp_path, runner, sweep_id="p", resume=True, params=[],
-                    objectives=[])  # fmt: skip
+    _, state = _run(
+        spec_path, tmp_path, runner, sweep_id="p", resume=True, params=[], objectives=[]
+    )
     assert all(p["status"] == "complete" for p in state["points"])
 
 
@@ -387,8 +406,15 @@ def test_a_sweep_running_elsewhere_is_not_resumed_beside_it(
         folder_lock(folder, busy="held", hint=""),
         pytest.raises(UsageError, match="is running in another process"),
     ):
-        _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="busy", resume=True,
-             params=[], objectives=[])  # fmt: skip
+        _run(
+            spec_path,
+            tmp_path,
+            InProcessRunner(speed=_speed),
+            sweep_id="busy",
+            resume=True,
+            params=[],
+            objectives=[],
+        )
 
 
 def test_a_resume_that_read_a_sweep_still_running_is_refused(
@@ -403,8 +429,15 @@ def test_a_resume_that_read_a_sweep_still_running_is_refused(
     stamps = iter([(1, 1), (2, 2)])  # as read, then as found under the lock
     monkeypatch.setattr(sweep_module, "_stamp", lambda path: next(stamps))
     with pytest.raises(UsageError, match="has changed since"):
-        _run(spec_path, tmp_path, InProcessRunner(speed=_speed), sweep_id="moved", resume=True,
-             params=[], objectives=[])  # fmt: skip
+        _run(
+            spec_path,
+            tmp_path,
+            InProcessRunner(speed=_speed),
+            sweep_id="moved",
+            resume=True,
+            params=[],
+            objectives=[],
+        )
 
 
 def _interrupted_sweep(spec_path: Path, tmp_path: Path, sweep_id: str) -> None:
@@ -434,12 +467,19 @@ def test_an_environment_that_cannot_start_leaves_no_sweep_folder(
         run_sweep(
             spec_path,
             SweepOptions(
-                params=[parse_param("workload.batch_size=1,8")], objectives=OBJECTIVES,
-                results_dir=tmp_path / "results", sweep_id="env", env_name="docker",
+                params=[parse_param("workload.batch_size=1,8")],
+                objectives=OBJECTIVES,
+                results_dir=tmp_path / "results",
+                sweep_id="env",
+                env_name="docker",
             ),
-            cache=ArtifactCache(tmp_path / "cache"), report=lambda _: None, progress=_no_bar,
-            runner=InProcessRunner(), probes=FakeProbes(), realize=no_daemon,
-        )  # fmt: skip
+            cache=ArtifactCache(tmp_path / "cache"),
+            report=lambda _: None,
+            progress=_no_bar,
+            runner=InProcessRunner(),
+            probes=FakeProbes(),
+            realize=no_daemon,
+        )
     assert not (tmp_path / "results" / "ort-digits" / "sweeps").exists()
 
 
@@ -448,8 +488,13 @@ def test_a_sweep_whose_points_all_fail_is_an_error(spec_path: Path, tmp_path: Pa
 
     runner = InProcessRunner({"Offline/performance": "fail", "SingleStream/performance": "fail"})
     with pytest.raises(RunError, match="every point of the sweep that ran failed") as exc:
-        _run(spec_path, tmp_path, runner, params=[parse_param("workload.batch_size=1,8")],
-             sweep_id="bad")  # fmt: skip
+        _run(
+            spec_path,
+            tmp_path,
+            runner,
+            params=[parse_param("workload.batch_size=1,8")],
+            sweep_id="bad",
+        )
     assert "scripted failure" in exc.value.message
     assert "--resume --id bad" in (exc.value.hint or "")
     saved = json.loads(
@@ -470,8 +515,9 @@ def test_a_sweep_whose_points_all_fail_is_an_error(spec_path: Path, tmp_path: Pa
         return real_run(env, request, out_dir, timeout_s=timeout_s)
 
     half.run = fails_at_batch_8  # type: ignore[method-assign]
-    _, state = _run(spec_path, tmp_path, half, params=[parse_param("workload.batch_size=1,8")],
-                    sweep_id="half")  # fmt: skip
+    _, state = _run(
+        spec_path, tmp_path, half, params=[parse_param("workload.batch_size=1,8")], sweep_id="half"
+    )
     assert sorted(p["status"] for p in state["points"]) == ["complete", "failed"]
 
 

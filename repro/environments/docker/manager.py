@@ -109,9 +109,11 @@ class DockerManager(EnvironmentManager):
             if value is not None and not str(value).strip():
                 raise UsageError(f"{FACE.flag(name)}: empty")
         check_limits(
-            options.get("cpuset"), options.get("memory"),
-            cpuset_from=FACE.flag("cpuset"), memory_from=FACE.flag("memory"),
-        )  # fmt: skip
+            options.get("cpuset"),
+            options.get("memory"),
+            cpuset_from=FACE.flag("cpuset"),
+            memory_from=FACE.flag("memory"),
+        )
 
     @classmethod
     def with_cpus(cls, options: Mapping[str, Any], cpus: list[int]) -> dict[str, Any]:
@@ -189,10 +191,11 @@ class DockerManager(EnvironmentManager):
         memory = self.options.get("memory") or (pinned.memory if pinned else None)
         given = self.options.get
         check_limits(
-            cpuset, memory,
+            cpuset,
+            memory,
             cpuset_from=FACE.flag("cpuset") if given("cpuset") else "$.environment.cpuset",
             memory_from=FACE.flag("memory") if given("memory") else "$.environment.memory",
-        )  # fmt: skip
+        )
         for flag, path in self.options.get("mounts", {}).items():
             try:
                 check_mount(str(path))

@@ -226,8 +226,13 @@ PROBE = ["python", "-c", "import sys, mlperf_loadgen; print(sys.executable); pri
 #: auto's quick check: one download attempt, a few seconds to connect, a bound on the whole
 CONNECT_TIMEOUT_S = 3
 QUICK_OPTIONS = (
-    "--option", "download-attempts", "1", "--option", "connect-timeout", str(CONNECT_TIMEOUT_S),
-)  # fmt: skip
+    "--option",
+    "download-attempts",
+    "1",
+    "--option",
+    "connect-timeout",
+    str(CONNECT_TIMEOUT_S),
+)
 QUICK_CHECK_S = 20.0
 _CHECKED: dict[tuple[str, str], QuickCheck] = {}
 

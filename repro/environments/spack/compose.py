@@ -127,8 +127,9 @@ def _add_external(manifest: Path, name: str, spec: str, prefix: str) -> None:
     head, _, body = text.partition("spack:\n")
     data = yaml.safe_load("spack:\n" + body)
     data["spack"]["packages"][name] = {
-        "buildable": False, "externals": [{"spec": spec, "prefix": prefix}],
-    }  # fmt: skip
+        "buildable": False,
+        "externals": [{"spec": spec, "prefix": prefix}],
+    }
     write_text(manifest, head + yaml.safe_dump(data, sort_keys=False))
 
 
@@ -154,8 +155,9 @@ def _onednn() -> tuple[str, str] | None:
     for prefix in ("/usr", "/usr/local"):
         header = Path(prefix) / "include" / "oneapi" / "dnnl" / "dnnl_version.h"
         if header.is_file():
-            parts = dict(re.findall(r"#define DNNL_VERSION_(MAJOR|MINOR|PATCH)\s+(\d+)",
-                                    header.read_text()))  # fmt: skip
+            parts = dict(
+                re.findall(r"#define DNNL_VERSION_(MAJOR|MINOR|PATCH)\s+(\d+)", header.read_text())
+            )
             if len(parts) == 3:
                 return f"onednn@{parts['MAJOR']}.{parts['MINOR']}.{parts['PATCH']}", prefix
     return None

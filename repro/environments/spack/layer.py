@@ -45,9 +45,21 @@ def install_layer(
         req = work / "requirements.lock"
         write_text(req, text)
         report(f"spack: the lock's wheels beside the environment ({target})")
-        args = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                "--disable-pip-version-check", "--require-hashes", "--only-binary=:all:",
-                "--target", str(work / "site"), "-r", str(req)]  # fmt: skip
+        args = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--require-hashes",
+            "--only-binary=:all:",
+            "--target",
+            str(work / "site"),
+            "-r",
+            str(req),
+        ]
         if wheels is not None:
             args += ["--no-index", "--find-links", str(wheels)]
         proc = _subprocess.run(args, timeout_s=3600)

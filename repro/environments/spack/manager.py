@@ -241,8 +241,10 @@ class SpackManager(EnvironmentManager):
         self.report(f"spack: installing the environment ({target}; Spack's output: {log})")
         status, tail = tool.run_logged(
             ["-e", str(target), "install", "--fail-fast"],
-            log=log, report=self.report, timeout_s=REALIZE_TIMEOUT_S,
-        )  # fmt: skip
+            log=log,
+            report=self.report,
+            timeout_s=REALIZE_TIMEOUT_S,
+        )
         if status != 0:
             raise EnvironmentSetupError(
                 f"`spack install` failed (exit {status}): {_failed_package(tail)}; its whole "
@@ -262,9 +264,14 @@ class SpackManager(EnvironmentManager):
             ) from None
 
     def _worker_path(
-        self, spec: ExperimentSpec, spec_path: Path, spack: str, target: Path, realized: Any,
+        self,
+        spec: ExperimentSpec,
+        spec_path: Path,
+        spack: str,
+        target: Path,
+        realized: Any,
         workdir: Path,
-    ) -> tuple[str, str]:  # fmt: skip
+    ) -> tuple[str, str]:
         """PYTHONPATH of the worker (repro's source, then the lock's wheels where the view
         lacks them) and the interpreter it runs: the view's python must import the worker's
         packages, or the spec's Python lock is installed beside the view (`layer.py`)."""
@@ -275,9 +282,12 @@ class SpackManager(EnvironmentManager):
             names = [n.name for n in realized.nodes.values()]
             wheels = self.options.get("wheels")
             layer = install_layer(
-                lock, provided(names), workdir, wheels=Path(wheels) if wheels else None,
+                lock,
+                provided(names),
+                workdir,
+                wheels=Path(wheels) if wheels else None,
                 report=self.report,
-            )  # fmt: skip
+            )
             path = f"{path}:{layer}"
             probe = self._probe(spec, spack, target, path)
         if probe.returncode != 0:
@@ -294,8 +304,10 @@ class SpackManager(EnvironmentManager):
         from repro.backends.registry import get_backend
 
         engine = get_backend(spec.backend.name).engine.split(":")[0]
-        code = f"import sys, mlperf_loadgen, importlib; importlib.import_module({engine!r}); " \
-            "print(sys.executable)"  # fmt: skip
+        code = (
+            f"import sys, mlperf_loadgen, importlib; importlib.import_module({engine!r}); "
+            "print(sys.executable)"
+        )
         return _subprocess.run(
             ["bash", "-c", ACTIVATE, "repro-spack", spack, str(target), path, "-c", code],
             env=tool.spack_env(),
@@ -303,9 +315,17 @@ class SpackManager(EnvironmentManager):
         )
 
     def _realized(
-        self, pins: SpackPins, target: Path, reused: bool, python: str, realized: Any,
-        here: str | None, mirror: Path | None, path: str, spack: str,
-    ) -> RealizedEnvironment:  # fmt: skip
+        self,
+        pins: SpackPins,
+        target: Path,
+        reused: bool,
+        python: str,
+        realized: Any,
+        here: str | None,
+        mirror: Path | None,
+        path: str,
+        spack: str,
+    ) -> RealizedEnvironment:
         pinned = "pinned by " + (
             f"{pins.spack_lock.path} (sha256 {pins.spack_lock.sha256[:12]})"
             if pins.spack_lock is not None

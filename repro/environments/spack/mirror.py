@@ -65,10 +65,18 @@ class Source:
     def mirror_path(self) -> str:
         """Where Spack looks for it in a mirror: `<name>/<name>-<version>.<extension>`."""
         file = (self.url or "").rsplit("/", 1)[-1]
-        ext = "whl" if file.endswith(".whl") else next(
-            (e for e in ("tar.gz", "tar.bz2", "tar.xz", "tgz", "zip") if file.endswith("." + e)),
-            file.rsplit(".", 1)[-1],
-        )  # fmt: skip
+        ext = (
+            "whl"
+            if file.endswith(".whl")
+            else next(
+                (
+                    e
+                    for e in ("tar.gz", "tar.bz2", "tar.xz", "tgz", "zip")
+                    if file.endswith("." + e)
+                ),
+                file.rsplit(".", 1)[-1],
+            )
+        )
         return f"{self.name}/{self.name}-{self.version}.{ext}"
 
 

@@ -23,8 +23,13 @@ INSTALL_HINT = (
     "bin/ on PATH, or set SPACK_ROOT"
 )
 #: the variables a Spack call needs besides the worker's (`worker_environment`)
-SPACK_VARIABLES = ("SPACK_PYTHON", "SPACK_USER_CONFIG_PATH", "SPACK_SYSTEM_CONFIG_PATH",
-                   "SPACK_DISABLE_LOCAL_CONFIG", "SPACK_ROOT")  # fmt: skip
+SPACK_VARIABLES = (
+    "SPACK_PYTHON",
+    "SPACK_USER_CONFIG_PATH",
+    "SPACK_SYSTEM_CONFIG_PATH",
+    "SPACK_DISABLE_LOCAL_CONFIG",
+    "SPACK_ROOT",
+)
 
 
 def find_spack() -> str | None:
@@ -147,8 +152,11 @@ def concretize(env_dir: Path) -> None:
 
 def spack_python(env_dir: Path, script: Path, *args: str) -> object:
     """The JSON a script prints when Spack's own interpreter runs it in the environment."""
-    out = run(["-e", str(env_dir), "python", str(script), *args], timeout_s=900,
-              what=f"reading the environment {env_dir}")  # fmt: skip
+    out = run(
+        ["-e", str(env_dir), "python", str(script), *args],
+        timeout_s=900,
+        what=f"reading the environment {env_dir}",
+    )
     try:
         return json.loads(out.strip().splitlines()[-1])
     except (ValueError, IndexError):

@@ -20,12 +20,43 @@ from repro import _subprocess
 FLAKE_FILES = ("flake.nix", "flake.lock")
 #: names (any folder) that hold credentials, never packed or attested as part of a flake
 CREDENTIAL_NAMES = (
-    ".netrc", "_netrc", ".env", ".env.*", "*.env", ".envrc", ".npmrc", ".pypirc", ".yarnrc",
-    ".git-credentials", ".gitconfig", ".pgpass", ".htpasswd", ".boto", ".s3cfg",
-    ".dockercfg", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem", "*.key",
-    "*.p12", "*.pfx", "*.keystore", "*.jks", "credentials", "credentials.*", "secrets.*",
-    "*.secret", "*.secrets", "token", ".token", "*.token", "nix.conf", "access-tokens*",
-)  # fmt: skip
+    ".netrc",
+    "_netrc",
+    ".env",
+    ".env.*",
+    "*.env",
+    ".envrc",
+    ".npmrc",
+    ".pypirc",
+    ".yarnrc",
+    ".git-credentials",
+    ".gitconfig",
+    ".pgpass",
+    ".htpasswd",
+    ".boto",
+    ".s3cfg",
+    ".dockercfg",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "credentials",
+    "credentials.*",
+    "secrets.*",
+    "*.secret",
+    "*.secrets",
+    "token",
+    ".token",
+    "*.token",
+    "nix.conf",
+    "access-tokens*",
+)
 #: folders whose files hold credentials or are not the flake's sources
 CREDENTIAL_FOLDERS = (".ssh", ".aws", ".gnupg", ".docker", ".kube", ".azure", ".config", ".git")
 #: a relative path literal in a Nix expression (`./x`, `../x`, `./pkgs/a.nix`)
@@ -67,9 +98,12 @@ def flake_files(folder: Path, *, limit: int = 200) -> FlakeFiles:
     for rel in sorted(candidates - set(present)):
         if (folder / rel).is_symlink():  # a package holds regular files: said, never dropped
             out.left_out.append(
-                (rel, f"a symbolic link (to {(folder / rel).readlink()}): a package holds regular "
-                 "files only, and a replay from it lacks this file; put the file itself there")
-            )  # fmt: skip
+                (
+                    rel,
+                    f"a symbolic link (to {(folder / rel).readlink()}): a package holds regular "
+                    "files only, and a replay from it lacks this file; put the file itself there",
+                )
+            )
     for rel in sorted(candidates | set(present)):
         if rel.startswith(".git/"):
             continue

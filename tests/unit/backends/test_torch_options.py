@@ -53,8 +53,11 @@ def _cuda(count: int, *, bf16: bool = True) -> SimpleNamespace:
 
 def test_cuda_3_on_a_one_gpu_machine_names_the_device() -> None:
     engine = pytest.importorskip("repro.backends.torch.engine", reason="torch is not installed")
-    with pytest.raises(SpecError, match=r"\$\.backend\.options\.device: 'cuda:3', but this "
-                       r"machine has 1 CUDA device \(cuda:0 to cuda:0\)"):  # fmt: skip
+    with pytest.raises(
+        SpecError,
+        match=r"\$\.backend\.options\.device: 'cuda:3', but this "
+        r"machine has 1 CUDA device \(cuda:0 to cuda:0\)",
+    ):
         engine.resolve_device(TorchOptions(device="cuda:3"), cuda=_cuda(1))
     assert str(engine.resolve_device(TorchOptions(device="cuda:0"), cuda=_cuda(1))) == "cuda:0"
 

@@ -30,9 +30,13 @@ def _tune(
     monkeypatch.setattr("repro._subprocess.run_streaming", fake)
     spec_path = root / "specs" / "tvm-resnet50.json"
     return tuning.tune(
-        load_spec(spec_path), spec_path, trials_per_task=1, out_path=tmp_path / "db.json",
-        cache=ArtifactCache(tmp_path / "cache"), report=lambda line: None,
-    )  # fmt: skip
+        load_spec(spec_path),
+        spec_path,
+        trials_per_task=1,
+        out_path=tmp_path / "db.json",
+        cache=ArtifactCache(tmp_path / "cache"),
+        report=lambda line: None,
+    )
 
 
 def test_the_childs_repro_error_is_raised_as_itself(

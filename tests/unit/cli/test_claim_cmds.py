@@ -24,11 +24,23 @@ from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
 from tests.helpers import portable_spec
 
 ADD = [
-    "--id", "threads", "--statement", "2 threads give twice the Offline throughput of 1",
-    "--metric", "Offline.throughput", "--relation", ">=", "--bound", "1.8",
-    "--candidate", "backend.options.intra_op_threads=2", "--min-duration-ms", "100",
-    "--max-rounds", "8",
-]  # fmt: skip
+    "--id",
+    "threads",
+    "--statement",
+    "2 threads give twice the Offline throughput of 1",
+    "--metric",
+    "Offline.throughput",
+    "--relation",
+    ">=",
+    "--bound",
+    "1.8",
+    "--candidate",
+    "backend.options.intra_op_threads=2",
+    "--min-duration-ms",
+    "100",
+    "--max-rounds",
+    "8",
+]
 
 
 @contextlib.contextmanager
@@ -51,9 +63,14 @@ def _fake_session(
     """A session whose replays run the in-process fake engine (in place of `open`)."""
     env = RealizedEnvironment(manager="fake", python=[sys.executable], env={})
     return cls.of(
-        env, spec_path, cache, report=lambda _: None, progress=_no_bar,
-        runner=InProcessRunner(speed=_speed), probes=FakeProbes(),
-    )  # fmt: skip
+        env,
+        spec_path,
+        cache,
+        report=lambda _: None,
+        progress=_no_bar,
+        runner=InProcessRunner(speed=_speed),
+        probes=FakeProbes(),
+    )
 
 
 @pytest.fixture
@@ -135,8 +152,9 @@ def test_add_refuses_bad_input_naming_the_claim_and_the_field(
 def test_add_refuses_an_override_given_twice(spec_file: Path) -> None:
     # the last one silently won
     text = spec_file.read_text()
-    result = _repro("claim", "add", str(spec_file), *ADD,
-                    "--candidate", "backend.options.intra_op_threads=3")  # fmt: skip
+    result = _repro(
+        "claim", "add", str(spec_file), *ADD, "--candidate", "backend.options.intra_op_threads=3"
+    )
     assert result.exit_code == 2, result.output
     assert "claim 'threads'" in result.stderr
     assert "backend.options.intra_op_threads is overridden twice (2 and 3)" in result.stderr
@@ -152,8 +170,15 @@ def test_environment_overrides_are_refused_where_the_environment_is_not_built(
     argv[argv.index("--candidate") + 1] = "environment.shell=tvm"
     added = _repro("claim", "add", str(spec_file), *argv)
     assert added.exit_code == 0, added.output
-    result = _repro("claim", "check", str(spec_file), "--env", "native",
-                    "--results-dir", str(tmp_path / "results"))  # fmt: skip
+    result = _repro(
+        "claim",
+        "check",
+        str(spec_file),
+        "--env",
+        "native",
+        "--results-dir",
+        str(tmp_path / "results"),
+    )
     assert result.exit_code == 2, result.output
     assert "environment.shell" in result.stderr
     assert "--env native runs this interpreter's packages" in result.stderr
@@ -175,8 +200,16 @@ def test_check_exits_0_when_the_claims_hold_and_1_when_one_does_not(
 ) -> None:
     _repro("claim", "add", str(spec_file), *ADD)
     out = tmp_path / "out"
-    held = _repro("claim", "check", str(spec_file), "--report-dir", str(out), "--json",
-                  "--results-dir", str(tmp_path / "results"))  # fmt: skip
+    held = _repro(
+        "claim",
+        "check",
+        str(spec_file),
+        "--report-dir",
+        str(out),
+        "--json",
+        "--results-dir",
+        str(tmp_path / "results"),
+    )
     assert held.exit_code == 0, held.output
     data = json.loads(held.stdout)
     assert data["schema"] == "repro.claim_rounds/v1"
@@ -185,8 +218,15 @@ def test_check_exits_0_when_the_claims_hold_and_1_when_one_does_not(
     assert (out / "claims.md").read_text().startswith("# Claims: ort-digits")
     assert json.loads((out / "claims.json").read_text())["verdict"] == "holds"
     _repro("claim", "add", str(spec_file), *ADD, "--bound", "2.5", "--force")
-    failed = _repro("claim", "check", str(spec_file), "--report-dir", str(out),
-                    "--results-dir", str(tmp_path / "results"))  # fmt: skip
+    failed = _repro(
+        "claim",
+        "check",
+        str(spec_file),
+        "--report-dir",
+        str(out),
+        "--results-dir",
+        str(tmp_path / "results"),
+    )
     assert failed.exit_code == 1, failed.output
     assert "does not hold" in failed.stdout
 
@@ -195,9 +235,19 @@ def test_check_fixed_rounds_runs_the_whole_cap_and_reports_each_rounds_end(
     spec_file: Path, tmp_path: Path, fake_workers: None
 ) -> None:
     _repro("claim", "add", str(spec_file), *ADD)
-    done = _repro("claim", "check", str(spec_file), "--json", "--fixed-rounds",
-                  "--max-rounds", "10", "--report-dir", str(tmp_path / "out"),
-                  "--results-dir", str(tmp_path / "results"))  # fmt: skip
+    done = _repro(
+        "claim",
+        "check",
+        str(spec_file),
+        "--json",
+        "--fixed-rounds",
+        "--max-rounds",
+        "10",
+        "--report-dir",
+        str(tmp_path / "out"),
+        "--results-dir",
+        str(tmp_path / "results"),
+    )
     assert done.exit_code == 0, done.output
     [row] = json.loads(done.stdout)["claims"]
     assert row["rounds"] == 10
@@ -219,8 +269,16 @@ def test_measure_records_the_evidence_and_keeps_the_id(
     assert evidence is not None
     assert evidence.value == pytest.approx(2.0)
     assert evidence.verdict == "holds"
-    checked = _repro("claim", "check", str(spec_file), "--report-dir", str(tmp_path / "o"),
-                     "--results-dir", str(tmp_path / "r"), "--json")  # fmt: skip
+    checked = _repro(
+        "claim",
+        "check",
+        str(spec_file),
+        "--report-dir",
+        str(tmp_path / "o"),
+        "--results-dir",
+        str(tmp_path / "r"),
+        "--json",
+    )
     assert json.loads(checked.stdout)["claims"][0]["match"] == "matches"
 
 
@@ -230,10 +288,20 @@ def test_replay_claims_puts_the_claims_first_and_exits_by_them(
     _repro("claim", "add", str(spec_file), *ADD)
     out = tmp_path / "report"
     result = _repro(
-        "replay", str(spec_file), "--claims", "--scenario", "Offline", "--mode", "performance",
-        "--min-duration-ms", "100", "--results-dir", str(tmp_path / "results"),
-        "--report-dir", str(out),
-    )  # fmt: skip
+        "replay",
+        str(spec_file),
+        "--claims",
+        "--scenario",
+        "Offline",
+        "--mode",
+        "performance",
+        "--min-duration-ms",
+        "100",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--report-dir",
+        str(out),
+    )
     # the fake engine is far from the original's numbers: the absolute rows are not
     # reproduced, but --claims asked about the claims, and they hold
     assert result.exit_code == 0, result.output
@@ -351,10 +419,21 @@ def test_replay_claims_on_other_hardware_judges_the_claims_first(
     _repro("claim", "add", str(spec_file), *ADD)
     out = tmp_path / "report"
     result = _repro(
-        "replay", str(spec_file), "--claims", "--scenario", "Offline", "--mode", "performance",
-        "--min-duration-ms", "100", "--results-dir", str(tmp_path / "results"),
-        "--report-dir", str(out), "--json",
-    )  # fmt: skip
+        "replay",
+        str(spec_file),
+        "--claims",
+        "--scenario",
+        "Offline",
+        "--mode",
+        "performance",
+        "--min-duration-ms",
+        "100",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--report-dir",
+        str(out),
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["claims"][0]["verdict"] == "holds"
     page = (out / "report.md").read_text()
@@ -377,10 +456,20 @@ def test_replay_claims_whose_original_is_gone_still_writes_the_claims(
     spec_file.write_text(json.dumps(raw))
     out = tmp_path / "report"
     result = _repro(
-        "replay", str(spec_file), "--claims", "--scenario", "Offline", "--mode", "performance",
-        "--min-duration-ms", "100", "--results-dir", str(tmp_path / "results"),
-        "--report-dir", str(out),
-    )  # fmt: skip
+        "replay",
+        str(spec_file),
+        "--claims",
+        "--scenario",
+        "Offline",
+        "--mode",
+        "performance",
+        "--min-duration-ms",
+        "100",
+        "--results-dir",
+        str(tmp_path / "results"),
+        "--report-dir",
+        str(out),
+    )
     assert result.exit_code == 0, result.output
     assert "the replay is not compared with the original" in result.stderr
     assert (out / "claims.json").is_file()

@@ -64,6 +64,7 @@ def _in_a_fresh_interpreter(probe: str) -> str:
     """What `probe` prints, run after importing the CLI in a new Python (its modules loaded
     by that alone)."""
     preamble = "import sys\nfrom click.testing import CliRunner\nfrom repro.cli import cli\n"
-    done = subprocess.run([sys.executable, "-c", preamble + probe], capture_output=True,
-                          text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", preamble + probe], capture_output=True, text=True, check=True
+    )
     return done.stdout

@@ -25,9 +25,16 @@ def test_replay_refuses_bad_container_flags(
 ) -> None:
     result = CliRunner().invoke(
         cli,
-        ["replay", str(root / "specs" / "ort-digits.json"), *args,
-         "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache")],
-    )  # fmt: skip
+        [
+            "replay",
+            str(root / "specs" / "ort-digits.json"),
+            *args,
+            "--results-dir",
+            str(tmp_path / "results"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert not (tmp_path / "results").exists()
@@ -51,10 +58,21 @@ def test_image_refuses_bad_names_before_building(root: Path, args: list[str], me
 def test_capture_refuses_docker_options_for_another_manager(root: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         cli,
-        ["capture", "--from", str(root / "specs" / "ort-digits.json"), "--env-manager", "venv",
-         "--docker-base", "x/y:1", "--no-run", "--specs-dir", str(tmp_path / "specs"),
-         "--lockfiles-dir", str(tmp_path / "locks")],
-    )  # fmt: skip
+        [
+            "capture",
+            "--from",
+            str(root / "specs" / "ort-digits.json"),
+            "--env-manager",
+            "venv",
+            "--docker-base",
+            "x/y:1",
+            "--no-run",
+            "--specs-dir",
+            str(tmp_path / "specs"),
+            "--lockfiles-dir",
+            str(tmp_path / "locks"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "need --env-manager docker" in result.output
     assert not (tmp_path / "locks").exists()

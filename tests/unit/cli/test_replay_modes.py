@@ -111,27 +111,46 @@ def test_each_mode_is_a_list_of_named_steps() -> None:
     assert names == {
         "plain": [*spec, "plan_replay", "realize_replay", "replay_once", "require_complete"],
         "profile": [
-            *spec, "check_profiler", "plan_replay", "realize_replay", "replay_once",
-            "require_complete", "require_profiled",
+            *spec,
+            "check_profiler",
+            "plan_replay",
+            "realize_replay",
+            "replay_once",
+            "require_complete",
+            "require_profiled",
         ],
         "against": [*spec, "plan_replay", "plan_rounds", "realize_baseline", *rounds],
         "until-decided": [*spec, "plan_replay", "plan_rounds", "open_original", *rounds],
         "claims": [
-            *spec, "require_claims", "plan_replay", "realize_replay", "replay_once",
-            "check_claims", "judge_claims",
+            *spec,
+            "require_claims",
+            "plan_replay",
+            "realize_replay",
+            "replay_once",
+            "check_claims",
+            "judge_claims",
         ],
         "on": [*spec, "plan_replay", "require_performance", "dispatch_parts", "require_complete"],
         "resume": ["check_values", "resume_parts", "require_complete"],
-    }  # fmt: skip
+    }
 
 
 def test_the_command_line_makes_the_engines_request_parsed() -> None:
     """The request holds values, not a command line's text: backend options parsed, CPUs as
     numbers, and nothing of how the result is shown."""
     request = _args(
-        [SPEC, "--against", "self", "--backend-option", "intra_op_threads=1",
-         "--baseline-backend-option", "graph_optimization_level=\"all\"", "--cpus", "0"]
-    ).request()  # fmt: skip
+        [
+            SPEC,
+            "--against",
+            "self",
+            "--backend-option",
+            "intra_op_threads=1",
+            "--baseline-backend-option",
+            'graph_optimization_level="all"',
+            "--cpus",
+            "0",
+        ]
+    ).request()
     assert request.backend_options == {"intra_op_threads": 1}
     assert request.baseline_options == {"graph_optimization_level": "all"}
     assert request.cpus == (0,)
@@ -144,8 +163,15 @@ def test_the_engine_steps_neither_print_nor_read_a_command_line() -> None:
     import ast
 
     folder = Path(step.__file__).parent
-    names = ("steps", "state", "round_steps", "claim_steps", "dispatch_steps", "request",
-             "packaged")  # fmt: skip
+    names = (
+        "steps",
+        "state",
+        "round_steps",
+        "claim_steps",
+        "dispatch_steps",
+        "request",
+        "packaged",
+    )
     for name in names:
         tree = ast.parse((folder / f"{name}.py").read_text())
         imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}

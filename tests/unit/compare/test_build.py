@@ -75,11 +75,17 @@ def test_a_changed_model_is_named_before_the_machine(tmp_path: Path) -> None:
         **FINGERPRINT,
         "hardware": {**hardware, "cpu": {**hardware["cpu"], "model": "Another CPU"}},
     }
-    make_run(tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1,
-             artifacts={"model": model})  # fmt: skip
-    make_run(tmp_path / "r" / "other", throughput=[60, 61, 59], seed=2, spec_id="b" * 64,
-             fingerprint=other_cpu,
-             artifacts={"model": {"path": "../artifacts/b.onnx", "sha256": "2" * 64}})  # fmt: skip
+    make_run(
+        tmp_path / "r" / "original", throughput=[100, 101, 99], seed=1, artifacts={"model": model}
+    )
+    make_run(
+        tmp_path / "r" / "other",
+        throughput=[60, 61, 59],
+        seed=2,
+        spec_id="b" * 64,
+        fingerprint=other_cpu,
+        artifacts={"model": {"path": "../artifacts/b.onnx", "sha256": "2" * 64}},
+    )
     sides = [str(tmp_path / "r" / "original"), str(tmp_path / "r" / "other")]
     code, _, _ = _report(tmp_path, "--allow-different-specs", "--compare", *sides)
     assert code in (0, 1)

@@ -151,11 +151,18 @@ def test_the_manager_that_ran_is_said_beside_the_specs() -> None:
 
     def record(ran: str) -> RunRecord:
         return RunRecord.model_validate(
-            {"run_id": "r", "spec_name": "s", "spec_id": "a" * 64, "spec_path": "",
-             "status": "complete", "started_utc": "", "repro_version": "t",
-             "environment": {"manager": ran},
-             "spec": {"environment": {"manager": "nix"}}}
-        )  # fmt: skip
+            {
+                "run_id": "r",
+                "spec_name": "s",
+                "spec_id": "a" * 64,
+                "spec_path": "",
+                "status": "complete",
+                "started_utc": "",
+                "repro_version": "t",
+                "environment": {"manager": ran},
+                "spec": {"environment": {"manager": "nix"}},
+            }
+        )
 
     assert view_from_record(record("venv"))["pins"]["environment.manager"] == (
         "venv (the spec's: nix)"

@@ -186,9 +186,14 @@ def test_a_copied_run_folder_is_the_same_run(tmp_path: Path) -> None:
     shutil.copytree(tmp_path / "r" / "a", tmp_path / "copy")
     result = CliRunner().invoke(
         cli,
-        ["report", "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "r" / "a"),
-         str(tmp_path / "copy")],
-    )  # fmt: skip
+        [
+            "report",
+            "--compare",
+            str(tmp_path / "r" / "original"),
+            str(tmp_path / "r" / "a"),
+            str(tmp_path / "copy"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "is given again (as" in result.output
 

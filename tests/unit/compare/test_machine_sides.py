@@ -445,14 +445,17 @@ def test_invalid_server_runs_of_a_busy_replay_are_the_machine_s_not_a_regression
     assert code == (0 if want.startswith("inconclusive") else 1)
 
 
-@pytest.mark.parametrize(("others", "want"), [(0.54, "inconclusive: machine unstable"),
-                                               (0.01, "not reproduced")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("others", "want"), [(0.54, "inconclusive: machine unstable"), (0.01, "not reproduced")]
+)
 def test_invalid_server_runs_of_an_interleaved_pair_on_a_busy_machine_are_undecided(
     tmp_path: Path, others: float, want: str
 ) -> None:
     # the demo's A/A check (`--against self`) beside other work: both sides shared the load
-    for name, validity, seed in (("original", ["VALID"] * 3, 1),
-                                 ("replay", ["INVALID", "VALID", "INVALID"], 2)):  # fmt: skip
+    for name, validity, seed in (
+        ("original", ["VALID"] * 3, 1),
+        ("replay", ["INVALID", "VALID", "INVALID"], 2),
+    ):
         run = make_run(
             tmp_path / "r" / name,
             throughput=BASE[:3],
@@ -573,10 +576,12 @@ def test_the_console_line_of_such_a_scenario_says_it(tmp_path: Path) -> None:
     from repro.reports.text import render
     from repro.spec.models import Tolerances
 
-    make_run(tmp_path / "r" / "original", throughput=[100, 101], seed=1,
-             server=["INVALID", "INVALID"])  # fmt: skip
-    make_run(tmp_path / "r" / "replay", throughput=[100, 101], seed=2,
-             server=["INVALID", "INVALID"])  # fmt: skip
+    make_run(
+        tmp_path / "r" / "original", throughput=[100, 101], seed=1, server=["INVALID", "INVALID"]
+    )
+    make_run(
+        tmp_path / "r" / "replay", throughput=[100, 101], seed=2, server=["INVALID", "INVALID"]
+    )
     orig, reps = resolve_inputs(tmp_path / "r" / "original", [tmp_path / "r" / "replay"])
     text = render(build_report(orig, reps, tolerances=Tolerances()))
     [line] = [x for x in text.splitlines() if x.strip().startswith("Server")]

@@ -58,9 +58,13 @@ def test_the_dockerfile_installs_the_pinned_wheels_offline_and_labels_the_image(
     assert f'org.repro.python-lock-sha256="{"1" * 64}"' in text
     assert "artifacts" not in text.split("LABEL")[0]  # mounted at run time, not baked
     baked = dockerfile(
-        base="b", spec_name="n", spec_id="", lock_sha256="", require_hashes=False,
+        base="b",
+        spec_name="n",
+        spec_id="",
+        lock_sha256="",
+        require_hashes=False,
         baked={"c" * 64: "c" * 64},
-    )  # fmt: skip
+    )
     assert "--require-hashes" not in baked
     assert f"COPY artifacts/{'c' * 64} {PREFIX}/artifacts/{'c' * 64}" in baked
 

@@ -90,9 +90,16 @@ def test_unknown_executor_lists_the_choices() -> None:
 
 def _plan(**fields: Any) -> dict[str, Any]:
     return {
-        "run_id": "r1", "run_dir": "/r", "spec_path": "/s.json", "spec": {}, "env": "native",
-        "cache_dir": "/c", "parts": 2, "python": ["python3"], **fields,
-    }  # fmt: skip
+        "run_id": "r1",
+        "run_dir": "/r",
+        "spec_path": "/s.json",
+        "spec": {},
+        "env": "native",
+        "cache_dir": "/c",
+        "parts": 2,
+        "python": ["python3"],
+        **fields,
+    }
 
 
 def test_a_plan_names_a_registered_executor_with_options_it_takes(tmp_path: Path) -> None:

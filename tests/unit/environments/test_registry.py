@@ -50,11 +50,18 @@ def test_reading_a_spec_imports_no_managers_work() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     imported = set(proc.stdout.split())
     heavy = {
-        m for m in imported
+        m
+        for m in imported
         if m.endswith(".manager")
-        or m.startswith(("repro.containers", "repro.environments.pylock", "repro.formats.nix",
-                         "repro.formats.spack.lockfile"))
-    }  # fmt: skip
+        or m.startswith(
+            (
+                "repro.containers",
+                "repro.environments.pylock",
+                "repro.formats.nix",
+                "repro.formats.spack.lockfile",
+            )
+        )
+    }
     assert heavy == set(), sorted(heavy)
     assert "repro.environments.nix" in imported  # its face, for the spec's section
 

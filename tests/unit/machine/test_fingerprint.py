@@ -57,7 +57,10 @@ def test_the_script_the_runner_runs_in_the_workers_environment_records_what_it_i
     env = {**os.environ, "TVM_NUM_THREADS": "3", "SOME_TOKEN": "x"}
     proc = subprocess.run(
         [sys.executable, "-m", "repro.machine.fingerprint", "--variables=TVM_NUM_THREADS"],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["variables"] == {"TVM_NUM_THREADS": "3"}

@@ -111,13 +111,19 @@ def test_a_published_gpu_system_against_a_machine_without_one_names_both() -> No
     from tests.helpers import FINGERPRINT
 
     h200 = fingerprint_from_system(
-        {"host_processor_model_name": "Test CPU", "accelerator_model_name": "NVIDIA H200",
-         "accelerators_per_node": "8"}
-    )  # fmt: skip
+        {
+            "host_processor_model_name": "Test CPU",
+            "accelerator_model_name": "NVIDIA H200",
+            "accelerators_per_node": "8",
+        }
+    )
     cpu_only = fingerprint_from_system(
-        {"host_processor_model_name": "Test CPU", "accelerator_model_name": "N/A",
-         "accelerators_per_node": "0"}
-    )  # fmt: skip
+        {
+            "host_processor_model_name": "Test CPU",
+            "accelerator_model_name": "N/A",
+            "accelerators_per_node": "0",
+        }
+    )
     assert hardware_differences(h200, FINGERPRINT) == ["accelerators: 8x NVIDIA H200 vs none"]
     assert hardware_differences(FINGERPRINT, h200) == ["accelerators: none vs 8x NVIDIA H200"]
     assert hardware_differences(cpu_only, FINGERPRINT) == []

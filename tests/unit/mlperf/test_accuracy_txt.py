@@ -296,9 +296,12 @@ def test_published_accuracy_files_read(shared_fixtures: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("AUC=80.166%, accuracy=96.605%", 0.80166), ("AUC=80.166, accuracy=96.605", 0.80166),
-     ("AUC=0.80166", 0.80166)],
-)  # fmt: skip
+    [
+        ("AUC=80.166%, accuracy=96.605%", 0.80166),
+        ("AUC=80.166, accuracy=96.605", 0.80166),
+        ("AUC=0.80166", 0.80166),
+    ],
+)
 def test_auc_is_one_scale_however_it_was_printed(text: str, value: float) -> None:
     r = read(text + "\n" + HASH, "dlrm-v2-99")
     assert (r.metric, r.unit) == ("AUC", "fraction")
@@ -307,10 +310,12 @@ def test_auc_is_one_scale_however_it_was_printed(text: str, value: float) -> Non
 
 @pytest.mark.parametrize(
     ("text", "benchmark", "said"),
-    [("AUC=8023.79%", "dlrm-v2-99", "AUC = 80.2379 is not a fraction"),
-     ("AUC=180.2", "dlrm-v2-99", "AUC = 180.2 is not a fraction"),
-     ("{'rouge1': 144.5}", "llama2-70b-99", "rouge1 = 144.5 is not a score from 0 to 100")],
-)  # fmt: skip
+    [
+        ("AUC=8023.79%", "dlrm-v2-99", "AUC = 80.2379 is not a fraction"),
+        ("AUC=180.2", "dlrm-v2-99", "AUC = 180.2 is not a fraction"),
+        ("{'rouge1': 144.5}", "llama2-70b-99", "rouge1 = 144.5 is not a score from 0 to 100"),
+    ],
+)
 def test_a_figure_off_its_metrics_scale_is_named(text: str, benchmark: str, said: str) -> None:
     from repro.mlperf.accuracy_txt import out_of_range
 

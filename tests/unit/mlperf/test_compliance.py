@@ -236,8 +236,11 @@ def test_verdicts_agree_with_the_official_checker(
     if test == "TEST01":  # the files the checker lists, beside the two it reads
         (folder / "accuracy" / "accuracy.txt").write_text("hash=1\n")
         (folder / "accuracy" / "mlperf_log_accuracy.json").write_text("[\n]\n")
-    (check,) = [c for c in checks_of(read_mlperf_result(sdir).environment, "Offline")
-                if c.kind == "accuracy"]  # fmt: skip
+    (check,) = [
+        c
+        for c in checks_of(read_mlperf_result(sdir).environment, "Offline")
+        if c.kind == "accuracy"
+    ]
     assert (check.verdict == "PASS") == _checker_says(folder, benchmark), check
 
 

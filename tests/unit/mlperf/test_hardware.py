@@ -25,8 +25,14 @@ from tests.mlperf_gen import Power, Result, write_result
 
 
 def _row(**cells: Any) -> dict[str, Any]:
-    base = {**dict.fromkeys(COLUMNS), "benchmark": "resnet50", "scenario": "Offline",
-            "unit": "samples/s", "processor_count": 2, "node_count": 1}  # fmt: skip
+    base = {
+        **dict.fromkeys(COLUMNS),
+        "benchmark": "resnet50",
+        "scenario": "Offline",
+        "unit": "samples/s",
+        "processor_count": 2,
+        "node_count": 1,
+    }
     return {**base, **cells}
 
 
@@ -70,15 +76,35 @@ def test_a_name_without_a_row_is_not_guessed() -> None:
 def test_measured_and_estimated_energy_stay_in_their_own_columns() -> None:
     t = pd.DataFrame(
         [
-            _row(system="m", processor="AMD EPYC 9654", processor_count=2,
-                 accelerator="NVIDIA L4", accelerator_count=8, value=720.0, energy_j=0.5),
-            _row(system="e", processor="AMD EPYC 9654", processor_count=1,
-                 accelerator="N/A", accelerator_count=0, value=360.0),
-            _row(system="q", processor="AMD EPYC 9654", processor_count=1,
-                 accelerator="N/A", accelerator_count=0, value=2e6, unit="ns",
-                 scenario="SingleStream"),
+            _row(
+                system="m",
+                processor="AMD EPYC 9654",
+                processor_count=2,
+                accelerator="NVIDIA L4",
+                accelerator_count=8,
+                value=720.0,
+                energy_j=0.5,
+            ),
+            _row(
+                system="e",
+                processor="AMD EPYC 9654",
+                processor_count=1,
+                accelerator="N/A",
+                accelerator_count=0,
+                value=360.0,
+            ),
+            _row(
+                system="q",
+                processor="AMD EPYC 9654",
+                processor_count=1,
+                accelerator="N/A",
+                accelerator_count=0,
+                value=2e6,
+                unit="ns",
+                scenario="SingleStream",
+            ),
         ]
-    )  # fmt: skip
+    )
     out, report = enrich(t, utilization=0.5)
     # 2 x 360 W + 8 x 72 W = 1296 W; x 0.5 / 720 samples/s
     assert out.loc[0, "energy_estimated_j"] == pytest.approx(1296 * 0.5 / 720)
@@ -93,9 +119,18 @@ def test_measured_and_estimated_energy_stay_in_their_own_columns() -> None:
 
 def test_cost_is_price_times_counts_and_prices_override() -> None:
     t = pd.DataFrame(
-        [_row(system="g", processor="Intel(R) Xeon(R) Platinum 8480+", processor_count=2,
-              accelerator="NVIDIA L4", accelerator_count=4, node_count=2, value=1.0)]
-    )  # fmt: skip
+        [
+            _row(
+                system="g",
+                processor="Intel(R) Xeon(R) Platinum 8480+",
+                processor_count=2,
+                accelerator="NVIDIA L4",
+                accelerator_count=4,
+                node_count=2,
+                value=1.0,
+            )
+        ]
+    )
     out, _ = enrich(t)
     assert pd.isna(out.loc[0, "cost_usd"])  # the L4 has no public list price
     out, _ = enrich(t, prices={"NVIDIA L4": 2500.0})
@@ -131,9 +166,15 @@ def test_a_price_table_in_the_wrong_unit_names_row_or_column(
 
 
 def _tree(tmp_path: Path, accelerator: str) -> Path:
-    sys = {"host_processor_model_name": "AMD EPYC 9654", "host_processors_per_node": "2",
-           "accelerator_model_name": accelerator, "accelerators_per_node": "8",
-           "number_of_nodes": "1", "framework": "TensorRT", "status": "available"}  # fmt: skip
+    sys = {
+        "host_processor_model_name": "AMD EPYC 9654",
+        "host_processors_per_node": "2",
+        "accelerator_model_name": accelerator,
+        "accelerators_per_node": "8",
+        "number_of_nodes": "1",
+        "framework": "TensorRT",
+        "status": "available",
+    }
     root = tmp_path / "inference_results_v5.0"
     write_result(root, Result(round="v5.0", system="a", system_json=sys, power=Power()))
     return root
@@ -161,8 +202,11 @@ def test_enrich_writes_specs_and_lists_what_it_could_not_match(tmp_path: Path) -
 
 
 def test_enrich_where_nothing_matches_exits_2_listing_names(tmp_path: Path) -> None:
-    sys = {"host_processor_model_name": "Unobtainium 1", "accelerator_model_name": "N/A",
-           "accelerators_per_node": "0"}  # fmt: skip
+    sys = {
+        "host_processor_model_name": "Unobtainium 1",
+        "accelerator_model_name": "N/A",
+        "accelerators_per_node": "0",
+    }
     root = tmp_path / "inference_results_v5.0"
     write_result(root, Result(round="v5.0", system="u", system_json=sys))
     code, text = _invoke(str(root), "--enrich")

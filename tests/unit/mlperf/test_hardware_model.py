@@ -57,9 +57,22 @@ def test_each_system_is_held_out_in_one_fold_only(rows: pd.DataFrame) -> None:
 def test_fit_prints_cv_fronts_and_importance(tmp_path: Path, rows: pd.DataFrame) -> None:
     table = _csv(tmp_path, rows)
     model = tmp_path / "m" / "tp.pkl"
-    code, out = _run("model", "fit", str(table), "--target", "throughput", "--model",
-                     "forest", "-k", "3", "--importance-repeats", "1", "-o", str(model),
-                     "--json")  # fmt: skip
+    code, out = _run(
+        "model",
+        "fit",
+        str(table),
+        "--target",
+        "throughput",
+        "--model",
+        "forest",
+        "-k",
+        "3",
+        "--importance-repeats",
+        "1",
+        "-o",
+        str(model),
+        "--json",
+    )
     assert code == 0, out
     data = json.loads(out[out.index("{") : out.rindex("}") + 1])
     assert [f["fold"] for f in data["folds"]] == [1, 2, 3]
@@ -132,8 +145,19 @@ def test_a_small_table_with_an_empty_feature_fits(tmp_path: Path, rows: pd.DataF
     model = tmp_path / "tp.pkl"
     outputs = []
     for folds in ("2", "3", "4"):
-        code, out = _run("model", "fit", str(_csv(tmp_path, small)), "--target", "throughput",
-                         "-k", folds, "--importance-repeats", "0", "-o", str(model))  # fmt: skip
+        code, out = _run(
+            "model",
+            "fit",
+            str(_csv(tmp_path, small)),
+            "--target",
+            "throughput",
+            "-k",
+            folds,
+            "--importance-repeats",
+            "0",
+            "-o",
+            str(model),
+        )
         assert code == 0, out
         assert "mean MAPE" in out
         outputs.append(out)
@@ -148,8 +172,17 @@ def test_a_wrong_front_objective_fails_before_fitting(
         raise AssertionError("fitted before --front-with was checked")
 
     monkeypatch.setattr("repro.mlperf.hardware_model.cross_validate", never)
-    code, out = _run("model", "fit", str(_csv(tmp_path, rows)), "--target", "throughput",
-                     "--front-with", "max:nope", "-o", str(tmp_path / "m.pkl"))  # fmt: skip
+    code, out = _run(
+        "model",
+        "fit",
+        str(_csv(tmp_path, rows)),
+        "--target",
+        "throughput",
+        "--front-with",
+        "max:nope",
+        "-o",
+        str(tmp_path / "m.pkl"),
+    )
     assert code == 2
     assert "--front-with max:nope: the table has no column 'nope'" in out
     assert not (tmp_path / "m.pkl").exists()
@@ -175,12 +208,35 @@ def test_predict_ranks_unsubmitted_and_flags_extrapolation(
     monkeypatch.chdir(tmp_path)
     small = rows[rows["accelerator_count"] <= 4]
     table = _csv(tmp_path, small)
-    code, out = _run("model", "fit", str(table), "--target", "throughput", "--model", "forest",
-                     "-k", "3", "--importance-repeats", "0", "-o", "m.pkl")  # fmt: skip
+    code, out = _run(
+        "model",
+        "fit",
+        str(table),
+        "--target",
+        "throughput",
+        "--model",
+        "forest",
+        "-k",
+        "3",
+        "--importance-repeats",
+        "0",
+        "-o",
+        "m.pkl",
+    )
     assert code == 0, out
     where = "benchmark=resnet50,scenario=Offline"
-    code, out = _run("recommend", str(table), "--predict", "--model", "m.pkl",
-                     "--where", where, "--json", "--top", "500")  # fmt: skip
+    code, out = _run(
+        "recommend",
+        str(table),
+        "--predict",
+        "--model",
+        "m.pkl",
+        "--where",
+        where,
+        "--json",
+        "--top",
+        "500",
+    )
     assert code == 0, out
     ranked = json.loads(out[out.index("[") : out.rindex("]") + 1])
     assert any(not r["submitted"] for r in ranked)

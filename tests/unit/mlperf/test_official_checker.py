@@ -67,8 +67,10 @@ def test_side_by_side_shows_who_lists_each_rule() -> None:
         run = CheckerRun(name, [], 1, output)
         run.errors, run.rollups = parse_errors(output, TOP)
         runs.append(run)
-    rows = {(r.rule, r.repro, r.checkers[CHECKER], r.checkers[CHECKER_OLD]) for r in
-            side_by_side(found, runs)}  # fmt: skip
+    rows = {
+        (r.rule, r.repro, r.checkers[CHECKER], r.checkers[CHECKER_OLD])
+        for r in side_by_side(found, runs)
+    }
     assert rows == {
         ("min_duration", True, True, False),
         ("accuracy.dataset", True, False, True),

@@ -179,8 +179,9 @@ def test_several_pairs_under_one_output_folder_keep_a_folder_each(tmp_path: Path
         for bench in BENCHMARKS:
             published_result(root, benchmark=bench, sps=sps, accuracy=None)
     out_dir = tmp_path / "out"
-    code, out = _report("-o", str(out_dir), "--compare", str(tmp_path / "v4.1"),
-                        str(tmp_path / "v5.0"))  # fmt: skip
+    code, out = _report(
+        "-o", str(out_dir), "--compare", str(tmp_path / "v4.1"), str(tmp_path / "v5.0")
+    )
     assert code == 0, out
     written = _written(out)
     assert len(written) == len(BENCHMARKS)
@@ -202,8 +203,16 @@ def test_pair_folders_are_unique_and_safe(tmp_path: Path) -> None:
     for system in ("Box", "box", long_a, long_b):
         published_result(tmp_path / "t", system=system, submitter="Ac me")
     sides = {s.record.environment["system"]: s for s in open_sides(tmp_path / "t")}
-    pairs = [(sides[a], [sides[b]]) for a, b in (("Box", "box"), ("box", "Box"), ("box", "Box"),
-                                                 (long_a, long_b), (long_b, long_a))]  # fmt: skip
+    pairs = [
+        (sides[a], [sides[b]])
+        for a, b in (
+            ("Box", "box"),
+            ("box", "Box"),
+            ("box", "Box"),
+            (long_a, long_b),
+            (long_b, long_a),
+        )
+    ]
     folders = [f for f in report_folders(pairs, tmp_path / "out") if f is not None]
     assert len(folders) == len(pairs)
     assert len({str(f).lower() for f in folders}) == len(pairs)  # apart on any file system

@@ -89,8 +89,9 @@ def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path) -> None:
 
 def test_llm_rows_carry_tokens_per_second_and_interactive_has_its_own(tmp_path: Path) -> None:
     for folder in ("server", "interactive"):
-        sdir = published_result(tmp_path, benchmark="llama2-70b-99", folder=folder,
-                                scenario="Server", accuracy=None)  # fmt: skip
+        sdir = published_result(
+            tmp_path, benchmark="llama2-70b-99", folder=folder, scenario="Server", accuracy=None
+        )
         summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
         summary.write_text(summary.read_text() + "Completed tokens per second: 2500.5\n")
     out = tmp_path / "t.csv"

@@ -107,9 +107,10 @@ def test_recommend_never_ranks_an_edited_result(tmp_path: Path) -> None:
     table = tmp_path / "t.csv"
     assert runner.invoke(cli, ["results", str(tree), "--csv", str(table)]).exit_code == 0
     result = runner.invoke(
-        cli, ["recommend", str(table), "--objective", "max:throughput", "--json"],
+        cli,
+        ["recommend", str(table), "--objective", "max:throughput", "--json"],
         catch_exceptions=False,
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [row["system"] for row in data["front"]] == ["honest"]

@@ -142,9 +142,14 @@ def test_an_llm_edge_singlestream_result_is_its_latency_not_the_tpot_estimate(
     tmp_path: Path,
 ) -> None:
     r = Result(
-        round="v5.1", loadgen="5.1.0", benchmark="llama3.1-8b-edge", scenario="SingleStream",
-        llm=True, value=4_150_000_000, tpot_estimate_ns=21_700_000,
-    )  # fmt: skip
+        round="v5.1",
+        loadgen="5.1.0",
+        benchmark="llama3.1-8b-edge",
+        scenario="SingleStream",
+        llm=True,
+        value=4_150_000_000,
+        tpot_estimate_ns=21_700_000,
+    )
     row = _row(tmp_path, r)
     assert (row["metric"], row["value"]) == ("latency_p90_ns", 4_150_000_000)
     assert "llama3.1-8b-edge: the checker takes the 90th percentile latency" in str(row["notes"])
@@ -255,15 +260,28 @@ def test_an_llm_server_result_imports_with_its_token_latency_bounds(
     tree = tmp_path / "inference_results_v5.0"
     write_result(
         tree,
-        Result(round="v5.0", loadgen="5.0.25", benchmark="llama2-70b-99", scenario="Server",
-               llm=True, value=25_000.0, accuracy=None),
-    )  # fmt: skip
+        Result(
+            round="v5.0",
+            loadgen="5.0.25",
+            benchmark="llama2-70b-99",
+            scenario="Server",
+            llm=True,
+            value=25_000.0,
+            accuracy=None,
+        ),
+    )
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(
         cli,
-        ["import-mlperf", str(tree), "--base", str(root / "specs" / "ort-digits.json"),
-         "--scenario", "Server"],
-    )  # fmt: skip
+        [
+            "import-mlperf",
+            str(tree),
+            "--base",
+            str(root / "specs" / "ort-digits.json"),
+            "--scenario",
+            "Server",
+        ],
+    )
     assert result.exit_code == 0, result.output
     (spec_path,) = (tmp_path / "specs").glob("*.json")
     settings = json.loads(spec_path.read_text())["workload"]["scenarios"][0]["settings"]
@@ -306,9 +324,15 @@ def test_a_division_with_one_unreadable_result_is_still_compared(tmp_path: Path)
     summary.write_text(summary.read_text().replace("Result is : VALID", "Result is :"))
     result = CliRunner().invoke(
         cli,
-        ["report", "--compare", str(tmp_path / "a" / "closed"), str(tmp_path / "b" / "closed"),
-         "-o", str(tmp_path / "r")],
-    )  # fmt: skip
+        [
+            "report",
+            "--compare",
+            str(tmp_path / "a" / "closed"),
+            str(tmp_path / "b" / "closed"),
+            "-o",
+            str(tmp_path / "r"),
+        ],
+    )
     assert result.exit_code in (0, 1), result.output
     assert "not read: " in result.stderr
     assert "mlperf_log_summary.txt" in result.stderr
@@ -341,10 +365,12 @@ def test_every_value_of_the_real_rounds_is_the_figure_its_summary_prints(
     for row in rows:
         assert row["validity"] in ("VALID", "INVALID"), row
         folder = next(
-            d for d in Path(row["path"]).iterdir()
-            if d.is_dir() and (d / "performance" / "run_1").is_dir()
+            d
+            for d in Path(row["path"]).iterdir()
+            if d.is_dir()
+            and (d / "performance" / "run_1").is_dir()
             and row["scenario"].lower() in re.sub(r"[^a-z]", "", d.name.lower())
-        )  # fmt: skip
+        )
         text = (folder / "performance" / "run_1" / "mlperf_log_summary.txt").read_text()
         found = re.search(_LINES[row["metric"]], text, re.MULTILINE)
         assert found is not None, (row["metric"], folder)
@@ -371,9 +397,10 @@ def test_every_other_figure_of_the_real_rounds_is_the_one_its_file_states(
     for row in rows:
         bench = Path(str(row["path"]))
         folder = next(
-            d for d in bench.iterdir()
+            d
+            for d in bench.iterdir()
             if d.is_dir() and str(row["scenario"]).lower() == d.name.lower()
-        )  # fmt: skip
+        )
         printed = re.search(
             r"accuracy=([\d.]+)%", (folder / "accuracy" / "accuracy.txt").read_text()
         )
@@ -382,9 +409,11 @@ def test_every_other_figure_of_the_real_rounds_is_the_one_its_file_states(
         assert row["accuracy_value"] == pytest.approx(float(printed.group(1)) / 100, rel=1e-12)
         submitter = bench.parents[2]
         desc = json.loads((submitter / "systems" / f"{row['system']}.json").read_text())
-        for column, field in (("processor_count", "host_processors_per_node"),
-                              ("accelerator_count", "accelerators_per_node"),
-                              ("node_count", "number_of_nodes")):  # fmt: skip
+        for column, field in (
+            ("processor_count", "host_processors_per_node"),
+            ("accelerator_count", "accelerators_per_node"),
+            ("node_count", "number_of_nodes"),
+        ):
             stated = str(desc.get(field, "")).strip()
             expected = int(stated) if stated.isdigit() and int(stated) > 0 else None
             assert row[column] == expected, (folder, column, stated)

@@ -14,9 +14,15 @@ from repro.mlperf.rules import FIELDS, OVERWRITE, checker_metric
 from tests.mlperf_gen import LLM_TOKENS, Power, Result, write_result
 
 CHECKER_CONSTANTS = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "tools" / "mlperf-submission-checker"
-    / "tools" / "submission" / "submission_checker" / "constants.py"
-)  # fmt: skip
+    Path(__file__).resolve().parents[3].parent
+    / "shared"
+    / "tools"
+    / "mlperf-submission-checker"
+    / "tools"
+    / "submission"
+    / "submission_checker"
+    / "constants.py"
+)
 
 
 def _checker_constants() -> Any:
@@ -61,8 +67,15 @@ def _row(tmp_path: Path, r: Result) -> dict[str, Any]:
 def test_gptj_is_its_inferred_tokens_per_second(tmp_path: Path, round_: str, scenario: str) -> None:
     """v4.1 gptj-99 Offline: repro gave samples/s (101.239) where the checker (and the summary's
     `Tokens per second (inferred)`) says 6985.51 tokens/s."""
-    r = Result(round=round_, loadgen="4.1.0", benchmark="gptj-99", scenario=scenario,
-               value=6985.51, inferred=True, accuracy=None)  # fmt: skip
+    r = Result(
+        round=round_,
+        loadgen="4.1.0",
+        benchmark="gptj-99",
+        scenario=scenario,
+        value=6985.51,
+        inferred=True,
+        accuracy=None,
+    )
     row = _row(tmp_path, r)
     assert (row["metric"], row["unit"]) == ("inferred_tokens_per_second", "tokens/s")
     assert row["value"] == pytest.approx(6985.51)
@@ -70,8 +83,15 @@ def test_gptj_is_its_inferred_tokens_per_second(tmp_path: Path, round_: str, sce
 
 def test_gptj_energy_is_per_token(tmp_path: Path) -> None:
     """The H200 MaxQ gptj energy came out per sample (25.16 J); the checker's is per token."""
-    r = Result(round="v4.1", loadgen="4.1.0", benchmark="gptj-99", value=6985.51, inferred=True,
-               accuracy=None, power=Power(watts=(600.0, 600.0), window_s=600))  # fmt: skip
+    r = Result(
+        round="v4.1",
+        loadgen="4.1.0",
+        benchmark="gptj-99",
+        value=6985.51,
+        inferred=True,
+        accuracy=None,
+        power=Power(watts=(600.0, 600.0), window_s=600),
+    )
     row = _row(tmp_path, r)
     assert row["energy_unit"] == "J/token"
     assert row["energy_j"] == pytest.approx(600.0 / 6985.51, rel=0.02)
@@ -80,19 +100,34 @@ def test_gptj_energy_is_per_token(tmp_path: Path) -> None:
 def test_a_v40_llama2_server_is_its_completed_samples_per_second(tmp_path: Path) -> None:
     """v4.0 llama2-70b Server: repro gave tokens/s (3458.96); the v4.0 checker takes
     result_completed_samples_per_sec (11.85)."""
-    r = Result(round="v4.0", loadgen="4.0.0", benchmark="llama2-70b-99", scenario="Server",
-               value=2962.5, llm=True, accuracy=None)  # fmt: skip
+    r = Result(
+        round="v4.0",
+        loadgen="4.0.0",
+        benchmark="llama2-70b-99",
+        scenario="Server",
+        value=2962.5,
+        llm=True,
+        accuracy=None,
+    )
     row = _row(tmp_path, r)
     assert (row["metric"], row["unit"]) == ("samples_per_second", "samples/s")
     assert row["value"] == pytest.approx(2962.5 / LLM_TOKENS)
-    offline = _row(tmp_path / "o", Result(round="v4.0", loadgen="4.0.0", llm=True,
-                                          benchmark="llama2-70b-99", accuracy=None))  # fmt: skip
+    offline = _row(
+        tmp_path / "o",
+        Result(round="v4.0", loadgen="4.0.0", llm=True, benchmark="llama2-70b-99", accuracy=None),
+    )
     assert offline["metric"] == "tokens_per_second"
 
 
 def test_a_benchmark_its_round_lists_no_rule_for_takes_the_default(tmp_path: Path) -> None:
     """v4.0's checker has no rule for GPT-J: its samples/s, whatever tokens the log gives."""
-    r = Result(round="v4.0", loadgen="4.0.0", benchmark="gptj-99", value=6985.51, inferred=True,
-               accuracy=None)  # fmt: skip
+    r = Result(
+        round="v4.0",
+        loadgen="4.0.0",
+        benchmark="gptj-99",
+        value=6985.51,
+        inferred=True,
+        accuracy=None,
+    )
     row = _row(tmp_path, r)
     assert (row["metric"], row["unit"]) == ("samples_per_second", "samples/s")

@@ -56,9 +56,20 @@ def _submission(tmp_path: Path, doc: dict[str, object], *extra: str) -> tuple[in
     system_json.write_text(json.dumps(doc))
     result = CliRunner().invoke(
         cli,
-        ["submission", str(tmp_path / "some-run"), "--submitter", "Org", "--system-json",
-         str(system_json), "-o", str(tmp_path / "sub"), "--round", "v6.0", *extra],
-    )  # fmt: skip
+        [
+            "submission",
+            str(tmp_path / "some-run"),
+            "--submitter",
+            "Org",
+            "--system-json",
+            str(system_json),
+            "-o",
+            str(tmp_path / "sub"),
+            "--round",
+            "v6.0",
+            *extra,
+        ],
+    )
     return result.exit_code, result.stderr
 
 
@@ -91,16 +102,37 @@ def test_the_software_stack_names_the_backends_own_packages(backend: str, packag
     from repro.mlperf.system_description import derived_fields
     from repro.runs.record import RunRecord, TestRecord
 
-    packages = {"torch": "2.13.0", "onnxruntime": "1.32.0", "apache-tvm": "0.27",
-                "mlcommons-loadgen": "6.0.17", "numpy": "2.4.6", "requests": "2.32"}  # fmt: skip
+    packages = {
+        "torch": "2.13.0",
+        "onnxruntime": "1.32.0",
+        "apache-tvm": "0.27",
+        "mlcommons-loadgen": "6.0.17",
+        "numpy": "2.4.6",
+        "requests": "2.32",
+    }
     record = RunRecord(
-        run_id="r", spec_name="s", spec_id="a" * 64, spec_path="", status="complete",
-        started_utc="", repro_version="t",
-        fingerprint={"hardware": {"cpu": {"model": "X"}}, "packages": packages,
-                     "python": {"version": "3.11.7"}},
-        tests=[TestRecord(scenario="Offline", mode="performance", dir="d", status="valid",
-                          backend={"name": backend, "device": "CPU"})],
-    )  # fmt: skip
+        run_id="r",
+        spec_name="s",
+        spec_id="a" * 64,
+        spec_path="",
+        status="complete",
+        started_utc="",
+        repro_version="t",
+        fingerprint={
+            "hardware": {"cpu": {"model": "X"}},
+            "packages": packages,
+            "python": {"version": "3.11.7"},
+        },
+        tests=[
+            TestRecord(
+                scenario="Offline",
+                mode="performance",
+                dir="d",
+                status="valid",
+                backend={"name": backend, "device": "CPU"},
+            )
+        ],
+    )
     stack = derived_fields(record)["other_software_stack"]
     assert package in stack
     assert "mlcommons-loadgen 6.0.17" in stack

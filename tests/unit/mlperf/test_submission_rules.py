@@ -138,9 +138,11 @@ def _system() -> dict[str, Any]:
 
 def test_a_system_description_missing_a_field_is_refused_naming_field_and_rule() -> None:
     doc = _system()
-    measured = {"measurements": dict.fromkeys(
-        ("input_data_types", "weight_data_types", "retraining", "weight_transformations"), "x"
-    )}  # fmt: skip
+    measured = {
+        "measurements": dict.fromkeys(
+            ("input_data_types", "weight_data_types", "retraining", "weight_transformations"), "x"
+        )
+    }
     require_fields(doc, measured)  # complete: no error
     del doc["cooling"]
     doc["hw_notes"] = ""  # may be empty
@@ -206,10 +208,15 @@ def test_full_length_runs_take_mlperfs_durations_query_counts_and_the_rounds_see
     rules = round_rules("v6.0")
     bench = rules.benchmarks["resnet"]
     record = RunRecord(
-        run_id="r", spec_name="s", spec_id="a" * 64, spec_path="", status="complete",
-        started_utc="2026-01-01T00:00:00+00:00", repro_version="0",
+        run_id="r",
+        spec_name="s",
+        spec_id="a" * 64,
+        spec_path="",
+        status="complete",
+        started_utc="2026-01-01T00:00:00+00:00",
+        repro_version="0",
         overrides={"min_duration_ms": 300},
-    )  # fmt: skip
+    )
     assert length_settings(record, "Offline", bench, full_length=False)["min_duration_ms"] == 300
     full = length_settings(record, "Offline", bench, full_length=True)
     assert full == {"min_duration_ms": 600_000, "min_query_count": 24_576, "max_duration_ms": None}

@@ -38,8 +38,10 @@ def test_every_level_of_a_tree_finds_its_results(tmp_path: Path) -> None:
 
 def test_compliance_runs_and_repro_runs_are_not_results(tmp_path: Path) -> None:
     sdir = published_result(tmp_path)
-    for place in (sdir / "TEST04", tmp_path / "closed" / "Acme" / "compliance" / "box"
-                  / "resnet50" / "offline" / "TEST01"):  # fmt: skip
+    for place in (
+        sdir / "TEST04",
+        tmp_path / "closed" / "Acme" / "compliance" / "box" / "resnet50" / "offline" / "TEST01",
+    ):
         (place / "performance" / "run_1").mkdir(parents=True)
         (place / "performance" / "run_1" / "mlperf_log_summary.txt").write_text("x")
         (place / "verify_performance.txt").write_text("reference score = 1\nTEST PASS\n")
@@ -63,10 +65,12 @@ def test_the_scenario_comes_from_the_log_and_copies_are_read_once(tmp_path: Path
     perf = [t for t in record.tests if t.mode == "performance"]
     assert len(perf) == 1
     assert perf[0].dir.startswith("singlestream/")  # the folder named after it, not a copy
-    assert any("the folder says MultiStream, LoadGen's log says SingleStream" in n
-               for n in record.notes)  # fmt: skip
-    assert any("byte-identical copy of the SingleStream run in singlestream/" in n
-               for n in record.notes)  # fmt: skip
+    assert any(
+        "the folder says MultiStream, LoadGen's log says SingleStream" in n for n in record.notes
+    )
+    assert any(
+        "byte-identical copy of the SingleStream run in singlestream/" in n for n in record.notes
+    )
 
 
 def test_an_unknown_scenario_is_an_error_naming_the_folder(tmp_path: Path) -> None:
@@ -136,15 +140,17 @@ def test_a_published_result_and_a_repro_run_of_another_benchmark_are_refused(
     assert code == 0, out
     assert "FOR INFORMATION ONLY, different benchmarks (resnet50 vs synthetic)" in out
     # for information only: 76 % against 98 % of two models is judged neither way
-    code, shown = _report("-o", out_dir, "--compare", *sides, "--allow-different-benchmarks",
-                          "--json")  # fmt: skip
+    code, shown = _report(
+        "-o", out_dir, "--compare", *sides, "--allow-different-benchmarks", "--json"
+    )
     report, _ = json.JSONDecoder().raw_decode(shown[shown.index("{") :])
     rows = [m for sc in report["scenarios"] for m in sc["metrics"]]
     assert rows
     assert {m["verdict"] for m in rows} == {"not comparable: different benchmarks"}
     assert report["verdict"] == "not comparable: different benchmarks"
-    strict, _ = _report("-o", out_dir, "--compare", *sides, "--allow-different-benchmarks",
-                        "--strict")  # fmt: skip
+    strict, _ = _report(
+        "-o", out_dir, "--compare", *sides, "--allow-different-benchmarks", "--strict"
+    )
     assert strict == 1
 
 
@@ -155,9 +161,15 @@ def test_published_resnet50_is_not_compared_with_the_digits_original_in_either_d
     """The issue's case: a real published ResNet-50 result against the shipped ort-digits
     original said 75.73 % vs 97.78 % "reproduced" (exit 0), the other way "not reproduced"."""
     published = (
-        shared_fixtures / "mlperf" / "inference_results_v4.1" / "closed" / "Intel" / "results"
-        / "1-node-2S-EMR-PyTorch" / "resnet50"
-    )  # fmt: skip
+        shared_fixtures
+        / "mlperf"
+        / "inference_results_v4.1"
+        / "closed"
+        / "Intel"
+        / "results"
+        / "1-node-2S-EMR-PyTorch"
+        / "resnet50"
+    )
     digits = root / "results" / "ort-digits" / "original"
     sides = [str(published), str(digits)] if published_first else [str(digits), str(published)]
     code, out = _report("-o", str(tmp_path / "out"), "--compare", *sides)
@@ -187,12 +199,22 @@ def test_a_level_with_several_results_names_them(
     ("benchmark", "original", "replay", "label", "code"),
     [
         ("retinanet", "mAP=37.572%\nhash=1\n", "mAP=37.500%\nhash=2\n", "mAP", 0),
-        ("bert-99", '{"exact_match": 83.6, "f1": 90.87}\n', '{"exact_match": 80.0, "f1": 85.0}\n',
-         "f1", 1),
-        ("whisper", "Word Error Rate: 2.00%, accuracy=98.00%\n",
-         "Word Error Rate: 2.10%, accuracy=97.90%\n", "WER, lower is better", 1),
+        (
+            "bert-99",
+            '{"exact_match": 83.6, "f1": 90.87}\n',
+            '{"exact_match": 80.0, "f1": 85.0}\n',
+            "f1",
+            1,
+        ),
+        (
+            "whisper",
+            "Word Error Rate: 2.00%, accuracy=98.00%\n",
+            "Word Error Rate: 2.10%, accuracy=97.90%\n",
+            "WER, lower is better",
+            1,
+        ),
     ],
-)  # fmt: skip
+)
 def test_each_accuracy_format_is_judged_by_its_name_and_direction(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -228,12 +250,18 @@ _LLM_LINES = """Completed tokens per second: {tps}
 def _llm_result(root: Path, *, tps: float) -> Path:
     """llama2-70b: Server and Offline runs that count tokens, and interactive/ Server runs."""
     bench = root / "closed" / "Acme" / "results" / "box" / "llama2-70b-99"
-    for folder, scenario in (("server", "Server"), ("offline", "Offline"),
-                             ("interactive", "Server")):  # fmt: skip
+    for folder, scenario in (
+        ("server", "Server"),
+        ("offline", "Offline"),
+        ("interactive", "Server"),
+    ):
         sdir = published_result(
-            root, benchmark="llama2-70b-99", folder=folder, scenario=scenario,
+            root,
+            benchmark="llama2-70b-99",
+            folder=folder,
+            scenario=scenario,
             accuracy="{'rouge1': 44.4, 'rouge2': 22.0, 'rougeL': 28.6}\nhash=1\n",
-        )  # fmt: skip
+        )
         summary = sdir / "performance" / "run_1" / "mlperf_log_summary.txt"
         summary.write_text(summary.read_text() + _LLM_LINES.format(tps=tps))
     return bench
@@ -249,16 +277,19 @@ def test_an_llm_result_is_judged_on_tokens_and_interactive_stands_alone(
     assert server[0].metrics["tokens_per_second"] == 1000.0
     assert server[0].metrics["ttft_p99_ns"] == 674674289
     assert server[0].metrics["tpot_p99_ns"] == 191656553
-    assert any("interactive/: Server runs under interactive latency bounds" in n
-               for n in record.notes)  # fmt: skip
+    assert any(
+        "interactive/: Server runs under interactive latency bounds" in n for n in record.notes
+    )
     monkeypatch.chdir(tmp_path)
     code, out = _report("--compare", str(a), str(b))
     assert code == 1, out  # +30 % tokens/s
     report = json.loads(next((tmp_path / "reports").glob("*/*/report.json")).read_text())
     judged = {
-        (s["scenario"], m["metric"]) for s in report["scenarios"] for m in s["metrics"]
+        (s["scenario"], m["metric"])
+        for s in report["scenarios"]
+        for m in s["metrics"]
         if m["judged"]
-    }  # fmt: skip
+    }
     assert ("Server", "tokens_per_second") in judged
     assert ("Offline", "tokens_per_second") in judged
     assert ("Offline", "samples_per_second") not in judged
@@ -279,8 +310,9 @@ def test_a_number_stored_as_text_in_a_system_description_is_no_drift(
     for root, count in ((tmp_path / "a", "8"), (tmp_path / "b", 8)):
         bench = published_result(root).parent
         desc = root / "closed" / "Acme" / "systems" / "box.json"
-        desc.write_text(json.dumps({"host_processor_model_name": "Xeon",
-                                    "accelerators_per_node": count}))  # fmt: skip
+        desc.write_text(
+            json.dumps({"host_processor_model_name": "Xeon", "accelerators_per_node": count})
+        )
         sides.append(bench)
     assert read_mlperf_result(sides[0]).fingerprint["hardware"]["accelerators_per_node"] == 8
     monkeypatch.chdir(tmp_path)
@@ -331,8 +363,9 @@ def test_a_damaged_published_tree_is_an_error_naming_the_file(
     if damage == "accuracy":
         (sdir / "accuracy" / "accuracy.txt").write_text("accuracy=176.078%, good=1, total=1\n")
     elif damage == "nan":
-        summary.write_text(summary.read_text().replace("Samples per second: 100.0", "Samples per "
-                                                       "second: nan"))  # fmt: skip
+        summary.write_text(
+            summary.read_text().replace("Samples per second: 100.0", "Samples per second: nan")
+        )
     elif damage == "truncated":
         summary.write_text(summary.read_text()[:120])
     elif damage == "summary-only":  # a good detail log must not hide a damaged summary

@@ -73,11 +73,17 @@ def _hostile(tmp_path: Path, add: object, listed: list[str]) -> Path:
 
     one = {"size": 1, "sha256": hashlib.sha256(b"x").hexdigest()}
     doc = json.dumps(
-        {"schema": "repro.package/v1", "spec": "s.json", "spec_name": "x", "spec_id": "a" * 64,
-         "repro_version": "t", "contents": {},
-         "members": [{"path": "s.json", "role": "spec", **one}]
-         + [{"path": n, "role": "result", **one} for n in listed]}
-    ).encode()  # fmt: skip
+        {
+            "schema": "repro.package/v1",
+            "spec": "s.json",
+            "spec_name": "x",
+            "spec_id": "a" * 64,
+            "repro_version": "t",
+            "contents": {},
+            "members": [{"path": "s.json", "role": "spec", **one}]
+            + [{"path": n, "role": "result", **one} for n in listed],
+        }
+    ).encode()
     path = tmp_path / "evil.repro.tar"
     with tarfile.open(path, "w") as tar:
         info = tarfile.TarInfo("manifest.json")

@@ -18,12 +18,16 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def _manifest(*roles: str) -> PackageManifest:
     return PackageManifest(
-        spec="spec.json", spec_name="ort-digits", spec_id="x", repro_version="0",
-        contents={}, members=[
+        spec="spec.json",
+        spec_name="ort-digits",
+        spec_id="x",
+        repro_version="0",
+        contents={},
+        members=[
             Member(path=f"m{i}", sha256="0" * 64, size=1, role=role)
             for i, role in enumerate(("spec", *roles))
         ],
-    )  # fmt: skip
+    )
 
 
 def test_every_manager_that_captures_says_what_a_package_replay_needs_from_outside() -> None:

@@ -140,20 +140,49 @@ def test_layers_that_moved_both_ways_are_not_given_shares_beyond_the_whole() -> 
     from repro.profiles.diff import KindChange, LayerChange, ProfileDiff, share_text
 
     def layer(name: str, kind: str, a: float, b: float, share: float) -> LayerChange:
-        return LayerChange(name=name, kind=kind, match="name", original_ns=a, replay_ns=b,
-                           delta_ns=b - a, ratio=b / a, share_of_change=share)  # fmt: skip
+        return LayerChange(
+            name=name,
+            kind=kind,
+            match="name",
+            original_ns=a,
+            replay_ns=b,
+            delta_ns=b - a,
+            ratio=b / a,
+            share_of_change=share,
+        )
 
     diff = ProfileDiff(
-        scenario="SingleStream", original_backend="onnxruntime", replay_backend="onnxruntime",
-        original_ns=100_000, replay_ns=101_000, delta_rel=0.01, matched_by_name=2,
-        matched_by_position=0, original_only=0, replay_only=0,
-        changes=[layer("conv1", "Conv", 50_000, 70_820, 20.82),
-                 layer("add1", "Add", 50_000, 30_180, -19.82)],
-        kinds=[KindChange(kind="Conv", original_ns=50_000, replay_ns=70_820, delta_ns=20_820,
-                          share_of_change=20.82),
-               KindChange(kind="Add", original_ns=50_000, replay_ns=30_180, delta_ns=-19_820,
-                          share_of_change=-19.82)],
-    )  # fmt: skip
+        scenario="SingleStream",
+        original_backend="onnxruntime",
+        replay_backend="onnxruntime",
+        original_ns=100_000,
+        replay_ns=101_000,
+        delta_rel=0.01,
+        matched_by_name=2,
+        matched_by_position=0,
+        original_only=0,
+        replay_only=0,
+        changes=[
+            layer("conv1", "Conv", 50_000, 70_820, 20.82),
+            layer("add1", "Add", 50_000, 30_180, -19.82),
+        ],
+        kinds=[
+            KindChange(
+                kind="Conv",
+                original_ns=50_000,
+                replay_ns=70_820,
+                delta_ns=20_820,
+                share_of_change=20.82,
+            ),
+            KindChange(
+                kind="Add",
+                original_ns=50_000,
+                replay_ns=30_180,
+                delta_ns=-19_820,
+                share_of_change=-19.82,
+            ),
+        ],
+    )
     text = diff.headline()
     assert "%" not in text.split(";", 1)[1]  # only the total is a percentage
     assert "moved both ways: the Conv layers +20.8 µs, the Add layers -19.8 µs a sample" in text

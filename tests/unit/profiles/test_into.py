@@ -27,9 +27,13 @@ def setup(tmp_path: Path, root: Path) -> tuple[ProfilePass, Path]:
     (old / "profile.json").write_text('{"old": true}')
     doc = json.loads((run / "run.json").read_text())
     doc["profiles"] = [
-        {"scenario": "SingleStream", "dir": "profile/SingleStream", "status": "complete",
-         "samples_requested": 8}
-    ]  # fmt: skip
+        {
+            "scenario": "SingleStream",
+            "dir": "profile/SingleStream",
+            "status": "complete",
+            "samples_requested": 8,
+        }
+    ]
     (run / "run.json").write_text(json.dumps(doc))
     scratch = tmp_path / "scratch"
     scratch.mkdir()

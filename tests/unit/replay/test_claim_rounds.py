@@ -80,10 +80,16 @@ def _check(
         runner = InProcessRunner(speed=speed)
         runners.append(runner)
         return Replayer(
-            variant, path, RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
-            cache=ArtifactCache(tmp_path / "cache"), opts=replay_opts, report=lambda _: None,
-            progress=_no_bar, runner=runner, probes=FakeProbes([90.0, 110.0]),
-        )  # fmt: skip
+            variant,
+            path,
+            RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
+            cache=ArtifactCache(tmp_path / "cache"),
+            opts=replay_opts,
+            report=lambda _: None,
+            progress=_no_bar,
+            runner=runner,
+            probes=FakeProbes([90.0, 110.0]),
+        )
 
     check_opts = CheckOptions(results_dir=tmp_path / "results", seed=5, **opts)
     return check_claims(spec, path, factory=factory, opts=check_opts, report=lambda _: None)
@@ -192,9 +198,13 @@ def test_a_latency_claim_compares_the_percentile(root: Path, tmp_path: Path) -> 
 
 def test_an_accuracy_drop_runs_one_accuracy_test_of_each(root: Path, tmp_path: Path) -> None:
     claim = _claim(
-        "offset", metric="accuracy", quantity="drop", relation="<=", bound=0.5,
+        "offset",
+        metric="accuracy",
+        quantity="drop",
+        relation="<=",
+        bound=0.5,
         candidate={"overrides": {"workload.accuracy.class_offset": 1}},
-    )  # fmt: skip
+    )
     spec, path = _spec(root, tmp_path, claim)
     [out] = _check(spec, path, tmp_path)
     m = out.measured
@@ -242,11 +252,16 @@ def test_a_failed_test_stops_the_claim_and_keeps_its_runs_marked(
 
     def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
         return Replayer(
-            variant, path, RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
-            cache=ArtifactCache(tmp_path / "cache"), opts=replay_opts, report=lambda _: None,
-            progress=_no_bar, runner=InProcessRunner({"Offline/performance": "fail"}),
+            variant,
+            path,
+            RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
+            cache=ArtifactCache(tmp_path / "cache"),
+            opts=replay_opts,
+            report=lambda _: None,
+            progress=_no_bar,
+            runner=InProcessRunner({"Offline/performance": "fail"}),
             probes=FakeProbes(),
-        )  # fmt: skip
+        )
 
     opts = CheckOptions(results_dir=tmp_path / "results", check_id="c1")
     with pytest.raises(RunError, match="test of round 1 failed: RuntimeError: scripted"):
@@ -275,8 +290,10 @@ def test_the_evidence_records_the_ratio_rounds_machine_and_probes(
     assert evidence.verdict == "holds"
     assert evidence.rounds == 8
     assert evidence.probes == {
-        "speed_gflops_min": 90.0, "speed_gflops_max": 110.0, "others_cpu_frac_max": None,
-    }  # fmt: skip
+        "speed_gflops_min": 90.0,
+        "speed_gflops_max": 110.0,
+        "others_cpu_frac_max": None,
+    }
     assert set(evidence.runs) == {"baseline", "candidate"}
     measured = with_evidence(spec, outcomes)
     assert spec_id(measured) == spec_id(spec)  # the evidence is no part of the id
@@ -359,11 +376,16 @@ def test_a_claim_decided_the_way_the_busier_variants_load_pushes_it_is_inconclus
         side = replay_opts.overrides["variant"]
         others = [0.7 if side == busier else 0.05]
         return Replayer(
-            variant, path, RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
-            cache=ArtifactCache(tmp_path / "cache"), opts=replay_opts, report=lambda _: None,
-            progress=_no_bar, runner=InProcessRunner(speed=speed),
+            variant,
+            path,
+            RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
+            cache=ArtifactCache(tmp_path / "cache"),
+            opts=replay_opts,
+            report=lambda _: None,
+            progress=_no_bar,
+            runner=InProcessRunner(speed=speed),
             probes=FakeProbes(others=others),
-        )  # fmt: skip
+        )
 
     opts = CheckOptions(results_dir=tmp_path / "results", seed=5)
     [out] = check_claims(spec, path, factory=factory, opts=opts, report=lambda _: None)

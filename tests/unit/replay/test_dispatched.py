@@ -70,14 +70,26 @@ def _start(tmp_path: Path, parts: int = 2) -> tuple[DispatchPlan, RunRecord, Pat
     work = layout.partial_of(final)
     work.mkdir(parents=True)
     plan = DispatchPlan(
-        run_id="r1", run_dir=str(work), spec_path="/s.json", spec={}, env="native",
-        cache_dir="/c", parts=parts, executor="slurm", python=["python3"],
-    )  # fmt: skip
+        run_id="r1",
+        run_dir=str(work),
+        spec_path="/s.json",
+        spec={},
+        env="native",
+        cache_dir="/c",
+        parts=parts,
+        executor="slurm",
+        python=["python3"],
+    )
     record = RunRecord(
-        run_id="r1", spec_name="synthetic", spec_id="a" * 64, spec_path="s.json",
-        status="interrupted", started_utc="2026-11-30T00:00:00+00:00", repro_version="t",
+        run_id="r1",
+        spec_name="synthetic",
+        spec_id="a" * 64,
+        spec_path="s.json",
+        status="interrupted",
+        started_utc="2026-11-30T00:00:00+00:00",
+        repro_version="t",
         dispatch=DispatchRecord(executor="slurm"),
-    )  # fmt: skip
+    )
     return plan, record, work, final
 
 
@@ -117,9 +129,15 @@ def test_a_refused_first_submission_leaves_no_run(tmp_path: Path) -> None:
     plan, record, work, final = _start(tmp_path)
     with pytest.raises(UsageError, match="invalid partition"):
         _run_parts(
-            plan, record, [0, 1], ScriptedExecutor(work, fail_submit=True), work=work,
-            final=final, report=print, fresh=True,
-        )  # fmt: skip
+            plan,
+            record,
+            [0, 1],
+            ScriptedExecutor(work, fail_submit=True),
+            work=work,
+            final=final,
+            report=print,
+            fresh=True,
+        )
     assert not work.exists()
     assert not final.exists()
 
@@ -231,8 +249,9 @@ def test_a_part_that_finished_before_the_replay_was_killed_is_kept_not_rerun(
 
     monkeypatch.setattr(dispatch_run, "_cancel", lambda ex, idx: (_ for _ in ()).throw(SystemExit))
     with pytest.raises(SystemExit):
-        _run_parts(plan, record, [0, 1, 2], KilledAfterPart0(work), work=work, final=final,
-                   report=print)  # fmt: skip
+        _run_parts(
+            plan, record, [0, 1, 2], KilledAfterPart0(work), work=work, final=final, report=print
+        )
     kept = (work / "parts" / "0" / "run.json").read_bytes()
     said: list[str] = []
     again = ScriptedExecutor(work)

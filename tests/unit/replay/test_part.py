@@ -16,10 +16,17 @@ from tests.helpers import portable_spec
 
 def _plan(tmp_path: Path, **fields: Any) -> Path:
     doc = {
-        "run_id": "r1", "run_dir": str(tmp_path / "run"), "spec_path": str(tmp_path / "s.json"),
-        "spec": {}, "env": "native", "cache_dir": str(tmp_path / "cache"), "parts": 2,
-        "python": ["python3"], "executor": "local", **fields,
-    }  # fmt: skip
+        "run_id": "r1",
+        "run_dir": str(tmp_path / "run"),
+        "spec_path": str(tmp_path / "s.json"),
+        "spec": {},
+        "env": "native",
+        "cache_dir": str(tmp_path / "cache"),
+        "parts": 2,
+        "python": ["python3"],
+        "executor": "local",
+        **fields,
+    }
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(doc))
     return path

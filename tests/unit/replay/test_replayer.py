@@ -225,8 +225,16 @@ def test_a_refused_override_leaves_no_run_folder(root: Path, tmp_path: Path) -> 
 
     result = CliRunner().invoke(
         cli,
-        ["replay", str(root / "specs" / "ort-digits.json"), "--env", "native",
-         "--min-query-count", str(2**64 - 1), "--results-dir", str(tmp_path / "results")],
-    )  # fmt: skip
+        [
+            "replay",
+            str(root / "specs" / "ort-digits.json"),
+            "--env",
+            "native",
+            "--min-query-count",
+            str(2**64 - 1),
+            "--results-dir",
+            str(tmp_path / "results"),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*"))

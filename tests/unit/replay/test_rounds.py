@@ -226,8 +226,12 @@ def test_a_query_one_side_sized_is_the_others_from_the_next_test_and_the_odd_rou
     def never(req: WorkerRequest) -> dict[str, SettingChange]:
         return dict(req.changed_settings)
 
-    a, b = _sided(root, tmp_path, f"sized{seed}", (InProcessRunner(sizing=sized),
-                                                   InProcessRunner(sizing=never)))  # fmt: skip
+    a, b = _sided(
+        root,
+        tmp_path,
+        f"sized{seed}",
+        (InProcessRunner(sizing=sized), InProcessRunner(sizing=never)),
+    )
     out = run_rounds(a, against=b, stopping=Stopping(max_rounds=12, fixed=True), seed=seed)
     assert out.baseline is not None
     used = {
@@ -266,9 +270,12 @@ def test_the_busier_side_being_the_slower_one_is_inconclusive_machine_busy(
         return lambda req: 1000.0 * slow
 
     a, b = _sided(
-        root, tmp_path, "busy", (InProcessRunner(speed=speed(0.7)), InProcessRunner()),
+        root,
+        tmp_path,
+        "busy",
+        (InProcessRunner(speed=speed(0.7)), InProcessRunner()),
         (FakeProbes(others=[0.70]), FakeProbes(others=[0.05])),
-    )  # fmt: skip
+    )
     out = run_rounds(a, against=b, stopping=Stopping(max_rounds=8, fixed=True), seed=1)
     assert out.report is not None
     [row] = [m for s in out.report.scenarios for m in s.metrics if m.metric == "samples_per_second"]
@@ -290,10 +297,12 @@ def test_a_busy_side_excuses_only_its_own_slowness(
     root: Path, tmp_path: Path, replay_others: float, replay_speed: float, verdict: str
 ) -> None:
     a, b = _sided(
-        root, tmp_path, f"excuse-{replay_others}-{replay_speed}",
+        root,
+        tmp_path,
+        f"excuse-{replay_others}-{replay_speed}",
         (InProcessRunner(speed=lambda req: 1000.0 * replay_speed), InProcessRunner()),
         (FakeProbes(others=[replay_others]), FakeProbes(others=[0.05])),
-    )  # fmt: skip
+    )
     out = run_rounds(a, against=b, stopping=Stopping(max_rounds=8, fixed=True), seed=1)
     assert out.report is not None
     [row] = [m for s in out.report.scenarios for m in s.metrics if m.metric == "samples_per_second"]
@@ -310,8 +319,10 @@ def test_cpu_time_is_a_second_witness_judged_with_its_own_interval(
     def wall(req: WorkerRequest) -> float:
         return float(1000 * rng.uniform(0.7, 1.3))
 
-    runners = (InProcessRunner(speed=wall, cpu=lambda r: 900.0),
-               InProcessRunner(speed=wall, cpu=lambda r: 900.0))  # fmt: skip
+    runners = (
+        InProcessRunner(speed=wall, cpu=lambda r: 900.0),
+        InProcessRunner(speed=wall, cpu=lambda r: 900.0),
+    )
     a, b = _sided(root, tmp_path, "cpu", runners)
     out = run_rounds(a, against=b, stopping=Stopping(max_rounds=8, fixed=True), seed=1)
     assert out.report is not None
@@ -465,9 +476,10 @@ def test_rounds_judged_against_an_original_on_other_hardware_stop_after_the_firs
     from tests.helpers import make_run
 
     folder = make_run(
-        tmp_path / "original", throughput=[1000.0] * 3,
+        tmp_path / "original",
+        throughput=[1000.0] * 3,
         fingerprint={"hardware": {"cpu_model": "Intel(R) Xeon(R) Gold 6230", "logical_cpus": 80}},
-    )  # fmt: skip
+    )
     from repro.runs.store import load_run
 
     original = LoadedRun(folder, "repro", load_run(folder))

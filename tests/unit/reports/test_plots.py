@@ -59,9 +59,11 @@ def test_the_report_has_a_plot_per_scenario_a_cdf_and_the_layer_changes(tmp_path
     page = PAGES["report"][0](tmp_path)
     titles = [t for svg in _svgs(page) for t in re.findall(r"<title>([^<]+)</title>", svg)]
     assert titles == [
-        "SingleStream: replay vs original", "SingleStream: latency CDF",
-        "Offline: replay vs original", "largest changes of time per sample, by layer",
-    ]  # fmt: skip
+        "SingleStream: replay vs original",
+        "SingleStream: latency CDF",
+        "Offline: replay vs original",
+        "largest changes of time per sample, by layer",
+    ]
     bars = _texts(_svgs(page)[2])
     assert "-30.0 %" in bars  # each metric's difference beside it
     assert {"not reproduced", "reproduced", "tolerance"} <= set(bars)  # the legend
@@ -94,8 +96,12 @@ def test_names_are_text_never_markup_or_a_formula(tmp_path: Path) -> None:
 def test_sweep_intervals_are_cut_at_zero_and_the_kinds_are_in_the_legend() -> None:
     svg = _svgs(sweep.page(sweep_state()))[0]
     texts = _texts(svg)
-    legend = {"front (2)", "tied: beaten on the means only (1)", "dominated (1)",
-              "excluded by a constraint (1)"}  # fmt: skip
+    legend = {
+        "front (2)",
+        "tied: beaten on the means only (1)",
+        "dominated (1)",
+        "excluded by a constraint (1)",
+    }
     assert legend <= set(texts)
     assert any("cut at 0" in t for t in texts)
     ticks = [float(t) for t in texts if re.fullmatch(r"-?\d+(\.\d+)?", t)]
@@ -178,14 +184,31 @@ def test_the_reports_plots_leave_out_what_is_not_finite() -> None:
 
     def row(delta: float, ci: list[float] | None) -> MetricResult:
         return MetricResult(
-            metric="samples_per_second", label="throughput", unit="1/s", original=[1.0],
-            replay=[1.0], original_value=1.0, replay_value=1.0, delta_rel=delta, ci=ci,
-            tolerance=0.05, method="student-t", verdict="reproduced",
-            reason="", judged=True,
-        )  # fmt: skip
+            metric="samples_per_second",
+            label="throughput",
+            unit="1/s",
+            original=[1.0],
+            replay=[1.0],
+            original_value=1.0,
+            replay_value=1.0,
+            delta_rel=delta,
+            ci=ci,
+            tolerance=0.05,
+            method="student-t",
+            verdict="reproduced",
+            reason="",
+            judged=True,
+        )
 
-    svg = bars_svg([row(0.01, [0.0, 0.02]), row(math.inf, None), row(math.nan, None),
-                    row(0.02, [0.01, math.inf])], "t")  # fmt: skip
+    svg = bars_svg(
+        [
+            row(0.01, [0.0, 0.02]),
+            row(math.inf, None),
+            row(math.nan, None),
+            row(0.02, [0.01, math.inf]),
+        ],
+        "t",
+    )
     assert svg.count("<circle") == 2  # the finite row and its legend key
     assert "nan" not in svg
     assert "inf" not in svg

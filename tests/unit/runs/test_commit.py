@@ -25,19 +25,36 @@ WRITERS = ("replay/replayer.py", "replay/dispatched.py", "mlperf/importing.py", 
 OTHER_DUMPS = {("harness/profiled_pass.py", "profile")}
 #: calls that write, create or move the file or folder they are given
 WRITE_CALLS = frozenset(
-    {"atomic_write_text", "atomic_path", "write_text", "write_bytes", "open", "replace",
-     "rename", "copyfile", "copy", "copy2", "move", "touch"}
-)  # fmt: skip
+    {
+        "atomic_write_text",
+        "atomic_path",
+        "write_text",
+        "write_bytes",
+        "open",
+        "replace",
+        "rename",
+        "copyfile",
+        "copy",
+        "copy2",
+        "move",
+        "touch",
+    }
+)
 
 
 def _record(**fields: object) -> RunRecord:
     return RunRecord.model_validate(
         {
-            "run_id": "r1", "spec_name": "synthetic", "spec_id": "a" * 64, "spec_path": "",
-            "status": "complete", "started_utc": "2026-11-30T00:00:00+00:00",
-            "repro_version": "t", **fields,
+            "run_id": "r1",
+            "spec_name": "synthetic",
+            "spec_id": "a" * 64,
+            "spec_path": "",
+            "status": "complete",
+            "started_utc": "2026-11-30T00:00:00+00:00",
+            "repro_version": "t",
+            **fields,
         }
-    )  # fmt: skip
+    )
 
 
 def test_a_committed_run_is_the_record_with_its_digest_under_its_final_name(

@@ -20,8 +20,11 @@ from repro.runs.store import load_run
 PACKAGE = Path(__file__).resolve().parents[3] / "repro"
 #: the readers of a record's free-form fields that read them typed
 TYPED_READERS = (
-    "mlperf/submission.py", "attest/chain.py", "dispatch/gather.py", "compare/nodes.py",
-)  # fmt: skip
+    "mlperf/submission.py",
+    "attest/chain.py",
+    "dispatch/gather.py",
+    "compare/nodes.py",
+)
 FREE_FORM = {"spec", "environment", "fingerprint"}
 #: where a test's raw accuracy, backend and metrics are read as written: the record's own
 #: views, and the store's check of a damaged record (it names the raw value)
@@ -31,10 +34,16 @@ RAW_READERS = ("runs/record.py", "runs/facts.py", "runs/store.py")
 def _record(**fields: Any) -> RunRecord:
     return RunRecord.model_validate(
         {
-            "run_id": "r1", "spec_name": "s", "spec_id": "a" * 64, "spec_path": "",
-            "status": "complete", "started_utc": "", "repro_version": "t", **fields,
+            "run_id": "r1",
+            "spec_name": "s",
+            "spec_id": "a" * 64,
+            "spec_path": "",
+            "status": "complete",
+            "started_utc": "",
+            "repro_version": "t",
+            **fields,
         }
-    )  # fmt: skip
+    )
 
 
 def test_the_views_read_what_repro_records_and_keep_the_rest() -> None:
@@ -45,10 +54,14 @@ def test_the_views_read_what_repro_records_and_keep_the_rest() -> None:
     assert fp.model_dump(by_alias=True)["variables"] is not None  # not named, kept
     published = Fingerprint.model_validate(
         fingerprint_from_system(
-            {"host_processor_model_name": "EPYC", "host_processor_core_count": "64",
-             "host_processors_per_node": 2, "accelerator_model_name": "H100"}
+            {
+                "host_processor_model_name": "EPYC",
+                "host_processor_core_count": "64",
+                "host_processors_per_node": 2,
+                "accelerator_model_name": "H100",
+            }
         )
-    )  # fmt: skip
+    )
     assert (published.hardware.cpu.model, published.hardware.cpu.physical_cores) == ("EPYC", 128)
     assert published.hardware.accelerators == "H100"
     empty = Fingerprint.model_validate({"hardware": None, "os": None})
@@ -127,15 +140,28 @@ def test_the_check_sees_a_get_chain(tmp_path: Path) -> None:
 
 def _test(**fields: Any) -> TestRecord:
     return TestRecord.model_validate(
-        {"scenario": "Offline", "mode": "accuracy", "dir": "Offline/accuracy", "status": "valid",
-         **fields}
-    )  # fmt: skip
+        {
+            "scenario": "Offline",
+            "mode": "accuracy",
+            "dir": "Offline/accuracy",
+            "status": "valid",
+            **fields,
+        }
+    )
 
 
 def test_a_tests_accuracy_is_read_typed_with_the_defaults_in_one_place() -> None:
     assert _test(mode="performance").scored() is None
-    scored = _test(accuracy={"metric": "top1", "value": 0.97, "correct": 97, "total": 100,
-                             "higher_is_better": None, "rouge9": 1})  # fmt: skip
+    scored = _test(
+        accuracy={
+            "metric": "top1",
+            "value": 0.97,
+            "correct": 97,
+            "total": 100,
+            "higher_is_better": None,
+            "rouge9": 1,
+        }
+    )
     got = scored.scored()
     assert got is not None
     assert (got.metric, got.value, got.unit, got.higher_is_better) == (
@@ -145,8 +171,9 @@ def test_a_tests_accuracy_is_read_typed_with_the_defaults_in_one_place() -> None
         True,
     )
     assert got.model_extra == {"rouge9": 1}  # kept, not named
-    rouge = _test(accuracy={"metric": "rouge1", "value": 43.1, "unit": "score",
-                            "higher_is_better": False}).scored()  # fmt: skip
+    rouge = _test(
+        accuracy={"metric": "rouge1", "value": 43.1, "unit": "score", "higher_is_better": False}
+    ).scored()
     assert rouge is not None
     assert (rouge.unit, rouge.higher_is_better) == ("score", False)
 

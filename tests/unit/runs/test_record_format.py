@@ -34,9 +34,14 @@ def test_the_format_history_has_a_step_for_every_version() -> None:
 
 def test_a_new_record_is_written_with_the_current_format() -> None:
     record = RunRecord(
-        run_id="r", spec_name="s", spec_id="a" * 64, spec_path="s.json", status="complete",
-        started_utc="2026-12-06T00:00:00+00:00", repro_version="0",
-    )  # fmt: skip
+        run_id="r",
+        spec_name="s",
+        spec_id="a" * 64,
+        spec_path="s.json",
+        status="complete",
+        started_utc="2026-12-06T00:00:00+00:00",
+        repro_version="0",
+    )
     written = json.loads(record.dump())
     assert written["format"] == FORMAT
     assert RunRecord.model_validate(written).format == FORMAT
@@ -45,8 +50,11 @@ def test_a_new_record_is_written_with_the_current_format() -> None:
 def test_every_shipped_record_loads_with_the_format_its_fields_show() -> None:
     shipped = subprocess.run(
         ["git", "ls-files", "results/*/run.json", "results/*/*/run.json"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert shipped, "no shipped run records"
     for rel in shipped:
         path = ROOT / rel

@@ -180,8 +180,11 @@ def _problems(root: Path, tmp_path: Path, claim: dict[str, Any]) -> list[str]:
 
 
 def test_validate_names_a_metric_the_scenarios_do_not_measure(root: Path, tmp_path: Path) -> None:
-    only_offline = {"workload.scenarios": [{"scenario": "Offline", "settings": {
-        "offline_expected_qps": 1000.0}}]}  # fmt: skip
+    only_offline = {
+        "workload.scenarios": [
+            {"scenario": "Offline", "settings": {"offline_expected_qps": 1000.0}}
+        ]
+    }
     claim = _claim(metric="SingleStream.latency_p90", candidate={"overrides": only_offline})
     found = _problems(root, tmp_path, claim)
     assert any(
@@ -195,9 +198,12 @@ def test_validate_names_an_accuracy_claim_without_an_accuracy_mode(
     root: Path, tmp_path: Path
 ) -> None:
     claim = _claim(
-        metric="accuracy", quantity="drop", relation="<=", bound=0.01,
+        metric="accuracy",
+        quantity="drop",
+        relation="<=",
+        bound=0.01,
         candidate={"overrides": {"workload.modes": ["performance"]}},
-    )  # fmt: skip
+    )
     found = _problems(root, tmp_path, claim)
     assert any("the candidate variant runs no accuracy mode" in p for p in found), found
 
@@ -222,10 +228,20 @@ def test_an_evidence_interval_is_two_ordered_numbers(ci: list[float]) -> None:
     from repro.spec.claims import ClaimEvidence
 
     evidence = {
-        "value": 1.5, "ci": ci, "confidence": 0.95, "verdict": "holds", "reason": "r",
-        "rounds": 2, "stopped": "s", "baseline": [1.0, 1.0], "candidate": [1.5, 1.5],
-        "elapsed_s": 1.0, "measured_utc": "2026-12-02T00:00:00+00:00", "repro_version": "0",
-        "variants": {}, "runs": {},
-    }  # fmt: skip
+        "value": 1.5,
+        "ci": ci,
+        "confidence": 0.95,
+        "verdict": "holds",
+        "reason": "r",
+        "rounds": 2,
+        "stopped": "s",
+        "baseline": [1.0, 1.0],
+        "candidate": [1.5, 1.5],
+        "elapsed_s": 1.0,
+        "measured_utc": "2026-12-02T00:00:00+00:00",
+        "repro_version": "0",
+        "variants": {},
+        "runs": {},
+    }
     with pytest.raises(ValueError, match="ci"):
         ClaimEvidence.model_validate(evidence)

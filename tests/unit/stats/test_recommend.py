@@ -27,16 +27,35 @@ def _table(tmp_path: Path) -> Path:
     ]
     frame = pd.DataFrame(
         [
-            {**dict.fromkeys(COLUMNS), "submitter": "S", "system": s, "processor": "Xeon",
-             "accelerator": a, "accelerator_count": n, "benchmark": "resnet50",
-             "scenario": "Offline", "value": v, "unit": "samples/s", "accuracy_value": acc,
-             "validity": "INVALID" if s == "invalid-run" else "VALID"}
+            {
+                **dict.fromkeys(COLUMNS),
+                "submitter": "S",
+                "system": s,
+                "processor": "Xeon",
+                "accelerator": a,
+                "accelerator_count": n,
+                "benchmark": "resnet50",
+                "scenario": "Offline",
+                "value": v,
+                "unit": "samples/s",
+                "accuracy_value": acc,
+                "validity": "INVALID" if s == "invalid-run" else "VALID",
+            }
             for s, a, n, v, acc in rows
         ]
-        + [{**dict.fromkeys(COLUMNS), "submitter": "S", "system": "other-bench",
-            "benchmark": "bert-99", "scenario": "Offline", "value": 1e6, "unit": "samples/s",
-            "validity": "VALID"}]
-    )  # fmt: skip
+        + [
+            {
+                **dict.fromkeys(COLUMNS),
+                "submitter": "S",
+                "system": "other-bench",
+                "benchmark": "bert-99",
+                "scenario": "Offline",
+                "value": 1e6,
+                "unit": "samples/s",
+                "validity": "VALID",
+            }
+        ]
+    )
     path = tmp_path / "t.csv"
     frame.to_csv(path, index=False)
     (tmp_path / "prices.csv").write_text("name,price\nXeon,10000\nH100,30000\nL4,2500\n")
@@ -61,10 +80,18 @@ def test_front_dominated_missing_and_excluded(
     table = _table(tmp_path)
     monkeypatch.chdir(tmp_path)
     code, out = _run(
-        str(table), "--objective", "max:throughput", "--objective", "min:cost",
-        "--where", "benchmark=resnet50,scenario=Offline", "--prices", "prices.csv",
-        "--constraint", "accuracy>=0.75",
-    )  # fmt: skip
+        str(table),
+        "--objective",
+        "max:throughput",
+        "--objective",
+        "min:cost",
+        "--where",
+        "benchmark=resnet50,scenario=Offline",
+        "--prices",
+        "prices.csv",
+        "--constraint",
+        "accuracy>=0.75",
+    )
     assert code == 0, out
     front = pd.read_csv(tmp_path / "reports" / "recommend" / "recommend.csv")
     on = set(front[front["pareto"]]["system"])
@@ -131,8 +158,10 @@ def test_where_compares_numbers_as_numbers(tmp_path: Path) -> None:
         where={"accelerator_count": "8", "scenario": "offline", "benchmark": "resnet50"},
     )
     assert set(result.front["system"]) | set(result.dominated["system"]) == {
-        "fast-dear", "fast-cheap", "slow-dear"
-    }  # fmt: skip
+        "fast-dear",
+        "fast-cheap",
+        "slow-dear",
+    }
 
 
 def test_a_file_that_is_not_a_results_table(tmp_path: Path) -> None:
@@ -155,9 +184,14 @@ def test_a_bad_price_table_is_refused(tmp_path: Path, prices: str, message: str)
     table = _table(tmp_path)
     (tmp_path / "bad.csv").write_text(prices)
     code, out = _run(
-        str(table), "--objective", "min:cost", "--where", "benchmark=resnet50",
-        "--prices", str(tmp_path / "bad.csv"),
-    )  # fmt: skip
+        str(table),
+        "--objective",
+        "min:cost",
+        "--where",
+        "benchmark=resnet50",
+        "--prices",
+        str(tmp_path / "bad.csv"),
+    )
     assert code == 2
     assert message in out
 
@@ -177,8 +211,12 @@ def test_a_device_or_pipe_is_refused_not_read_forever(tmp_path: Path, what: str)
         args = [str(table), "--prices", special] if what == "prices" else [special]
         done = subprocess.run(
             [sys.executable, "-m", "repro", "recommend", *args, "--objective", "max:throughput"],
-            capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+            check=False,
+        )
         assert done.returncode == 2, done.stderr
         assert f"{special}: not a regular file (a device, a pipe or a socket)" in done.stderr
 
@@ -189,10 +227,22 @@ def test_json_names_front_dominated_and_missing(tmp_path: Path) -> None:
     table = _table(tmp_path)
     result = CliRunner().invoke(
         cli,
-        ["recommend", str(table), "--objective", "max:throughput", "--objective", "min:cost",
-         "--where", "benchmark=resnet50", "--prices", str(tmp_path / "prices.csv"),
-         "-o", str(tmp_path / "out"), "--json"],
-    )  # fmt: skip
+        [
+            "recommend",
+            str(table),
+            "--objective",
+            "max:throughput",
+            "--objective",
+            "min:cost",
+            "--where",
+            "benchmark=resnet50",
+            "--prices",
+            str(tmp_path / "prices.csv"),
+            "-o",
+            str(tmp_path / "out"),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["objectives"] == ["max:throughput", "min:cost"]
@@ -278,10 +328,21 @@ def test_a_price_that_matches_nothing_is_said(tmp_path: Path) -> None:
     (tmp_path / "p.csv").write_text("name,price\nXeon,10000\nH-100,30000\n")
     result = CliRunner().invoke(
         cli,
-        ["recommend", str(table), "--objective", "max:throughput", "--objective", "min:cost",
-         "--where", "benchmark=resnet50", "--prices", str(tmp_path / "p.csv"),
-         "-o", str(tmp_path / "out")],
-    )  # fmt: skip
+        [
+            "recommend",
+            str(table),
+            "--objective",
+            "max:throughput",
+            "--objective",
+            "min:cost",
+            "--where",
+            "benchmark=resnet50",
+            "--prices",
+            str(tmp_path / "p.csv"),
+            "-o",
+            str(tmp_path / "out"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "1 price name(s) match no processor or accelerator" in result.stderr
     assert "'H-100'" in result.stderr
@@ -313,16 +374,27 @@ def test_the_front_shows_which_systems_are_not_available(tmp_path: Path) -> None
     """2 of a 12-system front were preview systems, and nothing said so."""
     preview = {"sys03", "sys07"}
     systems = [
-        (f"sys{i:02d}", "preview" if f"sys{i:02d}" in preview else "available",
-         1000.0 * (12 - i), 76.0 + 0.01 * i)
+        (
+            f"sys{i:02d}",
+            "preview" if f"sys{i:02d}" in preview else "available",
+            1000.0 * (12 - i),
+            76.0 + 0.01 * i,
+        )
         for i in range(12)
-    ]  # fmt: skip
+    ]
     tree = _round(tmp_path / "inference_results_v4.1", systems)
     out_dir = tmp_path / "out"
     code, out = _run(
-        str(tree), "--objective", "max:throughput", "--objective", "max:accuracy",
-        "--where", "benchmark=resnet50,scenario=Offline", "-o", str(out_dir),
-    )  # fmt: skip
+        str(tree),
+        "--objective",
+        "max:throughput",
+        "--objective",
+        "max:accuracy",
+        "--where",
+        "benchmark=resnet50,scenario=Offline",
+        "-o",
+        str(out_dir),
+    )
     assert code == 0, out
     table = pd.read_csv(out_dir / "recommend.csv")
     assert bool(table["pareto"].all())
@@ -332,9 +404,16 @@ def test_the_front_shows_which_systems_are_not_available(tmp_path: Path) -> None
     assert "2 of the 12 system(s) on the front are not available (preview 2" in out
     assert "--where status=available" in out
     code, out = _run(
-        str(tree), "--objective", "max:throughput", "--objective", "max:accuracy",
-        "--where", "benchmark=resnet50,scenario=Offline,status=available", "-o", str(out_dir),
-    )  # fmt: skip
+        str(tree),
+        "--objective",
+        "max:throughput",
+        "--objective",
+        "max:accuracy",
+        "--where",
+        "benchmark=resnet50,scenario=Offline,status=available",
+        "-o",
+        str(out_dir),
+    )
     assert code == 0, out
     assert "every system on the front is available" in out
     assert preview.isdisjoint(pd.read_csv(out_dir / "recommend.csv")["system"])
@@ -372,9 +451,16 @@ def test_a_constraint_says_how_many_rows_it_removed_and_why(tmp_path: Path) -> N
     for i in range(42):
         write_result(tmp_path, Result(system=f"s{i:02d}", scenario="Server", value=100.0 + i))
     code, out = _run(
-        str(tmp_path), "--objective", "max:throughput", "--constraint", "latency<=15ms",
-        "--where", "benchmark=resnet50,scenario=Server", "-o", str(tmp_path / "out"),
-    )  # fmt: skip
+        str(tmp_path),
+        "--objective",
+        "max:throughput",
+        "--constraint",
+        "latency<=15ms",
+        "--where",
+        "benchmark=resnet50,scenario=Server",
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert code == 2, out
     assert "latency<=15ms: 42 of 42 row(s) left out: 42 have no latency_ns" in out
     assert "their scenario (Server) reports a throughput" in out
@@ -395,8 +481,10 @@ def test_rows_without_the_constrained_figure_are_told_from_rows_that_break_it(
     assert "accuracy>=0.75: 2 of 6 row(s) left out: 1 break it; 1 have no accuracy_value" in (
         " | ".join(result.notes)
     )
-    assert "S/fast-cheap resnet50 Offline: no accuracy_value figure, so it cannot meet " \
-        "accuracy>=0.75" in result.excluded  # fmt: skip
+    assert (
+        "S/fast-cheap resnet50 Offline: no accuracy_value figure, so it cannot meet "
+        "accuracy>=0.75" in result.excluded
+    )
     assert "validity: 1 of 7 row(s) left out, not VALID (listed)" in result.notes
 
 
@@ -404,10 +492,19 @@ def test_per_accelerator_divides_cost_too_and_says_so(tmp_path: Path) -> None:
     """Throughput per accelerator against a whole system's cost favoured the largest systems."""
     table = _table(tmp_path)
     code, out = _run(
-        str(table), "--objective", "max:throughput", "--objective", "min:cost",
-        "--where", "benchmark=resnet50,scenario=Offline", "--prices",
-        str(tmp_path / "prices.csv"), "--per-accelerator", "-o", str(tmp_path / "out"),
-    )  # fmt: skip
+        str(table),
+        "--objective",
+        "max:throughput",
+        "--objective",
+        "min:cost",
+        "--where",
+        "benchmark=resnet50,scenario=Offline",
+        "--prices",
+        str(tmp_path / "prices.csv"),
+        "--per-accelerator",
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert code == 0, out
     assert "--per-accelerator: throughput and cost are per accelerator" in out
     front = pd.read_csv(tmp_path / "out" / "recommend.csv").set_index("system")
@@ -423,9 +520,14 @@ def test_the_real_v50_round_compares_its_closed_results_only(
     tree = shared_fixtures / "mlperf" / "mlperf_inference_submissions_v5.0"
     out_dir = tmp_path / "out"
     code, out = _run(
-        str(tree), "--objective", "max:throughput",
-        "--where", "benchmark=resnet50,scenario=Offline", "-o", str(out_dir),
-    )  # fmt: skip
+        str(tree),
+        "--objective",
+        "max:throughput",
+        "--where",
+        "benchmark=resnet50,scenario=Offline",
+        "-o",
+        str(out_dir),
+    )
     assert code == 0, out
     assert "the selection held closed (1), open (1); only closed is compared" in out
     table = pd.read_csv(out_dir / "recommend.csv")
@@ -443,8 +545,11 @@ def test_min_energy_picks_the_power_result_with_the_least_energy_per_sample(
     from tests.mlperf_gen import Power, Result, write_result
 
     tree = tmp_path / "inference_results_v4.1"
-    for system, watts, per_joule in (("h13_u3", 150.0, 424.0), ("r760_u6", 500.0, 327.0),
-                                     ("H200-MaxQ", 5000.0, 112.0)):  # fmt: skip
+    for system, watts, per_joule in (
+        ("h13_u3", 150.0, 424.0),
+        ("r760_u6", 500.0, 327.0),
+        ("H200-MaxQ", 5000.0, 112.0),
+    ):
         write_result(tree, Result(system=system, value=per_joule * watts, power=Power((watts,))))
     write_result(tree, Result(system="no-meter", value=90_000.0))
     table = tmp_path / "t.csv"
@@ -452,9 +557,16 @@ def test_min_energy_picks_the_power_result_with_the_least_energy_per_sample(
     assert made.exit_code == 0, made.output
     result = CliRunner().invoke(
         cli,
-        ["recommend", str(table), "--objective", "min:energy", "-o", str(tmp_path / "out"),
-         "--json"],
-    )  # fmt: skip
+        [
+            "recommend",
+            str(table),
+            "--objective",
+            "min:energy",
+            "-o",
+            str(tmp_path / "out"),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     (best,) = data["front"]
@@ -476,7 +588,8 @@ def test_cost_without_prices_on_an_enriched_table_names_min_cost_usd(tmp_path: P
     code, out = _run(str(enriched), "--objective", "min:cost", "--where", "benchmark=resnet50")
     assert code == 2
     assert "--objective min:cost_usd" in out
-    code, out = _run(str(_table(tmp_path)), "--objective", "min:cost",
-                     "--where", "benchmark=resnet50")  # fmt: skip
+    code, out = _run(
+        str(_table(tmp_path)), "--objective", "min:cost", "--where", "benchmark=resnet50"
+    )
     assert code == 2
     assert "min:cost_usd" not in out  # a table without list prices: only --prices

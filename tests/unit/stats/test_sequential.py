@@ -26,9 +26,19 @@ RECORDED = Path(__file__).resolve().parents[2] / "data" / "rounds" / "recorded.j
 @pytest.mark.parametrize(
     ("n", "alpha_side", "critical"),
     # the Wilcoxon signed-rank table's critical values, two-sided 5 % and 1 %
-    [(5, 0.025, -1), (6, 0.025, 0), (7, 0.025, 2), (8, 0.025, 3), (10, 0.025, 8),
-     (20, 0.025, 52), (30, 0.025, 137), (8, 0.005, 0), (10, 0.005, 3), (20, 0.005, 37)],
-)  # fmt: skip
+    [
+        (5, 0.025, -1),
+        (6, 0.025, 0),
+        (7, 0.025, 2),
+        (8, 0.025, 3),
+        (10, 0.025, 8),
+        (20, 0.025, 52),
+        (30, 0.025, 137),
+        (8, 0.005, 0),
+        (10, 0.005, 3),
+        (20, 0.005, 37),
+    ],
+)
 def test_the_critical_ranks_are_the_tables(n: int, alpha_side: float, critical: int) -> None:
     assert critical_rank(n, alpha_side) == critical
 
@@ -98,8 +108,7 @@ def test_the_looks_start_at_the_minimum_and_double_to_the_cap() -> None:
 
 
 def test_the_block_bootstrap_keeps_whole_pairs_and_every_metric_of_a_round() -> None:
-    trial = Trial({"a": list(range(1, 11)), "b": [10 * x for x in range(1, 11)]},
-                  {"a": 1, "b": 1})  # fmt: skip
+    trial = Trial({"a": list(range(1, 11)), "b": [10 * x for x in range(1, 11)]}, {"a": 1, "b": 1})
     drawn = block_bootstrap(trial, 40, np.random.Generator(np.random.PCG64(0)))
     assert list(drawn["b"]) == [10 * x for x in drawn["a"]]
     for block in np.abs(drawn["a"]).reshape(10, 4):  # blocks start at a pair's first round
@@ -141,10 +150,15 @@ def test_no_recorded_a_a_trial_is_not_reproduced_as_it_ran() -> None:
 
 @pytest.mark.parametrize(
     "stopping",
-    [Stopping(max_rounds=16), Stopping(max_rounds=40), Stopping(max_rounds=100),
-     Stopping(max_rounds=8, fixed=True), Stopping(max_rounds=24, fixed=True)],
+    [
+        Stopping(max_rounds=16),
+        Stopping(max_rounds=40),
+        Stopping(max_rounds=100),
+        Stopping(max_rounds=8, fixed=True),
+        Stopping(max_rounds=24, fixed=True),
+    ],
     ids=["looks-16", "looks-40", "looks-100", "fixed-8", "fixed-24"],
-)  # fmt: skip
+)
 def test_identical_software_is_called_not_reproduced_at_most_1_percent_of_the_time(
     stopping: Stopping,
 ) -> None:
@@ -160,9 +174,14 @@ def test_the_simulation_catches_the_rule_it_replaced() -> None:
     can fail a rule."""
     stopping = Stopping(max_rounds=40, min_rounds=2)
     false, _ = simulate(
-        _recorded(), stopping, comparisons=1500, seed=11, rule=t_interval,
-        looks=every_pair(stopping), confidence=0.95,
-    )  # fmt: skip
+        _recorded(),
+        stopping,
+        comparisons=1500,
+        seed=11,
+        rule=t_interval,
+        looks=every_pair(stopping),
+        confidence=0.95,
+    )
     assert false.value > 0.01, f"{false.hits}/{false.n} comparisons"
 
 
@@ -170,8 +189,11 @@ def test_a_real_change_is_found() -> None:
     """A 15 % slowdown of every judged metric, on the same recorded noise: found at the looks
     of a 40-round cap in most comparisons (the machine's noise bounds it: this is the floor)."""
     material = _recorded()
-    shift = {name: math.log(0.85) if "latency" not in name else math.log(1 / 0.85)
-             for t in material for name in t.logs}  # fmt: skip
+    shift = {
+        name: math.log(0.85) if "latency" not in name else math.log(1 / 0.85)
+        for t in material
+        for name in t.logs
+    }
     nr, _ = simulate(material, Stopping(max_rounds=40), comparisons=500, seed=3, shift=shift)
     assert nr.value >= 0.5
 
@@ -186,10 +208,17 @@ def test_an_undecided_metric_names_the_knob_that_stopped_its_rounds() -> None:
     a = list(100 * np.exp(rng.normal(0, 0.1, 10)))
     b = list(100 * np.exp(rng.normal(0, 0.1, 10)))
     record = RunRecord.model_validate(
-        {"run_id": "r", "spec_name": "s", "spec_id": "a" * 64, "spec_path": "", "status":
-         "complete", "started_utc": "", "repro_version": "t",
-         "stopping": {"stopped": "the time cap (150 s) was reached", "min_rounds": 8}}
-    )  # fmt: skip
+        {
+            "run_id": "r",
+            "spec_name": "s",
+            "spec_id": "a" * 64,
+            "spec_path": "",
+            "status": "complete",
+            "started_utc": "",
+            "repro_version": "t",
+            "stopping": {"stopped": "the time cap (150 s) was reached", "min_rounds": 8},
+        }
+    )
     rule = paired_rule(record, 0.95)
     assert rule.more == "--max-time"
     timed = compare_paired(a, b, tol=0.05, confidence=0.95, more=rule.more)

@@ -16,10 +16,13 @@ def test_check_reports_every_path_and_fails_on_any(root: Path, tmp_path: Path) -
     result = CliRunner().invoke(
         cli,
         [
-            "spack", "check", str(tmp_path / "nope.yaml"), str(root / "lockfiles" / "ort-digits"),
+            "spack",
+            "check",
+            str(tmp_path / "nope.yaml"),
+            str(root / "lockfiles" / "ort-digits"),
             str(root / "specs" / "tvm-resnet50.json"),
         ],
-    )  # fmt: skip
+    )
     assert result.exit_code == 2
     lines = result.stdout.splitlines()
     assert lines[0] == f"{tmp_path / 'nope.yaml'}: no such file or folder"
