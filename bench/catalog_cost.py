@@ -1,6 +1,7 @@
 """What the catalog costs a demo replay (issue 47's target: at most 2 % of it).
 
-    python bench/catalog_cost.py [--pairs 5] [--server URL]
+    python bench/catalog_cost.py [--pairs 5] [--server URL] [--repeat 3] [--min-duration-ms MS]
+    python bench/catalog_cost.py --smoke     # CI: one pair after a one-repeat 0.1 s replay
 
 In a temporary project holding the shipped ort-digits spec and original: one demo-shaped replay
 (`repro replay specs/ort-digits.json --mode performance --repeat 3`, as `make demo`'s speed part
@@ -30,6 +31,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 REPRO = str(Path(sys.executable).parent / "repro")
+#: --smoke: the same code on the smallest input (the reference replay once, 0.1 s tests, one
+#: pair of reports); flags given beside it still win
+SMOKE = {"pairs": 1, "repeat": 1, "min_duration_ms": 100}
 
 
 def _timed(args: list[str], cwd: Path) -> tuple[float, float, int]:
@@ -49,7 +53,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--server", default=None, help="an MLflow server's URL")
+    parser.add_argument("--repeat", type=int, default=3, help="the reference replay's repeats")
+    parser.add_argument(
+        "--min-duration-ms",
+        type=int,
+        default=None,
+        help="the reference replay's tests (default: the spec's)",
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI: one pair after a one-repeat replay of 0.1 s tests"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
+        if args.server is None:
+            print(
+                "smoke: an MLflow server left out (none given: --server URL); the embedded "
+                "store only",
+                flush=True,
+            )
     track = ["--track", args.server] if args.server else ["--track"]
     os.environ.pop("REPRO_TRACKING_URI", None)
     with tempfile.TemporaryDirectory(prefix="repro-catalog-cost-") as tmp:
@@ -60,11 +83,15 @@ def main() -> None:
             ROOT / "results" / "ort-digits" / "original",
             project / "results" / "ort-digits" / "original",
         )
-        print("a demo-shaped replay (speed, 3 repeats) ...", flush=True)
-        replay_cpu, replay_wall, _ = _timed(
-            ["replay", "specs/ort-digits.json", "--mode", "performance", "--repeat", "3"],
-            project,
+        shape = f"speed, {args.repeat} repeat{'s' * (args.repeat != 1)}" + (
+            f", {args.min_duration_ms} ms tests" if args.min_duration_ms is not None else ""
         )
+        print(f"a demo-shaped replay ({shape}) ...", flush=True)
+        replay = ["replay", "specs/ort-digits.json", "--mode", "performance"]
+        replay += ["--repeat", str(args.repeat)]
+        if args.min_duration_ms is not None:
+            replay += ["--min-duration-ms", str(args.min_duration_ms)]
+        replay_cpu, replay_wall, _ = _timed(replay, project)
         report = ["report", "--compare", "results/ort-digits/"]
         first_cpu, first_wall, _ = _timed([*report, *track], project)
         rng = random.Random(47)
@@ -81,7 +108,7 @@ def main() -> None:
     cpu, wall = statistics.median(cost_cpu), statistics.median(cost_wall)
     load = os.getloadavg()[0]
     print(f"load average {load:.2f}; store: {args.server or 'embedded SQLite (.repro/catalog.db)'}")
-    print(f"demo replay (speed, 3 repeats): {replay_cpu:.1f} s CPU, {replay_wall:.1f} s wall")
+    print(f"demo replay ({shape}): {replay_cpu:.1f} s CPU, {replay_wall:.1f} s wall")
     plain = statistics.median(plain_cpu)
     print(f"report without --track: {plain:.2f} s CPU (median)")
     print(

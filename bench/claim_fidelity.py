@@ -1,6 +1,7 @@
 """Whether `repro claim check` judges claims right, here and on "another machine", and how fast.
 
     python bench/claim_fidelity.py [--trials 20] [--machine-trials 20] [--reference]
+    python bench/claim_fidelity.py --smoke   # CI: 2 trials of 2 rounds, all cores and one
 
 The claim: the digits MLP of specs/ort-digits.json, Offline throughput at batch 32 over batch 8
 (0.2-0.7 s tests), `>=` a bound.
@@ -64,6 +65,9 @@ CONFIDENCE = 0.95
 CHUNK = 5
 #: the claims' default cap (repro.spec.claims.ClaimRounds), under which trials are judged first
 DEFAULT_CAP = Stopping(max_rounds=20, max_time_s=60.0)
+#: --smoke: the same code on the smallest input (two trials make each one's truth); flags
+#: given beside it still win
+SMOKE = {"trials": 2, "machine_trials": 2, "rounds": 2, "window": 1}
 
 
 @dataclass(frozen=True)
@@ -126,29 +130,57 @@ def batch_claim(claim_id: str, bound: float, **rounds: Any) -> dict[str, Any]:
 
 
 def check(
-    spec: Path, work: Path, *, pin: list[str], env: str, only: tuple[str, ...] = (),
+    spec: Path,
+    work: Path,
+    *,
+    pin: list[str],
+    env: str,
+    only: tuple[str, ...] = (),
     extra: tuple[str, ...] = (),
-) -> tuple[list[Checked], float]:  # fmt: skip
+) -> tuple[list[Checked], float]:
     """`repro claim check --json` (under `pin`, e.g. taskset): the claims and the wall time."""
-    argv = [*pin, sys.executable, "-m", "repro", "claim", "check", str(spec), "--json",
-            "--env", env, "-o", str(work / "results"),
-            "--report-dir", str(work / "reports"), *extra]  # fmt: skip
+    argv = [
+        *pin,
+        sys.executable,
+        "-m",
+        "repro",
+        "claim",
+        "check",
+        str(spec),
+        "--json",
+        "--env",
+        env,
+        "-o",
+        str(work / "results"),
+        "--report-dir",
+        str(work / "reports"),
+        *extra,
+    ]
     for claim_id in only:
         argv += ["--claim", claim_id]
     t0 = time.monotonic()
     log = work / f"{spec.stem}.log"
     with log.open("a") as err:
-        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT,
-                              check=False)  # fmt: skip
+        done = subprocess.run(
+            argv, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT, check=False
+        )
     wall = time.monotonic() - t0
     if done.returncode not in (0, 1):
         sys.exit(f"`{' '.join(argv)}` failed ({done.returncode}); see {log}")
     rows = json.loads(done.stdout)["claims"]
     return [
-        Checked(r["id"], r["verdict"], r["value"], r["rounds"], r["elapsed_s"],
-                tuple(r["baseline"]), tuple(r["candidate"]), tuple(r.get("round_end_s", ())))
+        Checked(
+            r["id"],
+            r["verdict"],
+            r["value"],
+            r["rounds"],
+            r["elapsed_s"],
+            tuple(r["baseline"]),
+            tuple(r["candidate"]),
+            tuple(r.get("round_end_s", ())),
+        )
         for r in rows
-    ], wall  # fmt: skip
+    ], wall
 
 
 def record_trials(
@@ -189,8 +221,9 @@ def judge_rounds(trial: Checked, relation: str, bound: float, cap: Stopping) -> 
     each = cap.confidence(CONFIDENCE)
     found = None
     for k in range(1, min(len(trial.ratios), cap.max_rounds) + 1):
-        found = estimate(claim, list(trial.baseline[:k]), list(trial.candidate[:k]),
-                         confidence=each)  # fmt: skip
+        found = estimate(
+            claim, list(trial.baseline[:k]), list(trial.candidate[:k]), confidence=each
+        )
         decided = verdict(claim, found, confidence=each).verdict != "inconclusive"
         if cap.reason(k, decided, trial.ends[k - 1]) is not None:
             break
@@ -220,8 +253,11 @@ def section(
     label: str, work: Path, trials: int, *, pin: list[str], env: str, rounds: int, window: int
 ) -> float:
     work.mkdir(parents=True, exist_ok=True)
-    print(f"\n{label}: {trials} trials of {rounds} rounds (batch 32 / batch {BASELINE_BATCH}, "
-          "Offline)", flush=True)  # fmt: skip
+    print(
+        f"\n{label}: {trials} trials of {rounds} rounds (batch 32 / batch {BASELINE_BATCH}, "
+        "Offline)",
+        flush=True,
+    )
     recorded = record_trials(work, trials, rounds, pin=pin, env=env)
     saved = work / "trials.json"
     saved.write_text(json.dumps([dataclasses.asdict(c) for c in recorded]))
@@ -234,22 +270,37 @@ def judge_section(recorded: list[Checked], *, rounds: int, window: int) -> float
     truth = truths(recorded, window)
     pooled = geomean([r for c in recorded for r in c.ratios])
     half = len(recorded) // 2
-    first, last = (geomean([r for c in part for r in c.ratios])
-                   for part in (recorded[:half], recorded[half:]))  # fmt: skip
-    print(f"  the ratio over all {sum(c.rounds for c in recorded)} rounds: {pooled:.3g} "
-          f"(first half of the trials {first:.3g}, second half {last:.3g}); each trial's "
-          f"truth (+-{window} trials) {min(truth):.3g} to {max(truth):.3g}")  # fmt: skip
+    first, last = (
+        geomean([r for c in part for r in c.ratios]) for part in (recorded[:half], recorded[half:])
+    )
+    print(
+        f"  the ratio over all {sum(c.rounds for c in recorded)} rounds: {pooled:.3g} "
+        f"(first half of the trials {first:.3g}, second half {last:.3g}); each trial's "
+        f"truth (+-{window} trials) {min(truth):.3g} to {max(truth):.3g}"
+    )
     per_trial = sorted(geomean(list(c.ratios)) for c in recorded)
     print(f"  each trial's own ratio: {per_trial[0]:.3g} to {per_trial[-1]:.3g}")
     logs = [math.log(r) - math.log(geomean(list(c.ratios))) for c in recorded for r in c.ratios]
-    sd = math.sqrt(sum(x * x for x in logs) / (len(logs) - len(recorded)))
-    need = ((1.96 + 1.645) * sd / math.log(LOOSER)) ** 2
-    print(f"  one round's log ratio varies by {sd:.3f} (sd within trials): a fixed test tells "
-          f"a 10 % margin with 95 % power after ~{need:.0f} rounds")  # fmt: skip
+    # each trial's own mean takes one degree of freedom; a trial may keep fewer rounds than it
+    # ran (a round whose variants ran differently sized Offline queries is left out)
+    freedom = len(logs) - len(recorded)
+    if freedom > 0:
+        sd = math.sqrt(sum(x * x for x in logs) / freedom)
+        need = ((1.96 + 1.645) * sd / math.log(LOOSER)) ** 2
+        print(
+            f"  one round's log ratio varies by {sd:.3f} (sd within trials): a fixed test "
+            f"tells a 10 % margin with 95 % power after ~{need:.0f} rounds"
+        )
+    else:
+        print("  one round's log ratio: no sd within trials (no trial kept two rounds)")
     full = Stopping(max_rounds=rounds, max_time_s=math.inf)
-    for name, cap in ((f"default cap ({DEFAULT_CAP.max_rounds} rounds, "
-                       f"{DEFAULT_CAP.max_time_s:g} s)", DEFAULT_CAP),
-                      (f"cap of {rounds} rounds", full)):  # fmt: skip
+    for name, cap in (
+        (
+            f"default cap ({DEFAULT_CAP.max_rounds} rounds, {DEFAULT_CAP.max_time_s:g} s)",
+            DEFAULT_CAP,
+        ),
+        (f"cap of {rounds} rounds", full),
+    ):
         true = [
             judge_rounds(c, ">=", t / LOOSER, cap) for c, t in zip(recorded, truth, strict=True)
         ]
@@ -259,8 +310,10 @@ def judge_section(recorded: list[Checked], *, rounds: int, window: int) -> float
         print(f"  {name}:")
         print(f"    true claims  (>= truth / {LOOSER}) judged holds:         {rate(true, 'holds')}")
         print(f"      {time_line(true)}")
-        print(f"    false claims (>= truth x {LOOSER}) judged does not hold: "
-              f"{rate(false, 'does not hold')}")  # fmt: skip
+        print(
+            f"    false claims (>= truth x {LOOSER}) judged does not hold: "
+            f"{rate(false, 'does not hold')}"
+        )
         print(f"      {time_line(false)}")
     sys.stdout.flush()
     return pooled
@@ -276,18 +329,23 @@ def reference(work: Path, env: str) -> None:
         for claim_id in ids:
             found, wall = check(spec, work, pin=[], env=env, only=(claim_id,))
             c = found[0]
-            print(f"  {name} {claim_id}: {c.verdict} ({c.value:.3g}) after {c.rounds} round(s): "
-                  f"{wall:.0f} s wall, {c.elapsed_s:.0f} s of rounds", flush=True)  # fmt: skip
+            print(
+                f"  {name} {claim_id}: {c.verdict} ({c.value:.3g}) after {c.rounds} round(s): "
+                f"{wall:.0f} s wall, {c.elapsed_s:.0f} s of rounds",
+                flush=True,
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=20, help="true and false claims each")
-    parser.add_argument("--machine-trials", type=int, default=20,
-                        help="the same on one core (0: skip)")  # fmt: skip
+    parser.add_argument(
+        "--machine-trials", type=int, default=20, help="the same on one core (0: skip)"
+    )
     parser.add_argument("--rounds", type=int, default=40, help="rounds each trial records")
-    parser.add_argument("--window", type=int, default=3,
-                        help="trials either side that make a trial's truth")  # fmt: skip
+    parser.add_argument(
+        "--window", type=int, default=3, help="trials either side that make a trial's truth"
+    )
     parser.add_argument("--reference", action="store_true", help="time the reference claims")
     parser.add_argument("--env", default="native", help="repro's --env for the workers")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the runs here")
@@ -300,12 +358,22 @@ def main() -> None:
         metavar="TRIALS",
         help="judge recorded trials (a section's trials.json) again, run nothing",
     )
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI: 2 trials of 2 rounds on all cores and on one"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
+        if not args.reference:
+            # one claim check of the reference ResNet-50 specs takes a minute or more
+            print("smoke: the reference specs' claims left out (--reference adds them)")
     if args.judge:
         for path in args.judge:
-            recorded = [Checked(**{k: tuple(v) if isinstance(v, list) else v
-                                   for k, v in row.items()})
-                        for row in json.loads(path.read_text())]  # fmt: skip
+            recorded = [
+                Checked(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items()})
+                for row in json.loads(path.read_text())
+            ]
             print(f"\n{path}: {len(recorded)} recorded trials")
             judge_section(recorded, rounds=max(c.rounds for c in recorded), window=args.window)
         return
@@ -315,17 +383,31 @@ def main() -> None:
     try:
         here = None
         if not args.skip_here:
-            here = section("this machine (all cores)", work / "here", args.trials,
-                           pin=[], env=args.env, rounds=args.rounds,
-                           window=args.window)  # fmt: skip
+            here = section(
+                "this machine (all cores)",
+                work / "here",
+                args.trials,
+                pin=[],
+                env=args.env,
+                rounds=args.rounds,
+                window=args.window,
+            )
         if args.machine_trials and shutil.which("taskset"):
-            one = section("another machine (taskset -c 0: one core)", work / "one-core",
-                          args.machine_trials, pin=["taskset", "-c", "0"], env=args.env,
-                          rounds=args.rounds, window=args.window)  # fmt: skip
+            one = section(
+                "another machine (taskset -c 0: one core)",
+                work / "one-core",
+                args.machine_trials,
+                pin=["taskset", "-c", "0"],
+                env=args.env,
+                rounds=args.rounds,
+                window=args.window,
+            )
             if here is not None:
-                print(f"  the ratio itself moved {one / here - 1:+.1%} from all cores to one "
-                      "core: a claim states a ratio of one machine; checked on another, it "
-                      "holds where that machine's ratio lies within its bound")  # fmt: skip
+                print(
+                    f"  the ratio itself moved {one / here - 1:+.1%} from all cores to one "
+                    "core: a claim states a ratio of one machine; checked on another, it "
+                    "holds where that machine's ratio lies within its bound"
+                )
         elif args.machine_trials:
             print("\nanother machine: skipped (no taskset on PATH)")
         if args.reference:

@@ -2,6 +2,9 @@
 
     python bench/duet_noise.py [--loads 0,1,2,4] [--rounds 10] [--reps 1]
                                [--workloads digits,resnet16] [--out RECORD.json]
+                               [--min-duration-ms 500]
+    python bench/duet_noise.py --smoke     # CI: digits, 2 rounds of 0.1 s tests a placement,
+                                           # beside 1 busy worker where stress-ng is installed
     python bench/duet_noise.py --merge RECORD.json ... [--material OUT.json]
                                                            # the table of earlier records;
                                                            # their rounds as the simulation's
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -45,20 +49,40 @@ from workloads import (
 )
 
 PLACEMENTS = {"sequential": [], "pinned": ["--cpus", "1"], "duet": ["--duet"]}
+#: --smoke: the same code on the smallest input (the small ResNet is still written, not run);
+#: flags given beside it still win
+SMOKE = {"loads": "1", "rounds": 2, "workloads": "digits", "min_duration_ms": 100}
 
 
-def run_one(spec: Path, placement: str, rounds: int, cache: Path) -> dict[str, Any] | None:
+def run_one(
+    spec: Path, placement: str, rounds: int, cache: Path, min_duration_ms: int = 500
+) -> dict[str, Any] | None:
     """One A/A of `rounds` rounds in a placement: its rounds, or None when it failed."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        args = [str(spec), "--against", "self", "--max-rounds", str(rounds),
-                "--min-duration-ms", "500", "--mode", "performance",
-                "-s", "SingleStream", "-s", "Offline", *PLACEMENTS[placement]]  # fmt: skip
+        args = [
+            str(spec),
+            "--against",
+            "self",
+            "--max-rounds",
+            str(rounds),
+            "--min-duration-ms",
+            str(min_duration_ms),
+            "--mode",
+            "performance",
+            "-s",
+            "SingleStream",
+            "-s",
+            "Offline",
+            *PLACEMENTS[placement],
+        ]
         t0 = time.monotonic()
         rc = replay(args, work, cache)
         if rc not in (0, 1, 3):
-            print(f"    {spec.stem} {placement}: exit {rc}:\n"
-                  + (work / "replay.log").read_text()[-1500:])  # fmt: skip
+            print(
+                f"    {spec.stem} {placement}: exit {rc}:\n"
+                + (work / "replay.log").read_text()[-1500:]
+            )
             return None
         try:
             found = paired_rounds(work / "results")
@@ -119,20 +143,40 @@ def main() -> None:
     parser.add_argument("--placements", default=",".join(PLACEMENTS))
     parser.add_argument("--out", type=Path, default=None, help="write every round here")
     parser.add_argument("--seed", type=int, default=20261204)
-    parser.add_argument("--merge", type=Path, nargs="+", default=None,
-                        help="print the table of these records (no runs)")  # fmt: skip
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="print the table of these records (no runs)",
+    )
     parser.add_argument(
         "--material",
         type=Path,
         default=None,
         help="with --merge: write their A/A rounds here, as the simulation's",
     )
+    parser.add_argument("--min-duration-ms", type=int, default=500, help="each test's minimum")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="CI: digits, 2 rounds of 0.1 s tests a placement, at load 1",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        smoke = dict(SMOKE)
+        if shutil.which("stress-ng") is None:
+            # no load to run beside the tests: the placements are still run, quiet
+            smoke["loads"] = "0"
+            print("smoke: load 1 left out (stress-ng is not installed): load 0 only")
+        parser.set_defaults(**smoke)
+        args = parser.parse_args()
     if args.merge:
         runs = [r for p in args.merge for r in json.loads(p.read_text())]
         if args.material is not None:
-            found = [as_material(r, f"{r['workload']}@{r['load']}/{r['placement_name']}")
-                     for r in runs]  # fmt: skip
+            found = [
+                as_material(r, f"{r['workload']}@{r['load']}/{r['placement_name']}") for r in runs
+            ]
             kept = [m for m in found if m is not None]
             args.material.write_text(json.dumps(kept, separators=(",", ":")) + "\n")
             print(f"{len(kept)} A/A trials' rounds -> {args.material}", file=sys.stderr)
@@ -140,30 +184,39 @@ def main() -> None:
         return
     rng = random.Random(args.seed)
     record: list[dict[str, Any]] = []
+    failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         specs = {"digits": DIGITS, "resnet16": small_resnet(work)}
         chosen = {w: specs[w] for w in args.workloads.split(",")}
         cache = work / "cache"
         for load in (int(x) for x in args.loads.split(",")):
-            plan = [(w, p) for _ in range(args.reps) for w in chosen
-                    for p in args.placements.split(",")]  # fmt: skip
+            plan = [
+                (w, p) for _ in range(args.reps) for w in chosen for p in args.placements.split(",")
+            ]
             rng.shuffle(plan)
             print(f"load {load}: {len(plan)} A/A runs of {args.rounds} rounds", flush=True)
             with stress(load):
                 time.sleep(2 if load else 0)  # the workers are running before the first test
                 for workload, placement in plan:
-                    found = run_one(chosen[workload], placement, args.rounds, cache)
+                    found = run_one(
+                        chosen[workload], placement, args.rounds, cache, args.min_duration_ms
+                    )
                     if found is None:
+                        failed += 1
                         continue
                     found |= {"load": load, "workload": workload, "placement_name": placement}
                     record.append(found)
-                    shown = ", ".join(f"{k} sd {sd(v):.3f}" for k, v in found["logs"].items()
-                                      if "cpu" not in k)  # fmt: skip
+                    shown = ", ".join(
+                        f"{k} sd {sd(v):.3f}" for k, v in found["logs"].items() if "cpu" not in k
+                    )
                     print(f"  {workload} {placement} ({found['wall_s']} s): {shown}", flush=True)
                     if args.out is not None:
                         args.out.write_text(json.dumps(record, indent=1))
     print("\n".join(table(record)))
+    if args.smoke and failed:
+        # a long run goes on past a failed A/A; CI's short one is there to catch it
+        sys.exit(f"smoke: {failed} A/A run(s) failed (above)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Harness vs plain loop in ONE process: plain loop, the LoadGen test, plain loop again.
 
     python bench/harness_bracketed.py [--model resnet50] [--rounds 6] [--duration-ms 4000]
+    python bench/harness_bracketed.py --smoke    # CI: one 0.2 s round of digits, seconds
 
 `bench/harness_overhead.py` runs each side in a fresh process; on these VMs two processes of
 the same code differ by +-3 % (memory layout, the machine's phase), which drowns a 0.5 %
@@ -37,6 +38,9 @@ from harness_overhead import SPECS, _geo_interval, _request  # noqa: E402
 
 from repro.artifacts.cache import ArtifactCache  # noqa: E402
 from repro.harness.request import WorkerRequest  # noqa: E402
+
+#: --smoke: the same code on the smallest input; flags given beside it still win
+SMOKE = {"model": "digits", "rounds": 1, "duration_ms": 200}
 
 
 def _plain(predict: Any, data: np.ndarray, scenario: str, batch: int, seconds: float) -> float:
@@ -76,11 +80,18 @@ def worker(request: Path, seconds: float) -> None:
     data = np.ascontiguousarray(source[: req.performance_sample_count])
     before = _plain(backend.predict, data, req.scenario, req.batch_size, seconds / 2)
     run_test(
-        predict=backend.predict, source=source, scenario=req.scenario, mode="performance",
-        settings=req.settings, seeds=req.seeds.model_dump(), batch_size=req.batch_size,
-        total_count=req.total_sample_count, perf_count=req.performance_sample_count,
-        output_dir=request.parent, probe=probe,
-    )  # fmt: skip
+        predict=backend.predict,
+        source=source,
+        scenario=req.scenario,
+        mode="performance",
+        settings=req.settings,
+        seeds=req.seeds.model_dump(),
+        batch_size=req.batch_size,
+        total_count=req.total_sample_count,
+        perf_count=req.performance_sample_count,
+        output_dir=request.parent,
+        probe=probe,
+    )
     after = _plain(backend.predict, data, req.scenario, req.batch_size, seconds / 2)
     logs = read_logs(request.parent)
     key = "latency_p50_ns" if req.scenario == "SingleStream" else "samples_per_second"
@@ -93,7 +104,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--duration-ms", type=int, default=4000)
     parser.add_argument("--worker", nargs=2, metavar=("REQUEST", "SECONDS"))
+    parser.add_argument("--smoke", action="store_true", help="CI: one 0.2 s round of digits")
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
     if args.worker:
         worker(Path(args.worker[0]), float(args.worker[1]))
         return
@@ -105,26 +120,37 @@ def main() -> None:
         for r in range(args.rounds):
             for scenario in ("SingleStream", "Offline"):
                 req = _request(
-                    SPECS[args.model], scenario, Path(tmp) / f"{scenario}{r}", args.duration_ms,
-                    cache, expected_qps=rate if scenario == "Offline" else None,
-                )  # fmt: skip
+                    SPECS[args.model],
+                    scenario,
+                    Path(tmp) / f"{scenario}{r}",
+                    args.duration_ms,
+                    cache,
+                    expected_qps=rate if scenario == "Offline" else None,
+                )
                 proc = subprocess.run(
                     [sys.executable, __file__, "--worker", str(req), str(seconds)],
-                    check=True, capture_output=True, text=True,
-                )  # fmt: skip
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
                 got = json.loads(proc.stdout.strip().splitlines()[-1])
                 plain = (got["before"] + got["after"]) / 2
                 if scenario == "Offline":
                     rate = rate or plain
                     ratio = got["harness"] / plain
-                    print(f"  round {r + 1} Offline: plain {got['before']:.2f} / {got['after']:.2f}"
-                          f" samples/s, harness {got['harness']:.2f}: ratio {ratio:.4f}",
-                          flush=True)  # fmt: skip
+                    print(
+                        f"  round {r + 1} Offline: plain {got['before']:.2f} / {got['after']:.2f}"
+                        f" samples/s, harness {got['harness']:.2f}: ratio {ratio:.4f}",
+                        flush=True,
+                    )
                 else:
                     ratio = got["harness"] / plain
-                    print(f"  round {r + 1} SingleStream: plain p50 {got['before'] / 1e3:.1f} / "
-                          f"{got['after'] / 1e3:.1f} us, harness {got['harness'] / 1e3:.1f} us: "
-                          f"{ratio - 1:+.2%}", flush=True)  # fmt: skip
+                    print(
+                        f"  round {r + 1} SingleStream: plain p50 {got['before'] / 1e3:.1f} / "
+                        f"{got['after'] / 1e3:.1f} us, harness {got['harness'] / 1e3:.1f} us: "
+                        f"{ratio - 1:+.2%}",
+                        flush=True,
+                    )
                 out[scenario].append(ratio)
     for scenario, ratios in out.items():
         geo, lo, hi = _geo_interval(ratios)

@@ -11,6 +11,7 @@ are noisy: compare the figures measured next to each other, not across runs.
 
     python bench/harness_overhead.py                 # both models, 3 rounds
     python bench/harness_overhead.py --model digits --rounds 5 --duration-ms 3000
+    python bench/harness_overhead.py --smoke         # CI: one short round of digits, seconds
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ SPECS = {
     "resnet50": ROOT / "specs" / "ort-resnet50.json",
     "digits": ROOT / "specs" / "ort-digits.json",
 }
+#: --smoke: the same code on the smallest input (one round of the digits MLP, 0.2 s tests);
+#: flags given beside it still win
+SMOKE = {"model": "digits", "rounds": 1, "duration_ms": 200}
 
 
 def plain_worker(request: Path, kind: str, duration_s: float) -> None:
@@ -100,15 +104,17 @@ def _request(
     spec = load_spec(spec_path)
     arts = fetch_all(spec, spec_path, cache=cache)
     opts = ReplayOptions(min_duration_ms=duration_ms)
-    settings = scenario_settings(spec, scenario, opts)
+    changes: dict[str, float] = {}
     if scenario != "Server":  # a Server run needs its queries for LoadGen's early stopping
-        settings["min_query_count"] = 1
+        changes["min_query_count"] = 1
     if expected_qps is not None:
         # LoadGen's Offline query holds 1.1 x duration x expected QPS samples: at the measured
         # rate both sides then run about as long, so machine phases weigh on them alike.
-        settings["offline_expected_qps"] = expected_qps
+        changes["offline_expected_qps"] = expected_qps
     if server_qps is not None:
-        settings["server_target_qps"] = server_qps
+        changes["server_target_qps"] = server_qps
+    # the settings are a frozen model: the changes are checked again as a whole
+    settings = scenario_settings(spec, scenario, opts).changed(changes)
     req = WorkerRequest.from_spec(
         spec,
         spec_id="bench",
@@ -238,15 +244,28 @@ def server_search(
     tried = []
     for fraction in (0.97, 0.93, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5):
         req = _request(
-            spec, "Server", workdir / name / f"server{fraction}", duration_ms, cache,
+            spec,
+            "Server",
+            workdir / name / f"server{fraction}",
+            duration_ms,
+            cache,
             server_qps=fraction * plain_rate,
-        )  # fmt: skip
+        )
         got = _harness(req)
-        tried.append((fraction, got["samples_per_second"], bool(got["valid"]),
-                      got.get("latency_p99_ns", 0.0)))  # fmt: skip
-        print(f"  {name} Server at {fraction:.2f} x plain Offline ({fraction * plain_rate:.1f}"
-              f" QPS): {'VALID' if got['valid'] else 'INVALID'}, p99 "
-              f"{got.get('latency_p99_ns', 0) / 1e6:.1f} ms", flush=True)  # fmt: skip
+        tried.append(
+            (
+                fraction,
+                got["samples_per_second"],
+                bool(got["valid"]),
+                got.get("latency_p99_ns", 0.0),
+            )
+        )
+        print(
+            f"  {name} Server at {fraction:.2f} x plain Offline ({fraction * plain_rate:.1f}"
+            f" QPS): {'VALID' if got['valid'] else 'INVALID'}, p99 "
+            f"{got.get('latency_p99_ns', 0) / 1e6:.1f} ms",
+            flush=True,
+        )
         if got["valid"]:
             break
     return tried
@@ -264,7 +283,16 @@ def main() -> None:
     parser.add_argument(
         "--server", action="store_true", help="also find the highest VALID Server QPS"
     )
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI: one 0.2 s round of digits, in seconds"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
+        if not args.server:
+            # up to nine Server tests until one is VALID: a minute, more than a smoke run's
+            print("smoke: the Server search left out (--server adds it)", flush=True)
     if args.plain_worker:
         plain_worker(Path(args.plain_worker[0]), args.plain_worker[1], float(args.plain_worker[2]))
         return
@@ -292,8 +320,10 @@ def main() -> None:
         )
         for fraction, qps, valid, _ in res.get("server", []):
             if valid:
-                print(f"  {res['model']:<9} Server: VALID at {fraction:.2f} x the plain Offline "
-                      f"rate ({qps:.1f} samples/s)")  # fmt: skip
+                print(
+                    f"  {res['model']:<9} Server: VALID at {fraction:.2f} x the plain Offline "
+                    f"rate ({qps:.1f} samples/s)"
+                )
                 break
         else:
             if res.get("server"):

@@ -1,6 +1,7 @@
 """What the machine probes cost a replay (target: at most 3 % of its time).
 
     python bench/probe_cost.py [--spec specs/ort-digits.json] [--min-duration-ms 5000]
+    python bench/probe_cost.py --smoke            # CI: ort-digits, 50 ms tests, seconds
 
 Replays the spec natively once (all its scenarios and modes, the spec's own settings unless
 --min-duration-ms shortens them) and prints, from its run.json, the time spent in probes (the
@@ -17,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: --smoke: the same code on the smallest input; flags given beside it still win
+SMOKE = {"min_duration_ms": 50}
 
 
 def main() -> None:
@@ -24,12 +27,28 @@ def main() -> None:
     parser.add_argument("--spec", default=str(ROOT / "specs" / "ort-digits.json"))
     parser.add_argument("--min-duration-ms", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--smoke", action="store_true", help="CI: ort-digits, 50 ms tests")
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [
-            sys.executable, "-m", "repro", "replay", args.spec, "--env", "native",
-            "--results-dir", tmp, "--run-id", "cost", "--repeat", str(args.repeat), "--json",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "repro",
+            "replay",
+            args.spec,
+            "--env",
+            "native",
+            "--results-dir",
+            tmp,
+            "--run-id",
+            "cost",
+            "--repeat",
+            str(args.repeat),
+            "--json",
+        ]
         if args.min_duration_ms is not None:
             cmd += ["--min-duration-ms", str(args.min_duration_ms)]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)

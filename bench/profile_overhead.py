@@ -1,6 +1,7 @@
 """The layer profiler's cost: profiled against unprofiled inference, per backend and model.
 
     python bench/profile_overhead.py [--spec SPEC ...] [--rounds 3] [--samples 32]
+    python bench/profile_overhead.py --smoke      # CI: ort-digits, one round of 4, seconds
 
 Each round is a real `repro profile SPEC --env native` in a fresh process (one profiled pass
 through LoadGen, SingleStream). Inside that pass the worker times the pass's inferences
@@ -22,16 +23,36 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the specs measured unless --spec is given (--smoke: the first alone)
+SPECS = ("ort-digits", "ort-resnet50", "tvm-resnet50")
+#: --smoke: the same code on the smallest input (ort-digits alone unless --spec is given);
+#: flags given beside it still win
+SMOKE = {"rounds": 1, "samples": 4}
 
 
 def one_pass(spec: Path, samples: int, work: Path, cache: Path) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-m", "repro", "profile", str(spec), "--env", "native",
-         "--samples", str(samples), "--results-dir", str(work), "--cache-dir", str(cache),
-         "--json"],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "repro",
+            "profile",
+            str(spec),
+            "--env",
+            "native",
+            "--samples",
+            str(samples),
+            "--results-dir",
+            str(work),
+            "--cache-dir",
+            str(cache),
+            "--json",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    )
     prof = json.loads(out.stdout)  # the profile, with the folder it was written to
     over = prof["overhead"]
     layers_per_inference = prof["layers_ns"] / prof["inferences"]
@@ -49,14 +70,17 @@ def main() -> None:
     parser.add_argument("--spec", type=Path, action="append")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--samples", type=int, default=32)
+    parser.add_argument("--smoke", action="store_true", help="CI: ort-digits, one round of 4")
     args = parser.parse_args()
-    specs = args.spec or [
-        ROOT / "specs" / "ort-digits.json",
-        ROOT / "specs" / "ort-resnet50.json",
-        ROOT / "specs" / "tvm-resnet50.json",
-    ]
-    print("| spec | layers | unprofiled per inference | profiled | overhead (median, range) "
-          "| layers / unprofiled inference |")  # fmt: skip
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
+    every = [ROOT / "specs" / f"{name}.json" for name in SPECS]
+    specs = args.spec or (every[:1] if args.smoke else every)
+    print(
+        "| spec | layers | unprofiled per inference | profiled | overhead (median, range) "
+        "| layers / unprofiled inference |"
+    )
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp) / "cache"

@@ -10,6 +10,8 @@ estimate of the rest of the replay made at each test's start against the time th
 `--planned-for-faster X` multiplies the spec's Offline expected QPS by X, as an imported spec
 planned on a faster machine has it (the Offline query then holds X times the samples).
 Target: every estimate made after the replay's first test within 2x of the actual time.
+
+    python bench/progress_estimates.py --smoke    # CI: ort-digits, 2 scenarios of 0.1 s, once
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ from repro.estimates import Estimate, Forecast  # noqa: E402
 from repro.jsonio import read_json  # noqa: E402
 from repro.replay import Replayer, ReplayOptions  # noqa: E402
 from repro.spec.io import parse_spec  # noqa: E402
+
+#: --smoke: the same code on the smallest input; flags given beside it still win
+SMOKE = {"min_duration_ms": 100, "repeat": 1, "scenarios": "SingleStream,Offline"}
 
 
 @dataclass
@@ -166,7 +171,15 @@ def main() -> None:
     parser.add_argument("--scenarios", default="")
     parser.add_argument("--planned-for-faster", type=float, default=1.0)
     parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="CI: ort-digits, SingleStream and Offline of 0.1 s, once",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
     specs = args.spec or [ROOT / "specs" / "ort-digits.json"]
     with tempfile.TemporaryDirectory(prefix="repro-bench-progress-") as tmp:
         for spec in specs:

@@ -2,6 +2,7 @@
 check the predicted Pareto fronts, recommend.
 
     python bench/recommend_method.py [--systems 30] [--folds 5] [--model boosting]
+    python bench/recommend_method.py --smoke      # CI: 6 generated systems, 2 folds, seconds
 
 The data: every result of `../shared/fixtures/mlperf/` (v4.0, v4.1, v5.0: 6 real systems, 14
 rows; their hardware all matched by repro/data/hardware.csv) plus a generated v5.0 round
@@ -27,14 +28,22 @@ from tests.hw_gen import results  # noqa: E402
 from tests.mlperf_gen import write_result  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "mlperf"
+#: --smoke: the same code on the smallest input; flags given beside it still win
+SMOKE = {"systems": 6, "folds": 2}
 
 
 def repro(*args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "repro", *args], capture_output=True, text=True,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
-             "REPRO_MODEL_KEY": str(KEY)},
-    )  # fmt: skip
+        [sys.executable, "-m", "repro", *args],
+        capture_output=True,
+        text=True,
+        env={
+            "PYTHONPATH": str(ROOT),
+            "PATH": "/usr/bin:/bin",
+            "OMP_NUM_THREADS": "1",
+            "REPRO_MODEL_KEY": str(KEY),
+        },
+    )
     if done.returncode:
         sys.exit(f"repro {' '.join(args)}: exit {done.returncode}\n{done.stderr}")
     return done.stdout + done.stderr
@@ -48,7 +57,11 @@ def main() -> None:
     parser.add_argument("--systems", type=int, default=30, help="generated systems")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--model", default="boosting", choices=["boosting", "forest"])
+    parser.add_argument("--smoke", action="store_true", help="CI: 6 generated systems, 2 folds")
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         gen = work / "mlperf_inference_submissions_v5.0"
@@ -60,13 +73,39 @@ def main() -> None:
         print(repro("results", *trees, "--enrich", "--csv", str(table)))
         for target in ("throughput", "energy"):
             print(f"=== {target} ===")
-            print(repro("model", "fit", str(table), "--target", target, "--by", "system",
-                        "-k", str(args.folds), "--model", args.model,
-                        "-o", str(work / f"{target}.pkl")))  # fmt: skip
+            print(
+                repro(
+                    "model",
+                    "fit",
+                    str(table),
+                    "--target",
+                    target,
+                    "--by",
+                    "system",
+                    "-k",
+                    str(args.folds),
+                    "--model",
+                    args.model,
+                    "-o",
+                    str(work / f"{target}.pkl"),
+                )
+            )
         print("=== recommend --predict (resnet50 Offline, throughput) ===")
-        print(repro("recommend", str(table), "--predict", "--model", str(work / "throughput.pkl"),
-                    "--where", "benchmark=resnet50,scenario=Offline", "--top", "10",
-                    "-o", str(work / "rec")))  # fmt: skip
+        print(
+            repro(
+                "recommend",
+                str(table),
+                "--predict",
+                "--model",
+                str(work / "throughput.pkl"),
+                "--where",
+                "benchmark=resnet50,scenario=Offline",
+                "--top",
+                "10",
+                "-o",
+                str(work / "rec"),
+            )
+        )
 
 
 if __name__ == "__main__":

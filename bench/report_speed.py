@@ -1,6 +1,7 @@
 """Speed and memory of comparing two runs of 1 M queries each (target: < 1 s, < 1 GiB).
 
     python bench/report_speed.py [--queries 1000000]
+    python bench/report_speed.py --smoke          # CI: 10,000 queries, seconds
 
 Builds two run directories whose SingleStream runs each hold N per-query latencies (kept as
 repro keeps them: a 0.1 %-bin histogram, written by the worker from the raw latencies), plus
@@ -26,6 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from repro.runs.record import RunRecord, TestRecord  # noqa: E402
 from repro.stats.histogram import LatencyHistogram  # noqa: E402
+
+#: --smoke: the same code on the smallest input; flags given beside it still win
+SMOKE = {"queries": 10_000}
 
 CHILD = """
 import resource, sys, time
@@ -82,7 +86,11 @@ def make_run(path: Path, n: int, seed: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", type=int, default=1_000_000)
+    parser.add_argument("--smoke", action="store_true", help="CI: 10,000 queries")
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         a, b = Path(tmp) / "a", Path(tmp) / "b"
         hist_s = make_run(a, args.queries, 1)

@@ -2,6 +2,7 @@
 
     python bench/results_table.py [--results 1981] [--big-accuracy 124] [--runs 3]
                                   [--power 110] [--power-window-s 1200]
+    python bench/results_table.py --smoke         # CI: 12 results, 2 of them power, seconds
 
 Generates, with the synthetic results of `tests/mlperf_gen.py`,
 `inference_results_v2.1/<division>/<submitter>/results/<system>/<benchmark>/<scenario>/`:
@@ -44,6 +45,8 @@ ACCURACY = {
     "dlrm-99": "AUC=80.2%, accuracy=96.6%\n",
 }
 PASS = {"accuracy": "TEST PASS\n", "performance": "TEST PASS\n"}
+#: --smoke: the same code on the smallest input; flags given beside it still win
+SMOKE = {"results": 12, "big_accuracy": 1, "runs": 1, "power": 2, "power_window_s": 10}
 
 
 def generate(root: Path, results: int, big: int, power: int = 0, window_s: int = 1200) -> Path:
@@ -86,13 +89,17 @@ def main() -> None:
     parser.add_argument("--big-accuracy", type=int, default=124, help="1.5 MB accuracy files")
     parser.add_argument("--runs", type=int, default=3, help="timed runs of `repro results`")
     parser.add_argument("--power", type=int, default=0, help="power results among them")
-    parser.add_argument("--power-window-s", type=int, default=1200,
-                        help="seconds of analyzer samples a power run")  # fmt: skip
+    parser.add_argument(
+        "--power-window-s", type=int, default=1200, help="seconds of analyzer samples a power run"
+    )
+    parser.add_argument("--smoke", action="store_true", help="CI: 12 results, 2 of them power")
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        tree = generate(Path(tmp), args.results, args.big_accuracy, args.power,
-                        args.power_window_s)  # fmt: skip
+        tree = generate(Path(tmp), args.results, args.big_accuracy, args.power, args.power_window_s)
         samples = sum(len(f.read_bytes().splitlines()) for f in tree.rglob("spl.txt"))
         if samples:
             print(f"{samples:,} analyzer samples in {args.power} power results")
@@ -108,9 +115,10 @@ def main() -> None:
             before, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
             subprocess.run(
                 [sys.executable, "-m", "repro", "results", str(tree), "--csv", str(out)],
-                check=True, capture_output=True,
+                check=True,
+                capture_output=True,
                 env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-            )  # fmt: skip
+            )
             wall = time.perf_counter() - t
             usage = resource.getrusage(resource.RUSAGE_CHILDREN)
             peak, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu

@@ -2,6 +2,7 @@
 `repro replay` to LoadGen's first query, cold and warm.
 
     python bench/start_speed.py [--spec specs/ort-resnet50.json] [--warm-runs 3] [--runs 5]
+    python bench/start_speed.py --smoke           # CI: ort-digits SingleStream, one run each
 
 Targets: `repro --version` and `repro --help` <= 0.25 s of CPU, `repro env show` <= 0.5 s,
 `repro report` of two stored runs <= 1 s, the worker ready for LoadGen <= 0.5 s of CPU after
@@ -35,17 +36,37 @@ sys.path.insert(0, str(ROOT))
 from repro.runs.layout import DETAIL  # noqa: E402
 from repro.runs.loadgen_logs import iter_detail_records  # noqa: E402
 
+#: --smoke: the same code on the smallest input (ort-digits' SingleStream unless --spec and
+#: --scenario say otherwise); flags given beside it still win
+SMOKE = {"warm_runs": 1, "runs": 1}
+
 
 def one_replay(spec: Path, scenario: str, cwd: Path, cache: Path) -> dict[str, float]:
     """Run one short replay; the seconds to the worker, to LoadGen and to its first query."""
     start = time.time()
     subprocess.run(
-        [sys.executable, "-m", "repro", "replay", str(spec), "--scenario", scenario,
-         "--mode", "performance", "--min-duration-ms", "50", "--env", "native",
-         "--cache-dir", str(cache)],
-        cwd=cwd, check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "repro",
+            "replay",
+            str(spec),
+            "--scenario",
+            scenario,
+            "--mode",
+            "performance",
+            "--min-duration-ms",
+            "50",
+            "--env",
+            "native",
+            "--cache-dir",
+            str(cache),
+        ],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    )
     wall = time.time() - start
     run = max((cwd / "results").glob("*/2*/run.json"), key=lambda p: p.stat().st_mtime)
     test = json.loads(run.read_text())["tests"][0]
@@ -77,9 +98,12 @@ def command_cost(argv: list[str], cwd: Path, runs: int) -> tuple[float, float]:
     for _ in range(runs):
         before, start = _children_cpu(), time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "repro", *argv], cwd=cwd, check=False, capture_output=True,
+            [sys.executable, "-m", "repro", *argv],
+            cwd=cwd,
+            check=False,
+            capture_output=True,
             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(cwd)},
-        )  # fmt: skip
+        )
         wall.append(time.perf_counter() - start)
         cpu.append(_children_cpu() - before)
     return statistics.median(cpu), statistics.median(wall)
@@ -95,9 +119,19 @@ def commands(work: Path, runs: int) -> None:
         ("repro --version", ["--version"], 0.25),
         ("repro --help", ["--help"], 0.25),
         ("repro env show", ["env", "show"], 0.5),
-        ("repro report (two stored runs)", ["report", "--compare", str(work / "original"),
-                                            str(replay), "-o", str(work / "report")], 1.0),
-    ]  # fmt: skip
+        (
+            "repro report (two stored runs)",
+            [
+                "report",
+                "--compare",
+                str(work / "original"),
+                str(replay),
+                "-o",
+                str(work / "report"),
+            ],
+            1.0,
+        ),
+    ]
     print(f"| command | CPU (median of {runs}) | wall | target (CPU) |")
     print("|---|---|---|---|")
     for name, argv, target in rows:
@@ -112,12 +146,21 @@ def main() -> None:
     parser.add_argument("--scenario", action="append")
     parser.add_argument("--warm-runs", type=int, default=3)
     parser.add_argument("--runs", type=int, default=5, help="runs of each CLI command")
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI: ort-digits SingleStream, one run of each"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         commands(Path(tmp), args.runs)
     default = [ROOT / "specs" / "ort-digits.json", ROOT / "specs" / "ort-resnet50.json"]
+    default_scenarios = ["SingleStream", "Offline"]
+    if args.smoke:  # the smallest: ort-digits, SingleStream
+        default, default_scenarios = default[:1], default_scenarios[:1]
     specs = [s.resolve() for s in args.spec] if args.spec else default
-    scenarios = args.scenario or ["SingleStream", "Offline"]
+    scenarios = args.scenario or default_scenarios
     rows = []
     for spec in specs:
         with tempfile.TemporaryDirectory() as tmp:

@@ -2,6 +2,7 @@
 
     python bench/sweep_gain.py [--spec specs/ort-resnet50.json] [--repeat 3]
         [--min-duration-ms 2000] [--param backend.options.intra_op_threads=1,2] ...
+    python bench/sweep_gain.py --smoke            # CI: ort-digits, batch 8 or 32, 0.1 s tests
 
 Runs `repro sweep` (real LoadGen, native environment) over a grid that includes the spec's own
 settings, then prints each point's Offline throughput with its 95 % interval (over the rounds),
@@ -26,6 +27,10 @@ DEFAULT_PARAMS = [
     "workload.batch_size=1,8,32",
     "backend.options.allow_spinning=false,true",
 ]
+#: --smoke: the same code on the smallest input, a grid of two points (the spec's own batch and
+#: another) unless --param is given; flags given beside it still win
+SMOKE = {"spec": str(ROOT / "specs" / "ort-digits.json"), "repeat": 2, "min_duration_ms": 100}
+SMOKE_PARAMS = ["workload.batch_size=8,32"]
 
 
 def main() -> None:
@@ -35,8 +40,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--min-duration-ms", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--smoke", action="store_true", help="CI: ort-digits, batch 8 or 32, 0.1 s")
     args = ap.parse_args()
-    params = args.param or DEFAULT_PARAMS
+    if args.smoke:
+        ap.set_defaults(**SMOKE)
+        args = ap.parse_args()
+    params = args.param or (SMOKE_PARAMS if args.smoke else DEFAULT_PARAMS)
     spec = json.loads(Path(args.spec).read_text())
     own = {}
     for p in params:
@@ -47,11 +56,25 @@ def main() -> None:
         own[path] = node
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [
-            sys.executable, "-m", "repro", "sweep", args.spec, "--objective",
-            "max:Offline.throughput", "--repeat", str(args.repeat), "--min-duration-ms",
-            str(args.min_duration_ms), "--seed", str(args.seed), "--id", "bench",
-            "--results-dir", tmp, "--json",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "repro",
+            "sweep",
+            args.spec,
+            "--objective",
+            "max:Offline.throughput",
+            "--repeat",
+            str(args.repeat),
+            "--min-duration-ms",
+            str(args.min_duration_ms),
+            "--seed",
+            str(args.seed),
+            "--id",
+            "bench",
+            "--results-dir",
+            tmp,
+            "--json",
+        ]
         for p in params:
             cmd += ["--param", p]
         t0 = time.monotonic()
@@ -66,8 +89,10 @@ def main() -> None:
         m = p["metrics"].get(label)
         if m:
             rows.append((p["values"], m, p.get("front")))
-    print(f"sweep of {Path(args.spec).name}: {len(state['points'])} points, {args.repeat} rounds "
-          f"each, min duration {args.min_duration_ms} ms, took {took:.0f} s")  # fmt: skip
+    print(
+        f"sweep of {Path(args.spec).name}: {len(state['points'])} points, {args.repeat} rounds "
+        f"each, min duration {args.min_duration_ms} ms, took {took:.0f} s"
+    )
     print(f"{'point':<70} {'Offline samples/s (95 % interval)':>36}  front")
     for values, m, mark in sorted(rows, key=lambda r: -r[1]["mean"]):
         text = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in values.items())
