@@ -1,11 +1,9 @@
-"""report.html: self-contained (inline CSS, and SVG plots drawn by `svg_plot`), for a person."""
+"""report.html: self-contained (inline CSS, and SVG plots from `report_plots`), for a person."""
 
 from __future__ import annotations
 
 import html
-import math
 
-from repro.reports import plots
 from repro.reports.fmt import (
     CLAIM_MARK,
     MATCH_MARK,
@@ -19,9 +17,9 @@ from repro.reports.fmt import (
     speed_index,
     value,
 )
-from repro.reports.model import CdfPoints, ClaimResult, MetricResult, Report, claims_summary
+from repro.reports.model import ClaimResult, Report, claims_summary
 from repro.reports.profile_html import render_profile
-from repro.reports.svg_plot import CHAR_W, LEGEND_ROW, Key, Plot, Scale, legend_rows, log_range
+from repro.reports.report_plots import bars_svg, cdf_svg
 
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
@@ -32,20 +30,6 @@ th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-alig
 .verdict{font-size:1.3em;font-weight:bold} svg.plot{border:1px solid #eee}
 .plots{display:flex;gap:1em;flex-wrap:wrap} code{font-size:13px}
 """
-COLOURS = {
-    "reproduced": "#1a7f37",
-    "reproduced after machine adjustment": "#1a7f37",
-    "not reproduced": "#cf222e",
-    "inconclusive": "#9a6700",
-    "inconclusive: machine unstable": "#9a6700",
-    "inconclusive: machine busy": "#9a6700",
-    "not comparable: different hardware": "#57606a",
-    "not comparable: hardware unknown": "#57606a",
-    "not comparable: different benchmarks": "#57606a",
-}
-CDF_COLOURS = {"original": "#0969da", "replay": "#cf222e"}
-
-
 #: the class of a verdict that does not decide its scenario (an information row's, an
 #: adjusted comparison the metric's verdict overrides): never coloured as a verdict
 NOT_COUNTED = "not-counted"
@@ -60,102 +44,6 @@ def _cls(verdict: str) -> str:
         "not comparable: hardware unknown": "inconclusive",
         "not comparable: different benchmarks": "inconclusive",
     }.get(verdict, verdict.replace(" ", "-"))
-
-
-def cdf_svg(cdf: dict[str, CdfPoints], title: str) -> str:
-    """Latency CDFs of original and replay on a log-scaled time axis."""
-    curves = {
-        name: [
-            (x, f)
-            for x, f in zip(c.latency_ns, c.fraction, strict=True)
-            if x > 0 and math.isfinite(x) and math.isfinite(f)
-        ]
-        for name, c in cdf.items()
-    }
-    xs = [x for points in curves.values() for x, _ in points]
-    if not xs:
-        return ""
-    plot = Plot(title, 460, 300, x=log_range(xs), y=Scale(0.0, 1.02))
-    plot.axes(
-        xlabel="SUT-side latency per query (log scale)",
-        ylabel="fraction of queries at or below",
-        xticks=plots.latency,
-        yticks=lambda v: f"{v:g}",
-    )
-    for name, points in curves.items():
-        plot.line(
-            [x for x, _ in points],
-            [f for _, f in points],
-            steps=True,
-            colour=CDF_COLOURS.get(name, plots.GREY),
-        )
-    if len(curves) > 1:
-        keys: list[Key] = [(name, CDF_COLOURS.get(name, plots.GREY), "line") for name in curves]
-        plot.legend(keys, x=plot.width - plot.right - 150, y=plot.py(0.1))
-    return plot.svg()
-
-
-#: the tolerance band's colour in the bars plot
-BAND = "#e6f4ea"
-
-
-def bars_svg(metrics: list[MetricResult], title: str) -> str:
-    """Each metric's relative difference with its interval, against the tolerance band; the
-    metrics that do not decide the verdict (for information) grey."""
-    rows = [
-        m
-        for m in metrics
-        if m.delta_rel is not None
-        and math.isfinite(m.delta_rel)
-        and all(math.isfinite(v) for v in m.ci or [])
-    ]
-    if not rows:
-        return ""
-    span = max([0.15] + [abs(m.delta_rel or 0) for m in rows] + [m.tolerance or 0 for m in rows])
-    # NOTE: an interval may reach far past the points (one round of a noisy metric); the axis
-    # follows it up to three times the points' span, beyond that the line runs off the edge
-    reach = max([abs(v) for m in rows for v in (m.ci or [])] or [0.0])
-    span = 1.15 * max(span, min(reach, 3 * span))
-    names = [plots.shorten(m.label, 38) for m in rows]
-    deltas = [delta(m.delta_rel) for m in rows]
-    colours = [COLOURS[m.verdict] if m.judged else plots.GREY for m in rows]
-    shown = dict.fromkeys(m.verdict if m.judged else "for information" for m in rows)
-    keys: list[Key] = [(v, COLOURS.get(v, plots.GREY), "point") for v in shown] + [
-        ("tolerance", BAND, "band")
-    ]
-    width = 640.0
-    left = 16 + CHAR_W * max(len(n) for n in names)
-    lines = legend_rows([k[0] for k in keys], width - left)
-    plot = Plot(
-        title,
-        width,
-        84 + 26 * len(rows) + LEGEND_ROW * lines,
-        x=Scale(-span, span),
-        y=Scale(-0.7, len(rows) - 0.3),
-        left=left,
-        right=16 + CHAR_W * max(len(d) for d in deltas),
-        bottom=54 + LEGEND_ROW * lines,
-    )
-    ys = list(range(len(rows)))[::-1]  # the first metric on top
-    for y, m in zip(ys, rows, strict=True):
-        if m.tolerance:
-            plot.band(-m.tolerance, m.tolerance, y - 0.35, y + 0.35, colour=BAND)
-    plot.axes(
-        xlabel="relative difference, replay / original - 1 (%)",
-        ylabel="",
-        xticks=lambda v: f"{v * 100:.0f}%",
-        yticks=None,  # the span is 17 % or more
-    )
-    plot.segment(0, -0.7, 0, len(rows) - 0.3, colour="#777", width=0.8)
-    for y, m, name, text, c in zip(ys, rows, names, deltas, colours, strict=True):
-        if m.ci:
-            lo, hi = (max(-span, min(span, v)) for v in m.ci)
-            plot.segment(lo, y, hi, y, colour=c)
-        plot.point(m.delta_rel or 0.0, y, colour=c)
-        plot.text(plot.left - 7, plot.py(y) + 3, name, size=9.5, anchor="end", colour=c)
-        plot.text(width - plot.right + 7, plot.py(y) + 3, text, size=9.5, anchor="start", colour=c)
-    plot.legend(keys, x=plot.left, y=plot.height - 12 - LEGEND_ROW * (lines - 1))
-    return plot.svg()
 
 
 def claims_html(claims: list[ClaimResult], summary: str) -> list[str]:

@@ -11,15 +11,19 @@ mathtext is off: a system named `$x$` is shown as written, never parsed as a for
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import html
 import io
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
 
@@ -42,28 +46,59 @@ _RC: dict[RcKeyType, Any] = {
     "legend.framealpha": 0.9,
     "svg.image_inline": True,
 }
+#: distances (points) in matplotlib's default style, which `svg` draws with: a tick's length
+#: and its label's pad, an axis label's pad, the title's pad, a legend's pad to the figure's edge
+TICK_PT, LABELPAD_PT, TITLEPAD_PT, LEGEND_EDGE_PT = 7.0, 4.0, 6.0, 4.0
+#: the room kept free around a figure's text (points)
+PAD_PT = 4.0
 _XML_HEAD = re.compile(r"\A.*?(?=<svg)", re.DOTALL)
 _NAMESPACES = re.compile(r' xmlns(?::xlink)?="[^"]*"| version="1\.1"')
 
 
-def svg(draw: Callable[[Figure], None], *, title: str, width_in: float, height_in: float) -> str:
+def svg(
+    draw: Callable[[Figure], None],
+    *,
+    title: str,
+    width_in: float,
+    height_in: float,
+    layout: bool = True,
+) -> str:
     """`draw` fills a new figure; the figure as an inline `<svg>` element named `title` (its
-    accessible name and tooltip; the plot draws its own title)."""
-    import matplotlib
-    import matplotlib.style
-    from matplotlib.figure import Figure
+    accessible name and tooltip; the plot draws its own title). `layout` False: no constrained
+    layout, `draw` places its axes itself (`place`, `text_box_in`)."""
+    with _gc_paused():
+        import matplotlib
+        import matplotlib.style
+        from matplotlib.figure import Figure
 
-    # NOTE: the salt is the title, so that two plots of one page never share an id (matplotlib
-    # names clip paths and markers by a hash of the salt and their content)
-    rc: dict[RcKeyType, Any] = {**_RC, "svg.hashsalt": f"repro:{title}"}
-    with matplotlib.style.context("default"), matplotlib.rc_context(rc):
-        fig = Figure(figsize=(width_in, height_in), layout="constrained")
-        draw(fig)
-        out = io.StringIO()
-        # no metadata at all: no date, and no RDF block naming other sites' namespaces
-        meta = dict.fromkeys(("Date", "Creator", "Format", "Type"))
-        fig.savefig(out, format="svg", metadata=meta)
+        # NOTE: the salt is the title, so that two plots of one page never share an id
+        # (matplotlib names clip paths and markers by a hash of the salt and their content)
+        rc: dict[RcKeyType, Any] = {**_RC, "svg.hashsalt": f"repro:{title}"}
+        with matplotlib.style.context("default"), matplotlib.rc_context(rc):
+            # NOTE: constrained layout draws the figure once more to measure it, ~40 ms of CPU
+            # a plot: what `repro report`'s start-up feels (bench/start_speed.py), so its
+            # page's plots place their axes from their labels' widths instead
+            fig = Figure(figsize=(width_in, height_in), layout="constrained" if layout else None)
+            draw(fig)
+            out = io.StringIO()
+            # no metadata at all: no date, and no RDF block naming other sites' namespaces
+            meta = dict.fromkeys(("Date", "Creator", "Format", "Type"))
+            fig.savefig(out, format="svg", metadata=meta)
     return _inline(out.getvalue(), title)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while matplotlib is imported and a figure drawn:
+    their ~10^5 new objects start full collections that walk every live object (the CLI's
+    modules' too), ~0.1 s of `repro report`'s CPU. What a figure leaves is collected after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def document(
@@ -97,6 +132,69 @@ def _inline(text: str, title: str) -> str:
         1,
     )
     return f"{head}><title>{name}</title>{rest}"
+
+
+def text_box_in(texts: Iterable[str], *, size_pt: float) -> tuple[float, float]:
+    """The widest of `texts` and a line's height (inches) in the plots' font at `size_pt`, as
+    the SVG renderer lays them out."""
+    # NOTE: matplotlib gives a line of text the height of "lp" (ascent and descent) at least
+    line = _text_box_pt("lp", size_pt)[1]
+    return max((_text_box_pt(t, size_pt)[0] for t in texts), default=0.0) / 72, line / 72
+
+
+@functools.cache
+def _text_box_pt(text: str, size_pt: float) -> tuple[float, float]:
+    """A text's width and height (points); cached, as the pages' labels repeat (FreeType's
+    layout of a text is ~0.2 ms of CPU)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    prop = FontProperties(family=_RC["font.sans-serif"], size=size_pt)
+    width, height, _ = text_to_path.get_text_width_height_descent(text, prop, ismath=False)
+    return width, height
+
+
+def legend_box_in(labels: Sequence[str], *, width_in: float, most: int = 4) -> tuple[int, float]:
+    """A frameless legend of `labels` (matplotlib's default style): the most columns, up to
+    `most`, that fit in `width_in`, and its height (inches) in that many columns."""
+    size = float(_RC["legend.fontsize"])
+    # NOTE: in ems of the legend's font: its border's pad, the space between its rows and
+    # between its columns, a key and the space after it (matplotlib's rcParams legend.*)
+    border, between_rows, between_columns, key = 0.4, 0.5, 2.0, 2.8
+    line = text_box_in([], size_pt=size)[1] * 72
+    for columns in range(min(most, len(labels)), 0, -1):
+        # matplotlib splits the labels into `columns` runs, the longer ones first (numpy's
+        # array_split), a run a column
+        rows, longer = divmod(len(labels), columns)
+        widths, start = [], 0
+        for column in range(columns):
+            run = labels[start : start + rows + (column < longer)]
+            widths.append(text_box_in(run, size_pt=size)[0] * 72)
+            start += len(run)
+        rows += longer > 0
+        used = sum(widths) + size * (2 * border + key * columns + between_columns * (columns - 1))
+        if used <= width_in * 72 or columns == 1:
+            height = rows * line + size * (2 * border + between_rows * (rows - 1))
+            return columns, height / 72
+    return 1, 0.0  # no labels
+
+
+def tick_labels(axis: Axis) -> list[str]:
+    """The labels of the major ticks an axis will draw (those in its view)."""
+    lo, hi = sorted(axis.get_view_interval())
+    locs = [v for v in axis.get_majorticklocs() if lo <= v <= hi]
+    return list(axis.get_major_formatter().format_ticks(locs))
+
+
+def place(fig: Figure, *, left_in: float, right_in: float, top_in: float, bottom_in: float) -> None:
+    """The axes' margins (inches) in a figure drawn without a layout engine."""
+    width, height = fig.get_size_inches()
+    fig.subplots_adjust(
+        left=left_in / width,
+        right=1 - right_in / width,
+        top=1 - top_in / height,
+        bottom=bottom_in / height,
+    )
 
 
 def spans_decades(values: Sequence[float], *, decades: float = 2.0) -> bool:
