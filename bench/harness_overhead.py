@@ -34,9 +34,10 @@ sys.path.insert(0, str(ROOT))
 from repro.artifacts.cache import ArtifactCache  # noqa: E402
 from repro.artifacts.fetching import fetch_all  # noqa: E402
 from repro.harness.request import WorkerRequest  # noqa: E402
-from repro.replay import ReplayOptions, scenario_settings  # noqa: E402
+from repro.replay.settings import scenario_settings  # noqa: E402
 from repro.runs import layout  # noqa: E402
 from repro.runs.loadgen_logs import read_logs  # noqa: E402
+from repro.runs.plan import ReplayPlan, loadgen_overrides  # noqa: E402
 from repro.spec.io import load_spec  # noqa: E402
 from repro.stats.student_t import t_ppf  # noqa: E402
 
@@ -47,6 +48,11 @@ SPECS = {
 #: --smoke: the same code on the smallest input (one round of the digits MLP, 0.2 s tests);
 #: flags given beside it still win
 SMOKE = {"model": "digits", "rounds": 1, "duration_ms": 200}
+
+
+def replay_plan(duration_ms: int) -> ReplayPlan:
+    """A replay's plan of tests `duration_ms` long (the other benchmarks share it)."""
+    return ReplayPlan(loadgen=loadgen_overrides(min_duration_ms=duration_ms))
 
 
 def plain_worker(request: Path, kind: str, duration_s: float) -> None:
@@ -103,7 +109,7 @@ def _request(
 ) -> Path:
     spec = load_spec(spec_path)
     arts = fetch_all(spec, spec_path, cache=cache)
-    opts = ReplayOptions(min_duration_ms=duration_ms)
+    opts = replay_plan(duration_ms)
     changes: dict[str, float] = {}
     if scenario != "Server":  # a Server run needs its queries for LoadGen's early stopping
         changes["min_query_count"] = 1

@@ -42,9 +42,10 @@ sys.path.insert(0, str(ROOT))
 from repro.artifacts.cache import ArtifactCache  # noqa: E402
 from repro.artifacts.fetching import fetch_all  # noqa: E402
 from repro.harness.request import WorkerRequest  # noqa: E402
-from repro.replay import ReplayOptions, scenario_settings  # noqa: E402
+from repro.replay.settings import scenario_settings  # noqa: E402
 from repro.runs import layout  # noqa: E402
 from repro.runs.loadgen_logs import read_logs  # noqa: E402
+from repro.runs.plan import ReplayPlan, loadgen_overrides  # noqa: E402
 from repro.spec.io import load_spec  # noqa: E402
 from repro.spec.models import GenerationSpec  # noqa: E402
 from repro.stats.student_t import t_ppf  # noqa: E402
@@ -107,7 +108,7 @@ def _request(
         slots = spec.workload.batch_size  # the KV-cache slots
         changes["min_query_count"] = math.ceil(1.1 * qps * duration_ms / 1000 / slots + 1) * slots
     # the settings are a frozen model: the changes are checked again as a whole
-    options = ReplayOptions(min_duration_ms=duration_ms)
+    options = ReplayPlan(loadgen=loadgen_overrides(min_duration_ms=duration_ms))
     settings = scenario_settings(spec, "Offline", options).changed(changes)
     req = WorkerRequest.from_spec(
         spec,

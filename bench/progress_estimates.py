@@ -32,10 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from repro.artifacts.cache import ArtifactCache  # noqa: E402
-from repro.environments.registry import realize  # noqa: E402
 from repro.estimates import Estimate, Forecast  # noqa: E402
 from repro.jsonio import read_json  # noqa: E402
-from repro.replay import Replayer, ReplayOptions  # noqa: E402
+from repro.replay.session import ReplaySession  # noqa: E402
+from repro.runs.plan import ReplayPlan, loadgen_overrides  # noqa: E402
 from repro.spec.io import parse_spec  # noqa: E402
 
 #: --smoke: the same code on the smallest input; flags given beside it still win
@@ -107,18 +107,19 @@ def replay(spec_path: Path, args: argparse.Namespace, out: Path) -> tuple[list[W
     raw.pop("id", None)
     spec = parse_spec(raw, source=str(spec_path))
     cache = ArtifactCache(args.cache_dir)
-    env = realize("native", spec, spec_path, cache.root / "envs")
     scenarios = tuple(args.scenarios.split(",")) if args.scenarios else ()
-    opts = ReplayOptions(
-        scenarios=scenarios,  # type: ignore[arg-type]
-        min_duration_ms=args.min_duration_ms,
+    plan = ReplayPlan(
+        scenarios=scenarios,
+        loadgen=loadgen_overrides(min_duration_ms=args.min_duration_ms),
         repeat=args.repeat,
         results_dir=out,
+        env="native",
     )
     recorder = Recorder()
-    replayer = Replayer(
-        spec, spec_path, env, cache=cache, opts=opts, report=lambda _: None, progress=recorder
+    session = ReplaySession.open(
+        spec, spec_path, plan, report=lambda _: None, progress=recorder, cache=cache
     )
+    replayer = session.replayer(spec, plan)
     replayer.run()
     return recorder.waits, time.monotonic()
 

@@ -36,7 +36,8 @@ import resource, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
 t = time.perf_counter()
-from repro.compare import build_report, resolve_inputs
+from repro.compare.build import build_report
+from repro.compare.inputs import resolve_inputs
 from repro.reports import html, markdown
 from repro.spec.models import Tolerances
 orig, reps = resolve_inputs(Path({a!r}), [Path({b!r})])

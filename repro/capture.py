@@ -35,21 +35,22 @@ from repro.capture_checks import (
     plan_environment,
 )
 from repro.digests import sha256_file
-from repro.environments.base import CaptureContext, RealizedEnvironment
-from repro.environments.native.manager import NativeManager
+from repro.environments.base import CaptureContext
 from repro.environments.pylock import LOCK_NAME, write_python_lock
 from repro.errors import SpecError, UsageError
 from repro.formats.spack.pins import keep_builtin_commit
 from repro.formats.spack.pins import pins_from_files as spack_pins
 from repro.machine.fingerprint import collect, hardware_from
 from repro.outputs import written
-from repro.replay import ProgressFactory, Replayer, ReplayOptions, ReplaySession, Reporter
 from repro.replay.claim_evidence import with_evidence
 from repro.replay.claim_rounds import CheckOptions, check_claims
+from repro.replay.session import ReplaySession
+from repro.replay.settings import ProgressFactory, Reporter
 from repro.runs import layout
 from repro.runs.accuracy import load_predictions
 from repro.runs.commit import commit_run
 from repro.runs.layout import component
+from repro.runs.plan import ReplayPlan
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.io import dump_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware, Original
@@ -98,7 +99,8 @@ class CaptureOptions:
     docker_bake: bool = False
     run: bool = True
     force: bool = False
-    replay: ReplayOptions = field(default_factory=ReplayOptions)
+    #: how the original runs (its repeats, LoadGen overrides); in this interpreter
+    replay: ReplayPlan = field(default_factory=ReplayPlan)
     #: command-line flags changed the --from spec (errors then say so)
     flags_over_from: bool = False
     #: measure the spec's claims after the original (their evidence goes into the spec)
@@ -597,23 +599,27 @@ def _run_original(
 ) -> Captured:
     """Run the original beside the earlier one, then write the spec and swap the original in."""
     had_spec = previous is not None or spec_path.exists()
-    env = NativeManager().realize(spec, spec_path, cache.root / "envs")
-    env.reason = "capture runs the original in the interpreter whose packages were locked"
     # the new original is measured beside the old one, which it replaces once it is whole
     staged = original_dir.with_name(f"{layout.ORIGINAL_RUN_ID}.new")
     for leftover in (staged, layout.partial_of(staged)):  # a capture killed before the swap
         shutil.rmtree(leftover, ignore_errors=True)
-    replay_opts = ReplayOptions(
-        **{
-            **opts.replay.__dict__,
-            "results_dir": opts.results_dir,
-            "run_id": layout.ORIGINAL_RUN_ID,
-            "run_path": staged,
-        }
+    plan = opts.replay.but(
+        env="native",
+        results_dir=opts.results_dir,
+        run_id=layout.ORIGINAL_RUN_ID,
+        run_path=staged,
     )
     try:
-        session = ReplaySession.of(env, spec_path, cache, report=report, progress=progress)
-        _, record = session.replayer(spec, replay_opts).run()
+        session = ReplaySession.open(
+            spec,
+            spec_path,
+            plan,
+            report=report,
+            progress=progress,
+            cache=cache,
+            reason="capture runs the original in the interpreter whose packages were locked",
+        )
+        _, record = session.replayer(spec, plan).run()
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         report(
@@ -634,7 +640,7 @@ def _run_original(
     measured = spec.model_copy(update={"original": Original.model_validate(original)})
     if opts.claims and measured.claims:
         try:
-            measured = _measure_claims(measured, spec_path, env, cache, opts, report, progress)
+            measured = _measure_claims(measured, spec_path, session, plan, report)
         except BaseException:
             shutil.rmtree(staged, ignore_errors=True)
             report("the claims could not be measured: the new original is discarded")
@@ -650,25 +656,17 @@ def _run_original(
 def _measure_claims(
     spec: ExperimentSpec,
     spec_path: Path,
-    env: RealizedEnvironment,
-    cache: ArtifactCache,
-    opts: CaptureOptions,
+    session: ReplaySession,
+    plan: ReplayPlan,
     report: Reporter,
-    progress: ProgressFactory,
 ) -> ExperimentSpec:
     """Every claim measured on this machine, in the original's environment, its evidence in
     the spec (with the original's reference predictions: an agreement metric scores by them)."""
-
-    session = ReplaySession.of(env, spec_path, cache, report=report, progress=progress)
-
-    def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
-        return session.replayer(variant, replay_opts)
-
     outcomes = check_claims(
         spec,
         spec_path,
-        factory=factory,
-        opts=CheckOptions(results_dir=opts.results_dir),
+        factory=session.replayer,
+        opts=CheckOptions(plan=ReplayPlan(env="native", results_dir=plan.results_dir)),
         report=report,
     )
     return with_evidence(spec, outcomes)

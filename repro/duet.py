@@ -26,7 +26,8 @@ from repro.runs.placement import Placement
 
 if TYPE_CHECKING:
     from repro.probes import Probe
-    from repro.replay import ProbeSource, Replayer
+    from repro.replay.replayer import Replayer
+    from repro.replay.settings import ProbeSource
 
 SEQUENTIAL = Placement()
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -164,7 +164,7 @@ class Measured:
         self,
         plan: PlannedTest,
         timings: dict[str, float],
-        metrics: dict[str, Any],
+        metrics: Mapping[str, Any],
         *,
         wall_s: float,
         spawn_unix: float,
@@ -185,7 +185,7 @@ class Measured:
         self.call_s.update({b: t for b, t in call_s.items() if t > 0})
 
 
-def _units_done(plan: PlannedTest, metrics: dict[str, Any]) -> float:
+def _units_done(plan: PlannedTest, metrics: Mapping[str, Any]) -> float:
     """Queries (SingleStream, MultiStream) or samples (Offline, Server) the test did."""
     if plan.mode == "accuracy":
         return plan.total / plan.per_query if plan.scenario == "MultiStream" else plan.total

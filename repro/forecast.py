@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ class WorkerForecast:
             self.progress_file.unlink()
         self.wall_s = time.monotonic() - self.spawn
 
-    def learn(self, timings: dict[str, float], metrics: dict[str, Any]) -> None:
+    def learn(self, timings: dict[str, float], metrics: Mapping[str, Any]) -> None:
         """The test finished: its rates and its time before and after LoadGen."""
         wall = self.wall_s if self.wall_s is not None else time.monotonic() - self.spawn
         self.measured.learn_test(

@@ -25,6 +25,7 @@ from repro.runs import layout
 from repro.runs.commit import commit_run
 from repro.runs.record import ProfileRecord, RunRecord
 from repro.runs.store import digest_files, load_run
+from repro.spec.io import spec_id
 from repro.spec.models import ExperimentSpec, LoadGenSettings, ScenarioName
 
 #: samples a profiled pass infers unless told (the CLI's default), and at most: onnxruntime's
@@ -85,16 +86,14 @@ class ProfilePass:
         self,
         spec: ExperimentSpec,
         *,
-        spec_id: str,
-        artifacts: dict[str, Path],
-        cache_root: Path,
+        request: Callable[[ScenarioName, LoadGenSettings, Path], WorkerRequest],
         run_worker: Callable[[Path, Path, str, float], int],
         scratch: Path,
     ) -> None:
+        """`request`: the worker's request of a profiled pass of a scenario with these
+        settings into a folder (the replay's engine makes it); `run_worker`: runs it."""
         self.spec = spec
-        self.spec_id = spec_id
-        self.artifacts = artifacts
-        self.cache_root = cache_root
+        self.request = request
         self.run_worker = run_worker
         self.scratch = scratch
 
@@ -108,17 +107,7 @@ class ProfilePass:
     ) -> ProfileRecord:
         out_dir.mkdir(parents=True)
         settings = profile_settings(self.spec, scenario, samples)
-        req = WorkerRequest.from_spec(
-            self.spec,
-            spec_id=self.spec_id,
-            scenario=scenario,
-            mode="performance",
-            settings=settings,
-            artifacts=self.artifacts,
-            cache_root=self.cache_root,
-            output_dir=out_dir,
-            profile=True,
-        )
+        req = self.request(scenario, settings, out_dir)
         req_path = self.scratch / f"profile-{scenario}.json"
         write_text(req_path, req.model_dump_json(indent=2))
         write_text(
@@ -140,7 +129,7 @@ class ProfilePass:
             busy=f"{run}: another `repro profile --into` is adding to this run",
             hint="wait for it to finish, then run again",
         ):
-            record = check_into(run, self.spec_id)
+            record = check_into(run, spec_id(self.spec))
             rel = layout.profile_dir(scenario)
             work = run / layout.PROFILE_FOLDER / f".{scenario}.partial"
             _remove(work)  # a pass killed before it finished

@@ -30,7 +30,6 @@ from repro.artifacts.cache import ArtifactCache
 from repro.atomic import atomic_write_text, folder_lock
 from repro.errors import (
     ClusterUnavailableError,
-    Interrupted,
     ReproError,
     RunError,
     SpecError,
@@ -41,21 +40,17 @@ from repro.harness.runner import WorkerRunner
 from repro.jsonio import read_json
 from repro.outputs import written
 from repro.privacy import redact
-from repro.replay import (
-    ProgressFactory,
-    Replayer,
-    ReplayOptions,
-    ReplaySession,
-    Reporter,
-    WorkerKilled,
-)
 from repro.replay.dispatched import dispatch
+from repro.replay.replayer import Replayer
+from repro.replay.rounds import Arm, Played, Rounds
+from repro.replay.session import ReplaySession
+from repro.replay.settings import ProgressFactory, Reporter
 from repro.reports import sweep as render
 from repro.reports.table import spreadsheet_safe
 from repro.runs import layout
 from repro.runs.layout import component
+from repro.runs.plan import ReplayPlan, loadgen_overrides
 from repro.runs.record import StoppingRecord
-from repro.signals import interruptible
 from repro.spec.io import parse_spec, rebase_paths, spec_id, write_spec
 from repro.stats.dominance import Estimate, interval_front
 from repro.stats.sequential import Stopping
@@ -265,11 +260,15 @@ def admitted(point: dict[str, Any]) -> bool:
 class SweepOptions:
     params: list[tuple[str, list[Any]]]
     objectives: list[Objective]
-    repeat: int = 2
-    min_duration_ms: int | None = 500
-    env_name: str = "native"
+    #: each point's replay: its rounds (`repeat`), a test's minimum duration
+    #: (`loadgen.min_duration_ms`), the environment and its options, where the sweep's folder
+    #: is (`results_dir`)
+    plan: ReplayPlan = field(
+        default_factory=lambda: ReplayPlan(
+            repeat=2, env="native", loadgen=loadgen_overrides(min_duration_ms=500)
+        )
+    )
     seed: int | None = None
-    results_dir: Path = Path("results")
     sweep_id: str | None = None
     resume: bool = False
     constraints: list[str] = field(default_factory=list)
@@ -282,7 +281,6 @@ class SweepOptions:
     #: narrower than the spec's tolerance, up to `max_rounds`
     until_decided: bool = False
     max_rounds: int = 8
-    env_options: dict[str, Any] = field(default_factory=dict)
     #: dispatch each point's rounds as parts (`--on EXECUTOR`): makes the executor (a fresh
     #: one per point, with the options each point's plan records)
     executor: Callable[[], Executor] | None = None
@@ -409,7 +407,7 @@ class Sweep:
                 "--resume continues the sweep as it was started: drop --param, --objective "
                 "and --constraint (its sweep.json has them)"
             )
-        self.folder = sweep_dir(self.opts.results_dir, self.base.name, self.opts.sweep_id)
+        self.folder = sweep_dir(self.opts.plan.results_dir, self.base.name, self.opts.sweep_id)
         self._loaded = _stamp(self.folder / "sweep.json")
         self.state = _load(self.folder / "sweep.json")
         if self.state["spec_id"] != spec_id(self.base):
@@ -428,7 +426,9 @@ class Sweep:
         self.opts.until_decided = bool(self.state.get("until_decided", False))
         self.opts.max_rounds = int(self.state.get("max_rounds", self.opts.max_rounds))
         self.opts.qps_runs = int(self.state.get("qps_runs", self.opts.qps_runs))
-        self.opts.min_duration_ms = self.state.get("min_duration_ms")
+        self.opts.plan = self.opts.plan.but(
+            loadgen=loadgen_overrides(min_duration_ms=self.state.get("min_duration_ms"))
+        )
         if self.state.get("on") != self.opts.on:
             was = self.state.get("on") or "this machine"
             raise UsageError(
@@ -447,7 +447,7 @@ class Sweep:
         check_artifact_params(opts.params)
         self._check_params(opts.params)
         sid = opts.sweep_id or f"sweep-{secrets.token_hex(4)}"
-        self.folder = sweep_dir(opts.results_dir, self.base.name, sid)
+        self.folder = sweep_dir(opts.plan.results_dir, self.base.name, sid)
         if self.folder.exists():
             raise UsageError(f"{self.folder} exists", hint="--resume it, or choose another --id")
         self.objectives = opts.objectives or _default_objectives(self.base)
@@ -472,12 +472,12 @@ class Sweep:
             "budget_points": budget,
             "budget_s": opts.budget_s,
             "order": [],
-            "repeat": opts.repeat,
-            "min_duration_ms": opts.min_duration_ms,
+            "repeat": opts.plan.repeat,
+            "min_duration_ms": opts.plan.override("min_duration_ms"),
             "until_decided": opts.until_decided,
             "max_rounds": opts.max_rounds,
             "qps_runs": opts.qps_runs,
-            "env": opts.env_name,
+            "env": opts.plan.env,
             "on": opts.on,
             "points": [],
         }
@@ -506,7 +506,7 @@ class Sweep:
                 "a sweep realizes one environment, the spec's, for every point: its points vary "
                 "settings, not the software stack (compare stacks with `repro replay --against`)"
                 if path.split(".")[0] == "environment"
-                else inert_override(path, overridden, env_name=self.opts.env_name)
+                else inert_override(path, overridden, env_name=self.opts.plan.env)
             )
             if why is not None:
                 raise UsageError(f"--param {path}: changes nothing that runs: {why}")
@@ -742,17 +742,23 @@ class Sweep:
         settings, not the software stack), and the replays' session in it."""
         if self._realized is None:
             self._realized = ReplaySession.open(
-                self.state["env"],
                 self.base,
                 self.spec_path,
-                self.cache,
+                self._plan(),
                 report=self.report,
                 progress=self.progress,
+                cache=self.cache,
                 runner=self.runner,
                 probes=self.probes,
                 realize=self.realize,
             )
         return self._realized
+
+    def _plan(self, **changes: Any) -> ReplayPlan:
+        """A point's replay: the sweep's plan in the sweep's environment, with `changes`."""
+        return self.opts.plan.but(
+            env=self.state["env"], results_dir=self.folder / "runs", **changes
+        )
 
     def _next_run_id(self, point: dict[str, Any], name: str) -> str:
         """The run id of the point's next attempt. An attempt stopped before the sweep could
@@ -770,22 +776,20 @@ class Sweep:
         derived = derive(self.raw, point_fields(point), source=str(self.spec_path))
         spec = parse_spec(derived, source=str(self.spec_path))
         run_id = self._next_run_id(point, spec.name)
-        replay_opts = ReplayOptions(
-            scenarios=self.scenarios,  # type: ignore[arg-type]
-            modes=self.modes,  # type: ignore[arg-type]
-            min_duration_ms=opts.min_duration_ms,
+        replay = self._plan(
+            scenarios=self.scenarios,
+            modes=self.modes,
             repeat=max(opts.max_rounds, state["repeat"]) if opts.until_decided else state["repeat"],
-            results_dir=self.folder / "runs",
             run_id=run_id,
         )
-        replayer = self._session().replayer(spec, replay_opts)
+        replayer = self._session().replayer(spec, replay)
         point["runs"].append(f"runs/{spec.name}/{run_id}")
         point.pop("error", None)  # an earlier attempt's
         try:
             if opts.until_decided:
                 record = self._adaptive(replayer, spec, point)
             elif opts.executor is not None:
-                record = self._dispatched(spec, replay_opts)
+                record = self._dispatched(spec, replay)
                 replayer.fetch()  # the artifacts' paths (verified in the cache) for measures
             else:
                 _, record = replayer.run()
@@ -822,15 +826,13 @@ class Sweep:
         point["admitted"] = admitted(point)
         self._save()
 
-    def _dispatched(self, spec: Any, replay_opts: ReplayOptions) -> Any:
+    def _dispatched(self, spec: Any, replay: ReplayPlan) -> Any:
         """The point's rounds as the parts of a dispatched run (each a job with --on slurm)."""
-
         assert self.opts.executor is not None
         _, record = dispatch(
             spec,
             self.spec_path,
-            replay_opts,
-            env_name=self.state["env"],
+            replay,
             cache=self.cache,
             executor=self.opts.executor(),
             warm_up=self._session,
@@ -843,35 +845,13 @@ class Sweep:
         interval's half-width within the spec's tolerance), looked at as every comparison's
         rule looks (after `repeat` rounds, then each time they double, and at the cap
         `max_rounds`); the point records how many ran and why it stopped."""
-
         cap = max(self.opts.max_rounds, self.state["repeat"])
-        # the looks of every comparison's rule: after `repeat` rounds, then each time they
-        # double, and at the cap (`repro.stats.sequential`)
-        rule = Stopping(max_rounds=cap, min_rounds=self.state["repeat"])
-        stopped = f"the round cap ({cap}) was reached"
-        with interruptible():
-            replayer.begin()
-            try:
-                for k in range(1, cap + 1):
-                    replayer.run_round(k)
-                    narrow = k in rule.looks and self._narrow(replayer.record, spec)
-                    if rule.reason(k, narrow, 0.0) == f"decided after round {k}":
-                        stopped = f"every objective was narrow enough after round {k}"
-                        break
-            except WorkerKilled as exc:
-                final, _ = replayer.finish(interrupted=True, reraise=False, message=exc.message)
-                raise RunError(f"{exc.message}; the run is marked interrupted: {final}") from None
-            except (KeyboardInterrupt, Interrupted):
-                replayer.finish(interrupted=True, reraise=False)
-                raise KeyboardInterrupt from None
-            except BaseException as exc:  # the run never stays half-written
-                replayer.finish(interrupted=True, reraise=False, message=f"stopped by: {exc}")
-                raise
-        replayer.record.stopping = StoppingRecord(
-            min_rounds=self.state["repeat"], max_rounds=cap, rounds=k, stopped=stopped
+        judge = _NarrowEnough(
+            self, replayer, spec, Stopping(max_rounds=cap, min_rounds=self.state["repeat"])
         )
-        _, record = replayer.finish()
-        point["rounds"], point["stopped"] = k, stopped
+        rounds = Rounds([Arm(replayer)], judge.stopping, judge, report=self.report)
+        ((_, record),) = rounds.run()
+        point["rounds"], point["stopped"] = rounds.played.rounds, rounds.played.stopped
         return record
 
     def _narrow(self, record: Any, spec: Any) -> bool:
@@ -916,6 +896,37 @@ class Sweep:
                 "hi": hi,
                 "n": 1,
             }
+
+
+@dataclass
+class _NarrowEnough:
+    """A sweep's point judged after each round: its objectives narrow enough to compare, at
+    one of the looks of every comparison's rule (`repro.stats.sequential.Stopping`)."""
+
+    sweep: Sweep
+    replayer: Replayer
+    spec: Any
+    stopping: Stopping
+
+    def order(self, k: int) -> list[int] | None:
+        return None
+
+    def running(self) -> None:
+        return None
+
+    def after(self, k: int, played: Played) -> str | None:
+        narrow = k in self.stopping.looks and self.sweep._narrow(self.replayer.record, self.spec)
+        if self.stopping.reason(k, narrow, 0.0) == f"decided after round {k}":
+            return f"every objective was narrow enough after round {k}"
+        return None
+
+    def stopping_record(self, played: Played) -> StoppingRecord:
+        return StoppingRecord(
+            min_rounds=self.stopping.min_rounds,
+            max_rounds=self.stopping.max_rounds,
+            rounds=played.rounds,
+            stopped=played.stopped,
+        )
 
 
 def _why_failed(record: Any) -> str:
@@ -980,17 +991,14 @@ class QpsSearch:
         server.setdefault("settings", {})["server_target_qps"] = round(q, 3)
         spec = parse_spec(raw, source=f"{self.spec_path} at Server {q:.4g} QPS")
         self.report(f"  Server at {q:.4g} QPS (search run {k})")
-        replayer = self.session.replayer(
-            spec,
-            ReplayOptions(
-                scenarios=("Server",),
-                modes=("performance",),
-                min_duration_ms=self.opts.min_duration_ms,
-                repeat=1,
-                results_dir=self.folder / "runs",
-                run_id=f"point-{self.index:02d}-{self.attempt}-qps-{k}",
-            ),
+        plan = self.opts.plan.but(
+            scenarios=("Server",),
+            modes=("performance",),
+            repeat=1,
+            results_dir=self.folder / "runs",
+            run_id=f"point-{self.index:02d}-{self.attempt}-qps-{k}",
         )
+        replayer = self.session.replayer(spec, plan)
         _, record = replayer.run()  # a RunError for INVALID is raised only by the CLI
         if not record.tests or record.tests[0].status not in ("valid", "invalid"):
             raise RunError(f"the Server run at {q:.4g} QPS failed: {record.message or ''}")

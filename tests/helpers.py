@@ -332,3 +332,11 @@ def replay_performance(
             run_id,
         ],
     )
+
+
+def replay_plan(**fields: Any) -> Any:
+    """A replay's plan from flat fields, LoadGen's overrides among them (as tests give them)."""
+    from repro.runs.plan import OVERRIDABLE, ReplayPlan
+
+    loadgen = {k: fields.pop(k) for k in OVERRIDABLE if k in fields}
+    return ReplayPlan(loadgen=loadgen, **fields)

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from repro.compare import build_report, resolve_inputs
+from repro.compare.build import build_report
+from repro.compare.inputs import resolve_inputs
 from repro.mlperf.hardware_fronts import front_members, recovery
 from repro.profiles.diff import diff_profiles
 from repro.profiles.model import LayerRow, Profile

@@ -97,7 +97,7 @@ def verify(target: Path, key_path: Path | None, as_json: bool) -> None:
     from repro.attest.package import verify_package
     from repro.packaging.pack import is_package
     from repro.packaging.pack import unpack as extract
-    from repro.replay import stopped_by_signals
+    from repro.replay.worker_end import stopped_by_signals
 
     key = load_public(key_path) if key_path is not None else None
     links: list[Link]

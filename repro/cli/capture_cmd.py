@@ -231,7 +231,6 @@ def capture(
     no_run: bool,
     no_claims: bool,
     repeat: int | None,
-    min_duration_ms: int | None,
     force: bool,
     specs_dir: Path,
     lockfiles_dir: Path,
@@ -258,7 +257,10 @@ def capture(
     from repro.capture import CaptureOptions
     from repro.capture import capture as run_capture
     from repro.jsonio import read_json
-    from repro.replay import ReplayOptions
+    from repro.runs.plan import OVERRIDABLE, ReplayPlan, loadgen_overrides
+
+    # LoadGen's overrides for the original's run, apart from the flags that build the spec
+    loadgen = {k: flags.pop(k) for k in OVERRIDABLE if k in flags}
 
     base: dict[str, Any] = {}
     source = "command line"
@@ -288,7 +290,10 @@ def capture(
         claims=not no_claims,
         force=force,
         flags_over_from=from_spec is not None and raw != unflagged,
-        replay=ReplayOptions(repeat=repeat or _rounds_of(base), min_duration_ms=min_duration_ms),
+        replay=ReplayPlan(
+            repeat=repeat or _rounds_of(base),
+            loadgen=loadgen_overrides(**loadgen),
+        ),
     )
     captured = run_capture(
         raw,

@@ -309,28 +309,25 @@ def check(
 def _run(spec_path: Path, values: dict[str, Any]) -> tuple[ExperimentSpec, list[Outcome]]:
     from repro.artifacts.cache import ArtifactCache
     from repro.cli.progress import TimedBar
-    from repro.replay.claim_rounds import CheckOptions, check_claims
-    from repro.replay.session import ReplaySession
+    from repro.replay.claim_rounds import CheckOptions, check_claims, sessions
+    from repro.runs.plan import ReplayPlan, RoundsPlan, loadgen_overrides
     from repro.validate import require_valid
 
     spec = require_valid(spec_path)
-    opts = CheckOptions(
+    plan = ReplayPlan(
         results_dir=values["results_dir"],
-        only=values["only"],
-        max_rounds=values["max_rounds"],
-        max_time_s=values["max_time_s"],
-        min_duration_ms=values["min_duration_ms"],
-        seed=values["order_seed"],
-        fixed_rounds=values["fixed_rounds"],
-        env_name=values["env_name"],
+        env=values["env_name"],
+        cache_dir=values["cache_dir"],
+        loadgen=loadgen_overrides(min_duration_ms=values["min_duration_ms"]),
+        rounds=RoundsPlan(
+            max_rounds=values["max_rounds"],
+            max_time_s=values["max_time_s"],
+            order_seed=values["order_seed"],
+        ),
     )
-    factory = ReplaySession.replayers(
-        values["env_name"],
-        spec_path,
-        ArtifactCache(values["cache_dir"]),
-        report=note,
-        progress=TimedBar,
-    )
+    opts = CheckOptions(plan=plan, only=values["only"], fixed_rounds=values["fixed_rounds"])
+    cache = ArtifactCache(values["cache_dir"])
+    factory = sessions(spec_path, report=note, progress=TimedBar, cache=cache)
     return spec, check_claims(spec, spec_path, factory=factory, opts=opts, report=note)
 
 

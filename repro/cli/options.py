@@ -12,10 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import annotated_types
 import click
 
 from repro.outputs import TRACK_META
-from repro.spec.limits import MAX_DURATION_MS, UINT64_MAX
+from repro.runs.plan import OVERRIDABLE, LoadGenOverrides
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -71,20 +72,27 @@ def manager_options() -> Callable[[F], F]:
     return decorate
 
 
-#: LoadGen settings a command line may override: the option, and the bounds of the spec's type
-_OVERRIDES: dict[str, tuple[str, click.IntRange]] = {
-    "min_duration_ms": ("--min-duration-ms", click.IntRange(0, MAX_DURATION_MS)),
-    "min_query_count": ("--min-query-count", click.IntRange(0, UINT64_MAX)),
-    "max_duration_ms": ("--max-duration-ms", click.IntRange(0, MAX_DURATION_MS)),
-}
+def _bounds(setting: str) -> click.IntRange:
+    """The bounds the spec's type of LoadGen's `setting` holds (its Ge/Le constraints)."""
+    info = LoadGenOverrides.model_fields[setting]
+    low: Any = next((m.ge for m in info.metadata if isinstance(m, annotated_types.Ge)), None)
+    high: Any = next((m.le for m in info.metadata if isinstance(m, annotated_types.Le)), None)
+    return click.IntRange(low, high)
 
 
 def loadgen_override(setting: str, help: str, default: int | None = None) -> Callable[[F], F]:
-    """The option overriding LoadGen's `setting` (one of min_duration_ms, min_query_count,
-    max_duration_ms), bounded as the spec bounds it; None (the default) leaves the spec's."""
-    flag, bounds = _OVERRIDES[setting]
+    """The option overriding LoadGen's `setting` (one of `repro.runs.plan.OVERRIDABLE`), named
+    and bounded as the spec's type of it is; None (the default) leaves the spec's."""
+    if setting not in OVERRIDABLE:
+        raise ValueError(f"{setting!r} is not a LoadGen setting a plan overrides: {OVERRIDABLE}")
+    flag = "--" + setting.replace("_", "-")
     return click.option(
-        flag, setting, type=bounds, default=default, show_default=default is not None, help=help
+        flag,
+        setting,
+        type=_bounds(setting),
+        default=default,
+        show_default=default is not None,
+        help=help,
     )
 
 

@@ -11,7 +11,7 @@ from repro.artifacts.cache import ArtifactCache
 from repro.cli.options import cache_dir_option, json_option
 from repro.cli.progress import note
 from repro.errors import UsageError
-from repro.replay import stopped_by_signals
+from repro.replay.worker_end import stopped_by_signals
 
 
 @click.command()

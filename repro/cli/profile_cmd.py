@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from repro.artifacts.cache import ArtifactCache
 from repro.cli.options import cache_dir_option, env_option, json_option, results_dir_option
 from repro.cli.progress import note, warn_if_stale
 from repro.errors import RunError, UsageError
@@ -85,8 +84,9 @@ def profile(
     from repro.cli.progress import TimedBar
     from repro.profiles.model import read_profile
     from repro.profiling import check_into, check_profiler, default_scenario, profile_settings
-    from repro.replay import ReplayOptions, ReplaySession
+    from repro.replay.session import ReplaySession
     from repro.runs import layout
+    from repro.runs.plan import ReplayPlan
     from repro.spec.io import spec_id
     from repro.validate import require_valid
 
@@ -103,18 +103,19 @@ def profile(
     if into is not None:
         # a damaged, foreign or unfinished folder fails before the environment is built
         check_into(into, spec_id(spec))
-    opts = ReplayOptions(
+    plan = ReplayPlan(
+        env=env_name,
+        cache_dir=cache_dir,
         repeat=0,
         results_dir=results_dir,
         run_id=run_id,
-        profile=(chosen, samples),
+        profile=True,
+        profile_scenario=chosen,
+        profile_samples=samples,
         probes=False,
     )
-    cache = ArtifactCache(cache_dir)
-    session = ReplaySession.open(
-        env_name, spec, spec_path, cache, report=note, progress=TimedBar, options=opts.env_options
-    )
-    replayer = session.replayer(spec, opts)
+    session = ReplaySession.open(spec, spec_path, plan, report=note, progress=TimedBar)
+    replayer = session.replayer(spec, plan)
     if into is not None:
         found = replayer.profile_into(into, chosen, samples)
         run_dir = into

@@ -24,7 +24,7 @@ from repro.cli.options import (
     track_option,
 )
 from repro.cli.progress import note
-from repro.cli.replay_options import Mode, ReplayArgs, check_company, given_flags, mode_of
+from repro.cli.replay_options import Mode, Shown, check_company, given_flags, plan_of
 from repro.cli.run_output import TerminalReporter
 from repro.environments.registry import replay_choices
 from repro.profiling import DEFAULT_SAMPLES, MAX_SAMPLES
@@ -210,19 +210,19 @@ def replay(ctx: click.Context, /, **values: Any) -> None:
     """
     from repro.replay.steps import replay as run
 
-    args = ReplayArgs.from_params(values)
-    mode = mode_of(args)
-    check_dispatch_options(on=args.on, resuming=mode == "resume", **args.executor_flags)
-    check_company(mode, given_flags(ctx), env_name=args.env_name, baseline_env=args.baseline_env)
+    plan, shown = plan_of(values)
+    mode = plan.mode
+    check_dispatch_options(on=plan.on, resuming=mode == "resume", **plan.executor_flags)
+    check_company(mode, given_flags(ctx), env_name=plan.env, baseline_env=plan.rounds.baseline_env)
     # with --json, a mode that ends in a report prints that one document (not each run)
-    reporter = TerminalReporter(args.as_json, show_runs=not (args.as_json and mode in ENDINGS))
-    state = run(args.request(), reporter)
+    reporter = TerminalReporter(shown.as_json, show_runs=not (shown.as_json and mode in ENDINGS))
+    state = run(plan, reporter)
     ending = ENDINGS.get(mode)
     if ending is not None:
-        ending(state, args)
+        ending(state, shown)
 
 
-def report_rounds(state: ReplayState, args: ReplayArgs) -> None:
+def report_rounds(state: ReplayState, args: Shown) -> None:
     """The rounds' report written (with --json, printed: stdout is one JSON document); the
     command exits as `repro report` does."""
     from repro.cli.report_cmd import write_report
@@ -241,7 +241,7 @@ def report_rounds(state: ReplayState, args: ReplayArgs) -> None:
     raise click.exceptions.Exit(code)
 
 
-def report_claims(state: ReplayState, args: ReplayArgs) -> None:
+def report_claims(state: ReplayState, args: Shown) -> None:
     """The report: the claims first, then the replay against the spec's original (when it has
     one, and they have something to compare); the exit code and --json follow the claims."""
     from repro.cli.claim_cmds import write_claims
@@ -267,7 +267,7 @@ def report_claims(state: ReplayState, args: ReplayArgs) -> None:
 
 
 #: what the command writes after the engine's steps, by mode (the others: the runs it printed)
-ENDINGS: Final[Mapping[Mode, Callable[[ReplayState, ReplayArgs], None]]] = {
+ENDINGS: Final[Mapping[Mode, Callable[[ReplayState, Shown], None]]] = {
     "against": report_rounds,
     "until-decided": report_rounds,
     "claims": report_claims,

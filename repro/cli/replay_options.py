@@ -1,7 +1,7 @@
 """`repro replay`'s command line: its values, the engine's request they make, and which
 options go with which mode, declared once in a table and checked by one function.
 
-The modes are the engine's (`repro.replay.request.Mode`): a plain replay, one followed by a
+The modes are the engine's (`repro.runs.plan.Mode`): a plain replay, one followed by a
 profiled pass, rounds until decided against the spec's original, rounds against a baseline
 (with or without --until-decided), a replay and the spec's claims checked (`--claims`), parts
 dispatched by an executor (`--on`: this machine, Slurm, ...), or a dispatched run resumed.
@@ -9,112 +9,78 @@ dispatched by an executor (`--on`: this machine, Slurm, ...), or a dispatched ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import click
+from pydantic import ValidationError
 
 from repro.cli.params import parse_key_value
 from repro.dispatch.executors.registry import executor_flags
 from repro.environments.registry import FACES
 from repro.errors import UsageError
-from repro.replay.request import HERE, MODES, STARTED, Mode, ReplayRequest
-from repro.spec.models import ModeName, ScenarioName
+from repro.runs.placement import parse_cpus
+from repro.runs.plan import HERE, MODES, OVERRIDABLE, STARTED, Mode, ReplayPlan, RoundsPlan
 
-__all__ = ["COMPANY", "HERE", "MODES", "STARTED", "Company", "Mode", "ReplayArgs"]
+__all__ = ["COMPANY", "HERE", "MODES", "STARTED", "Company", "Mode", "Shown", "plan_of"]
 
 
 @dataclass(frozen=True)
-class ReplayArgs:
-    """The command line as click parsed it: one field per parameter, named as click names it."""
+class Shown:
+    """How the command shows what the engine made: --json, and where a report goes."""
 
-    spec_path: Path | None
-    scenarios: tuple[ScenarioName, ...]
-    modes: tuple[ModeName, ...]
-    min_duration_ms: int | None
-    min_query_count: int | None
-    max_duration_ms: int | None
-    backend_options: tuple[str, ...]
-    repeat: int
-    env_name: str
-    results_dir: Path
-    run_id: str | None
-    against: str | None
-    baseline_env: str | None
-    baseline_options: tuple[str, ...]
-    until_decided: bool
-    claims: bool
-    max_rounds: int | None
-    max_time_s: float | None
-    duet: bool
-    cpus_text: str | None
-    order_seed: int | None
-    report_dir: Path | None
-    profile: bool
-    profile_samples: int
-    on: str | None
-    resume_run: Path | None
-    cache_dir: Path | None
-    key_path: Path | None
     as_json: bool
-    #: each executor's own flags (`repro.dispatch.executors.registry`), by parameter name
-    executor_flags: dict[str, Any] = field(default_factory=dict)
-    #: each environment manager's own options (`EnvironmentFace.options`) given, by name
-    env_options: dict[str, Any] = field(default_factory=dict)
+    report_dir: Path | None
 
-    @classmethod
-    def from_params(cls, values: dict[str, Any]) -> ReplayArgs:
-        """The arguments from click's parameters: the executors' flags (whichever plug-ins
-        add) into `executor_flags`, the rest one field each."""
-        flags = {f.param for _, f in executor_flags()}
-        managers = {o.param: o.name for face in FACES.values() for o in face.options}
-        return cls(
-            **{k: v for k, v in values.items() if k not in flags and k not in managers},
-            executor_flags={k: v for k, v in values.items() if k in flags},
-            env_options={  # a switch not given is False or None: left out, as an option is
+
+def plan_of(values: dict[str, Any]) -> tuple[ReplayPlan, Shown]:
+    """The command line as click parsed it, validated into the engine's plan once (the
+    options' text parsed: backend options, CPU lists), and how the result is shown."""
+    flags = {f.param: f for _, f in executor_flags()}
+    managers = {o.param: o.name for face in FACES.values() for o in face.options}
+    cpus = parse_cpus(values["cpus_text"]) if values["cpus_text"] is not None else None
+    try:
+        rounds = RoundsPlan(
+            against=values["against"],
+            baseline_env=values["baseline_env"],
+            baseline_options=_options(values["baseline_options"], "--baseline-backend-option"),
+            until_decided=values["until_decided"],
+            max_rounds=values["max_rounds"],
+            max_time_s=values["max_time_s"],
+            duet=values["duet"],
+            cpus=cpus,
+            order_seed=values["order_seed"],
+        )
+        plan = ReplayPlan(
+            spec_path=values["spec_path"],
+            results_dir=values["results_dir"],
+            run_id=values["run_id"],
+            scenarios=values["scenarios"],
+            modes=values["modes"],
+            loadgen={k: values[k] for k in OVERRIDABLE},
+            backend_options=_options(values["backend_options"], "--backend-option"),
+            repeat=values["repeat"],
+            env=values["env_name"],
+            # a switch not given is False or None: left out, as an option is
+            env_options={
                 name: values[param]
                 for param, name in managers.items()
                 if values.get(param) not in (None, False)
             },
+            cache_dir=values["cache_dir"],
+            key_path=values["key_path"],
+            profile=values["profile"],
+            profile_samples=values["profile_samples"],
+            rounds=rounds,
+            claims=values["claims"],
+            on=values["on"],
+            executor_flags={k: v for k, v in values.items() if k in flags},
+            resume_run=values["resume_run"],
         )
-
-    def request(self) -> ReplayRequest:
-        """The engine's request: the options' text parsed (backend options, CPU lists), and
-        nothing of how the result is shown (--json, --report-dir)."""
-        from repro.runs.placement import parse_cpus
-
-        return ReplayRequest(
-            spec_path=self.spec_path,
-            results_dir=self.results_dir,
-            scenarios=self.scenarios,
-            modes=self.modes,
-            min_duration_ms=self.min_duration_ms,
-            min_query_count=self.min_query_count,
-            max_duration_ms=self.max_duration_ms,
-            backend_options=_options(self.backend_options, "--backend-option"),
-            repeat=self.repeat,
-            env_name=self.env_name,
-            run_id=self.run_id,
-            cache_dir=self.cache_dir,
-            key_path=self.key_path,
-            env_options=self.env_options,
-            against=self.against,
-            baseline_env=self.baseline_env,
-            baseline_options=_options(self.baseline_options, "--baseline-backend-option"),
-            until_decided=self.until_decided,
-            max_rounds=self.max_rounds,
-            max_time_s=self.max_time_s,
-            duet=self.duet,
-            cpus=parse_cpus(self.cpus_text) if self.cpus_text is not None else None,
-            order_seed=self.order_seed,
-            claims=self.claims,
-            profile=self.profile,
-            profile_samples=self.profile_samples,
-            on=self.on,
-            executor_flags=self.executor_flags,
-            resume_run=self.resume_run,
-        )
+    except ValidationError as exc:  # click bounds every option: a value it let through
+        raise UsageError(f"the options do not make a replay: {exc.errors()[0]['msg']}") from None
+    return plan, Shown(as_json=values["as_json"], report_dir=values["report_dir"])
 
 
 def _options(given: tuple[str, ...], option: str) -> dict[str, Any]:
@@ -220,21 +186,6 @@ COMPANY: Final[tuple[Company, ...]] = (
         if face.options
     ),
 )
-
-
-def mode_of(args: ReplayArgs) -> Mode:
-    """The mode the command line asks for (the request's); options of other modes are the
-    table's business."""
-    return ReplayRequest(
-        spec_path=args.spec_path,
-        results_dir=args.results_dir,
-        against=args.against,
-        until_decided=args.until_decided,
-        claims=args.claims,
-        profile=args.profile,
-        on=args.on,
-        resume_run=args.resume_run,
-    ).mode
 
 
 def given_flags(ctx: click.Context) -> frozenset[str]:

@@ -91,7 +91,8 @@ def report(
       repro report --compare results/ort-digits/original results/ort-digits/20261129T1715Z-3fa2c1
       repro report --compare v4.1/closed/Intel v5.0/closed/Intel
     """
-    from repro.compare import build_report, report_folders, resolve_pairs, tolerances_for
+    from repro.compare.build import build_report
+    from repro.compare.inputs import report_folders, resolve_pairs, tolerances_for
 
     wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
     bad = [f for f in wanted if f not in FORMATS]

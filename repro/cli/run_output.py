@@ -4,6 +4,7 @@ replay engine's reporter on a terminal."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,13 +15,13 @@ from repro.cli.progress import TimedBar, note
 
 if TYPE_CHECKING:
     from repro.estimates import Forecast
-    from repro.replay.request import RunRole
+    from repro.replay.reporter import RunRole
     from repro.runs.record import ProfileRecord, RunRecord, TestRecord
 
 
 @dataclass(frozen=True)
 class TerminalReporter:
-    """The replay engine's reporter (`repro.replay.request.ReplayReporter`) on a terminal:
+    """The replay engine's reporter (`repro.replay.reporter.ReplayReporter`) on a terminal:
     status lines and bars on stderr; each run on stdout, its summary or (with --json) its
     record, a baseline's summary only without --json."""
 
@@ -100,7 +101,7 @@ _MINIMUMS = (
 )
 
 
-def _why_invalid(m: dict[str, object]) -> str:
+def _why_invalid(m: Mapping[str, object]) -> str:
     """Why LoadGen judged a test INVALID, from its summary: what was only in the file."""
     said = [why for key, why in _MINIMUMS if m.get(key) is False]
     if m.get("early_stopping_met") is False:

@@ -127,7 +127,6 @@ def sweep(
     until_decided: bool,
     max_rounds: int,
     repeat: int,
-    min_duration_ms: int,
     env_name: str,
     seed: int | None,
     sweep_id: str | None,
@@ -139,7 +138,7 @@ def sweep(
     on: str | None,
     cache_dir: Path | None,
     as_json: bool,
-    **executor_flags: Any,
+    **flags: Any,
 ) -> None:
     """Replay every point of a grid of settings and report the uncertainty-aware Pareto front.
 
@@ -154,6 +153,7 @@ def sweep(
       repro sweep specs/ort-resnet50.json --id sweep-1a2b3c4d --pick 3 --name resnet50-tuned
     """
     from repro.artifacts.cache import ArtifactCache
+    from repro.runs.plan import OVERRIDABLE, ReplayPlan, loadgen_overrides
     from repro.spec.io import load_spec
     from repro.sweep import (
         Objective,
@@ -165,6 +165,9 @@ def sweep(
         sweep_dir,
     )
 
+    # LoadGen's overrides of each point's tests; the rest are the executors' own flags
+    loadgen = {k: flags.pop(k) for k in OVERRIDABLE if k in flags}
+    executor_flags = flags
     if pick_point is not None:
         if not sweep_id or not new_name:
             raise UsageError("--pick needs --id (the sweep) and --name (the new spec's name)")
@@ -175,11 +178,13 @@ def sweep(
     opts = SweepOptions(
         params=parse_params(params),
         objectives=[Objective.parse(o) for o in objectives],
-        repeat=repeat,
-        min_duration_ms=min_duration_ms,
-        env_name=env_name,
+        plan=ReplayPlan(
+            repeat=repeat,
+            loadgen=loadgen_overrides(**loadgen),
+            env=env_name,
+            results_dir=results_dir,
+        ),
         seed=seed,
-        results_dir=results_dir,
         sweep_id=sweep_id,
         resume=resume,
         constraints=list(constraints),

@@ -156,7 +156,7 @@ def _sample_seconds(tests: list[TestRecord]) -> float | None:
     if not perf or any(t.backend_facts().on_cpu() is not True for t in perf):
         return None
     for scenario, per_query in (("SingleStream", False), ("MultiStream", True)):
-        figures = [t.loadgen() for t in perf if t.scenario == scenario]
+        figures = [t.metrics for t in perf if t.scenario == scenario]
         times = [
             p50 / 1e9 / ((f.samples_per_query or 1) if per_query else 1.0)
             for f in figures

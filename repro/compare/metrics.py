@@ -256,8 +256,8 @@ def _not_measured(
 
 
 def validity_metric(orig: list[TestRecord], rep: list[TestRecord]) -> MetricResult | None:
-    a = [v for t in orig if (v := t.loadgen().validity)]
-    b = [v for t in rep if (v := t.loadgen().validity)]
+    a = [v for t in orig if (v := t.metrics.validity)]
+    b = [v for t in rep if (v := t.metrics.validity)]
     if not a or not b:
         return None
     verdict, reason = decide_validity(a, b, orig[0].scenario if orig else None)

@@ -4,7 +4,10 @@ Format history (the `schema` field):
 # repro.dispatch/v1 - first version; later: the executor's options in `executor_options` (its
 #                     plug-in's options model), where a plan of before held them under the
 #                     executor's name (`"slurm": {...}`, null for another executor): such a plan
-#                     is read as ever.
+#                     is read as ever. Later: what each part replays is one `replay` plan
+#                     (`repro.runs.plan.ReplayPlan`), where a plan of before held its fields one
+#                     by one (`env`, `env_options`, `cache_dir`, `scenarios`, `modes`, the
+#                     LoadGen overrides, `probes`): such a plan is read into one.
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ from repro.dispatch.executors.base import ExecutorOptions
 from repro.dispatch.executors.registry import EXECUTORS, get_executor
 from repro.errors import SpecError
 from repro.runs import layout
+from repro.runs.plan import OVERRIDABLE, ReplayPlan
 from repro.spec.io import format_validation_error
+
+#: what a package's contents give the environment (`repro.replay.packaged.unpacked`), which a
+#: plan of before held among the environment's options
+_PACKAGE_GIVEN = ("wheels", "image_archive", "spack_mirror")
 
 
 class DispatchPlan(BaseModel):
@@ -39,21 +47,39 @@ class DispatchPlan(BaseModel):
     run_dir: str = Field(description="the run folder while it is built (parts write below it)")
     spec_path: str
     spec: dict[str, Any] = Field(description="the spec as replayed (with --backend-option)")
-    env: str
-    env_options: dict[str, Any] = Field(default_factory=dict)
-    cache_dir: str
-    scenarios: list[str] = Field(default_factory=list)
-    modes: list[str] = Field(default_factory=list)
-    min_duration_ms: int | None = None
-    min_query_count: int | None = None
-    max_duration_ms: int | None = None
-    probes: bool = True
-    parts: int = Field(ge=1)
+    replay: ReplayPlan = Field(
+        description="what each part replays: the environment and its options, the cache, the "
+        "scenarios, modes and LoadGen overrides (a part runs one round)"
+    )
+    given: dict[str, Any] = Field(
+        default_factory=dict,
+        description="what a package gives the environment (its wheels, image, Spack mirror)",
+    )
+    parts: int = Field(ge=1, le=100_000)
     executor: str = Field(description="who runs the parts (a name in the executors' registry)")
     executor_options: dict[str, Any] = Field(
         default_factory=dict, description="the executor's own options (its options model)"
     )
     python: list[str] = Field(description="the command that runs Python with repro on a node")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fields_one_by_one(cls, data: Any) -> Any:
+        """A plan of before `replay` held the replay's fields one by one."""
+        if not isinstance(data, dict) or "replay" in data:
+            return data
+        data = dict(data)
+        loadgen = {k: data.pop(k) for k in OVERRIDABLE if k in data}
+        replay = {
+            k: data.pop(k)
+            for k in ("env", "cache_dir", "scenarios", "modes", "probes")
+            if k in data
+        }
+        options = dict(data.pop("env_options", None) or {})
+        options.pop("mounts", None)  # the part's session mounts the run's folders itself
+        data["given"] = {k: options.pop(k) for k in _PACKAGE_GIVEN if k in options}
+        data["replay"] = {**replay, "env_options": options, "loadgen": loadgen}
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -115,7 +141,10 @@ def read_plan(path: Path) -> DispatchPlan:
         update={
             "run_dir": expand(plan.run_dir),
             "spec_path": expand(plan.spec_path),
-            "cache_dir": expand(plan.cache_dir),
+            "replay": plan.replay.but(
+                results_dir=expand(str(plan.replay.results_dir)),
+                cache_dir=expand(str(plan.replay.cache_dir)),
+            ),
             "python": [expand(p) for p in plan.python],
         }
     )

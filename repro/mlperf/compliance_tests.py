@@ -46,7 +46,7 @@ def verify_performance(test_name: str, reference: TestRecord, test: TestRecord) 
     key, ref, higher = _headline(reference)
     _, got, _ = _headline(test)
     lines = ["Verifying performance.", f"reference score = {ref}", f"test score = {got}"]
-    if test.loadgen().validity != "VALID":
+    if test.metrics.validity != "VALID":
         return "\n".join([*lines, "the test run is not VALID", "TEST FAIL"]) + "\n"
     if ref is None or got is None or ref <= 0 or got <= 0:
         return "\n".join([*lines, f"{key} missing", "TEST FAIL"]) + "\n"

@@ -102,14 +102,6 @@ def front_members(
     return pd.concat(parts) if parts else pd.DataFrame(columns=columns)
 
 
-def front_recovery(
-    t: pd.DataFrame, predicted: np.ndarray, fold_of: np.ndarray, *, target: str, second: str
-) -> list[FrontRecovery]:
-    """Per held-out fold: true front vs predicted front, summed over (benchmark, scenario)."""
-    members = front_members(t, predicted, fold_of, target=target, second=second)
-    return recovery(members, folds=[fold + 1 for fold in sorted(set(fold_of.tolist()))])
-
-
 def recovery(members: pd.DataFrame, *, folds: Sequence[int]) -> list[FrontRecovery]:
     """`front_members` counted per fold (numbered from 1; a fold without a row that has both
     objectives counts zeros)."""

@@ -265,11 +265,6 @@ def checker_pairs(errors: Iterable[CheckerError]) -> set[tuple[str, str | None]]
     return {(e.where, e.rule) for e in errors}
 
 
-def repro_pairs(found: Findings, checker: str) -> set[tuple[str, str | None]]:
-    """(result, rule) of each of repro's violations that `checker` flags too."""
-    return {(result_key(v.where), v.rule) for v in found.of(checker)}
-
-
 @dataclass(frozen=True)
 class Row:
     """One line of the side-by-side table: a rule at a result, and who lists it."""

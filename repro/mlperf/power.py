@@ -29,6 +29,7 @@ import bisect
 import datetime as dt
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -302,7 +303,7 @@ def add_power(
     return reading.note()
 
 
-def energy_of(metrics: dict[str, Any]) -> tuple[float | None, str | None]:
+def energy_of(metrics: Mapping[str, Any]) -> tuple[float | None, str | None]:
     """(energy, its unit) of a run's metrics, where its power was read."""
     for key, unit in ENERGY.values():
         if isinstance(metrics.get(key), int | float):

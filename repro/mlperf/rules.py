@@ -23,6 +23,7 @@ A round that no folder names is read by its summary's headline, and said so.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +98,7 @@ def round_number(round_name: str | None) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _latency_key(metrics: dict[str, Any], default: str) -> str:
+def _latency_key(metrics: Mapping[str, Any], default: str) -> str:
     """The percentile the summary headlines (`latency_p99.9_ns`), or `default`."""
     headline = metrics.get("mlperf_metric")
     if isinstance(headline, str) and re.fullmatch(r"latency_p[\d.]+_ns", headline):
@@ -106,7 +107,7 @@ def _latency_key(metrics: dict[str, Any], default: str) -> str:
 
 
 def checker_metric(
-    round_name: str | None, benchmark: str, scenario: str, metrics: dict[str, Any]
+    round_name: str | None, benchmark: str, scenario: str, metrics: Mapping[str, Any]
 ) -> CheckerMetric:
     """The metric the checker of `round_name` takes for this scenario's run (`metrics`)."""
     known = round_number(round_name)
@@ -146,7 +147,7 @@ def checker_metric(
 
 
 def _server(
-    known: tuple[int, int] | None, round_name: str | None, metrics: dict[str, Any]
+    known: tuple[int, int] | None, round_name: str | None, metrics: Mapping[str, Any]
 ) -> CheckerMetric:
     headline = metrics.get("mlperf_metric")
     scheduled = metrics.get("scheduled_samples_per_second") is not None

@@ -538,7 +538,7 @@ def _user_conf(test: TestRecord, benchmark: str) -> str:
     settings user.conf cannot set are listed as comments."""
     lines = [f"# {benchmark} {test.scenario}: the LoadGen settings the run used (repro)"]
     # what this machine needed instead of the spec's (an Offline query sized for it)
-    used = test.settings | {key: change.used for key, change in test.changed_settings.items()}
+    used = dict(test.settings) | {key: change.used for key, change in test.changed_settings.items()}
     for key, value in sorted(used.items()):
         if key in _USER_CONF:
             name, divisor = _USER_CONF[key]

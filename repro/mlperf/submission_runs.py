@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from repro.mlperf.round_rules import MIN_DURATION_MS, BenchmarkRules, RoundRules
+from repro.runs.plan import OVERRIDABLE
 from repro.runs.record import RunRecord, TestRecord
 from repro.spec.models import ExperimentSpec
 
 Reporter = Callable[[str], None]
-#: the overrides of a run that a made run keeps (the replay's --min-duration-ms and kin)
-_KEPT = ("min_duration_ms", "min_query_count", "max_duration_ms")
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def length_settings(
     """The length settings of the made runs: the given run's, or with `full_length` MLPerf's
     (600 s; mlperf.conf's query counts for the benchmark)."""
     if not full_length:
-        return {k: record.overrides.get(k) for k in _KEPT}
+        return {k: record.overrides.get(k) for k in OVERRIDABLE}
     queries = bench.full_length_queries.get(scenario) if bench is not None else None
     return {"min_duration_ms": MIN_DURATION_MS, "min_query_count": queries, "max_duration_ms": None}
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repro.mlperf.round_rules import DIVISIONS, RoundRules
-from repro.runs import layout
 
 RUN_1 = "run_1"
 CALIBRATION = "calibration.md"
@@ -139,8 +138,3 @@ def submitter_roots(top: Path) -> list[Path]:
         for sub in sorted((top / division).iterdir())
         if sub.is_dir()
     )
-
-
-def scenario_logs(folder: Path) -> tuple[Path, Path]:
-    """LoadGen's summary and detail logs in a run folder."""
-    return folder / layout.SUMMARY, folder / layout.DETAIL

@@ -9,7 +9,7 @@ from repro import __version__
 from repro.compare.claim_verdicts import claim_result, machine_line
 from repro.machine.fingerprint import hardware_from
 from repro.replay.claim_rounds import Outcome
-from repro.replay.options import utc_now
+from repro.replay.settings import utc_now
 from repro.reports.model import ClaimResult, ClaimsCheck, claims_summary
 from repro.runs.record import TestRecord
 from repro.spec.claims import ClaimEvidence

@@ -1,15 +1,15 @@
 """Use case: measure or check a spec's claims on this machine, in paired interleaved rounds.
 
 Each claim's two variants (`repro.spec.variants`) alternate within every round in an order drawn
-from a recorded seed and balanced over pairs of rounds (`repro.replay.rounds.balanced_order`), one
-short LoadGen test of each per round, until the interval of the claim's quantity lies on one
-side of its bound at one of the looks `repro.stats.sequential.Stopping` plans (the one rule of
-every paired comparison), or a cap fixed before the first round is reached (the claim's
-`rounds`, or the command line's). Each variant's tests are one run
-(`results/<name>/<check>-<claim>-<side>/`, marked as one side of an interleaved pair). An
-accuracy claim runs one accuracy test of each: a model on a data set scores the same every time.
-A feasibility claim (`Server.max_valid_qps`) runs the baseline's Offline test first, then Server
-at `bound` x that throughput.
+from a recorded seed and balanced over pairs of rounds (the one driver of rounds,
+`repro.replay.rounds.Rounds`, judged by `ClaimJudge`), one short LoadGen test of each per round,
+until the interval of the claim's quantity lies on one side of its bound at one of the looks
+`repro.stats.sequential.Stopping` plans (the one rule of every paired comparison), or a cap
+fixed before the first round is reached (the claim's `rounds`, or the command line's). Each
+variant's tests are one run (`results/<name>/<check>-<claim>-<side>/`, marked as one side of an
+interleaved pair). An accuracy claim runs one accuracy test of each: a model on a data set
+scores the same every time. A feasibility claim (`Server.max_valid_qps`) runs the baseline's
+Offline test first, then Server at `bound` x that throughput.
 
 `check_claims` returns what each claim measured; `evidence_of` turns it into the evidence the
 spec keeps (`repro claim measure`, `repro capture`), `claims_check` into the report's rows.
@@ -17,31 +17,23 @@ spec keeps (`repro claim measure`, `repro capture`), `claims_check` into the rep
 
 from __future__ import annotations
 
-import contextlib
-import secrets
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from repro.compare.claim_verdicts import (
-    Measured,
-    busy_guard,
-    estimate,
-    verdict,
-)
+from repro.artifacts.cache import ArtifactCache
+from repro.compare.claim_verdicts import Measured, busy_guard, estimate, verdict
 from repro.compare.machine_sides import BUSY_FRACTION
 from repro.compare.pairing import busy_rounds, pair_rounds, setting_mismatch
-from repro.errors import Interrupted, RunError, SpecError, UsageError
+from repro.errors import RunError, SpecError, UsageError
 from repro.estimates import duration
-from repro.replay import Replayer, ReplayOptions, Reporter, new_run_id
-from repro.replay.rounds import balanced_order
-from repro.replay.session import ReplayerFactory
-from repro.runs.record import Interleave, RunRecord, StoppingRecord, TestRecord
-from repro.signals import interruptible
+from repro.replay.replayer import Replayer
+from repro.replay.rounds import Arm, Played, Rounds
+from repro.replay.session import ReplaySession
+from repro.replay.settings import ProgressFactory, Reporter, new_run_id
+from repro.runs.plan import ReplayPlan, loadgen_overrides
+from repro.runs.record import RunRecord, StoppingRecord, TestRecord
 from repro.spec.claims import SIDES, Claim, Side
 from repro.spec.io import parse_spec, spec_id, with_id
 from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
@@ -52,21 +44,37 @@ from repro.stats.sequential import Stopping
 
 @dataclass(frozen=True)
 class CheckOptions:
-    """What the command line chose: where the runs go, which claims, caps over the claims'."""
+    """What the command line chose: the claims, their runs' plan, and caps over the claims'."""
 
-    results_dir: Path = Path("results")
+    #: where the runs go, their environment (`env`: under `native` a variant's environment
+    #: fields are not built, and overriding them is refused), a test's minimum duration
+    #: (`loadgen.min_duration_ms`), caps over the claims' (`rounds.max_rounds`,
+    #: `rounds.max_time_s`) and the seed of the rounds' order (`rounds.order_seed`)
+    plan: ReplayPlan = field(default_factory=ReplayPlan)
     #: the runs are named <check_id>-<claim>-<side> (default: a new time-based id)
     check_id: str | None = None
     only: tuple[str, ...] = ()
-    max_rounds: int | None = None
-    max_time_s: float | None = None
-    min_duration_ms: int | None = None
-    seed: int | None = None
     #: run every round up to the cap and judge once at the end (a fixed-size test)
     fixed_rounds: bool = False
-    #: the environment each variant realizes (`--env`): under `native` a variant's
-    #: environment fields are not built, and overriding them is refused
-    env_name: str | None = None
+
+
+#: a Replayer of one side of a claim (a variant of the spec) with its plan
+SideFactory = Callable[[ExperimentSpec, ReplayPlan], Replayer]
+
+
+def sessions(
+    spec_path: Path, *, report: Reporter, progress: ProgressFactory, cache: ArtifactCache
+) -> SideFactory:
+    """Each side's environment realized in a session of its own (a claim's variants may
+    differ in their environment), and the Replayer of its run there."""
+
+    def make(variant: ExperimentSpec, plan: ReplayPlan) -> Replayer:
+        session = ReplaySession.open(
+            variant, spec_path, plan, report=report, progress=progress, cache=cache
+        )
+        return session.replayer(variant, plan)
+
+    return make
 
 
 @dataclass(frozen=True)
@@ -88,8 +96,8 @@ class _Plan:
     scenarios: dict[Side, ScenarioName]
     mode: ModeName
     stopping: Stopping
-    min_duration_ms: int
-    min_query_count: int | None
+    #: each test's length: the claim's own, or the command line's over it
+    loadgen: Any
 
     @property
     def max_rounds(self) -> int:
@@ -115,7 +123,7 @@ def check_claims(
     spec: ExperimentSpec,
     spec_path: Path,
     *,
-    factory: ReplayerFactory,
+    factory: SideFactory,
     opts: CheckOptions,
     report: Reporter,
 ) -> list[Outcome]:
@@ -126,7 +134,7 @@ def check_claims(
         for side in SIDES:
             refuse_inert(
                 getattr(c, side).overrides,
-                env_name=opts.env_name,
+                env_name=opts.plan.env,
                 where=f"{spec_path}: {claim_where(spec, c)}.{side}.overrides",
             )
     sides = {c.id: variant_specs(spec, c, source=str(spec_path)) for c in claims}
@@ -134,7 +142,7 @@ def check_claims(
     outcomes = []
     for claim in claims:
         report(f"claim {claim.id}: {claim.statement} ({claim.bound_text()})")
-        outcome = _ClaimRounds(claim, sides[claim.id], factory, opts, check_id, report).run()
+        outcome = _check(claim, sides[claim.id], factory, opts, check_id, report)
         report(
             f"claim {claim.id}: {outcome.measured.judgement.verdict} after "
             f"{outcome.measured.rounds} round(s), {duration(outcome.measured.elapsed_s)}: "
@@ -153,125 +161,156 @@ def _plan(claim: Claim, variants: dict[Side, ExperimentSpec], opts: CheckOptions
         runs = [s.scenario for s in variants[side].workload.scenarios]
         chosen = wanted[side] or ("Offline" if "Offline" in runs else runs[0])
         scenarios[side] = chosen
+    asked = opts.plan.override("min_duration_ms")
+    cap = opts.plan.rounds.max_rounds or rounds.max_rounds
     return _Plan(
         scenarios=scenarios,
         mode="accuracy" if metric.is_accuracy else "performance",
         stopping=Stopping(
-            max_rounds=1 if metric.is_accuracy else opts.max_rounds or rounds.max_rounds,
-            max_time_s=opts.max_time_s or rounds.max_time_s,
+            max_rounds=1 if metric.is_accuracy else cap,
+            max_time_s=opts.plan.rounds.max_time_s or rounds.max_time_s,
             fixed=opts.fixed_rounds,
         ),
-        min_duration_ms=(
-            rounds.min_duration_ms if opts.min_duration_ms is None else opts.min_duration_ms
+        loadgen=loadgen_overrides(
+            min_duration_ms=rounds.min_duration_ms if asked is None else asked,
+            min_query_count=rounds.min_query_count,
         ),
-        min_query_count=rounds.min_query_count,
     )
 
 
-class _ClaimRounds:
-    """The rounds of one claim: two replayers, a balanced random order, stopping when decided."""
+def _check(
+    claim: Claim,
+    variants: dict[Side, ExperimentSpec],
+    factory: SideFactory,
+    opts: CheckOptions,
+    check_id: str,
+    report: Reporter,
+) -> Outcome:
+    """One claim's rounds: its two variants interleaved until the claim's judge stops them."""
+    judge = ClaimJudge(claim, dict(variants), _plan(claim, variants, opts), report)
+
+    def side(name: Side) -> Replayer:
+        plan = opts.plan.but(
+            scenarios=(judge.plan.scenarios[name],),
+            modes=(judge.plan.mode,),
+            loadgen=judge.plan.loadgen,
+            repeat=judge.plan.max_rounds,
+            run_id=f"{check_id}-{claim.id}-{name}",
+            recorded={"claim": claim.id, "variant": name},
+        )
+        replayer = factory(judge.variants[name], plan)
+        judge.replayers[name] = replayer
+        return replayer
+
+    # index 0 ("a") is the candidate, 1 ("b") the baseline; a feasibility claim's candidate
+    # starts once the baseline's Offline throughput sets its Server rate
+    candidate = Arm(start=lambda: judge.start_server(side))
+    if not claim.parsed_metric.is_feasibility:
+        candidate = Arm(side("candidate"))
+    rounds = Rounds(
+        [candidate, Arm(side("baseline"))],
+        judge.plan.stopping,
+        judge,
+        seed=opts.plan.rounds.order_seed,
+        report=report,
+        record_placement=False,
+        claim=claim.id,
+    )
+    finished = rounds.run()
+    measured = judge.measured(rounds.played)
+    records: dict[Side, tuple[Path, RunRecord]] = {
+        "candidate": finished[0],
+        "baseline": finished[1],
+    }
+    return Outcome(
+        claim,
+        replace(measured, runs={s: p for s, (p, _) in records.items()}),
+        {name: spec_id(judge.variants[name]) for name in SIDES},
+        {name: record for name, (_, record) in records.items()},
+        rounds.played.seed,
+        rounds.played.orders,
+    )
+
+
+class ClaimJudge:
+    """A claim's rounds judged: the interval of its quantity on one side of its bound at one of
+    the looks, or a cap; an accuracy claim after one test of each variant."""
 
     def __init__(
         self,
         claim: Claim,
         variants: dict[Side, ExperimentSpec],
-        factory: ReplayerFactory,
-        opts: CheckOptions,
-        check_id: str,
+        plan: _Plan,
         report: Reporter,
     ) -> None:
-        self.claim, self.variants, self.factory, self.report = claim, variants, factory, report
-        self.plan = _plan(claim, variants, opts)
-        self.results_dir, self.check_id = opts.results_dir, check_id
-        self.seed = secrets.randbits(32) if opts.seed is None else opts.seed
-        self.rng = np.random.Generator(np.random.PCG64(self.seed))
+        self.claim, self.variants, self.plan, self.report = claim, variants, plan, report
         #: each look's confidence: all of them together hold the spec's
         self.overall = variants["baseline"].tolerances.confidence
-        self.confidence = self.plan.stopping.confidence(self.overall)
+        self.confidence = plan.stopping.confidence(self.overall)
         self.replayers: dict[Side, Replayer] = {}
-        self.orders: list[list[str]] = []
         self.target_qps: float | None = None
+        self.found: ClaimEstimate | None = None
+        self.values: tuple[list[float], list[float]] = ([], [])
 
-    def run(self) -> Outcome:
-        with interruptible(), self._finished_on_error():
-            self._start("baseline")
-            if not self.claim.parsed_metric.is_feasibility:
-                self._start("candidate")
-            measured = self._rounds()
-            records = self._finish(measured)
-        return Outcome(
-            self.claim,
-            replace(measured, runs={s: p for s, (p, _) in records.items()}),
-            {side: spec_id(self.variants[side]) for side in SIDES},
-            {side: record for side, (_, record) in records.items()},
-            self.seed,
-            self.orders,
-        )
+    def order(self, k: int) -> list[int] | None:
+        if self.claim.parsed_metric.is_feasibility and k == 1:
+            return [1, 0]  # Server's rate comes from the baseline's Offline throughput
+        return None
 
-    def _start(self, side: Side) -> None:
-        plan = self.plan
-        opts = ReplayOptions(
-            scenarios=(plan.scenarios[side],),
-            modes=(plan.mode,),
-            min_duration_ms=plan.min_duration_ms,
-            min_query_count=plan.min_query_count,
-            repeat=plan.max_rounds,
-            results_dir=self.results_dir,
-            run_id=f"{self.check_id}-{self.claim.id}-{side}",
-            overrides={"claim": self.claim.id, "variant": side},
-        )
-        replayer = self.factory(self.variants[side], opts)
-        for other in self.replayers.values():
-            replayer.share_sizing(other)  # both variants run the same sized queries
-        replayer.begin()
-        self.replayers[side] = replayer
+    def running(self) -> Collection[str] | None:
+        return None
 
-    def _rounds(self) -> Measured:
-        plan, t0 = self.plan, time.monotonic()
-        stopped = f"the round cap ({plan.max_rounds}) was reached"
-        found = None
-        values: tuple[list[float], list[float]] = ([], [])
-        ends: list[float] = []
-        for k in range(1, plan.max_rounds + 1):
-            self._round(k)
-            ends.append(round(time.monotonic() - t0, 2))
-            values = self._values(k)
-            if not values[0]:  # every round so far ran different settings on the two sides
-                why = plan.stopping.reason(k, False, ends[-1])
-                if why is not None:
-                    raise RunError(
-                        f"claim {self.claim.id}: no round ran the same LoadGen settings on both "
-                        "variants (an Offline query sized for one only)",
-                        hint="run it again: the sized query is shared from the next round on",
-                    )
-                continue
-            found = estimate(self.claim, *values, confidence=self.confidence)
-            judged = self._judged(found)
-            if self.plan.mode == "accuracy":
-                stopped = "an accuracy test of each variant (a model scores the same every time)"
-                break
-            # a look is the claim's paired rounds reaching one of the rule's (a round left out
-            # delays it); the caps count every round
-            decided = judged.verdict != "inconclusive" and len(values[0]) in plan.stopping.looks
-            why = plan.stopping.reason(k, False, ends[-1])
-            if decided and k < plan.max_rounds:
-                why = f"decided after round {k}"
-            if why is not None:
-                stopped = f"{why}; {plan.stopping.describe(self.overall)}"
-                break
-            self.report(f"  round {k}: {judged.reason}")
-        assert found is not None
+    def after(self, k: int, played: Played) -> str | None:
+        plan, end = self.plan, played.round_end_s[-1]
+        self.values = self._values(k)
+        if not self.values[0]:  # every round so far ran different settings on the two sides
+            if plan.stopping.reason(k, False, end) is not None:
+                raise RunError(
+                    f"claim {self.claim.id}: no round ran the same LoadGen settings on both "
+                    "variants (an Offline query sized for one only)",
+                    hint="run it again: the sized query is shared from the next round on",
+                )
+            return None
+        self.found = estimate(self.claim, *self.values, confidence=self.confidence)
+        judged = self._judged(self.found)
+        if plan.mode == "accuracy":
+            return "an accuracy test of each variant (a model scores the same every time)"
+        # a look is the claim's paired rounds reaching one of the rule's (a round left out
+        # delays it); the caps count every round
+        decided = judged.verdict != "inconclusive" and len(self.values[0]) in plan.stopping.looks
+        why = plan.stopping.reason(k, False, end)
+        if decided and k < plan.max_rounds:
+            why = f"decided after round {k}"
+        if why is not None:
+            return f"{why}; {plan.stopping.describe(self.overall)}"
+        self.report(f"  round {k}: {judged.reason}")
+        return None
+
+    def measured(self, played: Played) -> Measured:
+        """What the rounds found (the claim's estimate at the last look)."""
+        assert self.found is not None, "a claim's rounds end with an estimate"
         return Measured(
-            estimate=found,
-            judgement=self._judged(found),
-            baseline=values[0],
-            candidate=values[1],
-            rounds=len(values[0]),
-            stopped=stopped,
-            elapsed_s=round(time.monotonic() - t0, 1),
+            estimate=self.found,
+            judgement=self._judged(self.found),
+            baseline=self.values[0],
+            candidate=self.values[1],
+            rounds=len(self.values[0]),
+            stopped=played.stopped,
+            elapsed_s=round(played.round_end_s[-1], 1),
             target_qps=self.target_qps,
-            round_end_s=ends,
+            round_end_s=played.round_end_s,
             confidence=self.confidence,
+        )
+
+    def stopping_record(self, played: Played) -> StoppingRecord:
+        measured = self.measured(played)
+        return StoppingRecord(
+            max_rounds=self.plan.max_rounds,
+            max_time_s=self.plan.stopping.max_time_s,
+            fixed=self.plan.stopping.fixed,
+            rounds=measured.rounds,
+            stopped=measured.stopped,
+            elapsed_s=measured.elapsed_s,
         )
 
     def _judged(self, found: ClaimEstimate) -> ClaimJudgement:
@@ -291,22 +330,9 @@ class _ClaimRounds:
         shares = busy.describe().replace("the replay", "the candidate")
         return busy_guard(self.claim, judged, busier, shares)
 
-    def _round(self, k: int) -> None:
-        # as in `repro.replay.rounds`: index 0 ("a") is the candidate, 1 ("b") the baseline
-        if self.claim.parsed_metric.is_feasibility and k == 1:
-            order = [1, 0]  # Server's rate comes from the baseline's Offline throughput
-        else:
-            order = balanced_order(k, 2, self.rng, self.orders)
-        self.orders.append(["a" if i == 0 else "b" for i in order])
-        for i in order:
-            side: Side = "candidate" if i == 0 else "baseline"
-            if side not in self.replayers:
-                self._start_server(k)
-            self.replayers[side].run_round(k)
-
-    def _start_server(self, k: int) -> None:
+    def start_server(self, side: Callable[[Side], Replayer]) -> Replayer:
         """The feasibility claim's candidate: Server at `bound` x the baseline's throughput."""
-        rate = self._value("baseline", k)
+        rate = self._value("baseline", 1)
         self.target_qps = round(self.claim.bound * rate, 3)
         path = "workload.scenarios.Server.settings.server_target_qps"
         data = self.variants["candidate"].model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -317,7 +343,7 @@ class _ClaimRounds:
             f"  Server at {self.target_qps:.4g} QPS ({self.claim.bound:g} x the Offline "
             f"{rate:.4g} samples/s)"
         )
-        self._start("candidate")
+        return side("candidate")
 
     def _values(self, k: int) -> tuple[list[float], list[float]]:
         """Each side's value of every round so far (a feasibility's candidate: its margins),
@@ -385,45 +411,3 @@ class _ClaimRounds:
                 hint=f"its run is kept: {self.replayers[side].work_dir}",
             )
         return test
-
-    def _finish(self, measured: Measured) -> dict[Side, tuple[Path, RunRecord]]:
-        pairing = secrets.token_hex(8)
-        out = {}
-        for side in SIDES:
-            replayer = self.replayers[side]
-            replayer.record.interleave = Interleave(
-                id=pairing,
-                side="a" if side == "candidate" else "b",
-                seed=self.seed,
-                rounds=len(self.orders),
-                orders=self.orders,
-                claim=self.claim.id,
-            )
-            replayer.record.stopping = StoppingRecord(
-                max_rounds=self.plan.max_rounds,
-                max_time_s=self.plan.stopping.max_time_s,
-                fixed=self.plan.stopping.fixed,
-                rounds=measured.rounds,
-                stopped=measured.stopped,
-                elapsed_s=measured.elapsed_s,
-            )
-            out[side] = replayer.finish()
-        return out
-
-    @contextlib.contextmanager
-    def _finished_on_error(self) -> Iterator[None]:
-        """An interruption or a failure leaves each started run marked interrupted."""
-        try:
-            yield
-        except (KeyboardInterrupt, Interrupted):
-            self._abandon("stopped by a signal before the claim was decided")
-            raise KeyboardInterrupt from None
-        except BaseException as exc:
-            self._abandon(f"stopped by an error: {exc}")
-            raise
-
-    def _abandon(self, message: str) -> None:
-        for replayer in self.replayers.values():
-            if replayer.started:
-                with contextlib.suppress(OSError):
-                    replayer.finish(interrupted=True, reraise=False, message=message)

@@ -4,14 +4,18 @@ interleaved until decided, then the claims' check and the replay against the ori
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from repro.errors import UsageError
+from repro.compare.build import build_report
+from repro.errors import SpecError, UsageError
+from repro.mlperf.sides import open_run
+from repro.replay.claim_evidence import claims_check, results_of
+from repro.replay.claim_rounds import CheckOptions, sessions
+from repro.replay.claim_rounds import check_claims as check
 from repro.replay.state import ReplayState, need
-
-if TYPE_CHECKING:
-    from repro.reports.model import Report
-
+from repro.reports.model import Report, claims_summary
+from repro.runs.store import LoadedRun
+from repro.spec.paths import resolve_path
+from repro.stats.verdicts import claims_verdict
 
 # -- claims
 
@@ -30,22 +34,13 @@ def require_claims(state: ReplayState) -> ReplayState:
 def check_claims(state: ReplayState) -> ReplayState:
     """Each claim's variants interleaved on this machine until decided, each variant in a
     session of its own."""
-    from repro.replay.claim_rounds import CheckOptions
-    from repro.replay.claim_rounds import check_claims as check
-    from repro.replay.session import ReplaySession
-
-    request, spec, path = state.request, need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    spec, path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
+    # each claim's own length: the replay's --min-duration-ms is not the claims'
     opts = CheckOptions(
-        results_dir=request.results_dir,
-        max_rounds=request.max_rounds,
-        max_time_s=request.max_time_s,
-        seed=request.order_seed,
+        plan=state.plan.but(loadgen={}, run_id=None),
         check_id=f"{need(state.run, 'a run')[1].run_id}-claims",
-        env_name=request.env_name,
     )
-    factory = ReplaySession.replayers(
-        request.env_name, path, state.cache, report=state.note, progress=state.reporter.progress
-    )
+    factory = sessions(path, report=state.note, progress=state.reporter.progress, cache=state.cache)
     outcomes = check(spec, path, factory=factory, opts=opts, report=state.note)
     return replace(state, claims=outcomes)
 
@@ -53,10 +48,6 @@ def check_claims(state: ReplayState) -> ReplayState:
 def judge_claims(state: ReplayState) -> ReplayState:
     """The claims' check, and the replay against the spec's original with the claims in it
     (when the spec has an original and they have something to compare)."""
-    from repro.replay.claim_evidence import claims_check, results_of
-    from repro.reports.model import claims_summary
-    from repro.stats.verdicts import claims_verdict
-
     spec, outcomes = need(state.spec, "the spec"), need(state.claims, "the claims")
     check = claims_check(spec, outcomes)
     absolute = _absolute_report(state)
@@ -72,12 +63,6 @@ def judge_claims(state: ReplayState) -> ReplayState:
 
 def _absolute_report(state: ReplayState) -> Report | None:
     """The replay against the spec's original, or None (no original, nothing comparable)."""
-    from repro.compare import build_report
-    from repro.errors import SpecError
-    from repro.mlperf.sides import open_run
-    from repro.runs.store import LoadedRun
-    from repro.spec.paths import resolve_path
-
     spec, path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
     if spec.original is None:
         state.note("the spec has no original: the report is the claims alone")

@@ -6,15 +6,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
+from repro.dispatch.executors.base import Executor
+from repro.dispatch.executors.registry import executor_from_flags, resume_executor
+from repro.dispatch.plan import DispatchPlan
 from repro.errors import UsageError
+from repro.replay.dispatched import DispatchInterrupted, dispatch, resume
+from repro.replay.session import ReplaySession
 from repro.replay.state import ReplayState, need
-
-if TYPE_CHECKING:
-    from repro.dispatch.executors.base import Executor
-    from repro.dispatch.plan import DispatchPlan
-
 
 # -- dispatched
 
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 def require_performance(state: ReplayState) -> ReplayState:
     """Dispatched: the parts are performance rounds; accuracy alone is no part."""
     spec = need(state.spec, "the spec")
-    if "performance" not in (state.request.modes or spec.workload.modes):
+    if "performance" not in (state.plan.modes or spec.workload.modes):
         raise UsageError(
             "--on dispatches performance rounds as parts; accuracy alone runs once, without --on"
         )
@@ -30,37 +29,33 @@ def require_performance(state: ReplayState) -> ReplayState:
 
 
 def dispatch_parts(state: ReplayState) -> ReplayState:
-    """The parts on the request's executor, gathered into one run."""
-    from repro.dispatch.executors.registry import executor_from_flags
-    from repro.replay.dispatched import dispatch
-
-    request, opts = state.request, need(state.opts, "the options")
+    """The parts on the plan's executor, gathered into one run."""
+    plan = state.plan
     spec, spec_path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
-    executor = executor_from_flags(need(request.on, "an executor"), request.executor_flags)
+    executor = executor_from_flags(need(plan.on, "an executor"), plan.executor_flags)
 
     def warm_up() -> None:
-        from repro.environments.registry import realize
-
-        env = realize(
-            request.env_name,
+        session = ReplaySession.open(
             spec,
             spec_path,
-            state.cache.root / "envs",
+            plan,
             report=state.note,
-            options=opts.env_options,
+            progress=state.reporter.progress,
+            cache=state.cache,
+            given=state.package_options,
         )
-        state.note(f"environment: {env.manager} ({env.reason}); each part realizes it on its node")
+        state.note(f"each part realizes {session.env.manager} on its node")
 
     with _said_when_interrupted(state):
         run = dispatch(
             spec,
             spec_path,
-            opts,
-            env_name=request.env_name,
+            plan,
             cache=state.cache,
             executor=executor,
             warm_up=warm_up,
             report=state.note,
+            given=state.package_options,
         )
     state.reporter.run(*run, "run")
     return replace(state, run=run)
@@ -68,17 +63,14 @@ def dispatch_parts(state: ReplayState) -> ReplayState:
 
 def resume_parts(state: ReplayState) -> ReplayState:
     """The parts of a dispatched run that did not finish, on the run's own executor and options
-    unless the request names others."""
-    from repro.dispatch.executors.registry import resume_executor
-    from repro.replay.dispatched import resume
+    unless the plan names others."""
+    plan = state.plan
 
-    request = state.request
-
-    def executor_for(plan: DispatchPlan) -> Executor:
-        return resume_executor(plan, request.on, request.executor_flags)
+    def executor_for(dispatched: DispatchPlan) -> Executor:
+        return resume_executor(dispatched, plan.on, plan.executor_flags)
 
     with _said_when_interrupted(state):
-        run = resume(need(request.resume_run, "a run to resume"), executor_for, state.note)
+        run = resume(need(plan.resume_run, "a run to resume"), executor_for, state.note)
     state.reporter.run(*run, "run")
     return replace(state, run=run)
 
@@ -87,8 +79,6 @@ def resume_parts(state: ReplayState) -> ReplayState:
 def _said_when_interrupted(state: ReplayState) -> Iterator[None]:
     """Ctrl-C of a dispatched run: what was gathered, and how to resume, before the interrupt
     goes on."""
-    from repro.replay.dispatched import DispatchInterrupted
-
     try:
         yield
     except DispatchInterrupted as stop:

@@ -17,7 +17,7 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,10 @@ from repro.dispatch.gather import gather, part_record
 from repro.dispatch.plan import DispatchPlan, read_plan
 from repro.errors import Interrupted, RunError, SpecError, UsageError
 from repro.privacy import redact, redact_text
-from repro.replay import ReplayOptions, new_run_id, utc_now
+from repro.replay.settings import new_run_id, utc_now
 from repro.runs import layout
 from repro.runs.commit import commit_run
+from repro.runs.plan import ReplayPlan
 from repro.runs.record import DispatchRecord, RunRecord
 from repro.runs.store import digest_files, load_run
 from repro.signals import interruptible
@@ -62,29 +63,24 @@ class DispatchInterrupted(KeyboardInterrupt):
 def _plan(
     spec: ExperimentSpec,
     spec_path: Path,
-    opts: ReplayOptions,
+    replay: ReplayPlan,
     *,
     run_id: str,
     work: Path,
-    env_name: str,
     cache: ArtifactCache,
     executor: Executor,
+    given: Mapping[str, Any],
 ) -> DispatchPlan:
     return DispatchPlan(
         run_id=run_id,
         run_dir=str(work.absolute()),
         spec_path=str(spec_path.absolute()),
         spec=spec.model_dump(mode="json", by_alias=True, exclude_none=True),
-        env=env_name,
-        env_options=dict(opts.env_options),
-        cache_dir=str(cache.root.absolute()),
-        scenarios=list(opts.scenarios),
-        modes=list(opts.modes),
-        min_duration_ms=opts.min_duration_ms,
-        min_query_count=opts.min_query_count,
-        max_duration_ms=opts.max_duration_ms,
-        probes=opts.probes,
-        parts=opts.repeat,
+        replay=replay.but(
+            results_dir=replay.results_dir.absolute(), cache_dir=cache.root.absolute()
+        ),
+        given=dict(given),
+        parts=replay.repeat,
         executor=executor.name,
         executor_options=executor.options.model_dump(mode="json"),
         python=[sys.executable],
@@ -94,19 +90,19 @@ def _plan(
 def dispatch(
     spec: ExperimentSpec,
     spec_path: Path,
-    opts: ReplayOptions,
+    replay: ReplayPlan,
     *,
-    env_name: str,
     cache: ArtifactCache,
     executor: Executor,
     warm_up: Callable[[], Any],
     report: Reporter,
+    given: Mapping[str, Any] | None = None,
 ) -> tuple[Path, RunRecord]:
     """Every part of a new run, gathered; `warm_up` realizes the environment once here so that
     parts on other nodes find it built in the shared cache. The executor carries its own
-    options into the plan."""
-    run_id = opts.run_id or new_run_id()
-    final = layout.run_dir(opts.results_dir, spec.name, run_id)
+    options into the plan; `given`: what a package gives the environment."""
+    run_id = replay.run_id or new_run_id()
+    final = layout.run_dir(replay.results_dir, spec.name, run_id)
     work = layout.partial_of(final)
     for path in (final, work):
         if path.exists():
@@ -117,12 +113,12 @@ def dispatch(
     plan = _plan(
         spec,
         spec_path,
-        opts,
+        replay,
         run_id=run_id,
         work=work,
-        env_name=env_name,
         cache=cache,
         executor=executor,
+        given=given or {},
     )
     record = RunRecord(
         run_id=run_id,
@@ -134,7 +130,7 @@ def dispatch(
         repro_version=__version__,
         spec=plan.spec,
         tolerances=spec.tolerances,
-        overrides=opts.override_map(on=executor.name),
+        overrides=replay.override_map(on=executor.name),
         dispatch=DispatchRecord(executor=executor.name),
     )
     with folder_lock(work, busy=f"{work}: being dispatched", hint="choose another --run-id"):

@@ -11,7 +11,7 @@ from typing import Any
 
 from repro.artifacts.cache import ArtifactCache
 from repro.errors import ArtifactError, RunError
-from repro.replay.options import Reporter
+from repro.replay.settings import Reporter
 
 
 def unpacked(

@@ -14,14 +14,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from repro.artifacts.cache import ArtifactCache
 from repro.dispatch.executors.base import PART_MODULE
 from repro.dispatch.executors.registry import get_executor
 from repro.dispatch.plan import read_plan
-from repro.environments.registry import realize
 from repro.errors import ReproError, SpecError, UsageError
 from repro.estimates import Forecast
-from repro.replay import ReplayOptions, ReplaySession
+from repro.replay.session import ReplaySession
 from repro.spec.io import format_validation_error
 from repro.spec.models import ExperimentSpec
 
@@ -56,29 +54,22 @@ def run_part(plan_path: Path, index: int) -> int:
             format_validation_error(str(plan_path), exc, plan.spec, root="$.spec")
         ) from None
     spec_path = Path(plan.spec_path)
-    cache = ArtifactCache(Path(plan.cache_dir))
-    options = dict(plan.env_options)
     variable = get_executor(plan.executor).node_variable
     node = os.environ.get(variable) if variable else None
     _note(f"part {index} of {plan.parts}" + (f" on {node}" if node else ""))
-    env = realize(plan.env, spec, spec_path, cache.root / "envs", report=_note, options=options)
-    modes = list(plan.modes) or list(spec.workload.modes)
+    modes = plan.replay.modes or tuple(spec.workload.modes)
     if index > 0 and "performance" in modes:
-        modes = ["performance"]  # accuracy is deterministic: part 0 runs it once
-    opts = ReplayOptions(
-        scenarios=tuple(plan.scenarios),  # type: ignore[arg-type]
-        modes=tuple(modes),  # type: ignore[arg-type]
-        min_duration_ms=plan.min_duration_ms,
-        min_query_count=plan.min_query_count,
-        max_duration_ms=plan.max_duration_ms,
+        modes = ("performance",)  # accuracy is deterministic: part 0 runs it once
+    part = plan.replay.but(
+        modes=modes,
         repeat=1,
-        probes=plan.probes,
         run_id=f"{plan.run_id}-part{index}",
         run_path=plan.part_dir(index),
-        env_options=options,
     )
-    session = ReplaySession.of(env, spec_path, cache, report=_note, progress=_progress)
-    _, record = session.replayer(spec, opts).run()
+    session = ReplaySession.open(
+        spec, spec_path, part, report=_note, progress=_progress, given=plan.given
+    )
+    _, record = session.replayer(spec, part).run()
     return 0 if record.status == "complete" else 3
 
 

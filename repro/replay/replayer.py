@@ -34,12 +34,12 @@ from repro.harness.runner import ProcessRunner, WorkerRunner
 from repro.privacy import redact
 from repro.probes import PROBES_VERSION, ProbeSet
 from repro.probes.gpu import gpu_probe_for
-from repro.profiling import ProfilePass
+from repro.profiling import ProfilePass, default_scenario
 from repro.replay.collect import collect_test
-from repro.replay.options import (
+from repro.replay.scoring import Scorer
+from repro.replay.settings import (
     ProbeSource,
     ProgressFactory,
-    ReplayOptions,
     Reporter,
     new_run_id,
     planned_test,
@@ -47,18 +47,18 @@ from repro.replay.options import (
     selected,
     utc_now,
 )
-from repro.replay.scoring import Scorer
 from repro.replay.worker_end import (
     KILLED_STATUSES,
     WorkerKilled,
 )
 from repro.runs import layout
 from repro.runs.commit import commit_run
+from repro.runs.plan import ReplayPlan
 from repro.runs.record import ProfileRecord, RunRecord, SettingChange, TestRecord
 from repro.runs.store import digest_files
 from repro.signals import interruptible
 from repro.spec.io import spec_id
-from repro.spec.models import ExperimentSpec, ModeName, ScenarioName
+from repro.spec.models import ExperimentSpec, LoadGenSettings, ModeName, ScenarioName
 from repro.stats.verdicts import run_status
 from repro.validate import check_contents
 
@@ -89,7 +89,7 @@ class Replayer:
         env: RealizedEnvironment,
         *,
         cache: ArtifactCache,
-        opts: ReplayOptions,
+        plan: ReplayPlan,
         report: Reporter,
         progress: ProgressFactory,
         runner: WorkerRunner | None = None,
@@ -101,11 +101,11 @@ class Replayer:
         self.spec_path = spec_path
         self.env = env
         self.cache = cache
-        self.opts = opts
+        self.plan = plan
         self.report = report
         self.progress = progress
         self.probes = probes
-        if probes is None and opts.probes:
+        if probes is None and plan.probes:
             plugin = get_backend(spec.backend.name)
             self.probes = ProbeSet(
                 plugin.threads(spec.backend.options),
@@ -113,7 +113,7 @@ class Replayer:
                 gpu=gpu_probe_for(plugin.device(spec.backend.options)),
             )
         self.artifacts: dict[str, Path] = {}
-        self.pairs = selected(spec, opts)
+        self.pairs = selected(spec, plan)
         self._scoring: Scorer | None = None
         self._work: Path | None = None
         self._final: Path | None = None
@@ -169,10 +169,13 @@ class Replayer:
         with interruptible():
             self.begin()
             try:
-                for k in range(1, self.opts.repeat + 1):
+                for k in range(1, self.plan.repeat + 1):
                     self.run_round(k)
-                if self.opts.profile is not None:
-                    self.run_profile(*self.opts.profile)
+                if self.plan.profile:
+                    scenario = self.plan.profile_scenario or default_scenario(
+                        self.spec, self.plan.scenarios
+                    )
+                    self.run_profile(scenario, self.plan.profile_samples)
             except WorkerKilled as exc:
                 final, _ = self.finish(interrupted=True, reraise=False, message=exc.message)
                 raise RunError(
@@ -231,16 +234,16 @@ class Replayer:
 
     def begin(self) -> None:
         """Fetch and verify the artifacts, create the run directory, fingerprint, first probe."""
-        spec, opts = self.spec, self.opts
-        run_id = opts.run_id or new_run_id()
-        if opts.run_path is not None:
-            final = opts.run_path
+        spec, plan = self.spec, self.plan
+        run_id = plan.run_id or new_run_id()
+        if plan.run_path is not None:
+            final = plan.run_path
             work = layout.partial_of(final)
         else:
-            final = layout.run_dir(opts.results_dir, spec.name, run_id)
-            work = layout.partial_dir(opts.results_dir, spec.name, run_id)
+            final = layout.run_dir(plan.results_dir, spec.name, run_id)
+            work = layout.partial_dir(plan.results_dir, spec.name, run_id)
         for scenario in {sc for sc, _ in self.pairs}:  # the overrides, before a folder exists
-            scenario_settings(spec, scenario, opts)
+            scenario_settings(spec, scenario, plan)
         if final.exists():
             raise UsageError(f"{final} already exists; choose another run id")
         if work.exists():
@@ -286,7 +289,7 @@ class Replayer:
                 "reason": self.env.reason,
                 **self.env.details,
             },
-            overrides=opts.override_map(),
+            overrides=plan.override_map(),
             probes_version=PROBES_VERSION if self.probes is not None else None,
         )
         self._t0 = time.monotonic()
@@ -306,7 +309,7 @@ class Replayer:
             if (mode == "accuracy" and k > 1) or (only is not None and scenario not in only):
                 continue
             t = time.monotonic()
-            test, wait_s = self._run_test(self._work, scenario, mode, k, self.opts.repeat)
+            test, wait_s = self._run_test(self._work, scenario, mode, k, self.plan.repeat)
             test.probe_before, test.probe_after = self._probe, self._measure()
             self.measured.between_s.append(max(time.monotonic() - t - wait_s, 0.0))
             self._probe = test.probe_after
@@ -333,9 +336,9 @@ class Replayer:
     def profile_pass(self) -> ProfilePass:
         return ProfilePass(
             self.spec,
-            spec_id=self.spec_id,
-            artifacts=self.artifacts,
-            cache_root=self.cache.root,
+            request=lambda scenario, settings, out_dir: self._worker_request(
+                scenario, "performance", settings, out_dir, profile=True
+            ),
             run_worker=self._run_worker,
             scratch=self._scratch,
         )
@@ -344,7 +347,7 @@ class Replayer:
         guess = Estimate(seconds, "a guess from the spec's expected latency")
         with self.progress(label, Fixed(Snapshot(guess))):
             return self.runner.run(
-                self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s
+                self.env, req_path, out_dir, timeout_s=self.plan.worker_timeout_s
             )
 
     def finish(
@@ -377,23 +380,38 @@ class Replayer:
     def _measure(self) -> dict[str, Any] | None:
         return self.probes.measure().as_dict() if self.probes is not None else None
 
-    def _request(self, scenario: ScenarioName, mode: ModeName, out_dir: Path) -> WorkerRequest:
-        req = WorkerRequest.from_spec(
+    def _worker_request(
+        self,
+        scenario: ScenarioName,
+        mode: ModeName,
+        settings: LoadGenSettings,
+        out_dir: Path,
+        *,
+        profile: bool = False,
+    ) -> WorkerRequest:
+        """The worker's request of one test (or a profiled pass): the only place a replay's
+        worker request is made."""
+        return WorkerRequest.from_spec(
             self.spec,
             spec_id=self.spec_id,
             scenario=scenario,
             mode=mode,
-            settings=scenario_settings(self.spec, scenario, self.opts),
+            settings=settings,
             artifacts=self.artifacts,
             cache_root=self.cache.root,
             output_dir=out_dir,
-            audit_config=self.opts.audit_config,
+            audit_config=None if profile else self.plan.audit_config,
+            profile=profile,
         )
+
+    def _request(self, scenario: ScenarioName, mode: ModeName, out_dir: Path) -> WorkerRequest:
+        settings = scenario_settings(self.spec, scenario, self.plan)
+        req = self._worker_request(scenario, mode, settings, out_dir)
         # a query sized for this machine by an earlier test: later ones start from it, rather
         # than each running the spec's too short one first
         sized = self._sized.get((scenario, mode))
-        if self.opts.min_duration_ms is not None:  # a short test asked for: bounded by it
-            req = req.model_copy(update={"short_test_ms": self.opts.min_duration_ms})
+        if self.plan.short_test_ms is not None:  # a short test asked for: bounded by it
+            req = req.model_copy(update={"short_test_ms": self.plan.short_test_ms})
         return req if sized is None else req.model_copy(update={"changed_settings": dict(sized)})
 
     def _run_test(
@@ -426,7 +444,7 @@ class Replayer:
         try:
             with self.progress(label, forecast):
                 rc = self.runner.run(
-                    self.env, req_path, out_dir, timeout_s=self.opts.worker_timeout_s
+                    self.env, req_path, out_dir, timeout_s=self.plan.worker_timeout_s
                 )
         finally:
             forecast.ended()
@@ -461,12 +479,12 @@ class Replayer:
             return None
         order = [
             (r, sc, m)
-            for r in range(1, self.opts.repeat + 1)
+            for r in range(1, self.plan.repeat + 1)
             for sc, m in self.pairs
             if m == "performance" or r == 1
         ]
         after = order[order.index((k, scenario, mode)) + 1 :]
-        settings = {sc: scenario_settings(self.spec, sc, self.opts) for sc, _ in self.pairs}
+        settings = {sc: scenario_settings(self.spec, sc, self.plan) for sc, _ in self.pairs}
         plans = [
             PlannedTest(sc, m, settings[sc], plan.total, plan.batch, short=plan.short)
             for _, sc, m in after
@@ -482,5 +500,5 @@ class Replayer:
             repeat=k,
             scorer=self._scorer(),
             spec_path=self.spec_path,
-            compliance=self.opts.audit_config is not None,
+            compliance=self.plan.audit_config is not None,
         )

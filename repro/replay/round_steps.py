@@ -7,10 +7,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from repro.backends.registry import get_backend
+from repro.duet import duet_fits, placement
+from repro.environments.registry import FACES, MANAGERS
 from repro.errors import RunError, UsageError
-from repro.replay.request import ReplayRequest
+from repro.mlperf.sides import open_run
+from repro.replay.round_judge import judged_rounds
+from repro.replay.round_judge import what_would_decide as advice
+from repro.replay.settings import new_run_id
 from repro.replay.state import (
     ReplayState,
     need,
@@ -18,11 +24,12 @@ from repro.replay.state import (
     raise_unless_complete,
     with_backend_options,
 )
-
-if TYPE_CHECKING:
-    from repro.runs.placement import Placement
-    from repro.spec.models import ExperimentSpec
-
+from repro.runs.placement import Placement
+from repro.runs.plan import ReplayPlan
+from repro.spec.models import ExperimentSpec
+from repro.spec.paths import resolve_path
+from repro.stats.sequential import Stopping
+from repro.validate import require_valid
 
 #: rounds until decided: the cap on rounds (looks after rounds 8, 16 and 32:
 #: `repro.stats.sequential`) and on their seconds
@@ -36,82 +43,67 @@ DEFAULT_MAX_TIME_S: Final = 600.0
 def plan_rounds(state: ReplayState) -> ReplayState:
     """When the rounds stop, where their tests run, and the replay's run id (`<id>-replay`
     beside a baseline)."""
-    from repro.replay.options import new_run_id
-    from repro.stats.sequential import Stopping
-
-    request, opts = state.request, need(state.opts, "the options")
-    fallback = DEFAULT_MAX_ROUNDS if request.until_decided else opts.repeat
+    plan = state.plan
+    asked = plan.rounds
+    fallback = DEFAULT_MAX_ROUNDS if asked.until_decided else plan.repeat
     stopping = Stopping(
-        max_rounds=request.max_rounds or fallback,
-        max_time_s=DEFAULT_MAX_TIME_S if request.max_time_s is None else request.max_time_s,
-        fixed=not request.until_decided,
+        max_rounds=asked.max_rounds or fallback,
+        max_time_s=DEFAULT_MAX_TIME_S if asked.max_time_s is None else asked.max_time_s,
+        fixed=not asked.until_decided,
     )
     spec = need(state.spec, "the spec")
     too_few = stopping.too_few(spec.tolerances.confidence)
-    if too_few is not None and request.against is not None:
+    if too_few is not None and asked.against is not None:
         state.note(f"{too_few}: the report will show the figures, undecided")
-    placed = _placement(request, spec)
+    placed = _placement(plan, spec)
     state.note(f"rounds: {placed.describe()}")
-    opts = replace(opts, env_options=_pinned_options(request, opts.env_options, placed))
-    base_id = opts.run_id or new_run_id()
-    opts = replace(opts, run_id=f"{base_id}-replay" if request.against else base_id)
-    return replace(state, stopping=stopping, base_id=base_id, opts=opts, placement=placed)
+    base_id = plan.run_id or new_run_id()
+    plan = plan.but(
+        env_options=_pinned_options(plan, placed),
+        run_id=f"{base_id}-replay" if asked.against else base_id,
+    )
+    return replace(state, stopping=stopping, base_id=base_id, plan=plan, placement=placed)
 
 
-def _pinned_options(
-    request: ReplayRequest, options: Mapping[str, Any], placed: Placement
-) -> dict[str, Any]:
+def _pinned_options(plan: ReplayPlan, placed: Placement) -> dict[str, Any]:
     """The options of the managers the rounds name (not `auto`) for tests pinned where the
     rounds pin them (`EnvironmentManager.with_cpus`: docker's container holds those CPUs)."""
-    from repro.environments.registry import FACES, MANAGERS
-
     cpus = sorted({c for s in placed.cpus for c in s})
-    out = dict(options)
+    out: Mapping[str, Any] = dict(plan.env_options)
     if cpus:
-        for name in dict.fromkeys((request.env_name, request.baseline_env or request.env_name)):
+        for name in dict.fromkeys((plan.env, plan.rounds.baseline_env or plan.env)):
             if name in FACES:  # not `auto`
                 out = MANAGERS[name].with_cpus(out, cpus)
-    return out
+    return dict(out)
 
 
-def _placement(request: ReplayRequest, spec: ExperimentSpec) -> Placement:
+def _placement(plan: ReplayPlan, spec: ExperimentSpec) -> Placement:
     """Where the rounds' tests run (`repro.duet`): in duet, pinned, or as the system places
     them."""
-    from repro.backends.registry import get_backend
-    from repro.duet import placement
-
     threads = get_backend(spec.backend.name).threads(spec.backend.options)
-    return placement(duet=request.duet, cpus=request.cpus, threads=threads)
+    return placement(duet=plan.rounds.duet, cpus=plan.rounds.cpus, threads=threads)
 
 
 def realize_baseline(state: ReplayState) -> ReplayState:
     """The baseline spec as written (the replay's backend options are not its own), with the
     baseline's options, realized in its environment (default: the replay's)."""
-    from repro.validate import require_valid
-
-    request, opts = state.request, need(state.opts, "the options")
-    against = need(request.against, "a baseline")
+    plan = state.plan
+    against = need(plan.rounds.against, "a baseline")
     path = need(state.spec_path, "SPEC") if against == "self" else Path(against)
-    spec = with_backend_options(require_valid(path), path, request.baseline_options)
-    options = opts.env_options
-    if against != "self":  # a package's wheels, image and mirror build the package's spec only
-        options = {k: v for k, v in options.items() if k not in state.package_options}
-    baseline = open_replayer(
-        state,
-        spec,
-        path,
-        request.baseline_env or request.env_name,
-        replace(opts, run_id=f"{need(state.base_id, 'a run id')}-baseline", env_options=options),
+    spec = with_backend_options(require_valid(path), path, plan.rounds.baseline_options)
+    baseline_plan = plan.but(
+        env=plan.rounds.baseline_env or plan.env,
+        run_id=f"{need(state.base_id, 'a run id')}-baseline",
     )
+    # a package's wheels, image and mirror build the package's own spec only
+    given = state.package_options if against == "self" else None
+    baseline = open_replayer(state, spec, path, baseline_plan, given=given)
     return replace(state, baseline=baseline)
 
 
 def open_original(state: ReplayState) -> ReplayState:
     """Until decided, without a baseline: the spec's original run, to judge the rounds
     against."""
-    from repro.mlperf.sides import open_run
-    from repro.spec.paths import resolve_path
-
     spec, spec_path = need(state.spec, "the spec"), need(state.spec_path, "SPEC")
     if spec.original is None:
         raise UsageError(
@@ -125,14 +117,12 @@ def open_original(state: ReplayState) -> ReplayState:
 def play_rounds(state: ReplayState) -> ReplayState:
     """The rounds, interleaved with the baseline's or judged against the original; the runs
     shown."""
-    from repro.replay.rounds import run_rounds
-
-    outcome = run_rounds(
+    outcome = judged_rounds(
         need(state.replayer, "a replayer"),
         stopping=need(state.stopping, "the stopping rule"),
         against=state.baseline,
         original=state.original,
-        seed=state.request.order_seed,
+        seed=state.plan.rounds.order_seed,
         report=state.note,
         placement=need(state.placement, "the placement"),
     )
@@ -154,12 +144,8 @@ def require_comparison(state: ReplayState) -> ReplayState:
 def what_would_decide(state: ReplayState) -> str | None:
     """Rounds against a baseline that ended undecided: what would decide them (a quieter
     machine, duet, more rounds); None when decided or judged against an original."""
-    from repro.backends.registry import get_backend
-    from repro.duet import duet_fits
-    from repro.replay.rounds import what_would_decide as advice
-
     outcome, spec = need(state.outcome, "the rounds"), need(state.spec, "the spec")
-    if state.request.against is None or outcome.report is None:
+    if state.plan.rounds.against is None or outcome.report is None:
         return None
     threads = get_backend(spec.backend.name).threads(spec.backend.options) or 1
     fits = duet_fits(len(os.sched_getaffinity(0)), threads)

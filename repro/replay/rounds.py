@@ -1,282 +1,277 @@
-"""Use case: replays run in rounds until the verdict is decided, alone or interleaved.
+"""`Rounds`: the one driver of rounds of tests, for every kind of them.
 
-`run_rounds` drives one replay (judged against a stored original) or two interleaved replays
-(`--against`: the candidate A and the baseline B alternate within every round, in an order drawn
-from a recorded seed and balanced over pairs of rounds, so that a phase of the machine lands on
-both; the report pairs them round by round). Unless the rounds are fixed, the interval of every
-headline metric is looked at after the rounds `repro.stats.sequential.Stopping` plans (8, 16,
-32, ... and the cap: the one rule of every paired comparison), and the rounds stop when each
-lies inside or outside its tolerance, or at a cap fixed before the first round; at the cap the
-verdict stays inconclusive and the report says what difference the data could detect. A
-scenario whose metrics are decided stops there: later rounds run only the undecided scenarios,
-so the noisy ones get the rounds sooner. The rule the rounds ran under is recorded in each
-run (`stopping`), so that a report read later judges them as the rounds did.
+A plain replay's repeats (one arm), `--against` and the A/A (two arms), each claim (two arms) and
+each point of a sweep (one arm) run here: the arms' tests alternate within every round in an
+order drawn from a recorded seed and balanced over pairs of rounds (so that a phase of the
+machine lands on both, and the position effect cancels in the pairs), the two sides run the
+same sized queries (`Replayer.share_sizing`), the tests run where the placement says (pinned,
+or both sides at once in duet: `repro.duet`), and after each round the kind's `Judge` says
+whether the rounds stop (decided at one of the looks `repro.stats.sequential.Stopping` plans, a
+cap, nothing left to decide). However they end (done, Ctrl-C, a killed worker, an error), every
+begun arm's run is finished: whole, or marked interrupted; never half-written.
+
+What a kind of rounds judges lives beside it: `repro.replay.round_judge` (a replay against its
+baseline or the spec's original), `repro.replay.claim_rounds` (a claim), `repro.sweep` (a
+point narrow enough).
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import secrets
 import shutil
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from repro.compare import build_report, decided, undecided_scenarios
-from repro.compare.machine_sides import busy_share
-from repro.compare.pairing import time_capped_of
 from repro.duet import SEQUENTIAL, DuetRound, gate_folder, quiet_progress
-from repro.errors import Interrupted, RunError, SpecError, UsageError
+from repro.errors import Interrupted, RunError, UsageError
 from repro.estimates import duration
-from repro.replay import Replayer, WorkerKilled
-from repro.reports.model import MetricResult, Report
+from repro.replay.replayer import Replayer
+from repro.replay.settings import Reporter
+from repro.replay.worker_end import WorkerKilled
 from repro.runs.placement import Placement
 from repro.runs.record import Interleave, RunRecord, StoppingRecord
-from repro.runs.store import LoadedRun
 from repro.signals import interruptible
-from repro.spec.models import Tolerances
-from repro.stats.sequential import MIN_ROUNDS, Stopping
-from repro.stats.verdicts import UNDECIDED
+from repro.stats.sequential import Stopping
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What the rounds produced: the replay's run (and the baseline's), and the last report."""
+@dataclass
+class Arm:
+    """One side of the rounds: its replayer, or how to make it when it first runs (a
+    feasibility claim's Server side waits for the baseline's first throughput)."""
 
-    run: tuple[Path, RunRecord]
-    baseline: tuple[Path, RunRecord] | None
-    report: Report | None
+    replayer: Replayer | None = None
+    start: Callable[[], Replayer] | None = None
 
-
-Judge = Callable[[LoadedRun, LoadedRun], Report]
-
-
-def run_rounds(
-    replay: Replayer,
-    *,
-    stopping: Stopping,
-    against: Replayer | None = None,
-    original: LoadedRun | None = None,
-    seed: int | None = None,
-    report: Callable[[str], None] = lambda _: None,
-    placement: Placement = SEQUENTIAL,
-) -> Outcome:
-    """Run rounds of `replay` (interleaved with `against` when given) and judge them.
-
-    The judge compares the replay with the baseline's run (interleaved) or with `original`.
-    `placement` says where the tests run: one at a time (pinned to CPUs, or not), or both
-    sides' tests of a round at once, each on its own CPUs (`repro.duet`).
-    """
-    duet = _duet(replay, against, placement)
-    seed = secrets.randbits(32) if seed is None else seed
-    rng = np.random.Generator(np.random.PCG64(seed))
-    sides = [replay] if against is None else [replay, against]
-    orders: list[list[str]] = []
-    last: Report | None = None
-    stopped = "all rounds ran"
-    #: the scenarios still running (with until_decided, each stops once decided) and when
-    #: each was decided
-    running: set[str] = {scenario for side in sides for scenario, _ in side.pairs}
-    decided_after: dict[str, int] = {}
-    t0 = time.monotonic()
-    rounds_s: list[float] = []  # each round's time, as measured: what the time left is from
-    if against is not None:
-        against.share_sizing(replay)  # both sides run the same sized queries
-    if placement.mode == "sequential" and placement.cpus:
-        for side in sides:
-            side.placed(cpus=placement.cpus[0])
-    time_capped = False
-    begun: list[Replayer] = []  # each side begun is finished, whatever stops the rounds
-    with interruptible():
-        try:
-            for side in sides:
-                side.begin()
-                begun.append(side)
-            if duet is not None:
-                duet.share_probes()
-            for k in range(1, stopping.max_rounds + 1):
-                order = balanced_order(k, len(sides), rng, orders)
-                orders.append(["a" if i == 0 else "b" for i in order])
-                started = time.monotonic()
-                if duet is not None:
-                    duet.run(k, order, running, placement)
-                else:
-                    for i in order:
-                        sides[i].run_round(k, running)
-                rounds_s.append(time.monotonic() - started)
-                elapsed = time.monotonic() - t0
-                if stopping.fixed:
-                    continue
-                # after a whole pair of rounds (a side runs first in one round of each pair: a
-                # pair cancels the position) each scenario is looked at when its paired rounds
-                # reach one of the rule's looks (a round left out, its two tests run with
-                # different settings, delays the look), or the rounds reach a cap
-                look = against is None or k % 2 == 0
-                first = k == (1 if against is None else 2)
-                if look or first:
-                    last = _judge(replay, against, original, orders, seed, stopping)
-                if last is not None and (look or first):
-                    running = _still_open(last, running, k, decided_after, stopping, first=first)
-                if not running and k < stopping.max_rounds:
-                    stopped = _why_no_more(last, k)
-                    break
-                why = stopping.reason(k, False, elapsed)
-                if why is not None and k < stopping.max_rounds:
-                    stopped = why
-                    time_capped = stopping.time_up(k, elapsed)
-                    break
-                if k < stopping.max_rounds:  # the last round's word is the report's
-                    report(
-                        f"round {k}: "
-                        + (
-                            f"not decided yet ({last.summary if last else 'no report'}); "
-                            if k in stopping.looks
-                            else f"next look after round {_next_look(stopping, k)}; "
-                        )
-                        + f"next: {', '.join(sorted(running))}; "
-                        + rounds_left(
-                            rounds_s, stopping.max_rounds - k, stopping.max_time_s - elapsed
-                        )
-                    )
-            else:
-                if not stopping.fixed:
-                    stopped = f"the round cap ({stopping.max_rounds}) was reached"
-        except WorkerKilled as exc:  # from outside (docker kill, the OOM killer): no Ctrl-C
-            for side in begun:
-                side.finish(interrupted=True, reraise=False, message=exc.message)
-            raise RunError(
-                f"{exc.message}; the runs are marked interrupted",
-                hint="run the rounds again (with more memory, if it ran out); a killed worker's "
-                "test is never counted",
-            ) from None
-        except (KeyboardInterrupt, Interrupted):
-            for side in begun:
-                kept, _ = side.finish(interrupted=True, reraise=False)
-                report(f"the run is kept, marked interrupted: {kept}")
-            raise KeyboardInterrupt from None
-        except BaseException as exc:
-            # a side that failed (a killed worker, an artifact the baseline lacks) leaves no
-            # half-written run and no scratch folder: each begun side is marked interrupted
-            for side in begun:
-                with contextlib.suppress(Exception):
-                    side.finish(interrupted=True, reraise=False, message=f"stopped: {exc}")
-            raise
-        finally:
-            if duet is not None:
-                shutil.rmtree(duet.folder, ignore_errors=True)
-    elapsed = round(time.monotonic() - t0, 1)
-    pairing = secrets.token_hex(8)
-    overall = _overall(replay, against, original)
-    for i, side in enumerate(sides):
-        if against is not None:
-            side.record.interleave = Interleave(
-                id=pairing,
-                side="a" if i == 0 else "b",
-                seed=seed,
-                rounds=len(orders),
-                orders=orders,
-                placement=placement.as_record(),
-            )
-        side.record.stopping = stopping_record(stopping, overall).model_copy(
-            update={
-                "rounds": len(orders),
-                "stopped": stopped,
-                # what stopped them, as a fact (the message's wording is for a person)
-                "time_capped": time_capped,
-                "elapsed_s": elapsed,
-                "decided_after": dict(decided_after),
-            }
-        )
-    run = replay.finish()
-    base = against.finish() if against is not None else None
-    final = _judge_final(run, base, original)
-    return Outcome(run, base, final)
+    def ready(self) -> Replayer:
+        if self.replayer is None:
+            assert self.start is not None, "an arm has a replayer or a way to make one"
+            self.replayer = self.start()
+        return self.replayer
 
 
-def _duet(replay: Replayer, against: Replayer | None, placement: Placement) -> DuetRound | None:
-    """The duet of the two sides, when the placement asks for one; both must run the same
-    tests (a test only one side runs would have no partner to start with)."""
-    if placement.mode != "duet":
+@dataclass
+class Played:
+    """What the rounds did: each round's order ("a" first, or "b"), their times, why they
+    stopped."""
+
+    seed: int
+    orders: list[list[str]] = field(default_factory=list)
+    #: each round's seconds, and the seconds from the start to each round's end
+    round_s: list[float] = field(default_factory=list)
+    round_end_s: list[float] = field(default_factory=list)
+    stopped: str = "all rounds ran"
+    #: the time cap stopped them (the message's wording is for a person; this is the fact)
+    time_capped: bool = False
+    elapsed_s: float = 0.0
+
+    @property
+    def rounds(self) -> int:
+        return len(self.orders)
+
+
+class Judge(Protocol):
+    """What one kind of rounds decides between rounds."""
+
+    def order(self, k: int) -> list[int] | None:
+        """Which arm runs first in round k when the kind fixes it; None: drawn and balanced."""
+
+    def running(self) -> Collection[str] | None:
+        """The scenarios the next round runs (None: all)."""
+
+    def after(self, k: int, played: Played) -> str | None:
+        """Why the rounds stop after round k (None: run another); it may set
+        `played.time_capped`."""
+
+    def stopping_record(self, played: Played) -> StoppingRecord | None:
+        """What the runs record of how the number of rounds was decided (None: nothing)."""
+
+
+class FixedRounds:
+    """Every round up to the cap (a plain replay's repeats)."""
+
+    def order(self, k: int) -> list[int] | None:
         return None
-    if against is None:
-        raise UsageError("--duet runs the two sides of paired rounds at once: it needs --against")
-    if set(replay.pairs) != set(against.pairs):
-        raise UsageError(
-            "--duet needs both sides to run the same scenarios and modes; the replay runs "
-            f"{sorted(replay.pairs)}, the baseline {sorted(against.pairs)}",
-            hint="choose the common ones with --scenario and --mode, or run without --duet",
-        )
-    against.progress = quiet_progress  # one side's progress on the console, not two at once
-    return DuetRound([replay, against], gate_folder())
+
+    def running(self) -> Collection[str] | None:
+        return None
+
+    def after(self, k: int, played: Played) -> str | None:
+        return None
+
+    def stopping_record(self, played: Played) -> StoppingRecord | None:
+        return None
 
 
-def _why_no_more(last: Report | None, k: int) -> str:
-    """Why the rounds stopped before their caps, after round k: decided, not comparable, or
-    nothing left that more rounds could decide."""
-    if last is not None and last.verdict.startswith("not comparable"):
-        return f"{last.verdict} after round {k}: more rounds cannot change the machines"
-    if last is not None and decided(last):
-        return f"every headline metric was decided after round {k}"
-    return f"no scenario left that more rounds could decide after round {k}"
+@dataclass
+class Rounds:
+    """Rounds of `arms` (the first is side "a": the replay, a claim's candidate), until the
+    judge or a cap of `stopping` stops them."""
+
+    arms: list[Arm]
+    stopping: Stopping
+    judge: Judge = field(default_factory=FixedRounds)
+    placement: Placement = SEQUENTIAL
+    seed: int | None = None
+    report: Reporter = lambda _: None
+    #: record where the tests ran in each run's interleave (claims' records do not say)
+    record_placement: bool = True
+    #: the claim the two arms are the sides of, recorded in their interleave
+    claim: str | None = None
+    #: run after the last round, before the runs are finished (a plain replay's profiled pass)
+    then: Callable[[], None] | None = None
+    #: what the rounds did so far (the judges read it)
+    played: Played = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.played = Played(seed=secrets.randbits(32) if self.seed is None else self.seed)
+
+    @property
+    def paired(self) -> bool:
+        return len(self.arms) == 2
+
+    def run(self) -> list[tuple[Path, RunRecord]]:
+        """Every round the judge and the caps allow, then each arm's run finished (in arm
+        order), with its interleave and stopping records."""
+        duet = self._duet()
+        begun: list[Replayer] = []
+        t0 = time.monotonic()
+        with interruptible():
+            try:
+                self._begin(begun)
+                if duet is not None:
+                    duet.share_probes()
+                self._rounds(duet, begun, t0)
+                if self.then is not None:
+                    self.then()
+            except WorkerKilled as exc:  # from outside (docker kill, the OOM killer): no Ctrl-C
+                kept = self._abandon(begun, exc.message)
+                where = f": {kept[0]}" if len(kept) == 1 else ""
+                raise RunError(
+                    f"{exc.message}; the run{'s are' if len(kept) > 1 else ' is'} marked "
+                    f"interrupted{where}",
+                    hint="run it again (with more memory, if it ran out); a killed worker's "
+                    "test is never counted",
+                ) from None
+            except (KeyboardInterrupt, Interrupted):
+                for folder in self._abandon(begun, None):
+                    self.report(f"the run is kept, marked interrupted: {folder}")
+                raise KeyboardInterrupt from None
+            except BaseException as exc:
+                # a side that failed (an artifact the baseline lacks, a full disk) leaves no
+                # half-written run and no scratch folder: each begun side is marked interrupted
+                with contextlib.suppress(Exception):
+                    self._abandon(begun, f"stopped by an error: {exc}")
+                raise
+            finally:
+                if duet is not None:
+                    shutil.rmtree(duet.folder, ignore_errors=True)
+        self.played.elapsed_s = round(time.monotonic() - t0, 1)
+        self._record()
+        return [arm.ready().finish() for arm in self.arms]
+
+    def _begin(self, begun: list[Replayer]) -> None:
+        """The arms there are from the start, begun; the two sides share their sizing."""
+        present = [a.replayer for a in self.arms if a.replayer is not None]
+        if len(present) == 2:
+            present[1].share_sizing(present[0])  # both sides run the same sized queries
+        if self.placement.mode == "sequential" and self.placement.cpus:
+            for side in present:
+                side.placed(cpus=self.placement.cpus[0])
+        for side in present:
+            side.begin()
+            begun.append(side)
+
+    def _rounds(self, duet: DuetRound | None, begun: list[Replayer], t0: float) -> None:
+        rng = np.random.Generator(np.random.PCG64(self.played.seed))
+        played, stopping = self.played, self.stopping
+        for k in range(1, stopping.max_rounds + 1):
+            order = self.judge.order(k) or balanced_order(k, len(self.arms), rng, played.orders)
+            played.orders.append(["a" if i == 0 else "b" for i in order])
+            started = time.monotonic()
+            running = self.judge.running()
+            if duet is not None:
+                duet.run(k, order, set(running or _scenarios(self.arms)), self.placement)
+            else:
+                for i in order:
+                    self._side(i, begun).run_round(k, running)
+            played.round_s.append(time.monotonic() - started)
+            played.round_end_s.append(round(time.monotonic() - t0, 2))
+            why = self.judge.after(k, played)
+            if why is not None:
+                played.stopped = why
+                return
+        if not stopping.fixed:
+            played.stopped = f"the round cap ({stopping.max_rounds}) was reached"
+
+    def _side(self, i: int, begun: list[Replayer]) -> Replayer:
+        """Arm i's replayer, begun when it first runs (sharing the other side's sizing)."""
+        arm = self.arms[i]
+        if arm.replayer is not None:
+            return arm.replayer
+        side = arm.ready()
+        for other in begun:
+            side.share_sizing(other)
+        side.begin()
+        begun.append(side)
+        return side
+
+    def _abandon(self, begun: list[Replayer], message: str | None) -> list[Path]:
+        """Every begun arm's run finished as interrupted: where each is kept."""
+        kept = []
+        for side in begun:
+            with contextlib.suppress(Exception):
+                final, _ = side.finish(interrupted=True, reraise=False, message=message)
+                kept.append(final)
+        return kept
+
+    def _record(self) -> None:
+        """Each run's interleave (paired rounds) and stopping record."""
+        played = self.played
+        stopping = self.judge.stopping_record(played)
+        pairing = secrets.token_hex(8)
+        for i, arm in enumerate(self.arms):
+            record = arm.ready().record
+            if self.paired:
+                record.interleave = Interleave(
+                    id=pairing,
+                    side="a" if i == 0 else "b",
+                    seed=played.seed,
+                    rounds=played.rounds,
+                    orders=played.orders,
+                    placement=self.placement.as_record() if self.record_placement else None,
+                    claim=self.claim,
+                )
+            if stopping is not None:
+                record.stopping = stopping
+
+    def _duet(self) -> DuetRound | None:
+        """The duet of the two sides, when the placement asks for one; both must run the same
+        tests (a test only one side runs would have no partner to start with)."""
+        if self.placement.mode != "duet":
+            return None
+        sides = [a.replayer for a in self.arms]
+        if len(sides) != 2 or sides[0] is None or sides[1] is None:
+            raise UsageError(
+                "--duet runs the two sides of paired rounds at once: it needs --against"
+            )
+        if set(sides[0].pairs) != set(sides[1].pairs):
+            raise UsageError(
+                "--duet needs both sides to run the same scenarios and modes; the replay runs "
+                f"{sorted(sides[0].pairs)}, the baseline {sorted(sides[1].pairs)}",
+                hint="choose the common ones with --scenario and --mode, or run without --duet",
+            )
+        sides[1].progress = quiet_progress  # one side's progress on the console, not two
+        return DuetRound([sides[0], sides[1]], gate_folder())
 
 
-def rounds_left(rounds_s: list[float], rounds: int, time_left_s: float) -> str:
-    """`at most 3 more round(s), about 45 s (...)`: from the rounds measured so far (a later
-    round may be shorter: decided scenarios stop), within the time cap."""
-    each = sum(rounds_s[-2:]) / len(rounds_s[-2:])  # the latest rounds run what is left
-    seconds = min(rounds * each, max(time_left_s, 0.0))
-    capped = " (the time cap)" if rounds * each > time_left_s else ""
-    return (
-        f"at most {rounds} more round(s), about {duration(seconds)}{capped} "
-        f"({duration(each)} a round as measured)"
-    )
-
-
-def _still_open(
-    report: Report,
-    running: set[str],
-    k: int,
-    decided_after: dict[str, int],
-    stopping: Stopping,
-    *,
-    first: bool,
-) -> set[str]:
-    """The scenarios the next round runs: those whose headline metric is still undecided, or
-    decided between two of the rule's looks.
-
-    Each scenario stops when its own metrics are decided at a look (a sequential design per
-    scenario): the undecided ones then get the rounds, so a noisy scenario is not starved by
-    the time a decided one would take. A look is the scenario's own number of paired rounds
-    reaching one of the rule's (8, 16, ...), or the round cap. A stopped scenario never comes
-    back; one that is not compared after the first pair of rounds (the other side lacks it, or
-    its tests fail), or not comparable (the hardware differs from the original's), cannot be
-    decided by more rounds and stops too.
-    """
-    judged = {s.scenario: s for s in report.scenarios}
-    open_now = undecided_scenarios(report)
-    keep = set()
-    for scenario in sorted(running):
-        result = judged.get(scenario)
-        if result is None:
-            if not first:
-                keep.add(scenario)  # judged at a later look (its tests may yet finish)
-            continue
-        if scenario not in open_now and result.verdict.startswith("not comparable"):
-            continue  # the hardware differs (or is unknown): more rounds cannot change that
-        n = max(
-            (len(m.replay) for m in result.metrics if m.judged and m.metric != "validity"),
-            default=0,
-        )
-        at_look = n in stopping.looks or k >= stopping.max_rounds
-        if scenario in open_now or not at_look:
-            keep.add(scenario)
-        else:
-            decided_after.setdefault(scenario, k)
-    return keep
+def _scenarios(arms: list[Arm]) -> set[str]:
+    return {s for a in arms if a.replayer is not None for s, _ in a.replayer.pairs}
 
 
 def balanced_order(
@@ -293,146 +288,13 @@ def balanced_order(
     return [0, 1] if rng.random() < 0.5 else [1, 0]
 
 
-def _next_look(stopping: Stopping, k: int) -> int:
-    return next((n for n in stopping.looks if n > k), stopping.max_rounds)
-
-
-def stopping_record(stopping: Stopping, overall: float) -> StoppingRecord:
-    """The rule the rounds ran under, as the run records it: a report read later judges the
-    rounds at the confidence each look took (`repro.compare.pairing.paired_rule`)."""
-    return StoppingRecord(
-        rule=RULE,
-        fixed=stopping.fixed,
-        min_rounds=stopping.min_rounds,
-        max_rounds=stopping.max_rounds,
-        max_time_s=stopping.max_time_s,
-        looks=list(stopping.looks),
-        look_confidence=stopping.confidence(overall),
+def rounds_left(rounds_s: list[float], rounds: int, time_left_s: float) -> str:
+    """`at most 3 more round(s), about 45 s (...)`: from the rounds measured so far (a later
+    round may be shorter: decided scenarios stop), within the time cap."""
+    each = sum(rounds_s[-2:]) / len(rounds_s[-2:])  # the latest rounds run what is left
+    seconds = min(rounds * each, max(time_left_s, 0.0))
+    capped = " (the time cap)" if rounds * each > time_left_s else ""
+    return (
+        f"at most {rounds} more round(s), about {duration(seconds)}{capped} "
+        f"({duration(each)} a round as measured)"
     )
-
-
-#: the sequential rule's name in a run record (`repro.stats.sequential`)
-RULE = "signed-rank/looks-doubling"
-
-
-def _overall(replay: Replayer, against: Replayer | None, original: LoadedRun | None) -> float:
-    """The confidence all the looks together hold: the tolerances' the report will use."""
-    base = against.spec if against is not None else None
-    tol = (original.record.tolerances if original is not None else None) or (
-        base.tolerances if base is not None else replay.spec.tolerances
-    )
-    return tol.confidence
-
-
-def _judge(
-    replay: Replayer,
-    against: Replayer | None,
-    original: LoadedRun | None,
-    orders: list[list[str]],
-    seed: int,
-    stopping: Stopping,
-) -> Report | None:
-    """The report on the rounds so far (the runs are still under their partial names)."""
-    rule = stopping_record(stopping, _overall(replay, against, original))
-    rep = LoadedRun(replay.work_dir, "repro", _snapshot(replay.record, "a", orders, seed, rule))
-    if against is not None:
-        snap = _snapshot(against.record, "b", orders, seed, rule)
-        base = LoadedRun(against.work_dir, "repro", snap)
-    elif original is not None:
-        base = original
-    else:
-        return None
-    return _build(base, rep)
-
-
-def _snapshot(
-    record: RunRecord, side: str, orders: list[list[str]], seed: int, rule: StoppingRecord
-) -> RunRecord:
-    interleave = Interleave(id="in-progress", side=side, seed=seed, rounds=len(orders))
-    return record.model_copy(update={"interleave": interleave, "stopping": rule}, deep=False)
-
-
-def _judge_final(
-    run: tuple[Path, RunRecord], base: tuple[Path, RunRecord] | None, original: LoadedRun | None
-) -> Report | None:
-    rep = LoadedRun(run[0], "repro", run[1])
-    if base is not None:
-        return _build(LoadedRun(base[0], "repro", base[1]), rep)
-    return _build(original, rep) if original is not None else None
-
-
-def _build(base: LoadedRun, rep: LoadedRun) -> Report | None:
-    tolerances = base.record.tolerances or rep.record.tolerances or Tolerances()
-    try:
-        return build_report(base, [rep], tolerances=tolerances)
-    except SpecError:  # nothing comparable yet
-        return None
-
-
-def what_would_decide(report: Report, record: RunRecord, *, duet_fits: bool) -> str | None:
-    """For rounds that ended undecided: what stopped them and what would decide them (more
-    time or rounds, about how many at their noise; a quieter machine; duet rounds); None when
-    every judged metric was decided."""
-    open_rows = [
-        (s.scenario, m)
-        for s in report.scenarios
-        for m in s.metrics
-        if m.judged and m.metric != "validity" and m.verdict in UNDECIDED
-    ]
-    if not open_rows:
-        return None
-    stop = record.stopping or StoppingRecord()
-    stopped = stop.stopped or ""
-    rounds = stop.rounds or 0
-    names = [f"{scenario} {m.label.removesuffix(' (MLPerf metric)')}" for scenario, m in open_rows]
-    lines = [
-        "undecided: "
-        + ", ".join(names)
-        + (f" (the rounds stopped because {stopped})" if stopped else "")
-    ]
-    share = busy_share(record.tests)
-    if any(m.verdict == "inconclusive: machine busy" for _, m in open_rows):
-        lines.append("other work shared the machine and slowed one side: run it on a quieter one")
-    elif share is not None:
-        lines.append(
-            f"other work took {share:.0%} of the CPU beside these rounds and widened them: a "
-            "quieter machine decides in fewer"
-        )
-    needed = [n for _, m in open_rows if (n := _rounds_to_decide(m, rounds)) is not None]
-    timed = time_capped_of(stop)
-    if rounds < (stop.min_rounds or MIN_ROUNDS):
-        flag = "--max-time" if timed else "--max-rounds"
-        lines.append(
-            f"{rounds} round(s) ran, and a paired verdict needs at least "
-            f"{stop.min_rounds or MIN_ROUNDS}: give them more with {flag}"
-        )
-    elif needed:
-        more = max(needed)
-        shown = f"about {more}" if more <= 1000 else "more than 1000"
-        if timed:
-            each = (stop.elapsed_s or 0.0) / rounds
-            lines.append(
-                f"at these rounds' noise {shown} rounds would decide: --max-time "
-                f"{max(60, round(each * more, -1)):g} (and --max-rounds {more} or more)"
-            )
-        else:
-            lines.append(f"at these rounds' noise {shown} rounds would decide: --max-rounds {more}")
-    placed = Placement.from_record(record.interleave.placement if record.interleave else None)
-    if duet_fits and (placed is None or placed.mode == "sequential"):
-        lines.append(
-            "--duet runs both sides of a round at once, each on its own CPU: on a quiet "
-            "machine its rounds varied about 2x less here (not under load: docs/verdicts.md)"
-        )
-    return "; ".join(lines)
-
-
-def _rounds_to_decide(m: MetricResult, rounds: int) -> int | None:
-    """About how many rounds would put the interval inside (or outside) the tolerance, from
-    its width after `rounds` (the width shrinks as 1/sqrt(rounds))."""
-    if not m.ci or m.delta_rel is None or m.tolerance is None or rounds < 2:
-        return None
-    half = (m.ci[1] - m.ci[0]) / 2
-    margin = abs(m.tolerance - abs(m.delta_rel))
-    if margin <= 0 or half <= 0:
-        return None
-    return max(math.ceil(rounds * (half / margin) ** 2), rounds + 2)

@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from repro.artifacts.cache import ArtifactCache
 from repro.errors import RunError
-from repro.replay.request import ReplayReporter, ReplayRequest
+from repro.replay.replayer import Replayer
+from repro.replay.reporter import ReplayReporter
+from repro.replay.session import ReplaySession
+from repro.runs.plan import ReplayPlan
+from repro.spec.io import with_backend_options as apply_backend_options
 
 if TYPE_CHECKING:
     from repro.replay.claim_rounds import Outcome as ClaimOutcome
-    from repro.replay.options import ReplayOptions
-    from repro.replay.replayer import Replayer
-    from repro.replay.rounds import Outcome
+    from repro.replay.round_judge import Outcome
     from repro.reports.model import ClaimsCheck, Report
     from repro.runs.placement import Placement
     from repro.runs.record import RunRecord
@@ -29,9 +31,10 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ReplayState:
-    """What a replay knows so far: the request, then what each step added to it."""
+    """What a replay knows so far: the plan, then what each step added to it."""
 
-    request: ReplayRequest
+    #: the plan as asked, then as the steps fix it (the rounds' run ids, pinned CPUs)
+    plan: ReplayPlan
     reporter: ReplayReporter
     #: the spec, or the spec inside the package the request names
     spec_path: Path | None = None
@@ -41,7 +44,6 @@ class ReplayState:
     #: folder outside the package that its spec names)
     original_packed: bool = True
     spec: ExperimentSpec | None = None
-    opts: ReplayOptions | None = None
     #: rounds: when they stop, and the run id the replay's and the baseline's ids derive from
     stopping: Stopping | None = None
     #: where the rounds' tests run: one at a time (pinned or not), or in duet
@@ -60,16 +62,16 @@ class ReplayState:
 
     @property
     def cache(self) -> ArtifactCache:
-        """The artifact cache (the request's, else the default)."""
-        return ArtifactCache(self.request.cache_dir)
+        """The artifact cache (the plan's, else the default)."""
+        return ArtifactCache(self.plan.cache_dir)
 
     def note(self, message: str) -> None:
         self.reporter.note(message)
 
 
-def start(request: ReplayRequest, reporter: ReplayReporter) -> ReplayState:
-    """The state before the first step: the request only."""
-    return ReplayState(request=request, reporter=reporter, spec_path=request.spec_path)
+def start(plan: ReplayPlan, reporter: ReplayReporter) -> ReplayState:
+    """The state before the first step: the plan only."""
+    return ReplayState(plan=plan, reporter=reporter, spec_path=plan.spec_path)
 
 
 def need(value: T | None, what: str) -> T:
@@ -80,30 +82,25 @@ def need(value: T | None, what: str) -> T:
 
 
 def open_replayer(
-    state: ReplayState, spec: ExperimentSpec, spec_path: Path, env_name: str, opts: ReplayOptions
+    state: ReplayState,
+    spec: ExperimentSpec,
+    spec_path: Path,
+    plan: ReplayPlan,
+    *,
+    given: Mapping[str, Any] | None = None,
 ) -> Replayer:
-    """The environment realized in a session, and the session's Replayer of `spec`."""
-    from repro.replay.session import ReplaySession
-
+    """The environment realized in a session, and the session's Replayer of `spec`; `given`:
+    what a package's contents give the environment (the replay's own spec only)."""
     session = ReplaySession.open(
-        env_name,
         spec,
         spec_path,
-        state.cache,
+        plan,
         report=state.reporter.note,
         progress=state.reporter.progress,
-        options=opts.env_options,
+        cache=state.cache,
+        given=given,
     )
-    from repro.environments.registry import FACES
-
-    for face in FACES.values():
-        unused = [o.flag for o in face.options if o.name in state.request.env_options]
-        if unused and session.env.manager != face.name:
-            state.note(
-                f"{', '.join(unused)}: unused ({face.name}'s option), as --env {env_name} chose "
-                f"{session.env.manager}"
-            )
-    return session.replayer(spec, opts)
+    return session.replayer(spec, plan)
 
 
 def raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
@@ -115,7 +112,7 @@ def raise_unless_complete(run_dir: Path, record: RunRecord) -> None:
     bad = [t for t in record.tests if t.status != "valid"]
     details = "; ".join(
         f"{t.scenario} {t.mode}: {t.status}"
-        + (f" ({why})" if (why := t.error or t.loadgen().errors) else "")
+        + (f" ({why})" if (why := t.error or t.metrics.errors) else "")
         for t in bad
     )
     raise RunError(
@@ -132,8 +129,6 @@ def with_backend_options(
     spec: ExperimentSpec, spec_path: Path, options: Mapping[str, Any]
 ) -> ExperimentSpec:
     """The spec with backend options over its own, when any (validated by the spec's types)."""
-    from repro.spec.io import with_backend_options as apply
-
     if not options:
         return spec
-    return apply(spec, dict(options), source=f"{spec_path} with --backend-option")
+    return apply_backend_options(spec, dict(options), source=f"{spec_path} with --backend-option")

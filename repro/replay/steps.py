@@ -1,8 +1,8 @@
 """The steps of a replay, each a small function of what the steps before it found, and each
 mode's list of them (`STEPS`): the engine's side of `repro replay`, with no command line and no
-printing. A front end fills in a `ReplayRequest`, runs `replay(request, reporter)`, and shows or
-writes what the final state holds (`repro.cli.replay_cmd` prints the runs the reporter is shown
-and writes the rounds' and the claims' reports).
+printing. A front end validates its values into a `ReplayPlan`, runs `replay(plan, reporter)`,
+and shows or writes what the final state holds (`repro.cli.replay_cmd` prints the runs the
+reporter is shown and writes the rounds' and the claims' reports).
 """
 
 from __future__ import annotations
@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Final
 
-from repro.artifacts.cache import ArtifactCache
 from repro.errors import RunError, UsageError
+from repro.packaging.pack import is_package
+from repro.profiling import check_profiler as check_backend_profiler
 from repro.replay.claim_steps import check_claims, judge_claims, require_claims
 from repro.replay.dispatch_steps import dispatch_parts, require_performance, resume_parts
-from repro.replay.request import Mode, ReplayReporter, ReplayRequest
+from repro.replay.packaged import original_beside, unpacked
+from repro.replay.reporter import ReplayReporter
 from repro.replay.round_steps import (
     open_original,
     plan_rounds,
@@ -32,15 +34,16 @@ from repro.replay.state import (
     start,
     with_backend_options,
 )
+from repro.runs.layout import component
+from repro.runs.plan import Mode, ReplayPlan
+from repro.spec.paths import spec_file
+from repro.validate import require_valid
 from repro.workflow import Step, execute
 
-if TYPE_CHECKING:
-    pass
 
-
-def replay(request: ReplayRequest, reporter: ReplayReporter) -> ReplayState:
-    """Run the request's mode, step by step; the final state holds what it made."""
-    return execute(STEPS[request.mode], start(request, reporter))
+def replay(plan: ReplayPlan, reporter: ReplayReporter) -> ReplayState:
+    """Run the plan's mode, step by step; the final state holds what it made."""
+    return execute(STEPS[plan.mode], start(plan, reporter))
 
 
 # -- before anything is opened
@@ -49,12 +52,10 @@ def replay(request: ReplayRequest, reporter: ReplayReporter) -> ReplayState:
 def check_values(state: ReplayState) -> ReplayState:
     """The run id names one folder, a baseline is `self` or a spec file (the executors' flags
     were checked by the front end): refused before any note or work."""
-    from repro.runs.layout import component
-
-    request = state.request
-    if request.run_id is not None:
-        component(request.run_id, what="--run-id")
-    against = request.against
+    plan = state.plan
+    if plan.run_id is not None:
+        component(plan.run_id, what="--run-id")
+    against = plan.rounds.against
     if against is not None and against != "self" and not Path(against).is_file():
         why = "no such file" if not Path(against).exists() or not against else "not a file"
         raise UsageError(
@@ -70,32 +71,26 @@ def check_values(state: ReplayState) -> ReplayState:
 def open_package(state: ReplayState) -> ReplayState:
     """A package: unpacked (checked) under the cache, its spec and what its contents give the
     environment; any other spec path as it is."""
-    from repro.packaging.pack import is_package
-    from repro.replay.packaged import original_beside, unpacked
-
-    request, package = state.request, need(state.spec_path, "SPEC")
+    plan, package = state.plan, need(state.spec_path, "SPEC")
     if not is_package(package):
-        if request.key_path is not None:
+        if plan.key_path is not None:
             raise UsageError(
                 f"--key checks a package's signature; {package} is not a package",
                 hint="verify a spec's attestation with `repro verify SPEC --key PUB`",
             )
         return state
     spec_path, options, packed = unpacked(
-        package, request.env_name, state.cache, request.key_path, report=state.note
+        package, plan.env, state.cache, plan.key_path, report=state.note
     )
     if packed:
-        original_beside(spec_path, request.results_dir, report=state.note)
+        original_beside(spec_path, plan.results_dir, report=state.note)
     return replace(state, spec_path=spec_path, package_options=options, original_packed=packed)
 
 
 def load_spec(state: ReplayState) -> ReplayState:
-    """The spec, valid, with the request's backend options applied."""
-    from repro.spec.paths import spec_file
-    from repro.validate import require_valid
-
+    """The spec, valid, with the plan's backend options applied."""
     path = spec_file(need(state.spec_path, "SPEC"))
-    spec = with_backend_options(require_valid(path), path, state.request.backend_options)
+    spec = with_backend_options(require_valid(path), path, state.plan.backend_options)
     if not state.original_packed:
         spec = spec.model_copy(update={"original": None})  # not in the package: none here
     return replace(state, spec=spec, spec_path=path)
@@ -103,33 +98,8 @@ def load_spec(state: ReplayState) -> ReplayState:
 
 def check_profiler(state: ReplayState) -> ReplayState:
     """A profiled pass: the spec's backend has a profiler."""
-    from repro.profiling import check_profiler as check
-
-    check(need(state.spec, "the spec"))
+    check_backend_profiler(need(state.spec, "the spec"))
     return state
-
-
-def plan_replay(state: ReplayState) -> ReplayState:
-    """The replay's options from the request (the managers' own checked here)."""
-    from repro.profiling import default_scenario
-    from repro.replay.options import ReplayOptions
-
-    request, spec = state.request, need(state.spec, "the spec")
-    opts = ReplayOptions(
-        scenarios=request.scenarios,
-        modes=request.modes,
-        min_duration_ms=request.min_duration_ms,
-        min_query_count=request.min_query_count,
-        max_duration_ms=request.max_duration_ms,
-        repeat=request.repeat,
-        results_dir=request.results_dir,
-        run_id=request.run_id,
-        profile=(default_scenario(spec, request.scenarios), request.profile_samples)
-        if request.profile
-        else None,
-        env_options=_env_options(request, state.cache) | state.package_options,
-    )
-    return replace(state, opts=opts)
 
 
 # -- on this machine
@@ -141,8 +111,8 @@ def realize_replay(state: ReplayState) -> ReplayState:
         state,
         need(state.spec, "the spec"),
         need(state.spec_path, "SPEC"),
-        state.request.env_name,
-        need(state.opts, "the options"),
+        state.plan,
+        given=state.package_options,
     )
     return replace(state, replayer=replayer)
 
@@ -172,22 +142,6 @@ def require_complete(state: ReplayState) -> ReplayState:
     return state
 
 
-# -- helpers
-
-
-def _env_options(request: ReplayRequest, cache: ArtifactCache) -> dict[str, Any]:
-    """The managers' own options, each checked by the manager that declares it, and the
-    folders the run writes (a container mounts them), by the flag that named them."""
-    from repro.environments.registry import FACES, MANAGERS
-
-    given = dict(request.env_options)
-    for face in FACES.values():
-        if {o.name for o in face.options} & given.keys():
-            MANAGERS[face.name].check_options(given)
-    folders = {"--results-dir": request.results_dir.absolute(), "--cache-dir": cache.root}
-    return given | {"mounts": {flag: str(path) for flag, path in folders.items()}}
-
-
 Steps = tuple[Step[ReplayState], ...]
 
 #: the first steps of every mode that starts from a spec
@@ -197,27 +151,25 @@ _ROUNDS: Final[Steps] = (realize_replay, play_rounds, require_comparison)
 
 #: each mode's steps, in order
 STEPS: Final[Mapping[Mode, Steps]] = {
-    "plain": (*_FROM_SPEC, plan_replay, realize_replay, replay_once, require_complete),
+    "plain": (*_FROM_SPEC, realize_replay, replay_once, require_complete),
     "profile": (
         *_FROM_SPEC,
         check_profiler,
-        plan_replay,
         realize_replay,
         replay_once,
         require_complete,
         require_profiled,
     ),
-    "against": (*_FROM_SPEC, plan_replay, plan_rounds, realize_baseline, *_ROUNDS),
-    "until-decided": (*_FROM_SPEC, plan_replay, plan_rounds, open_original, *_ROUNDS),
+    "against": (*_FROM_SPEC, plan_rounds, realize_baseline, *_ROUNDS),
+    "until-decided": (*_FROM_SPEC, plan_rounds, open_original, *_ROUNDS),
     "claims": (
         *_FROM_SPEC,
         require_claims,
-        plan_replay,
         realize_replay,
         replay_once,
         check_claims,
         judge_claims,
     ),
-    "on": (*_FROM_SPEC, plan_replay, require_performance, dispatch_parts, require_complete),
+    "on": (*_FROM_SPEC, require_performance, dispatch_parts, require_complete),
     "resume": (check_values, resume_parts, require_complete),
 }

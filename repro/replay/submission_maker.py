@@ -7,13 +7,12 @@ import tempfile
 from pathlib import Path
 
 from repro.artifacts.cache import ArtifactCache
-from repro.environments.base import RealizedEnvironment
-from repro.environments.registry import realize
 from repro.errors import UsageError
 from repro.mlperf.compliance_tests import AUDIT
 from repro.mlperf.submission_runs import Made, Plan, Reporter
-from repro.replay.options import ProgressFactory, ReplayOptions
 from repro.replay.session import ReplaySession
+from repro.replay.settings import ProgressFactory
+from repro.runs.plan import ReplayPlan, loadgen_overrides
 from repro.runs.record import RunRecord
 from repro.spec.io import load_spec, parse_spec
 from repro.spec.models import ExperimentSpec
@@ -34,7 +33,7 @@ class SessionRunMaker:
     ) -> None:
         self._env_name, self._cache, self._report = env_name, cache, report
         self._progress, self._spec_override = progress, spec_override
-        self._env: RealizedEnvironment | None = None
+        self._session: ReplaySession | None = None
         self._tmp = tempfile.TemporaryDirectory(prefix="repro-submission-runs-")
         self._work = Path(self._tmp.name)
 
@@ -56,38 +55,41 @@ class SessionRunMaker:
             )
         return load_spec(path), path
 
-    def _environment(self, spec: ExperimentSpec, path: Path) -> RealizedEnvironment:
-        if self._env is None:
-            self._env = realize(
-                self._env_name, spec, path, self._cache.root / "envs", report=self._report
+    def _open(self, spec: ExperimentSpec, path: Path, plan: ReplayPlan) -> ReplaySession:
+        """The spec's environment, realized once for every run the submission makes."""
+        if self._session is None:
+            self._session = ReplaySession.open(
+                spec,
+                path,
+                plan,
+                report=self._report,
+                progress=self._progress,
+                cache=self._cache,
             )
-        return self._env
+        return self._session
 
     def make(self, run_dir: Path, record: RunRecord, scenario: str, name: str, plan: Plan) -> Made:
         """One performance run (`name`: performance, TEST01 or TEST04) of `scenario`."""
         _, path = self.spec_of(run_dir, record)
-        env = self._environment(plan.spec, path)
         folder = Path(tempfile.mkdtemp(prefix=f"{scenario}-{name}-", dir=self._work))
         self._report(
             f"{scenario} {name}: a run with round seeds"
             + (" and LoadGen's audit.config" if name in AUDIT else "")
         )
-        opts = ReplayOptions(
-            scenarios=(scenario,),  # type: ignore[arg-type]
+        made = ReplayPlan(
+            env=self._env_name,
+            results_dir=self._work,
+            scenarios=(scenario,),
             modes=("performance",),
-            min_duration_ms=plan.settings.get("min_duration_ms"),
-            min_query_count=plan.settings.get("min_query_count"),
-            max_duration_ms=plan.settings.get("max_duration_ms"),
+            loadgen=loadgen_overrides(**plan.settings),
             repeat=1,
             probes=False,
             run_path=folder / "run",
             run_id=name,
             audit_config=AUDIT.get(name),
         )
-        session = ReplaySession.of(
-            env, path, self._cache, report=self._report, progress=self._progress
-        )
-        _, rec = session.replayer(plan.spec, opts).run()
+        session = self._open(plan.spec, path, made)
+        _, rec = session.replayer(plan.spec, made).run()
         tests = rec.performance(scenario)
         if not tests or tests[0].status == "failed":
             return Made(name, None, None, tests[0].error if tests else rec.message)

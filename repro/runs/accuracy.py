@@ -116,8 +116,3 @@ def score_outputs(preds: Predictions, reference: list[str]) -> dict[str, float |
         if index < len(reference) and reference[index] == digest
     )
     return {"value": correct / total if total else 0.0, "correct": correct, "total": total}
-
-
-def outputs_in_order(preds: Predictions) -> list[str]:
-    """The sha256 of each sample's response, in data-set order (a generation's reference)."""
-    return list(preds.output_digests)

@@ -5,15 +5,26 @@ backend and LoadGen figures.
 The record stores them as plain objects (run.json's format does not change, and a reader keeps
 what it does not know: every view allows extra fields); a reader takes them through these views
 (`RunRecord.facts()`, `RunRecord.environment_facts()`, `TestRecord.scored()`,
-`TestRecord.backend_facts()`, `TestRecord.loadgen()`), never through `.get` chains that repeat
-the defaults. A fact nobody recorded is None (a published result knows few).
+`TestRecord.backend_facts()`, a test's typed `metrics` and `settings`), never through `.get`
+chains that repeat the defaults. A fact nobody recorded is None (a published result knows few).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    Strict,
+    create_model,
+)
+
+from repro.spec.types import LoadGenSettings, optional_setting
 
 
 def _absent_is_empty(value: Any) -> Any:
@@ -137,12 +148,122 @@ class BackendFacts(Facts):
         return {k: v for k in self.identity if (v := getattr(self, k, None)) is not None}
 
 
-class LoadGenFacts(Facts):
-    """The LoadGen figures of a test that readers take by name (the rest: `metrics[key]`)."""
+class Recorded(Mapping[str, Any]):
+    """A section of a test's record, typed, that is written back as it was read: the keys it
+    was given, in their order, so that reading and writing a run.json changes no byte. A
+    reader takes a figure it names as an attribute; a figure named by data (a metric table's
+    key, LoadGen's setting) by its key, as from a mapping."""
+
+    #: the model the section's typed figures are validated with (a subclass's)
+    model: ClassVar[type[BaseModel]]
+
+    def __init__(self, given: Mapping[str, Any] | Recorded | None = None) -> None:
+        raw = dict(given.items()) if given is not None else {}
+        self._typed = self.model.model_validate(raw)
+        #: as given: what the figures' names give, and what is written back
+        self._items = raw
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._typed, name)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._items) == dict(other.items())
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._items))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._items!r})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        """Validated from a mapping (its figures typed by `model`), written as the mapping it
+        was read from."""
+        from pydantic_core import core_schema
+
+        def make(value: Any) -> Recorded:
+            return value if isinstance(value, cls) else cls(value)
+
+        return core_schema.no_info_before_validator_function(
+            make,
+            core_schema.is_instance_schema(cls),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda v: dict(v._items), when_used="always"
+            ),
+        )
+
+
+#: a figure: an integer or a float as written (never a boolean or a numeric string: those are
+#: an edit)
+_Number = Annotated[int, Strict()] | Annotated[float, Strict()]
+
+
+class _Metrics(Facts):
+    """The LoadGen figures of a test that readers take by name: validity, rates, latency
+    percentiles, counts, token figures (the rest: by key)."""
 
     validity: str | None = Field(None, description="VALID or INVALID, LoadGen's verdict")
+    mlperf_metric: str | None = Field(None, description="the key of the figure MLPerf takes")
+    samples_per_second: _Number | None = None
+    queries_per_second: _Number | None = None
+    tokens_per_second: _Number | None = None
+    latency_min_ns: _Number | None = None
+    latency_mean_ns: _Number | None = None
+    latency_max_ns: _Number | None = None
+    latency_p50_ns: _Number | None = None
+    latency_p90_ns: _Number | None = None
+    latency_p95_ns: _Number | None = None
+    latency_p97_ns: _Number | None = None
+    latency_p99_ns: _Number | None = None
+    latency_p999_ns: _Number | None = Field(None, alias="latency_p99.9_ns")
+    ttft_p50_ns: _Number | None = None
+    ttft_p90_ns: _Number | None = None
+    ttft_p99_ns: _Number | None = None
+    tpot_p50_ns: _Number | None = None
+    tpot_p90_ns: _Number | None = None
+    tpot_p99_ns: _Number | None = None
+    early_stopping_p90_ns: _Number | None = None
+    early_stopping_p99_ns: _Number | None = None
     num_errors: int | None = None
-    samples_per_query: float | None = None
-    latency_p50_ns: float | None = None
+    samples_per_query: _Number | None = None
     sut_queries_completed: int | None = None
+    samples_per_cpu_second: _Number | None = None
     errors: str | None = Field(None, description="what repro found wrong with the test")
+
+
+class TestMetrics(Recorded):
+    """A test's LoadGen figures (`mlperf_log_summary.txt`, the detail log, repro's own)."""
+
+    __test__ = False  # not a pytest class
+    model = _Metrics
+
+
+#: LoadGen's TestSettings as a test ran with them: the spec's fields and types
+#: (`LoadGenSettings`), each optional (a published run's logs say only some)
+_Settings = create_model(
+    "_Settings",
+    __base__=Facts,
+    **{name: optional_setting(name) for name in LoadGenSettings.model_fields},
+)
+
+
+class TestSettings(Recorded):
+    """The LoadGen settings a test ran with, typed by the spec's `LoadGenSettings`."""
+
+    __test__ = False  # not a pytest class
+    model = _Settings
+
+    def effective(self) -> LoadGenSettings:
+        """The settings as the spec's type (checked as a spec's are)."""
+        return LoadGenSettings.model_validate(dict(self._items))

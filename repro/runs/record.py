@@ -42,7 +42,8 @@ from repro.runs.facts import (
     EnvironmentFacts,
     Facts,
     Fingerprint,
-    LoadGenFacts,
+    TestMetrics,
+    TestSettings,
 )
 from repro.spec import plugins
 from repro.spec.io import format_validation_error
@@ -141,9 +142,14 @@ class TestRecord(BaseModel):
     repeat: int = 1
     dir: str
     status: TestStatus
-    metrics: dict[str, Any] = Field(default_factory=dict)
+    metrics: TestMetrics = Field(
+        default_factory=TestMetrics, description="LoadGen's figures, typed (`TestMetrics`)"
+    )
     accuracy: dict[str, Any] | None = None
-    settings: dict[str, Any] = Field(default_factory=dict)
+    settings: TestSettings = Field(
+        default_factory=TestSettings,
+        description="the LoadGen settings it ran with, typed as the spec's (`TestSettings`)",
+    )
     backend: dict[str, Any] = Field(default_factory=dict)
     timings_s: dict[str, float] = Field(default_factory=dict)
     peak_rss_bytes: int | None = Field(None, description="the worker's peak resident memory")
@@ -182,10 +188,6 @@ class TestRecord(BaseModel):
         (the common facts where no plug-in of this repro has its name)."""
         model: type[BackendFacts] = plugins.backend_facts(self.backend.get("name")) or BackendFacts
         return _test_view(model, self, "backend")
-
-    def loadgen(self) -> LoadGenFacts:
-        """LoadGen's figures that readers take by name, typed."""
-        return _test_view(LoadGenFacts, self, "metrics")
 
 
 def _test_view(model: type[_F], test: TestRecord, field: str) -> _F:
@@ -404,7 +406,6 @@ class RunRecord(BaseModel):
         for test in self.tests:
             test.scored()
             test.backend_facts()
-            test.loadgen()
 
     def performance(self, scenario: str) -> list[TestRecord]:
         return [t for t in self.tests if t.scenario == scenario and t.mode == "performance"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -127,7 +128,7 @@ def _check_spec(path: Path, record: RunRecord) -> None:
         )
 
 
-def _check_settings(where: str, settings: dict[str, Any]) -> None:
+def _check_settings(where: str, settings: Mapping[str, Any]) -> None:
     """LoadGen's TestSettings are numbers (a flag is a boolean): anything else was edited."""
     flags = {"server_coalesce_queries", "use_token_latencies"}
     for key, value in settings.items():

@@ -277,8 +277,3 @@ def _unique_ids(claims: list[Claim] | None) -> list[Claim] | None:
 ClaimList = Annotated[list[Claim] | None, AfterValidator(_unique_ids)]
 
 _NAME = re.compile(CLAIM_ID_PATTERN)
-
-
-def is_claim_id(text: str) -> bool:
-    """Whether `text` is a valid claim id."""
-    return bool(_NAME.match(text)) and len(text) <= 48

@@ -287,6 +287,17 @@ class LoadGenSettings(SpecModel):
         return self
 
 
+def optional_setting(name: str) -> Any:
+    """LoadGen's setting `name` as the spec types it, optional (None: not given): for the
+    models made from `LoadGenSettings`' fields (a plan's overrides, a test's recorded
+    settings)."""
+    info = LoadGenSettings.model_fields[name]
+    annotation: Any = info.annotation
+    if not info.metadata:
+        return (annotation | None, None)
+    return (Annotated[(annotation | None, *info.metadata)], None)
+
+
 class ScenarioSpec(SpecModel):
     """One LoadGen scenario to run, with its settings."""
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from onnx import numpy_helper
 
 from repro.cli import cli
-from repro.replay import ProcessRunner
+from repro.harness.runner import ProcessRunner
 from repro.runs.store import load_run
 from tests.helpers import replay_performance
 

@@ -294,10 +294,11 @@ def test_an_interrupted_recapture_leaves_the_earlier_one_whole(
             raise KeyboardInterrupt
 
     class Realized:
+        manager = "native"
         reason = ""
 
     monkeypatch.setattr("repro.replay.session.Replayer", Stopped)
-    monkeypatch.setattr("repro.capture.NativeManager.realize", lambda self, *a, **k: Realized())
+    monkeypatch.setattr("repro.replay.session.realize_env", lambda *a, **k: Realized())
     with pytest.raises(KeyboardInterrupt):
         _capture(workdir, root, run=True, force=True)
     assert spec_path.read_bytes() == before
@@ -376,17 +377,18 @@ def test_a_failed_first_run_leaves_no_spec_no_locks_and_no_results(
 
     class Failing:
         def __init__(self, spec: Any, spec_path: Path, env: Any, **kwargs: Any) -> None:
-            self.staged = kwargs["opts"].run_path
+            self.staged = kwargs["plan"].run_path
 
         def run(self) -> Any:
             self.staged.mkdir(parents=True)
             raise SpecError("$.workload.input_name: the worker refused it")
 
     class Realized:
+        manager = "native"
         reason = ""
 
     monkeypatch.setattr("repro.replay.session.Replayer", Failing)
-    monkeypatch.setattr("repro.capture.NativeManager.realize", lambda self, *a, **k: Realized())
+    monkeypatch.setattr("repro.replay.session.realize_env", lambda *a, **k: Realized())
     raw = json.loads((workdir / "specs" / "ort-digits.json").read_text())
     raw["name"] = "first"
     said: list[str] = []

@@ -151,11 +151,11 @@ def test_a_replay_tells_its_bar_unknown_first_then_measured(
     from repro.artifacts.cache import ArtifactCache
     from repro.backends import registry
     from repro.environments.base import RealizedEnvironment
-    from repro.replay import Replayer, ReplayOptions
+    from repro.replay.replayer import Replayer
     from repro.runs import layout
     from repro.spec.io import parse_spec
     from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
-    from tests.helpers import portable_spec
+    from tests.helpers import portable_spec, replay_plan
 
     monkeypatch.setitem(registry.BACKENDS, "onnxruntime", EchoPlugin())
     seen: list[tuple[str, Snapshot, Snapshot]] = []
@@ -194,7 +194,7 @@ def test_a_replay_tells_its_bar_unknown_first_then_measured(
         root / "specs" / "ort-digits.json",
         RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
         cache=ArtifactCache(tmp_path / "cache"),
-        opts=ReplayOptions(
+        plan=replay_plan(
             scenarios=("SingleStream",),
             modes=("performance",),
             min_duration_ms=100,

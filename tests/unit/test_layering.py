@@ -123,12 +123,7 @@ def _layers(units: dict[str, dict[str, tuple[str, str]]]) -> dict[int, list[str]
 def _drawing(layers: dict[int, list[str]]) -> str:
     """The stack as CONTRIBUTING draws it: the top layer first, a folder with its slash."""
 
-    def name(unit: str) -> str:
-        if unit == "repro":
-            return "__init__.py"
-        rest = unit.removeprefix("repro.")
-        return f"{rest}/" if (PACKAGE / rest).is_dir() else f"{rest}.py"
-
+    name = _unit_name
     width = len(str(max(layers)))
     rows = []
     for k in sorted(layers, reverse=True):
@@ -136,6 +131,88 @@ def _drawing(layers: dict[int, list[str]]) -> str:
         wrapped = textwrap.wrap(names, 100 - width - 2, break_on_hyphens=False) or [""]
         rows += [f"{k:>{width}}  {wrapped[0]}", *(" " * (width + 2) + w for w in wrapped[1:])]
     return "\n".join(rows)
+
+
+#: the tiers the folders and top-level modules sit in, lowest first: a unit imports units of its
+#: own tier or of the tiers below it, never above (CONTRIBUTING.md lists them)
+TIERS: dict[str, tuple[str, ...]] = {
+    "ground": (
+        "__init__.py",
+        "_subprocess.py",
+        "atomic.py",
+        "digests.py",
+        "errors.py",
+        "estimates.py",
+        "jsonio.py",
+        "lifeline.py",
+        "npz.py",
+        "outputs.py",
+        "privacy.py",
+        "signals.py",
+        "workflow.py",
+        "stats/",
+    ),
+    "formats": (
+        "spec/",
+        "artifacts/",
+        "formats/",
+        "profiles/",
+        "runs/",
+        "reports/",
+        "sweep_artifacts.py",
+    ),
+    "plug-ins": ("backends/", "dispatch/", "environments/", "containers/", "machine/", "probes/"),
+    "core": (
+        "harness/",
+        "attest/",
+        "packaging/",
+        "duet.py",
+        "forecast.py",
+        "profiling.py",
+        "validate.py",
+        "capture_checks.py",
+        "mlperf/",
+        "compare/",
+        "replay/",
+    ),
+    "features": ("capture.py", "sweep.py", "catalog/"),
+    "cli": ("cli/", "_entry.py", "__main__.py"),
+}
+
+
+def _unit_name(unit: str) -> str:
+    """A unit as CONTRIBUTING names it: `replay/`, `capture.py`, `__init__.py`."""
+    if unit == "repro":
+        return "__init__.py"
+    rest = unit.removeprefix("repro.")
+    return f"{rest}/" if (PACKAGE / rest).is_dir() else f"{rest}.py"
+
+
+def test_every_folder_sits_in_its_tier_and_imports_none_above() -> None:
+    units = _unit_graph(_graph())
+    tier_of = {name: k for k, (_, names) in enumerate(TIERS.items()) for name in names}
+    assert {_unit_name(u) for u in units} == set(tier_of), "a unit without a tier, or a stale one"
+    tiers = list(TIERS)
+    up = [
+        f"{_unit_name(a)} ({tiers[tier_of[_unit_name(a)]]}) imports {_unit_name(b)} "
+        f"({tiers[tier_of[_unit_name(b)]]}): {' imports '.join(units[a][b])}"
+        for a in sorted(units)
+        for b in sorted(units[a])
+        if tier_of[_unit_name(b)] > tier_of[_unit_name(a)]
+    ]
+    assert up == []
+
+
+def test_contributing_names_the_tiers() -> None:
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    listed = re.search(r"<!-- tiers -->\n```\n(.*?)\n```", text, re.S)
+    assert listed, "CONTRIBUTING.md has no `<!-- tiers -->` list"
+    rows = []
+    for tier, names in reversed(TIERS.items()):
+        wrapped = textwrap.wrap(" ".join(names), 100 - 10, break_on_hyphens=False)
+        rows += [f"{tier:<9} {wrapped[0]}", *(" " * 10 + w for w in wrapped[1:])]
+    want = "\n".join(rows)
+    assert listed.group(1) == want, f"CONTRIBUTING.md's tiers are stale; the test's:\n{want}"
 
 
 def test_the_folders_form_no_cycle() -> None:
@@ -195,6 +272,47 @@ def test_a_use_case_never_builds_the_replay_engine_itself() -> None:
             ):
                 builders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert builders == []
+
+
+def _called(tree: ast.AST) -> list[tuple[str, int]]:
+    """The name and line of every call of a function or method (`f(...)`, `x.f(...)`)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            found.append((name, node.lineno))
+    return found
+
+
+def _calls(name: str) -> list[str]:
+    """Every call in repro/ of a function or method named `name`, as `path:line`."""
+    return [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for called, line in _called(ast.parse(path.read_text()))
+        if called == name
+    ]
+
+
+def test_only_the_session_realizes_an_environment_for_a_replay() -> None:
+    """Four use cases realized the environment before opening a session (a dispatched part, a
+    submission's runs, the dispatched warm-up, capture): the session does, for every one."""
+    where = [c.split(":")[0] for c in _calls("realize") + _calls("realize_env")]
+    outside = [w for w in where if not w.startswith("environments/")]
+    assert outside == ["replay/session.py"], where
+
+
+def test_only_the_replays_engine_builds_a_tests_worker_request() -> None:
+    """The profiled pass built its request itself: the engine (the session's Replayer) makes
+    every worker request of a replay, a test's and a profiled pass's."""
+    builders = [c.split(":")[0] for c in _calls("from_spec") + _calls("WorkerRequest")]
+    assert set(builders) == {"replay/replayer.py"}, builders
+
+
+def test_the_check_of_calls_sees_a_method_and_a_function() -> None:
+    tree = ast.parse("env = registry.realize(a)" + chr(10) + "realize(b)" + chr(10))
+    assert _called(tree) == [("realize", 1), ("realize", 2)]
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from repro.artifacts.cache import ArtifactCache
 from repro.backends import registry
 from repro.environments.base import RealizedEnvironment
 from repro.errors import SpecError, UsageError
+from repro.runs.plan import ReplayPlan
 from repro.spec.io import load_spec
 from repro.sweep import Objective, SweepOptions, front, parse_param, pick, run_sweep
 from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
@@ -51,6 +52,11 @@ def _speed(req: Any) -> float:
     return 1000.0 * req.batch_size
 
 
+def _plan(tmp_path: Path, env: str = "native") -> ReplayPlan:
+    """The sweep's default plan, its folder in the test's."""
+    return SweepOptions([], []).plan.but(results_dir=tmp_path / "results", env=env)
+
+
 def _run(spec_path: Path, tmp_path: Path, runner: InProcessRunner, **kw: Any) -> tuple[Path, Any]:
     opts = SweepOptions(
         params=kw.pop(
@@ -61,7 +67,7 @@ def _run(spec_path: Path, tmp_path: Path, runner: InProcessRunner, **kw: Any) ->
             ],
         ),
         objectives=kw.pop("objectives", OBJECTIVES),
-        results_dir=tmp_path / "results",
+        plan=_plan(tmp_path),
         **kw,
     )
     return run_sweep(
@@ -211,7 +217,7 @@ def test_constraints_exclude_points_and_point_measures_can_be_objectives(
             params=[parse_param("workload.batch_size=1,8")],
             objectives=opts_objectives,
             constraints=["accuracy>=0.01*original", "peak_rss<=1"],
-            results_dir=tmp_path / "results",
+            plan=_plan(tmp_path),
             sweep_id="c",
         ),
         cache=ArtifactCache(tmp_path / "cache"),
@@ -469,9 +475,8 @@ def test_an_environment_that_cannot_start_leaves_no_sweep_folder(
             SweepOptions(
                 params=[parse_param("workload.batch_size=1,8")],
                 objectives=OBJECTIVES,
-                results_dir=tmp_path / "results",
+                plan=_plan(tmp_path, env="docker"),
                 sweep_id="env",
-                env_name="docker",
             ),
             cache=ArtifactCache(tmp_path / "cache"),
             report=lambda _: None,

@@ -126,10 +126,6 @@ def _node(path: Path) -> Iterator[bytes | Path]:
     yield _str(b")")
 
 
-def nar_bytes(path: Path) -> bytes:
-    return b"".join(nar_chunks(path))
-
-
 def nar_digest(path: Path) -> tuple[bytes, int]:
     """(sha256 digest of the NAR, NAR size) without holding the NAR in memory."""
     h = hashlib.sha256()

@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from repro.artifacts.cache import ArtifactCache
 from repro.backends import registry
 from repro.cli import cli
 from repro.environments.base import RealizedEnvironment
 from repro.harness.request import WorkerRequest
-from repro.replay import ReplaySession
+from repro.replay.session import ReplaySession
+from repro.runs.plan import ReplayPlan
 from repro.spec.io import load_spec
 from repro.spec.models import ExperimentSpec
 from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
@@ -54,18 +56,19 @@ def _speed(req: WorkerRequest) -> float:
 
 def _fake_session(
     cls: type[ReplaySession],
-    env_name: str,
     spec: ExperimentSpec,
     spec_path: Path,
-    cache: Any,
+    plan: ReplayPlan,
+    *,
+    cache: Any = None,
     **_: Any,
 ) -> ReplaySession:
     """A session whose replays run the in-process fake engine (in place of `open`)."""
     env = RealizedEnvironment(manager="fake", python=[sys.executable], env={})
-    return cls.of(
-        env,
+    return cls(
         spec_path,
-        cache,
+        env,
+        cache or ArtifactCache(plan.cache_dir),
         report=lambda _: None,
         progress=_no_bar,
         runner=InProcessRunner(speed=_speed),

@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.cli.options import _OVERRIDES
+from repro.cli.options import _bounds
 from repro.harness.request import WorkerRequest
+from repro.runs.plan import OVERRIDABLE
 from repro.spec.limits import MAX_DURATION_MS
 from repro.spec.models import LoadGenSettings
 
@@ -29,9 +30,9 @@ def _commands(group: click.Group, prefix: str = "") -> dict[str, click.Command]:
     return found
 
 
-@pytest.mark.parametrize("setting", sorted(_OVERRIDES))
+@pytest.mark.parametrize("setting", sorted(OVERRIDABLE))
 def test_each_loadgen_override_is_one_option_with_the_spec_s_bounds(setting: str) -> None:
-    flag, bounds = _OVERRIDES[setting]
+    flag, bounds = "--" + setting.replace("_", "-"), _bounds(setting)
     using = {
         path: param
         for path, cmd in _commands(cli).items()
@@ -40,7 +41,9 @@ def test_each_loadgen_override_is_one_option_with_the_spec_s_bounds(setting: str
     }
     assert using, f"no command declares {flag}"
     for path, param in using.items():
-        assert param.type is bounds, f"repro {path}: {flag} declared with bounds of its own"
+        assert isinstance(param.type, click.IntRange), path
+        got = (param.type.min, param.type.max)
+        assert got == (bounds.min, bounds.max), f"repro {path}: {flag} with bounds of its own"
         assert param.name == setting, f"repro {path}: {flag} is not passed as {setting}"
     field = LoadGenSettings.model_fields[setting]
     limits = {type(m).__name__: m for m in field.metadata}

@@ -3,7 +3,6 @@ table of which options go with which mode, refused before anything is opened or 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +16,15 @@ from repro.cli.replay_options import (
     COMPANY,
     MODES,
     Mode,
-    ReplayArgs,
     check_company,
     given_flags,
-    mode_of,
+    plan_of,
 )
 from repro.cli.run_output import TerminalReporter
 from repro.errors import UsageError
 from repro.replay import steps as step
-from repro.replay.request import ReplayRequest
 from repro.replay.steps import STEPS
+from repro.runs.plan import ReplayPlan, RoundsPlan
 from repro.workflow import execute, step_names
 from tests.helpers import make_run
 
@@ -37,8 +35,8 @@ def _context(argv: list[str]) -> click.Context:
     return replay.make_context("replay", argv)
 
 
-def _args(argv: list[str]) -> ReplayArgs:
-    return ReplayArgs.from_params(_context(argv).params)
+def _plan(argv: list[str]) -> ReplayPlan:
+    return plan_of(_context(argv).params)[0]
 
 
 @pytest.fixture
@@ -57,17 +55,21 @@ def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(target, refuse)
 
 
-def test_the_arguments_have_a_field_per_parameter_of_the_command() -> None:
-    """One field per parameter; the executors' own flags and the managers' own options (any
-    plug-in's) in one mapping each."""
+def test_every_parameter_of_the_command_reaches_the_plan_or_how_it_is_shown() -> None:
+    """Each parameter is a field of the plan (the rounds' in its rounds, LoadGen's overrides in
+    its loadgen), one of the executors' flags or the managers' options (any plug-in's, in one
+    mapping each), or says how the result is shown (--json, --report-dir)."""
     from repro.dispatch.executors.registry import executor_flags
     from repro.environments.registry import FACES
 
     flags = {f.param for _, f in executor_flags()}
     managers = {o.param for face in FACES.values() for o in face.options}
-    fields = {f.name for f in dataclasses.fields(ReplayArgs)}
     exposed = {p.name for p in replay.params if p.expose_value}  # --track: the catalog step's
-    assert fields == (exposed - flags - managers) | {"executor_flags", "env_options"}
+    fields = set(ReplayPlan.model_fields) | set(RoundsPlan.model_fields)
+    fields |= set(ReplayPlan.model_fields["loadgen"].annotation.model_fields)  # type: ignore[union-attr]
+    renamed = {"env_name": "env", "cpus_text": "cpus", "baseline_options": "baseline_options"}
+    shown = {"as_json", "report_dir"}
+    assert {renamed.get(p, p) for p in exposed - flags - managers - shown} <= fields
     assert flags | managers <= {p.name for p in replay.params}
 
 
@@ -101,7 +103,7 @@ def test_every_mode_has_its_steps_and_the_command_ends_the_reporting_ones() -> N
     ],
 )
 def test_the_command_line_picks_the_mode(argv: list[str], mode: Mode) -> None:
-    assert mode_of(_args(argv)) == mode
+    assert _plan(argv).mode == mode
 
 
 def test_each_mode_is_a_list_of_named_steps() -> None:
@@ -109,36 +111,34 @@ def test_each_mode_is_a_list_of_named_steps() -> None:
     spec = ["check_values", "open_package", "load_spec"]
     rounds = ["realize_replay", "play_rounds", "require_comparison"]
     assert names == {
-        "plain": [*spec, "plan_replay", "realize_replay", "replay_once", "require_complete"],
+        "plain": [*spec, "realize_replay", "replay_once", "require_complete"],
         "profile": [
             *spec,
             "check_profiler",
-            "plan_replay",
             "realize_replay",
             "replay_once",
             "require_complete",
             "require_profiled",
         ],
-        "against": [*spec, "plan_replay", "plan_rounds", "realize_baseline", *rounds],
-        "until-decided": [*spec, "plan_replay", "plan_rounds", "open_original", *rounds],
+        "against": [*spec, "plan_rounds", "realize_baseline", *rounds],
+        "until-decided": [*spec, "plan_rounds", "open_original", *rounds],
         "claims": [
             *spec,
             "require_claims",
-            "plan_replay",
             "realize_replay",
             "replay_once",
             "check_claims",
             "judge_claims",
         ],
-        "on": [*spec, "plan_replay", "require_performance", "dispatch_parts", "require_complete"],
+        "on": [*spec, "require_performance", "dispatch_parts", "require_complete"],
         "resume": ["check_values", "resume_parts", "require_complete"],
     }
 
 
-def test_the_command_line_makes_the_engines_request_parsed() -> None:
-    """The request holds values, not a command line's text: backend options parsed, CPUs as
+def test_the_command_line_makes_the_engines_plan_parsed() -> None:
+    """The plan holds values, not a command line's text: backend options parsed, CPUs as
     numbers, and nothing of how the result is shown."""
-    request = _args(
+    plan = _plan(
         [
             SPEC,
             "--against",
@@ -150,12 +150,12 @@ def test_the_command_line_makes_the_engines_request_parsed() -> None:
             "--cpus",
             "0",
         ]
-    ).request()
-    assert request.backend_options == {"intra_op_threads": 1}
-    assert request.baseline_options == {"graph_optimization_level": "all"}
-    assert request.cpus == (0,)
-    assert request.mode == "against"
-    assert not {"as_json", "report_dir"} & {f.name for f in dataclasses.fields(ReplayRequest)}
+    )
+    assert plan.backend_options == {"intra_op_threads": 1}
+    assert plan.rounds.baseline_options == {"graph_optimization_level": "all"}
+    assert plan.rounds.cpus == (0,)
+    assert plan.mode == "against"
+    assert not {"as_json", "report_dir"} & set(ReplayPlan.model_fields)
 
 
 def test_the_engine_steps_neither_print_nor_read_a_command_line() -> None:
@@ -169,7 +169,7 @@ def test_the_engine_steps_neither_print_nor_read_a_command_line() -> None:
         "round_steps",
         "claim_steps",
         "dispatch_steps",
-        "request",
+        "reporter",
         "packaged",
     )
     for name in names:
@@ -184,7 +184,7 @@ def test_the_engine_steps_neither_print_nor_read_a_command_line() -> None:
 
 def test_a_step_before_its_inputs_is_a_bug_that_says_what_was_missing() -> None:
     with pytest.raises(AssertionError, match="needs a replayer"):
-        execute([step.replay_once], step.start(_args([SPEC]).request(), TerminalReporter()))
+        execute([step.replay_once], step.start(_plan([SPEC]), TerminalReporter()))
 
 
 def test_given_means_another_value_than_the_default() -> None:

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import cli
-from repro.compare import build_report, resolve_inputs
+from repro.compare.build import build_report
+from repro.compare.inputs import resolve_inputs
 from repro.reports import markdown
 from repro.reports.model import Report
 from repro.spec.models import Tolerances

@@ -572,7 +572,8 @@ def test_every_run_invalid_on_both_sides_is_said_not_just_reproduced() -> None:
 
 
 def test_the_console_line_of_such_a_scenario_says_it(tmp_path: Path) -> None:
-    from repro.compare import build_report, resolve_inputs
+    from repro.compare.build import build_report
+    from repro.compare.inputs import resolve_inputs
     from repro.reports.text import render
     from repro.spec.models import Tolerances
 

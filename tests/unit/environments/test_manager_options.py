@@ -13,9 +13,9 @@ from repro.environments.docker.manager import DockerManager
 from repro.environments.registry import FACES
 from repro.environments.venv.manager import VenvManager
 from repro.errors import SpecError, UsageError
-from repro.replay.request import ReplayRequest
 from repro.replay.round_steps import _pinned_options
 from repro.runs.placement import Placement
+from repro.runs.plan import ReplayPlan, RoundsPlan
 
 PACKAGE = Path(__file__).resolve().parents[3] / "repro"
 
@@ -57,10 +57,12 @@ def test_dockers_container_holds_the_cpus_the_tests_are_pinned_to() -> None:
 def test_the_rounds_fit_the_options_of_the_managers_they_name(tmp_path: Path) -> None:
     placed = Placement(mode="pinned", cpus=((0,), (1,)))
     spec, results = tmp_path / "s.json", tmp_path / "results"
-    request = ReplayRequest(spec, results, env_name="auto", baseline_env="docker")
-    assert _pinned_options(request, {}, placed) == {"cpuset": "0,1"}
-    auto = ReplayRequest(spec, results, env_name="auto")
-    assert _pinned_options(auto, {}, placed) == {}  # auto: the manager is chosen later
+    plan = ReplayPlan(
+        spec_path=spec, results_dir=results, env="auto", rounds=RoundsPlan(baseline_env="docker")
+    )
+    assert _pinned_options(plan, placed) == {"cpuset": "0,1"}
+    auto = ReplayPlan(spec_path=spec, results_dir=results, env="auto")
+    assert _pinned_options(auto, placed) == {}  # auto: the manager is chosen later
 
 
 def test_the_engine_names_no_managers_option() -> None:
@@ -69,6 +71,14 @@ def test_the_engine_names_no_managers_option() -> None:
         for o in face.options:
             assert o.flag not in engine
             assert f'"{o.name}"' not in engine
+
+
+def test_an_option_no_manager_declares_is_refused_when_a_session_opens() -> None:
+    from repro.replay.session import check_options
+
+    assert check_options({"rebuild": True}) == {"rebuild": True}
+    with pytest.raises(UsageError, match=r"unknown environment option\(s\) \['mounts'\]"):
+        check_options({"mounts": {}})  # the session's own, never given
 
 
 def test_no_two_managers_declare_one_option_name() -> None:

@@ -195,7 +195,7 @@ def test_several_pairs_under_one_output_folder_keep_a_folder_each(tmp_path: Path
 
 
 def test_pair_folders_are_unique_and_safe(tmp_path: Path) -> None:
-    from repro.compare import report_folders
+    from repro.compare.inputs import report_folders
     from repro.mlperf.sides import open_sides
     from repro.spec.types import FOLDER_NAME_MAX
 

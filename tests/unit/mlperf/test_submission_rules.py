@@ -28,13 +28,13 @@ from repro.runs.record import RunRecord, TestRecord
 from repro.spec.io import load_spec
 
 
-def _test(scenario: str, **metrics: float) -> TestRecord:
+def _test(scenario: str, validity: str = "VALID", **metrics: float) -> TestRecord:
     return TestRecord(
         scenario=scenario,
         mode="performance",
         dir="d",
         status="valid",
-        metrics={"validity": "VALID", **metrics},
+        metrics={"validity": validity, **metrics},
     )
 
 
@@ -78,8 +78,7 @@ def test_compliance_performance_rules() -> None:
     assert "TEST PASS" in verify_performance(
         "TEST01", tiny, _test("SingleStream", latency_p90_ns=8_500.0)
     )
-    invalid = _test("Offline", samples_per_second=1000.0)
-    invalid.metrics["validity"] = "INVALID"
+    invalid = _test("Offline", "INVALID", samples_per_second=1000.0)
     assert "TEST FAIL" in verify_performance("TEST01", ref, invalid)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from repro import profiling
 from repro.errors import UsageError
+from repro.harness.request import WorkerRequest
 from repro.profiling import ProfilePass
 from repro.runs.store import load_run
 from repro.spec.io import load_spec, spec_id
@@ -40,9 +41,17 @@ def setup(tmp_path: Path, root: Path) -> tuple[ProfilePass, Path]:
     artifacts = {name: tmp_path / name for name in spec.artifacts}
     ppass = ProfilePass(
         spec,
-        spec_id=spec_id(spec),
-        artifacts=artifacts,
-        cache_root=tmp_path / "cache",
+        request=lambda scenario, settings, out_dir: WorkerRequest.from_spec(
+            spec,
+            spec_id=spec_id(spec),
+            scenario=scenario,
+            mode="performance",
+            settings=settings,
+            artifacts=artifacts,
+            cache_root=tmp_path / "cache",
+            output_dir=out_dir,
+            profile=True,
+        ),
         run_worker=lambda req, out, label, s: 137,  # killed: no result written
         scratch=scratch,
     )

@@ -19,9 +19,10 @@ from repro.environments.base import RealizedEnvironment
 from repro.errors import RunError, UsageError
 from repro.harness.request import WorkerRequest
 from repro.mlperf.sides import open_run
-from repro.replay import Replayer, ReplayOptions
 from repro.replay.claim_evidence import claims_check, evidence_of, with_evidence
 from repro.replay.claim_rounds import CheckOptions, Outcome, check_claims
+from repro.replay.replayer import Replayer
+from repro.runs.plan import ReplayPlan, RoundsPlan
 from repro.spec.io import parse_spec, spec_id
 from repro.spec.models import ExperimentSpec
 from repro.stats.sequential import Stopping
@@ -76,7 +77,7 @@ def _check(
 ) -> list[Outcome]:
     runners: list[InProcessRunner] = []
 
-    def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
+    def factory(variant: ExperimentSpec, replay_opts: ReplayPlan) -> Replayer:
         runner = InProcessRunner(speed=speed)
         runners.append(runner)
         return Replayer(
@@ -84,14 +85,16 @@ def _check(
             path,
             RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
             cache=ArtifactCache(tmp_path / "cache"),
-            opts=replay_opts,
+            plan=replay_opts,
             report=lambda _: None,
             progress=_no_bar,
             runner=runner,
             probes=FakeProbes([90.0, 110.0]),
         )
 
-    check_opts = CheckOptions(results_dir=tmp_path / "results", seed=5, **opts)
+    rounds = {k: opts.pop(k) for k in ("max_rounds", "max_time_s") if k in opts}
+    plan = ReplayPlan(results_dir=tmp_path / "results", rounds=RoundsPlan(order_seed=5, **rounds))
+    check_opts = CheckOptions(plan=plan, **opts)
     return check_claims(spec, path, factory=factory, opts=check_opts, report=lambda _: None)
 
 
@@ -250,20 +253,20 @@ def test_a_failed_test_stops_the_claim_and_keeps_its_runs_marked(
 ) -> None:
     spec, path = _spec(root, tmp_path, _claim())
 
-    def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
+    def factory(variant: ExperimentSpec, replay_opts: ReplayPlan) -> Replayer:
         return Replayer(
             variant,
             path,
             RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
             cache=ArtifactCache(tmp_path / "cache"),
-            opts=replay_opts,
+            plan=replay_opts,
             report=lambda _: None,
             progress=_no_bar,
             runner=InProcessRunner({"Offline/performance": "fail"}),
             probes=FakeProbes(),
         )
 
-    opts = CheckOptions(results_dir=tmp_path / "results", check_id="c1")
+    opts = CheckOptions(plan=ReplayPlan(results_dir=tmp_path / "results"), check_id="c1")
     with pytest.raises(RunError, match="test of round 1 failed: RuntimeError: scripted"):
         check_claims(spec, path, factory=factory, opts=opts, report=lambda _: None)
     runs = sorted((tmp_path / "results" / "ort-digits").iterdir())
@@ -337,7 +340,7 @@ def test_the_time_cap_stops_only_after_a_whole_pair_so_the_evidence_has_an_inter
 
     clock = iter(range(0, 10_000, 100))
     monkeypatch.setattr(
-        "repro.replay.claim_rounds.time", types.SimpleNamespace(monotonic=lambda: next(clock))
+        "repro.replay.rounds.time", types.SimpleNamespace(monotonic=lambda: next(clock))
     )
     rng = np.random.Generator(np.random.PCG64(4))
 
@@ -372,22 +375,24 @@ def test_a_claim_decided_the_way_the_busier_variants_load_pushes_it_is_inconclus
     def speed(req: WorkerRequest) -> float:  # 2 threads give 1.4x here, not the claimed 1.8x
         return by_threads(req) * (slow if _threads(req) == 2 else 1.0)
 
-    def factory(variant: ExperimentSpec, replay_opts: ReplayOptions) -> Replayer:
-        side = replay_opts.overrides["variant"]
+    def factory(variant: ExperimentSpec, replay_opts: ReplayPlan) -> Replayer:
+        side = replay_opts.recorded["variant"]
         others = [0.7 if side == busier else 0.05]
         return Replayer(
             variant,
             path,
             RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
             cache=ArtifactCache(tmp_path / "cache"),
-            opts=replay_opts,
+            plan=replay_opts,
             report=lambda _: None,
             progress=_no_bar,
             runner=InProcessRunner(speed=speed),
             probes=FakeProbes(others=others),
         )
 
-    opts = CheckOptions(results_dir=tmp_path / "results", seed=5)
+    opts = CheckOptions(
+        plan=ReplayPlan(results_dir=tmp_path / "results", rounds=RoundsPlan(order_seed=5))
+    )
     [out] = check_claims(spec, path, factory=factory, opts=opts, report=lambda _: None)
     assert out.measured.judgement.verdict == verdict
     if verdict == "inconclusive":

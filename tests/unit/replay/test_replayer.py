@@ -10,18 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from repro.artifacts.cache import ArtifactCache
 from repro.backends import registry
 from repro.environments.base import RealizedEnvironment
 from repro.errors import RunError, UsageError
-from repro.replay import Replayer, ReplayOptions
+from repro.replay.replayer import Replayer
 from repro.runs import layout
 from repro.runs.store import load_run
 from repro.spec.io import parse_spec
 from repro.spec.models import ExperimentSpec
 from tests.fakes import EchoPlugin, FakeProbes, InProcessRunner
-from tests.helpers import portable_spec
+from tests.helpers import portable_spec, replay_plan
 
 
 @contextlib.contextmanager
@@ -51,14 +52,14 @@ def _replay(
     **opts: Any,
 ) -> tuple[Path, Any]:
     env = RealizedEnvironment(manager="fake", python=[sys.executable], env={})
-    options = ReplayOptions(results_dir=tmp_path / "results", **opts)
+    options = replay_plan(results_dir=tmp_path / "results", **opts)
     probes = probes or FakeProbes()
     return Replayer(
         spec[0],
         spec[1],
         env,
         cache=ArtifactCache(tmp_path / "cache"),
-        opts=options,
+        plan=options,
         report=lambda _: None,
         progress=_no_bar,
         runner=runner,
@@ -78,9 +79,18 @@ def test_selection_runs_only_the_chosen_scenarios_and_modes(spec: Any, tmp_path:
     assert 0.0 <= record.tests[0].accuracy["value"] <= 1.0
 
 
-def test_unknown_scenario_is_a_usage_error(spec: Any, tmp_path: Path) -> None:
+def test_a_scenario_the_spec_lacks_is_a_usage_error(spec: Any, tmp_path: Path) -> None:
+    raw = json.loads(spec[1].read_text())
+    raw["workload"]["scenarios"] = [
+        s for s in raw["workload"]["scenarios"] if s["scenario"] != "Server"
+    ]
+    raw.pop("id", None)
+    spec[1].write_text(json.dumps(raw))
+    lacking = (parse_spec(raw, source=str(spec[1])), spec[1])
     with pytest.raises(UsageError, match="no such scenario"):
-        _replay(spec, tmp_path, InProcessRunner(), scenarios=("Nope",))
+        _replay(lacking, tmp_path, InProcessRunner(), scenarios=("Server",))
+    with pytest.raises(ValidationError, match="scenarios"):  # not a scenario at all: the plan
+        replay_plan(scenarios=("Nope",))
 
 
 def test_settings_overrides_seeds_and_repeats_reach_the_worker(spec: Any, tmp_path: Path) -> None:
@@ -192,22 +202,20 @@ def test_repeats_are_rounds_with_a_probe_between_every_two_tests(spec: Any, tmp_
 
 def test_overrides_that_cannot_run_are_refused_before_a_worker_starts(root: Path) -> None:
     from repro.errors import UsageError
-    from repro.replay import ReplayOptions, scenario_settings
+    from repro.replay.settings import scenario_settings
     from repro.spec.io import load_spec
 
     spec = load_spec(root / "specs" / "ort-digits.json")
     with pytest.raises(UsageError, match=r"would generate about 1\.84e"):
-        scenario_settings(spec, "SingleStream", ReplayOptions(min_query_count=2**64 - 1))
+        scenario_settings(spec, "SingleStream", replay_plan(min_query_count=2**64 - 1))
     with pytest.raises(UsageError, match="--max-duration-ms 1 is below"):
-        scenario_settings(
-            spec, "SingleStream", ReplayOptions(min_duration_ms=100, max_duration_ms=1)
-        )
-    settings = scenario_settings(spec, "SingleStream", ReplayOptions(min_duration_ms=100))
+        scenario_settings(spec, "SingleStream", replay_plan(min_duration_ms=100, max_duration_ms=1))
+    settings = scenario_settings(spec, "SingleStream", replay_plan(min_duration_ms=100))
     assert settings.min_duration_ms == 100
 
 
 def test_a_workers_failure_is_its_exception_not_its_traceback() -> None:
-    from repro.replay import worker_failure
+    from repro.replay.worker_end import worker_failure
 
     log = (
         'loading\nTraceback (most recent call last):\n  File "x.py", line 1, in run_test\n'

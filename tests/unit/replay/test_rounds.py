@@ -17,8 +17,10 @@ from repro.artifacts.cache import ArtifactCache
 from repro.backends import registry
 from repro.environments.base import RealizedEnvironment
 from repro.harness.request import WorkerRequest
-from repro.replay import Replayer, ReplayOptions
-from repro.replay.rounds import run_rounds, what_would_decide
+from repro.replay.replayer import Replayer
+from repro.replay.round_judge import judged_rounds as run_rounds
+from repro.replay.round_judge import what_would_decide
+from repro.runs.plan import ReplayPlan
 from repro.runs.record import SettingChange
 from repro.spec.io import parse_spec
 from repro.spec.models import ScenarioName
@@ -52,7 +54,7 @@ def _replayer(
         path,
         RealizedEnvironment(manager="fake", python=[sys.executable], env={}),
         cache=ArtifactCache(tmp_path / "cache"),
-        opts=ReplayOptions(
+        plan=ReplayPlan(
             results_dir=tmp_path / "results",
             run_id=run_id,
             scenarios=scenarios,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from repro.errors import SpecError
 from repro.machine.fingerprint import collect
@@ -182,18 +183,37 @@ def test_a_tests_backend_and_loadgen_figures_are_read_typed() -> None:
     test = _test(
         mode="performance",
         backend={"name": "onnxruntime", "device": "CPU", "options": None, "target": "llvm"},
-        metrics={"validity": "VALID", "samples_per_query": 8, "latency_p50_ns": 7016},
+        metrics={"validity": "VALID", "samples_per_query": 8, "latency_p99.9_ns": 7016},
+        settings={"min_duration_ms": 100, "offline_expected_qps": 5.0},
     )
     assert (test.backend_facts().device, test.backend_facts().options) == ("CPU", {})
-    figures = test.loadgen()
+    figures = test.metrics
     assert (figures.validity, figures.samples_per_query, figures.num_errors) == ("VALID", 8, None)
+    assert figures.latency_p999_ns == figures["latency_p99.9_ns"] == 7016  # a name by data too
+    assert test.settings.min_duration_ms == 100
+    assert test.settings.effective().offline_expected_qps == 5.0  # the spec's own type
 
 
-def test_a_damaged_test_figure_names_the_test_and_the_field() -> None:
+def test_a_tests_figures_are_written_back_as_they_were_read() -> None:
+    """Typed figures keep the keys they were given, in their order, ints as ints: reading and
+    writing a run.json changes no byte."""
+    given = {"zeta": 1, "validity": "VALID", "latency_p50_ns": 7016, "samples_per_second": 1.5}
+    test = _test(mode="performance", metrics=given, settings={"min_query_count": 64})
+    dumped = test.model_dump(mode="json")
+    assert list(dumped["metrics"].items()) == list(given.items())
+    assert dumped["settings"] == {"min_query_count": 64}
+    assert TestRecord.model_validate_json(test.model_dump_json()) == test
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("num_errors", "none"), ("samples_per_second", True), ("latency_p50_ns", "7")],
+)
+def test_a_damaged_test_figure_names_the_test_and_the_field(field: str, value: object) -> None:
     with pytest.raises(SpecError, match=r"(?s)Offline/accuracy.*\$\.accuracy\.value"):
         _test(accuracy={"metric": "top1", "value": "most"}).scored()
-    with pytest.raises(SpecError, match=r"\$\.metrics\.num_errors"):
-        _test(metrics={"num_errors": "none"}).loadgen()
+    with pytest.raises(ValidationError, match=rf"metrics\.{field}"):
+        _test(metrics={field: value})
 
 
 def _test_field_reads(path: Path) -> list[str]:

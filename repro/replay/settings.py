@@ -1,5 +1,5 @@
-"""What a replay is asked for: the options a command line chose (`ReplayOptions`), the LoadGen
-settings of each scenario with its overrides, the tests it selects, and the run's id."""
+"""What a plan makes of a spec: the LoadGen settings of each scenario with the plan's overrides,
+the tests it selects, and the run's id; what the engine is given to measure and show with."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import contextlib
 import datetime as dt
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
+
+from pydantic import ValidationError
 
 from repro.errors import UsageError
 from repro.estimates import (
@@ -19,6 +19,7 @@ from repro.estimates import (
 from repro.harness.request import WorkerRequest
 from repro.harness.sizing import MAX_PLANNED_SAMPLES
 from repro.probes import Probe
+from repro.runs.plan import ReplayPlan
 from repro.spec.models import ExperimentSpec, LoadGenSettings, ModeName, ScenarioName
 from repro.validate import planned_samples
 
@@ -50,46 +51,6 @@ def planned_test(req: WorkerRequest) -> PlannedTest:
     )
 
 
-@dataclass(frozen=True)
-class ReplayOptions:
-    """What the user chose on the command line."""
-
-    scenarios: tuple[ScenarioName, ...] = ()
-    modes: tuple[ModeName, ...] = ()
-    min_duration_ms: int | None = None
-    min_query_count: int | None = None
-    max_duration_ms: int | None = None
-    repeat: int = 1
-    results_dir: Path = Path("results")
-    probes: bool = True
-    run_id: str | None = None
-    worker_timeout_s: float = 3600.0
-    overrides: dict[str, Any] = field(default_factory=dict)
-    #: the environment manager's own options (docker: rebuild, cpuset, memory)
-    env_options: dict[str, Any] = field(default_factory=dict)
-    #: a profiled pass after the tests: (scenario, samples); with repeat 0, the only pass
-    profile: tuple[ScenarioName, int] | None = None
-    #: build the run at exactly this folder (a part of a dispatched run), not results/<name>/<id>
-    run_path: Path | None = None
-    #: an MLPerf compliance test's audit.config for LoadGen (`repro submission`); its runs are
-    #: judged by the test's verification, not as replays
-    audit_config: str | None = None
-
-    def override_map(self, **more: Any) -> dict[str, Any]:
-        """What the command line changed, as the run records it (unset values left out)."""
-        given = {
-            "scenarios": list(self.scenarios),
-            "modes": list(self.modes),
-            "min_duration_ms": self.min_duration_ms,
-            "min_query_count": self.min_query_count,
-            "max_duration_ms": self.max_duration_ms,
-            "repeat": self.repeat,
-            **self.overrides,
-            **more,
-        }
-        return {k: v for k, v in given.items() if v not in (None, [], {})}
-
-
 def new_run_id() -> str:
     """Sortable by time, unique: 20261129T171502Z-3fa2c1."""
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -100,18 +61,15 @@ def utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) -> LoadGenSettings:
-    """The LoadGen settings of one scenario, with the command line's overrides."""
+def scenario_settings(spec: ExperimentSpec, scenario: str, plan: ReplayPlan) -> LoadGenSettings:
+    """The LoadGen settings of one scenario, with the plan's overrides."""
     sc = next(s for s in spec.workload.scenarios if s.scenario == scenario)
     settings = sc.settings.as_set()
-    for key in ("min_duration_ms", "min_query_count", "max_duration_ms"):
-        value = getattr(opts, key)
-        if value is not None:
-            settings[key] = value
+    settings.update(plan.loadgen.model_dump(exclude_none=True))
     if settings["max_duration_ms"] and settings["max_duration_ms"] < settings["min_duration_ms"]:
-        if opts.max_duration_ms is not None:
+        if (asked := plan.override("max_duration_ms")) is not None:
             raise UsageError(
-                f"--max-duration-ms {opts.max_duration_ms} is below the {scenario} test's "
+                f"--max-duration-ms {asked} is below the {scenario} test's "
                 f"minimum duration ({settings['min_duration_ms']} ms): LoadGen would stop it "
                 "before it could be valid",
                 hint="raise --max-duration-ms, or lower the minimum with --min-duration-ms",
@@ -123,8 +81,6 @@ def scenario_settings(spec: ExperimentSpec, scenario: str, opts: ReplayOptions) 
 def _check_planned(scenario: str, settings: dict[str, Any]) -> LoadGenSettings:
     """The overrides must not make LoadGen generate more samples than a machine holds (it
     builds the whole schedule before the first query: 2**64 queries is a crash, not a run)."""
-    from pydantic import ValidationError
-
     try:
         effective = LoadGenSettings.model_validate(settings)
     except ValidationError as exc:  # overrides that contradict the spec's own settings
@@ -144,19 +100,19 @@ def _check_planned(scenario: str, settings: dict[str, Any]) -> LoadGenSettings:
     return effective
 
 
-def selected(spec: ExperimentSpec, opts: ReplayOptions) -> list[tuple[ScenarioName, ModeName]]:
+def selected(spec: ExperimentSpec, plan: ReplayPlan) -> list[tuple[ScenarioName, ModeName]]:
     """The (scenario, mode) pairs to run, in the spec's order; unknown choices are errors."""
     in_spec = [s.scenario for s in spec.workload.scenarios]
-    for sc in opts.scenarios:
+    for sc in plan.scenarios:
         if sc not in in_spec:
             raise UsageError(
                 f"--scenario {sc}: the spec {spec.name!r} has no such scenario; it has {in_spec}"
             )
-    for mode in opts.modes:
+    for mode in plan.modes:
         if mode not in spec.workload.modes:
             raise UsageError(
                 f"--mode {mode}: the spec {spec.name!r} runs {spec.workload.modes} only"
             )
-    scenarios = [s for s in in_spec if not opts.scenarios or s in opts.scenarios]
-    modes = [m for m in spec.workload.modes if not opts.modes or m in opts.modes]
+    scenarios = [s for s in in_spec if not plan.scenarios or s in plan.scenarios]
+    modes = [m for m in spec.workload.modes if not plan.modes or m in plan.modes]
     return [(s, m) for s in scenarios for m in modes]
