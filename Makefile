@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SPEC ?= specs/ort-digits.json
 NAME ?= $(basename $(notdir $(SPEC)))
-EXTRAS ?= dev,tvm,optimize,mlflow
+EXTRAS ?= dev,tvm,optimize,mlflow,serve
 # the demo's A/A: a ms-scale model, Offline, rounds until decided (bench/verdict_fidelity.py runs
 # its ms-scale trials with these flags: keep them alike)
 AA_SPEC ?= specs/ort-resnet-small.json

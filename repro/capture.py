@@ -52,6 +52,7 @@ from repro.runs.commit import commit_run
 from repro.runs.layout import component
 from repro.runs.plan import ReplayPlan
 from repro.runs.record import RunRecord, TestRecord
+from repro.servers.registry import ENGINES
 from repro.spec.io import dump_spec, parse_spec, write_spec
 from repro.spec.models import ExperimentSpec, Hardware, Original
 from repro.spec.paths import resolve_path
@@ -160,6 +161,13 @@ def _keep_in_cache(produced: Path, cache: ArtifactCache) -> str:
     return sha256
 
 
+def _server_packages(raw: dict[str, Any]) -> tuple[str, ...]:
+    """A served experiment's server engine's packages: locked beside the client's, so that the
+    server runs in the pinned environment too (an external endpoint's are not ours)."""
+    engine = (raw.get("server") or {}).get("engine")
+    return ENGINES[engine].packages if engine in ENGINES else ()
+
+
 def pin_environment(
     raw: dict[str, Any],
     name: str,
@@ -174,7 +182,9 @@ def pin_environment(
     report(
         f"locking the {plan.backend.name} worker's Python packages (pip-compile --generate-hashes)"
     )
-    lock = write_python_lock(plan.backend, layout_lock_path(opts.lockfiles_dir, name))
+    lock = write_python_lock(
+        plan.backend, layout_lock_path(opts.lockfiles_dir, name), extra=_server_packages(raw)
+    )
     ctx = CaptureContext(
         name=name,
         spec_dir=spec_dir,

@@ -222,8 +222,9 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
             else:
                 problems += [Problem(*found) for found in recipe.check(art.params, where=where)]
         found = resolve_path(art.path, base) if art.path is not None else None
-        if found is not None and not found.is_file():
-            what = "is not a regular file" if found.exists() else "does not exist"
+        if found is not None and not (found.is_dir() if art.is_folder else found.is_file()):
+            kind = "folder" if art.is_folder else "regular file"
+            what = f"is not a {kind}" if found.exists() else "does not exist"
             problems.append(Problem(f"{where}.path", f"{art.path} {what}"))
     wl = spec.workload
     for field, name in (("model", wl.model), ("dataset", wl.dataset)):
@@ -236,7 +237,8 @@ def check(spec: ExperimentSpec, spec_path: Path) -> list[Problem]:
                 )
             )
     backend = get_backend(spec.backend.name)
-    if wl.task == "generation" and backend.generator is None:
+    problems += _served_problems(spec, backend.served)
+    if wl.task == "generation" and backend.generator is None and not backend.served:
         with_one = sorted(n for n, p in BACKENDS.items() if p.generator is not None)
         problems.append(
             Problem(
@@ -376,6 +378,38 @@ def _measures(claim: Claim, side: Side, variant: ExperimentSpec, where: str) -> 
     return []
 
 
+def _served_problems(spec: ExperimentSpec, served: bool) -> list[Problem]:
+    """A served backend goes with a `server` section and a generation of text prompts, and a
+    `server` section with a served backend; a server's model is a folder artifact."""
+    wl, section = spec.workload, spec.server
+    if section is None:
+        if served:
+            return [Problem("$.server", "the served backend drives a server: add the section")]
+        return []
+    if not served:
+        with_one = sorted(n for n, p in BACKENDS.items() if p.served)
+        return [Problem("$.backend.name", f"a `server` is driven by the {with_one[0]!r} backend")]
+    problems = []
+    if wl.task != "generation" or wl.generation is None:
+        problems.append(
+            Problem("$.workload.task", 'a served experiment is a "generation" (with generation)')
+        )
+    model = getattr(section, "model", None)
+    art = spec.artifacts.get(model) if model is not None else None
+    if model is not None and art is None:
+        problems.append(
+            Problem("$.server.model", f"names artifact {model!r}, which is not in $.artifacts")
+        )
+    elif art is not None and not art.is_folder:
+        problems.append(
+            Problem(
+                "$.server.model",
+                f"the artifact {model!r} is a file; a server serves a model folder (its files)",
+            )
+        )
+    return problems
+
+
 def check_contents(spec: ExperimentSpec, files: Mapping[str, Path]) -> list[Problem]:
     """The workload against the bytes of its artifacts (`files`: artifact name -> a local file
     with the pinned bytes; an artifact not given is not checked): the input and output names
@@ -384,7 +418,7 @@ def check_contents(spec: ExperimentSpec, files: Mapping[str, Path]) -> list[Prob
     wl = spec.workload
     problems: list[Problem] = []
     model = files.get(wl.model)
-    if model is not None:
+    if model is not None and model.is_file():
         try:
             names = get_backend(spec.backend.name).model_io_names(model)
         except SpecError as exc:
@@ -395,8 +429,9 @@ def check_contents(spec: ExperimentSpec, files: Mapping[str, Path]) -> list[Prob
     dataset = files.get(wl.dataset)
     if dataset is not None:
         problems += _check_dataset(wl, dataset)
+    served = spec.server is not None
     if wl.generation is not None and model is not None and dataset is not None and not problems:
-        problems += _check_prompts(wl, model, dataset)
+        problems += [] if served else _check_prompts(wl, model, dataset)
     return problems
 
 
@@ -439,6 +474,8 @@ def local_files(spec: ExperimentSpec, spec_path: Path, cache: ArtifactCache) -> 
     for name in (spec.workload.model, spec.workload.dataset):
         art = spec.artifacts.get(name)
         if art is None:
+            continue
+        if art.is_folder:  # a served model: its server reads it, not the checks
             continue
         cached = cache.path_for(art.sha256)
         found = resolve_path(art.path, spec_path.parent) if art.path is not None else None

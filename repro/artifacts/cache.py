@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,6 +51,30 @@ class ArtifactCache:
 
     def path_for(self, sha256: str) -> Path:
         return self.root / "sha256" / sha256[:2] / sha256
+
+    def folder_for(self, sha256: str) -> Path:
+        """Where a folder artifact is kept (read-only), by its digest."""
+        return self.root / "trees" / sha256[:2] / sha256
+
+    @contextmanager
+    def staging_folder(self, sha256: str) -> Iterator[Path]:
+        """A new temporary folder beside the final one; removed unless the caller renamed it."""
+        final = self.folder_for(sha256)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{sha256[:12]}.", suffix=".partial", dir=final.parent))
+        try:
+            with writing(final):
+                yield tmp / "folder"
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def commit_folder(self, staged: Path, sha256: str) -> Path:
+        """Move a verified staged folder to its final name, its files read-only."""
+        final = self.folder_for(sha256)
+        for path in staged.rglob("*"):
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        staged.replace(final)
+        return final
 
     @contextmanager
     def staging(self, sha256: str) -> Iterator[Path]:

@@ -75,6 +75,8 @@ class Recipe:
     media_type: str
     description: str
     deterministic_across_cpus: bool = True
+    #: it writes a folder (a model's weights, config and tokenizer), not one file
+    folder: bool = False
     #: the size of the output for resolved parameters, where they alone do not bound it
     output_bytes: Callable[[Mapping[str, ParamValue]], int] | None = None
 
@@ -240,6 +242,45 @@ RECIPES: dict[str, Recipe] = {
                 + int(p["count"]) * int(p["reference_words"]) * 64
                 + int(p["vocab_size"]) * 64
             ),
+        ),
+        Recipe(
+            name="tiny-llama",
+            target="repro.artifacts.served_recipes:write_tiny_llama",
+            params={
+                "seed": Param(0, "seeds the weights", 0, UINT64_MAX),
+                "vocab_size": Param(512, "tokens the byte-level BPE learns (at most)", 260, 8192),
+                "hidden_size": Param(64, "width of the residual stream", 8, 1024),
+                "layers": Param(2, "decoder blocks", 1, 16),
+                "heads": Param(4, "attention heads (hidden_size must be a multiple)", 1, 64),
+                "kv_heads": Param(2, "key/value heads (heads must be a multiple)", 1, 64),
+                "context": Param(256, "positions: prompt plus answer", 16, 8192),
+                "new_tokens": Param(32, "tokens every answer has (min and max)", 1, 4096),
+            },
+            media_type="inode/directory",
+            description="a Hugging Face Llama model folder (config, safetensors weights drawn "
+            "from a seed, a byte-level BPE trained on the project's corpus, a one-line chat "
+            "template) that transformers serve, vLLM and SGLang load; no download",
+            folder=True,
+            output_bytes=lambda p: (
+                4
+                * (
+                    2 * int(p["vocab_size"]) * int(p["hidden_size"])
+                    + int(p["layers"]) * 12 * int(p["hidden_size"]) ** 2
+                )
+            ),
+        ),
+        Recipe(
+            name="served-prompts",
+            target="repro.artifacts.served_recipes:write_served_prompts",
+            params={
+                "seed": Param(0, "seeds the order and the cuts", 0, UINT64_MAX),
+                "count": Param(64, "prompts", 1, 100_000),
+                "min_words": Param(4, "shortest prompt, words", 1, 64),
+                "max_words": Param(12, "longest prompt, words", 1, 64),
+            },
+            media_type="application/x-npz",
+            description="text prompts (prompts: unicode) cut from the project's corpus at "
+            "seeded lengths, for a served experiment",
         ),
         Recipe(
             name="digits-mlp",

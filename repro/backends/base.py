@@ -118,6 +118,8 @@ class BackendPlugin:
     profiler: ClassVar[str | None] = None
     #: "module:Class" of its GenerativeEngine (a `task: "generation"` workload), if it has one
     generator: ClassVar[str | None] = None
+    #: it drives a server over HTTP (the spec's `server` section) instead of running a model
+    served: ClassVar[bool] = False
 
     def artifact_refs(self, options: SpecModel) -> dict[str, str]:
         """JSON path -> artifact name, for every option that names an artifact."""

@@ -185,15 +185,17 @@ def _parse_param(text: str) -> tuple[str, int | float | str | bool]:
 
 @recipe.command("run")
 @click.argument("name")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True)
 @click.option("--param", "params", multiple=True, help="NAME=VALUE, repeatable.")
-@click.option("--force", is_flag=True, help="Replace the output file if it exists.")
+@click.option("--force", is_flag=True, help="Replace the output file (or folder) if it exists.")
 def recipe_run(name: str, output: Path, params: tuple[str, ...], force: bool) -> None:
-    """Generate one artifact with a recipe and print its sha256.
+    """Generate one artifact with a recipe and print its sha256 (a folder's: its digest, then
+    each file's, as an artifact's `files` pins them).
 
     \b
     Example:
       repro recipe run digits-mlp -o artifacts/digits-mlp.onnx --force
+      repro recipe run tiny-llama -o /tmp/tiny-llama
     """
     r = get_recipe(name)
     values = dict(_parse_param(p) for p in params)
@@ -203,9 +205,35 @@ def recipe_run(name: str, output: Path, params: tuple[str, ...], force: bool) ->
             f"-o {output}: exists: the recipe would overwrite it",
             hint="pass --force to replace it, or name another file",
         )
+    if r.folder:
+        _run_folder(r, output, values)
+        return
     with atomic_path(output) as tmp:
         r.generate(tmp, values)
     click.echo(f"{sha256_file(output)}  {output}")
+
+
+def _run_folder(r: Any, output: Path, values: dict[str, Any]) -> None:
+    """A folder recipe into a new folder beside `output`, renamed into place when whole."""
+    import shutil
+    import tempfile
+
+    from repro.digests import tree_digest, tree_files
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    try:
+        r.generate(work / "folder", values)
+        if output.is_dir() and not output.is_symlink():
+            shutil.rmtree(output)
+        elif output.exists() or output.is_symlink():
+            output.unlink()
+        (work / "folder").replace(output)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    files = tree_files(output)
+    click.echo(f"{tree_digest(files)}  {output}/")
+    click.echo(json.dumps({"files": files}, indent=2))
 
 
 @click.command()

@@ -20,6 +20,7 @@ from repro.environments.registry import get_manager
 from repro.errors import SpecError
 from repro.formats.spack.lockfile import read_spack_lock
 from repro.runs.facts import BackendFacts
+from repro.runs.record import ServerRecord
 from repro.runs.store import load_run
 from repro.spec.io import load_spec, spec_id
 from repro.spec.paths import resolve_path
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 View = dict[str, dict[str, Any]]
 GROUPS = (
+    "server",
     "artifacts",
     "backend",
     "hardware",
@@ -67,6 +69,8 @@ class Change:
 
 def _impact(group: str, key: str) -> int:
     k = key.lower()
+    if group == "server":  # what was served, and by what: named before anything else
+        return 100 if k in ("engine", "version", "model_sha256", "pinned") else 98
     if group == "artifacts":  # other bytes of the model or the data: another experiment
         return 99 if k.endswith("sha256") else 30
     if group == "backend":
@@ -235,10 +239,31 @@ def view_from_record(record: RunRecord) -> View:
     }
     if record.spec is not None:
         view["artifacts"] = _artifacts_view(record.spec.get("artifacts"))
+    if record.server is not None:
+        view["server"] = _server_view(record.server)
     packages = record.environment.get("packages")
     if env.manager == "spack" and isinstance(packages, dict):
         view["spack"] = spack_view(packages, version=record.environment.get("spack_version"))
     return view
+
+
+def _server_view(server: ServerRecord) -> dict[str, Any]:
+    """A served run's server: its engine and version, every package of the engine, its flags,
+    the model's files (a changed weight file is named), the client's settings."""
+    out: dict[str, Any] = {
+        "engine": server.engine,
+        "pinned": server.pinned,
+        "version": server.version,
+        "model_sha256": server.model_sha256,
+        "restart": server.restart,
+    }
+    out.update({f"packages.{k}": v for k, v in server.packages.items()})
+    out.update({f"flags.{k}": v for k, v in server.flags.items()})
+    out.update({f"model_files.{k}": v for k, v in server.model_files.items()})
+    out.update({f"client.{k}": v for k, v in server.client.items()})
+    if server.url is not None:
+        out["url"] = server.url
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _artifacts_view(artifacts: Any) -> dict[str, Any]:

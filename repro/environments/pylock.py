@@ -148,11 +148,14 @@ def _logical_lines(text: str) -> list[str]:
     return [re.sub(r"(^|\s)#.*$", "", line) for line in joined.splitlines()]
 
 
-def top_level(backend: BackendPlugin, installed: dict[str, str]) -> list[str]:
-    """`name==version` lines for the worker's packages; a missing one is an error."""
+def top_level(
+    backend: BackendPlugin, installed: dict[str, str], extra: tuple[str, ...] = ()
+) -> list[str]:
+    """`name==version` lines for the worker's packages and `extra` ones (a served experiment's
+    server engine's; `name[extra]` keeps its extra); a missing one is an error."""
     lines = []
-    for name in backend.worker_packages:
-        version = installed.get(normalize(name))
+    for name in dict.fromkeys((*backend.worker_packages, *extra)):
+        version = installed.get(normalize(name.split("[")[0]))
         if version is None:
             raise EnvironmentSetupError(
                 f"cannot lock the {backend.name} worker: {name} is not installed in "
@@ -163,10 +166,13 @@ def top_level(backend: BackendPlugin, installed: dict[str, str]) -> list[str]:
     return lines
 
 
-def write_python_lock(backend: BackendPlugin, out: Path, *, timeout_s: float = 600) -> PythonLock:
-    """Lock the worker's packages for `backend` into `out` (atomically)."""
+def write_python_lock(
+    backend: BackendPlugin, out: Path, *, extra: tuple[str, ...] = (), timeout_s: float = 600
+) -> PythonLock:
+    """Lock the worker's packages for `backend` (and `extra`: a server engine's) into `out`
+    (atomically)."""
     installed = installed_versions()
-    requirements = top_level(backend, installed)
+    requirements = top_level(backend, installed, extra)
     constraints = [f"{n}=={v}" for n, v in sorted(installed.items()) if n != "repro"]
     with tempfile.TemporaryDirectory() as tmp:
         req_in = Path(tmp) / "requirements.in"

@@ -21,6 +21,23 @@ from repro.spec.models import (
 )
 
 
+class ServedTarget(BaseModel):
+    """Where a served test's requests go: the server the replay started, or an external one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = Field(description="the API's base URL: http://127.0.0.1:PORT/v1")
+    model: str = Field(description="the model's name in the API")
+    api_key_env: str | None = Field(
+        None, description="the variable that holds the API key (the key is never written)"
+    )
+    model_dir: str | None = Field(
+        None,
+        description="the served model's folder (its tokenizer counts tokens where the "
+        "server does not say)",
+    )
+
+
 class WorkerRequest(BaseModel):
     """One LoadGen test: a scenario in one mode, in a fresh process.
 
@@ -85,6 +102,9 @@ class WorkerRequest(BaseModel):
         None,
         description="a duet round's gate: the worker writes <gate>.ready when it is about to "
         "start LoadGen and waits for <gate>.go, so that both sides' tests start together",
+    )
+    served: ServedTarget | None = Field(
+        None, description="a served experiment: the server its queries go to"
     )
 
     @classmethod

@@ -145,6 +145,11 @@ def execute(req: WorkerRequest) -> WorkerResult:
     from repro.harness.loadgen import LatencyLog, run_test
 
     out_dir = Path(req.output_dir)
+    if req.served is not None:
+        from repro.harness.served import execute_served
+
+        result = execute_served(req, timings)
+        return result.model_copy(update={"peak_rss_bytes": _peak_rss_bytes()})
     if req.generation is not None:
         from repro.harness.generation import execute_generation
 

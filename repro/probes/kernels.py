@@ -94,6 +94,9 @@ class ProbeSet:
     count_others: bool = True
     #: the GPU of a GPU run (`repro.probes.gpu.gpu_probe_for`); None on the CPU
     gpu: GpuSource | None = None
+    #: the CPU seconds of live processes that are part of the experiment besides the workers
+    #: (a served experiment's server, not yet reaped): not other work
+    also_own: Any = None
     _session: Any = None
     _feed: dict[str, np.ndarray] = field(default_factory=dict)
     _large: Any = None
@@ -225,7 +228,10 @@ class ProbeSet:
             return None
         own = resource.getrusage(resource.RUSAGE_SELF)
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-        now = (time.monotonic(), busy, own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime)
+        ours = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+        if self.also_own is not None:
+            ours += float(self.also_own())
+        now = (time.monotonic(), busy, ours)
         before, self._cpu = self._cpu, now
         if before is None:
             return None

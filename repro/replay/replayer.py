@@ -37,6 +37,7 @@ from repro.probes.gpu import gpu_probe_for
 from repro.profiling import ProfilePass, default_scenario
 from repro.replay.collect import collect_test
 from repro.replay.scoring import Scorer
+from repro.replay.server import ServedSide
 from repro.replay.settings import (
     ProbeSource,
     ProgressFactory,
@@ -118,6 +119,8 @@ class Replayer:
         self._work: Path | None = None
         self._final: Path | None = None
         self._record: RunRecord | None = None
+        #: a served experiment's server (None: the model runs in the worker)
+        self._served: ServedSide | None = None
         self._probe: dict[str, Any] | None = None
         self._t0 = 0.0
         self._killed: str | None = None  # why the run stops: a worker killed from outside
@@ -295,6 +298,11 @@ class Replayer:
         self._t0 = time.monotonic()
         try:
             self._record.fingerprint = self.runner.fingerprint(self.env)
+            if spec.server is not None:
+                packages = self._record.fingerprint.get("packages") or {}
+                self._served = ServedSide(spec, self.env, self.artifacts, packages, self.report)
+                if isinstance(self.probes, ProbeSet):  # the server's CPU is the experiment's
+                    self.probes.also_own = self._served.cpu_seconds
             self._probe = self._measure()
         except BaseException:
             self.finish(interrupted=True, reraise=False)
@@ -304,12 +312,16 @@ class Replayer:
         """Round k: each performance test once more (of the scenarios in `only`, when given),
         and the accuracy tests in round 1."""
         assert self._work is not None, "begin() first"
+        if self._served is not None:  # before round k's first test: started, or anew
+            self._served.start(self._work, k)
         done = []
         for scenario, mode in self.pairs:
             if (mode == "accuracy" and k > 1) or (only is not None and scenario not in only):
                 continue
             t = time.monotonic()
             test, wait_s = self._run_test(self._work, scenario, mode, k, self.plan.repeat)
+            if self._served is not None:
+                self._served.check()
             test.probe_before, test.probe_after = self._probe, self._measure()
             self.measured.between_s.append(max(time.monotonic() - t - wait_s, 0.0))
             self._probe = test.probe_after
@@ -358,6 +370,9 @@ class Replayer:
         record, work, final = self.record, self._work, self._final
         assert work is not None
         assert final is not None
+        if self._served is not None:  # stopped whatever ended the run, its log kept
+            self._served.stop()
+            record.server = self._served.recorded()
         if interrupted:
             record.status = "interrupted"
             record.message = message or "stopped by a signal before all tests finished"
@@ -407,6 +422,8 @@ class Replayer:
     def _request(self, scenario: ScenarioName, mode: ModeName, out_dir: Path) -> WorkerRequest:
         settings = scenario_settings(self.spec, scenario, self.plan)
         req = self._worker_request(scenario, mode, settings, out_dir)
+        if self._served is not None:
+            req = req.model_copy(update={"served": self._served.target()})
         # a query sized for this machine by an earlier test: later ones start from it, rather
         # than each running the spec's too short one first
         sized = self._sized.get((scenario, mode))

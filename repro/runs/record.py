@@ -66,6 +66,8 @@ FORMATS: Final[dict[int, str]] = {
     5: "a test's changed_settings (an Offline query sized for the machine)",
     6: "a test's cpu (the worker's CPU time) and cpus (where it was pinned); stopping.rule, "
     "looks and look_confidence; format",
+    7: "server: a served experiment's server (its engine, version, flags, model files, what it "
+    "said of itself, each start) and the client's settings",
 }
 FORMAT: Final = max(FORMATS)
 #: a part of a dispatched run: its run's status, or why it has none that finished
@@ -221,6 +223,47 @@ class Interleave(BaseModel):
     claim: str | None = Field(None, description="the claim whose sides they are")
 
 
+class ServerStart(BaseModel):
+    """One start of a served experiment's server."""
+
+    model_config = ConfigDict(extra="allow")
+    round: int = Field(description="the round it was started for (1: the first)")
+    port: int | None = None
+    ready_s: float | None = Field(None, description="seconds to its first healthy answer")
+    log: str | None = Field(None, description="its log, relative to the run's folder")
+    exit: int | None = Field(None, description="its exit status when it was stopped")
+
+
+class ServerRecord(BaseModel):
+    """The server a served experiment's tests ran against: what was served, by what, how."""
+
+    model_config = ConfigDict(extra="allow")
+    engine: str = Field(description="transformers-serve, vllm, sglang, or external")
+    pinned: bool = Field(
+        description="repro started it in the pinned environment; false: an external endpoint, "
+        "whose stack this run does not pin"
+    )
+    version: str | None = Field(None, description="the engine's own package version")
+    packages: dict[str, str] = Field(
+        default_factory=dict, description="the engine's packages and their versions"
+    )
+    flags: dict[str, Any] = Field(default_factory=dict, description="the flags it ran with")
+    model_sha256: str | None = Field(None, description="the model folder's digest")
+    model_files: dict[str, str] = Field(
+        default_factory=dict, description="every file of the model folder and its sha256"
+    )
+    url: str | None = Field(None, description="an external endpoint's URL (no credentials)")
+    model_name: str | None = None
+    models: dict[str, Any] = Field(
+        default_factory=dict, description="what `/v1/models` answered (the server's own words)"
+    )
+    restart: str | None = Field(None, description="each-round or once")
+    starts: list[ServerStart] = Field(default_factory=list)
+    client: dict[str, Any] = Field(
+        default_factory=dict, description="the client's settings (the served backend's options)"
+    )
+
+
 class StoppingRecord(BaseModel):
     """How the number of rounds was decided: the rule and its caps fixed in advance, the rounds
     run, why they stopped and when each scenario was decided (`repro.replay.rounds`, a claim's or a
@@ -340,6 +383,11 @@ class RunRecord(BaseModel):
     profiles: list[ProfileRecord] = Field(
         default_factory=list, description="layer profiles: profiled passes beside the tests (v2)"
     )
+    server: ServerRecord | None = Field(
+        None,
+        description="a served experiment's server: its engine, version and packages, flags, "
+        "model files, what it said of itself, each start; an external one, unpinned (7)",
+    )
     message: str | None = None
     notes: list[str] = Field(
         default_factory=list,
@@ -424,6 +472,8 @@ def inferred_format(raw: dict[str, Any]) -> int:
     tests = [t for t in raw.get("tests") or [] if isinstance(t, dict)]
     found = raw.get("stopping")
     stopping: dict[str, Any] = found if isinstance(found, dict) else {}
+    if raw.get("server") is not None:
+        return 7
     if stopping.get("rule") is not None or any(t.get("cpu") or t.get("cpus") for t in tests):
         return 6
     if any(t.get("changed_settings") for t in tests):

@@ -54,6 +54,11 @@ def spec_id(spec: ExperimentSpec) -> str:
         data.get("tolerances", {}).pop("energy_rel", None)
     if data["workload"].get("generation") is None:  # v1 gained it later, as LATER_SETTINGS
         data["workload"].pop("generation", None)
+    if data.get("server") is None:  # v1 gained it later: a spec without one keeps its id
+        data.pop("server", None)
+    for art in data.get("artifacts", {}).values():
+        if art.get("files") is None:  # later too: a file artifact keeps its id
+            art.pop("files", None)
     accuracy = data["workload"].get("accuracy") or {}
     if accuracy.get("metric") != "rouge":  # v1 gained them later, read only by rouge
         accuracy.pop("references_key", None)

@@ -6,7 +6,9 @@ or a manager.
 
 Format history (the `schema` field):
 # repro.experiment/v1 - first published version; later, optional: `claims` (relative results
-#                       stated about the experiment, with their evidence; not part of the id).
+#                       stated about the experiment, with their evidence; not part of the id);
+#                       later: `server` (a served experiment: the server repro starts, or an
+#                       external endpoint) and an artifact's `files` (a folder).
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ from pydantic import ConfigDict, Field
 
 from repro.spec import plugins
 from repro.spec.claims import ClaimList
-from repro.spec.sections import BackendSpecBase, EnvironmentSpecBase
+from repro.spec.sections import (
+    BackendSpecBase,
+    EndpointSection,
+    EnvironmentSpecBase,
+    ServerSectionBase,
+)
 from repro.spec.types import (
     SCENARIOS,
     SCHEMA_V1,
@@ -68,9 +75,11 @@ if TYPE_CHECKING:
     # For the type checker a section is its base; at run time, the tagged union of plug-ins.
     BackendSpec = BackendSpecBase
     EnvironmentSpec = EnvironmentSpecBase
+    ServerSpec = ServerSectionBase | EndpointSection
 else:
     BackendSpec = plugins.backend_section()
     EnvironmentSpec = plugins.environment_section()
+    ServerSpec = plugins.server_section()
 
 
 class ExperimentSpec(SpecModel):
@@ -100,6 +109,13 @@ class ExperimentSpec(SpecModel):
         "the plug-in: onnxruntime, tvm, torch)"
     )
     workload: Workload
+    server: ServerSpec | None = Field(
+        None,
+        description="a served experiment: the OpenAI-compatible server repro starts in the "
+        "pinned environment (`engine`: transformers-serve, vllm, sglang; the model folder, the "
+        "engine's flags) or an `external` endpoint the user runs (not pinned); the `served` "
+        "backend drives it",
+    )
     environment: EnvironmentSpec = Field(
         description="the software stack and how it is pinned (`manager` picks the plug-in: "
         "venv, nix, spack, docker)"

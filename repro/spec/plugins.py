@@ -16,11 +16,20 @@ from typing import Annotated, Any, Final, Union
 
 from pydantic import Field
 
+from repro.spec.sections import EndpointSection
+
 #: `module:attribute` of every backend's `BackendPlugin`, in the CLI's order
 BACKENDS: Final = (
     "repro.backends.onnxruntime:PLUGIN",
     "repro.backends.tvm:PLUGIN",
     "repro.backends.torch:PLUGIN",
+    "repro.backends.served:PLUGIN",
+)
+#: `module:attribute` of every server engine's `ServerEngine` (a served experiment's `server`)
+SERVERS: Final = (
+    "repro.servers.transformers_serve:ENGINE",
+    "repro.servers.vllm:ENGINE",
+    "repro.servers.sglang:ENGINE",
 )
 #: `module:attribute` of every environment manager's `EnvironmentFace`, in the CLI's order
 ENVIRONMENTS: Final = (
@@ -42,6 +51,13 @@ def backend_section() -> Any:
     """The spec's `backend` field: every backend's section, tagged by `name`."""
     models = tuple(load(ref).spec_model for ref in BACKENDS)
     return Annotated[Union[models], Field(discriminator="name")]  # noqa: UP007
+
+
+def server_section() -> Any:
+    """The spec's `server` field: every engine's section and an external endpoint, tagged by
+    `engine`."""
+    models = (*(load(ref).spec_model for ref in SERVERS), EndpointSection)
+    return Annotated[Union[models], Field(discriminator="engine")]  # noqa: UP007
 
 
 def environment_section() -> Any:

@@ -25,6 +25,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from repro.digests import tree_digest
 from repro.spec.limits import MAX_DURATION_MS, UINT64_MAX
 
 SCHEMA_V1: Final = "repro.experiment/v1"
@@ -165,6 +166,14 @@ class SpecModel(BaseModel):
 # --- artifacts -----------------------------------------------------------------------------
 
 
+def _unsafe_member(name: str) -> bool:
+    """A folder's member name that is not a plain relative path below it."""
+    parts = name.split("/")
+    return (
+        not name or name.startswith("/") or "\\" in name or any(p in ("", ".", "..") for p in parts)
+    )
+
+
 class Artifact(SpecModel):
     """A file the experiment needs, fixed by its sha256 like a Nix fixed-output path.
 
@@ -181,9 +190,19 @@ class Artifact(SpecModel):
         ],
     ] = Field(default_factory=dict, description="the recipe's parameters")
     sha256: Sha256
+    files: dict[str, Sha256] | None = Field(
+        None,
+        description="a folder (a served model's weights, config and tokenizer): the sha256 of "
+        "each of its files by relative path; `sha256` is then the folder's digest (sha256 of "
+        "the sorted `path<TAB>sha256` lines), and a changed file is named",
+    )
     size_bytes: NonNegInt | None = None
     media_type: str | None = Field(None, description="e.g. application/onnx, application/x-npz")
     description: str | None = None
+
+    @property
+    def is_folder(self) -> bool:
+        return self.files is not None
 
     @model_validator(mode="after")
     def _one_source(self) -> Artifact:
@@ -196,6 +215,19 @@ class Artifact(SpecModel):
             raise ValueError("params are only for a recipe source")
         if self.url is not None and not re.match(r"^(https?|file)://", self.url):
             raise ValueError("url must start with http://, https:// or file://")
+        if self.files is not None:
+            if self.url is not None:
+                raise ValueError("a folder comes from a path or a recipe, not a url")
+            bad = [n for n in self.files if _unsafe_member(n)]
+            if bad or not self.files:
+                raise ValueError(
+                    f"files: relative paths inside the folder, at least one (got {bad or 'none'})"
+                )
+            if tree_digest(self.files) != self.sha256:
+                raise ValueError(
+                    "sha256 must be the folder's digest of `files` "
+                    f"({tree_digest(self.files)}): a file's hash was edited, or the digest"
+                )
         return self
 
 

@@ -161,7 +161,15 @@ TIERS: dict[str, tuple[str, ...]] = {
         "reports/",
         "sweep_artifacts.py",
     ),
-    "plug-ins": ("backends/", "dispatch/", "environments/", "containers/", "machine/", "probes/"),
+    "plug-ins": (
+        "backends/",
+        "dispatch/",
+        "environments/",
+        "containers/",
+        "machine/",
+        "probes/",
+        "servers/",
+    ),
     "core": (
         "harness/",
         "attest/",
