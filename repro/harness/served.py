@@ -106,6 +106,10 @@ class ServedError(Exception):
     """A request that did not give an answer: the server's status, a broken or endless stream."""
 
 
+class _RequestsFailed(Exception):
+    """A LoadGen test whose requests failed: no later attempt (a larger query) is made."""
+
+
 def _content(event: dict[str, Any], api: str) -> str:
     """The text an SSE event carries (empty: a role-only chunk, the usage, a finish)."""
     choices = event.get("choices") or []
@@ -170,7 +174,8 @@ class ServedSUT:
 
     async def _one(self, qid: int, index: int) -> None:
         t0 = time.perf_counter_ns()
-        if self._broken.is_set():  # the server failed: the rest end at once
+        if self._broken.is_set():  # the server failed: the rest end at once, each an error
+            self.log.failed("not sent: an earlier request failed")
             self._complete(qid, b"", 1)
             return
         try:
@@ -222,9 +227,9 @@ class ServedSUT:
                     raise ServedError(f"a stream event is not an object: {data[:120]!r}")
                 if event.get("error"):
                     raise ServedError(f"the server said: {str(event['error'])[:300]}")
-                self.log.chunks += 1
                 text = _content(event, target.api)
                 if text:
+                    self.log.chunks += 1
                     if not parts and qid is not None:
                         self._first(qid, text.encode())
                     parts.append(text)
@@ -385,9 +390,14 @@ def execute_served(req: WorkerRequest, timings: dict[str, float]) -> WorkerResul
             t = time.perf_counter()
             run_served_test(req, sut, settings)
             timings["loadgen_s"] = time.perf_counter() - t
+            if log.errors:
+                raise _RequestsFailed
             return log
 
-        log, changed, discarded_s = run_sized(req, out_dir, test)
+        try:
+            log, changed, discarded_s = run_sized(req, out_dir, test)
+        except _RequestsFailed:
+            changed, discarded_s = {}, 0.0
     finally:
         sut.stop()
     if discarded_s:
