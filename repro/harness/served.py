@@ -31,7 +31,9 @@ import mlperf_loadgen as lg
 import numpy as np
 
 from repro.errors import RunError
+from repro.harness.cputime import CpuClock
 from repro.harness.request import WorkerRequest, WorkerResult
+from repro.runs.record import CpuTime
 from repro.spec.types import LoadGenSettings
 
 #: an answer may not be larger than this (a stream that never ends is cut here)
@@ -374,6 +376,7 @@ def execute_served(req: WorkerRequest, timings: dict[str, float]) -> WorkerResul
     out_dir = Path(req.output_dir)
     log = ServedLog()
     sut = ServedSUT(target, prompts, log)
+    clock = CpuClock()  # the CPU the worker (LoadGen and the client) spends on the test
     sut.start()
     try:
         try:
@@ -383,11 +386,12 @@ def execute_served(req: WorkerRequest, timings: dict[str, float]) -> WorkerResul
 
         def test(settings: LoadGenSettings) -> ServedLog:
             """One LoadGen test; its timings and counts replace an earlier attempt's."""
-            nonlocal log
+            nonlocal log, clock
             log = ServedLog()
             sut.log = log
             timings["loadgen_start_unix"] = time.time()
             t = time.perf_counter()
+            clock = CpuClock().start()
             run_served_test(req, sut, settings)
             timings["loadgen_s"] = time.perf_counter() - t
             if log.errors:
@@ -445,4 +449,5 @@ def execute_served(req: WorkerRequest, timings: dict[str, float]) -> WorkerResul
         output_shape=[],
         tokens_completed=log.tokens,
         changed_settings=changed,
+        cpu=CpuTime.model_validate(clock.stop(log.samples)),
     )
