@@ -62,6 +62,12 @@ FORMATS = ("md", "html", "json")
     help="Compare a published result with one of another benchmark (published, or a repro "
     "run whose spec does not name it among its tags), for information only.",
 )
+@click.option(
+    "--same-hardware",
+    is_flag=True,
+    help="The sides' servers ran on the same hardware: judge their speed (another harness's "
+    "result records no hardware, so its speed is shown for information without this).",
+)
 @track_option
 @click.option("--json", "as_json", is_flag=True, help="Print report.json to stdout.")
 def report(
@@ -73,14 +79,19 @@ def report(
     strict: bool,
     allow_different_specs: bool,
     allow_different_benchmarks: bool,
+    same_hardware: bool,
     as_json: bool,
 ) -> None:
     """Compare replays with the original: per scenario and metric, a verdict and its reason.
 
     Either side may be a repro run or any level of a published MLPerf tree (a round, division,
-    submitter, system, benchmark, scenario or performance/run_k): when a side holds several
-    results, each is paired with the other side's result of the same benchmark (and system),
-    one report per pair; what has no partner is listed.
+    submitter, system, benchmark, scenario or performance/run_k; LoadGen's logs or MLCommons
+    endpoints' results): when a side holds several results, each is paired with the other
+    side's result of the same benchmark (and system), one report per pair; what has no partner
+    is listed. A side may also be another harness's served results (AIPerf's
+    profile_export_aiperf.json or its folder, GuideLLM's JSON, vllm bench serve's JSON): each
+    metric is compared on one definition, measured again from the requests where a side kept
+    them, or left out with the reason.
 
     Exit 0 when everything is reproduced (or inconclusive, unless --strict), 1 when a metric
     is not reproduced, 2 on bad input.
@@ -90,6 +101,7 @@ def report(
       repro report --compare results/ort-digits/
       repro report --compare results/ort-digits/original results/ort-digits/20261129T1715Z-3fa2c1
       repro report --compare v4.1/closed/Intel v5.0/closed/Intel
+      repro report --compare results/served-tinyllm/ aiperf-artifacts/ --same-hardware
     """
     from repro.compare.build import build_report
     from repro.compare.inputs import report_folders, resolve_pairs, tolerances_for
@@ -108,7 +120,12 @@ def report(
     for orig, reps in pairing.pairs:
         tolerances, source = tolerances_for(orig, reps, spec_path=spec_path)
         result = build_report(
-            orig, reps, tolerances=tolerances, strict=strict, tolerances_source=source
+            orig,
+            reps,
+            tolerances=tolerances,
+            strict=strict,
+            tolerances_source=source,
+            same_hardware=same_hardware,
         )
         # how the pair was chosen belongs in its report too
         results.append(result.model_copy(update={"notes": [*pairing.notes, *result.notes]}))

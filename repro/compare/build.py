@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 from repro import __version__
+from repro.compare.definitions import align
 from repro.compare.envdiff import diff_views, view_from_fingerprint, view_from_record
 from repro.compare.inputs import different_benchmarks
 from repro.compare.machine_sides import (
@@ -24,6 +26,7 @@ from repro.compare.metrics import (
     agreement_metric,
     cdf_points,
     compare_metric,
+    left_out_row,
     pooled_histogram,
     prediction_agreement,
     validity_metric,
@@ -83,9 +86,12 @@ def compare_scenario(
     machines: Machines | None = None,
     paired_by: PairedRule | None = None,
     notes: list[str] | None = None,
+    undefined: Mapping[tuple[str, str], str] | None = None,
 ) -> ScenarioResult | None:
     """One scenario both sides ran; `paired_by`: interleaved rounds judged in pairs by this
-    rule, the rounds whose settings differ left out (said in `notes`)."""
+    rule, the rounds whose settings differ left out (said in `notes`); `undefined`: the
+    metrics the sides define differently, each left out with its reason
+    (`repro.compare.definitions`)."""
     o_perf = finished(orig.record.performance(scenario))
     r_perf = [(s, t) for s in reps for t in finished(s.record.performance(scenario))]
     busy = None
@@ -132,6 +138,11 @@ def compare_scenario(
     for key, label, unit, kind in rows:
         if key == headline:
             label += " (MLPerf metric)"
+        why = (undefined or {}).get((scenario, key))
+        if why is not None:
+            if any(t.metrics.get(key) is not None for t in [*o_perf, *rep_tests]):
+                metrics.append(left_out_row(key, label, unit, why, judged=key == headline))
+            continue
         m = compare_metric(
             key,
             label,
@@ -208,7 +219,20 @@ def _side_info(s: Side) -> SideInfo:
         environment={
             k: v
             for k, v in s.record.environment.items()
-            if k in ("manager", "reason", "python_lock_sha256")
+            if k
+            in (
+                "manager",
+                "reason",
+                "python_lock_sha256",
+                # what another harness recorded of itself and the server (never pinned)
+                "tool",
+                "tool_version",
+                "server_url",
+                "model",
+                "server_pinned",
+                "format",
+                "harness",
+            )
         },
     )
 
@@ -287,8 +311,13 @@ def build_report(
     tolerances: Tolerances,
     strict: bool = False,
     tolerances_source: str | None = None,
+    same_hardware: bool = False,
 ) -> Report:
-    """Compare every scenario both sides ran; the overall verdict is the worst of them."""
+    """Compare every scenario both sides ran; the overall verdict is the worst of them.
+    `same_hardware`: the user says the sides ran on the same hardware where the records cannot
+    tell (another harness's result records none)."""
+    aligned = align(orig, reps)  # served figures on one definition each (or left out)
+    orig, reps = aligned.orig, aligned.reps
     nodes = node_summaries(orig, reps[0])
     machines = machines_of(orig, reps)
     node_hardware = sorted({f"{n.node}: {d}" for n in nodes for d in n.hardware_vs_original})
@@ -297,17 +326,29 @@ def build_report(
     paired = is_paired(orig, reps)
     if paired:  # interleaved on one machine: the same hardware, whatever the records say
         machines = dataclasses.replace(machines, unknown=())
+    taken_same = same_hardware and bool(machines.unknown) and not machines.hardware
+    if taken_same:  # the user's word where no record tells
+        machines = dataclasses.replace(machines, unknown=())
     paired_by = paired_rule(reps[0].record, tolerances.confidence) if paired else None
     scenarios = []
     left_out: list[str] = []
     for scenario in _ORDER:
         result = compare_scenario(
-            scenario, orig, reps, tolerances, machines, paired_by, notes=left_out
+            scenario,
+            orig,
+            reps,
+            tolerances,
+            machines,
+            paired_by,
+            notes=left_out,
+            undefined=aligned.left_out,
         )
         if result is not None:
             scenarios.append(result)
     notes = [f"tolerances: {tolerances_source}"] if tolerances_source else []
-    notes += left_out
+    if taken_same:
+        notes.append("hardware: taken to be the same (--same-hardware): a side's record names none")
+    notes += left_out + aligned.notes
     if not paired:
         notes += machine_notes(machines)
     unfinished = [p for p in reps[0].record.parts if p.status not in ("complete", "invalid")]
@@ -359,9 +400,14 @@ def build_report(
                 f"(and {stop.max_time_s} s), stopped because {stop.stopped}; "
                 f"{stop.elapsed_s} s of replay{each}"
             )
+    # CPU time is repro's own witness: a side that is not a repro run never has it
+    only_repro = (
+        {"samples_per_cpu_second"} if any(s.kind != "repro" for s in (orig, *reps)) else set()
+    )
     missing = [
         NotCompared(scenario=g.scenario, mode=g.mode, metric=g.metric, reason=g.reason)
         for g in gaps(orig.record, [r.record for r in reps], _metric_keys())
+        if g.metric not in only_repro
     ]
     scenarios = [s for s in scenarios if s.metrics]
     profile = profile_section(orig, reps[0])

@@ -50,7 +50,9 @@ _ENERGY_PER_SAMPLE = [
 JUDGED_ENERGY = ("energy_per_query_j", "energy_per_sample_j", "energy_per_token_j")
 _TOKENS = [
     ("tokens_per_second", "tokens/s", "tokens/s", "throughput"),
+    ("ttft_p50_ns", "time to first token p50", "ns", "latency"),
     ("ttft_p99_ns", "time to first token p99", "ns", "latency"),
+    ("tpot_p50_ns", "time per output token p50", "ns", "latency"),
     ("tpot_p99_ns", "time per output token p99", "ns", "latency"),
 ]
 #: CPU time as a second witness (`repro.harness.cputime`): the samples each CPU second of the
@@ -88,7 +90,7 @@ METRICS: dict[str, list[tuple[str, str, str, str]]] = {
     "Offline": [
         ("samples_per_second", "throughput", "samples/s", "throughput"),
         _CPU,
-        ("tokens_per_second", "tokens/s", "tokens/s", "throughput"),
+        *_TOKENS,  # an Offline test of a served model: its requests' TTFT and TPOT
         *_ENERGY_PER_SAMPLE,
     ],
 }
@@ -229,6 +231,27 @@ def compare_metric(
 
 
 NOT_MEASURED = "not measured"
+LEFT_OUT = "left out"
+
+
+def left_out_row(key: str, label: str, unit: str, reason: str, *, judged: bool) -> MetricResult:
+    """A metric the sides measure by different definitions and neither could be measured
+    again by the other's (`repro.compare.definitions`): shown, with why, never judged alike.
+    The scenario's MLPerf metric left out leaves the scenario undecided (`judged`)."""
+    return MetricResult(
+        metric=key,
+        label=label,
+        unit=unit,
+        original=[],
+        replay=[],
+        original_value=LEFT_OUT,
+        replay_value=LEFT_OUT,
+        tolerance=0.0,
+        method="none",
+        verdict="inconclusive",
+        reason=reason,
+        judged=judged,
+    )
 
 
 def _not_measured(

@@ -25,12 +25,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import mlperf_loadgen as lg
 import numpy as np
 
 from repro.errors import RunError
+from repro.formats.served.requests import REQUESTS_FILE, Requests
 from repro.harness.cputime import CpuClock
 from repro.harness.request import WorkerRequest, WorkerResult
 from repro.runs.record import CpuTime
@@ -44,9 +45,16 @@ CONNECT_TIMEOUT_S = 30.0
 
 @dataclass
 class ServedLog:
-    """What the requests did: per query its latency, its tokens; the first error and the count."""
+    """What the requests did: per query its latency, its tokens; the first error and the count;
+    each completed request's times (`requests`: issued by LoadGen, sent once a connection was
+    free, first and last text, end; perf_counter nanoseconds) and its token count."""
 
     latencies_ns: list[int] = field(default_factory=list)
+    requests: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)
+    #: each completed request's answer and its first chunk, in the order of `requests`
+    texts: list[tuple[str, str]] = field(default_factory=list)
+    #: answers whose tokens the model's tokenizer counted (the server reported none)
+    counted_here: int = 0
     tokens: int = 0
     chunks: int = 0
     samples: int = 0
@@ -62,6 +70,36 @@ class ServedLog:
 
     def array(self) -> np.ndarray:
         return np.asarray(self.latencies_ns, dtype=np.int64)
+
+    def one_by_one(
+        self,
+        counter: Literal["server", "tokenizer"],
+        count_tokens: Callable[[str], int] | None,
+    ) -> Requests | None:
+        """The completed requests, timed from when each was sent (the client's wait for a free
+        connection is `queued_ns`): what another harness's per-request export holds. With the
+        model's tokenizer, each answer's and first chunk's tokens counted by it too (after the
+        test: no cost to it), as harnesses that count client-side do."""
+        if len(self.requests) < 2:
+            return None
+        by_tokenizer = first_tokens = None
+        if count_tokens is not None:
+            by_tokenizer = np.asarray([count_tokens(a) for a, _ in self.texts], dtype=np.float64)
+            first_tokens = np.asarray([count_tokens(f) for _, f in self.texts], dtype=np.float64)
+        issued, sent, first, last, end, tokens = (
+            np.asarray(c, dtype=np.float64) for c in zip(*self.requests, strict=True)
+        )
+        return Requests(
+            start_ns=sent - sent.min(),
+            ttft_ns=np.where(first > 0, first - sent, np.nan),
+            latency_ns=end - sent,
+            output_tokens=tokens.astype(np.int64),
+            counter=counter,
+            last_token_ns=np.where(last > 0, last - sent, np.nan),
+            first_chunk_tokens=first_tokens,
+            queued_ns=sent - issued,
+            tokenizer_tokens=by_tokenizer,
+        )
 
 
 @dataclass(frozen=True)
@@ -139,6 +177,8 @@ class ServedSUT:
         # the buffers LoadGen reads: kept until the test ends
         self._keep: list[np.ndarray] = []
         self._broken = threading.Event()
+        #: a request is sent once one of the connections is free: its times start there
+        self._slots: asyncio.Semaphore | None = None
 
     def start(self) -> None:
         self.thread.start()
@@ -155,6 +195,7 @@ class ServedSUT:
         if self.target.api_key:
             headers["Authorization"] = f"Bearer {self.target.api_key}"
         self.session = aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers)
+        self._slots = asyncio.Semaphore(self.target.max_connections)
 
     def warm_up(self, prompt: str) -> float:
         """One request outside the test (the connection opened, the server's first answer);
@@ -180,8 +221,11 @@ class ServedSUT:
             self.log.failed("not sent: an earlier request failed")
             self._complete(qid, b"", 1)
             return
+        assert self._slots is not None
         try:
-            text, tokens = await self._request(self.prompts[index], qid)
+            async with self._slots:
+                sent = time.perf_counter_ns()
+                text, tokens, first, last, head = await self._request(self.prompts[index], qid)
         except (ServedError, OSError, asyncio.TimeoutError, ValueError) as exc:
             self.log.failed(_why(exc, self.target))
             self._broken.set()
@@ -192,16 +236,21 @@ class ServedSUT:
             self._broken.set()
             self._complete(qid, b"", 1)
             return
+        end = time.perf_counter_ns()
         with self.log.lock:
-            self.log.latencies_ns.append(time.perf_counter_ns() - t0)
+            self.log.latencies_ns.append(end - t0)
+            self.log.requests.append((t0, sent, first, last, end, tokens))
+            self.log.texts.append((text, head))
             self.log.tokens += tokens
             self.log.samples += 1
         self._complete(qid, text.encode(), tokens)
 
-    async def _request(self, prompt: str, qid: int | None) -> tuple[str, int]:
-        """One streamed answer: its text and its token count; the first content reported."""
+    async def _request(self, prompt: str, qid: int | None) -> tuple[str, int, int, int, str]:
+        """One streamed answer: its text, its token count, when its first and last text came
+        (perf_counter ns; 0: none came) and its first chunk's text; the first content reported."""
         target = self.target
         parts: list[str] = []
+        first = last = 0
         size = 0
         usage: dict[str, Any] | None = None
         async with self.session.post(target.url(), json=target.body(prompt)) as resp:
@@ -232,8 +281,11 @@ class ServedSUT:
                 text = _content(event, target.api)
                 if text:
                     self.log.chunks += 1
-                    if not parts and qid is not None:
-                        self._first(qid, text.encode())
+                    last = time.perf_counter_ns()
+                    if not parts:
+                        first = last
+                        if qid is not None:
+                            self._first(qid, text.encode())
                     parts.append(text)
                 if isinstance(event.get("usage"), dict):
                     usage = event["usage"]
@@ -246,7 +298,8 @@ class ServedSUT:
                     "there is no tokenizer to count the answer's tokens"
                 )
             tokens = target.count_tokens(answer)
-        return answer, max(tokens, 1)
+            self.log.counted_here += 1
+        return answer, max(tokens, 1), first, last, parts[0] if parts else ""
 
     def _first(self, qid: int, data: bytes) -> None:
         buf = np.frombuffer(data, dtype=np.uint8).copy()
@@ -412,6 +465,9 @@ def execute_served(req: WorkerRequest, timings: dict[str, float]) -> WorkerResul
         latencies = HIST_FILE
         if req.record_latencies:
             np.save(out_dir / LATENCIES_FILE, log.array())
+    kept = log.one_by_one("tokenizer" if log.counted_here else "server", target.count_tokens)
+    if kept is not None:
+        kept.save(out_dir / REQUESTS_FILE)
     detail = (out_dir / DETAIL).read_text(errors="replace")
     import aiohttp
 

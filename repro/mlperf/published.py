@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from repro.errors import SpecError
 from repro.mlperf.compliance import checks_of, describe, overall
 from repro.mlperf.power import energy_of
-from repro.mlperf.rules import checker_metric
+from repro.mlperf.rules import checker_metric, endpoints_metric
 from repro.mlperf.tree import (
     HEADLINE,
     INTERACTIVE,
@@ -47,7 +47,11 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
         if not perf:
             continue
         metrics = perf[0].metrics
-        taken = checker_metric(env.round, record.spec_name, scenario, metrics)
+        if record.environment.get("format") == "endpoints":
+            interactive = record.spec_name.endswith("-interactive")
+            taken = endpoints_metric(env.round, record.spec_name, scenario, interactive)
+        else:
+            taken = checker_metric(env.round, record.spec_name, scenario, metrics)
         key, unit = taken.key, taken.unit
         notes = [*record.notes, *([taken.rule] if taken.rule else [])]
         accuracy = (record.accuracy_test(scenario) or perf[0]).accuracy or {}

@@ -168,3 +168,42 @@ def _server(
             f"{round_name} rule: the completed rate (the summary headlines the scheduled rate)",
         )
     return CheckerMetric("samples_per_second", "samples/s")
+
+
+def endpoints_metric(
+    round_name: str | None, benchmark: str, scenario: str, interactive: bool
+) -> CheckerMetric:
+    """The metric the checker takes for an MLCommons endpoints result (v6.1 on: no LoadGen log;
+    its endpoints parser maps the summary's fields to LoadGen's keys).
+
+    The checker names an endpoints result's scenario by its config's `type`: `offline` stays
+    lower-case and so never meets the round's benchmark table (an Offline result is always
+    samples per second, the issued samples over the duration), `online` becomes Server (the
+    table applies: tokens per second for the LLMs it lists), a folder named Interactive stays
+    Interactive (not in the table: samples per second) and SingleStream takes the mean latency
+    (the table's 90th percentile for llama3.1-8b-edge, from the early-stopping percentiles)."""
+    known = round_number(round_name)
+    table = OVERWRITE.get(f"v{known[0]}.{known[1]}") if known else None
+    base = benchmark.removesuffix("-interactive")
+    if scenario == "SingleStream":
+        if table is not None and (table.get(base) or {}).get("SingleStream"):
+            return CheckerMetric(
+                "latency_early_stopping_p90_ns",
+                "ns",
+                f"{round_name} rule: {base} SingleStream is the 90th percentile latency (an "
+                "endpoints result's early-stopping estimate)",
+            )
+        return CheckerMetric("latency_mean_ns", "ns", "endpoints: SingleStream is the mean latency")
+    if scenario == "Server" and not interactive and table is not None:
+        field = (table.get(base) or {}).get("Server")
+        if field is not None:
+            key, unit = FIELDS[field]
+            return CheckerMetric(key, unit, f"{round_name} rule: {base} Server is {field}")
+    if scenario == "Offline":
+        return CheckerMetric(
+            "samples_per_second",
+            "samples/s",
+            "endpoints: the checker takes an offline result's issued samples over its "
+            "duration (its benchmark table does not apply to the lower-case scenario)",
+        )
+    return CheckerMetric("samples_per_second", "samples/s")

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from repro.errors import SpecError
+from repro.formats.served.aiperf import SUMMARY as AIPERF_SUMMARY
+from repro.mlperf.harness_results import harness_side
 from repro.mlperf.tree import find_results, os_error_reason, read_mlperf_result
 from repro.runs import layout
 from repro.runs.store import LoadedRun, load_run
@@ -33,8 +35,18 @@ def open_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun
     never stops a round; a single result that cannot be read is an error as ever."""
 
     if not path.exists():
-        raise SpecError(f"{path}: no such directory")
+        raise SpecError(f"{path}: no such file or directory")
     _refuse_unfinished(path)
+    if path.is_file():
+        side = harness_side(path)
+        if side is None:
+            raise SpecError(
+                f"{path}: not a result file repro reads (AIPerf's {AIPERF_SUMMARY}, "
+                "GuideLLM's or `vllm bench serve`'s JSON)",
+                hint="name a repro run's folder, results/<name>/, a published MLPerf tree, or "
+                "another harness's result file",
+            )
+        return [side]
     if layout.record_file(path).is_file():
         return [LoadedRun(path, "repro", load_run(path))]
     original = layout.original_of(path)
@@ -59,11 +71,17 @@ def open_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun
                 hint="restore the files from the published tree",
             )
         return sides
+    side = harness_side(path)
+    if side is not None:
+        return [side]
     raise SpecError(
-        f"{path}: not a repro run, a results/<name>/ folder, or a published MLPerf tree "
-        "(no LoadGen summary under any <scenario>/performance/run_k/ below it)",
-        hint="pass results/<name>/, a run directory, or any level of a published tree: "
-        "<division>/<submitter>/results/<system>/<benchmark>/<scenario>/",
+        f"{path}: not a repro run, a results/<name>/ folder, a published MLPerf tree (no "
+        "LoadGen summary under any <scenario>/performance/run_k/ below it, no MLCommons "
+        "endpoints result: <scenario>/config.yaml and performance/result_summary.json), nor "
+        "another harness's results (AIPerf, GuideLLM, vllm bench serve)",
+        hint="pass results/<name>/, a run directory, any level of a published tree "
+        "(<division>/<submitter>/results/<system>/<benchmark>/<scenario>/), or an AIPerf, "
+        "GuideLLM or vllm bench serve result",
     )
 
 
@@ -78,8 +96,14 @@ def replay_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedR
     any level of a tree (never `results/<name>/`'s original: that is not a replay)."""
 
     _refuse_unfinished(path)
-    if not layout.record_file(path).is_file() and path.is_dir() and find_results(path):
+    if path.is_file() or (
+        not layout.record_file(path).is_file() and path.is_dir() and find_results(path)
+    ):
         return open_sides(path, unread=unread)
+    if path.is_dir() and not layout.record_file(path).is_file():
+        side = harness_side(path)
+        if side is not None:
+            return [side]
     return [LoadedRun(path, "repro", load_run(path))]
 
 

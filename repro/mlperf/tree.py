@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from repro.errors import SpecError
+from repro.formats.served.endpoints import is_endpoints_result
 from repro.mlperf.accuracy_txt import out_of_range, read_accuracy_file
 from repro.mlperf.compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
 from repro.mlperf.compliance import describe, read_compliance, verdicts
+from repro.mlperf.endpoints_result import endpoints_record, endpoints_scenarios
 from repro.mlperf.power import TESTING_RUN, add_power, has_power, stray_power_folders
 from repro.mlperf.rules import checker_metric
 from repro.runs import layout
@@ -73,6 +75,8 @@ def headline_metric(scenario: str, tests: list[TestRecord]) -> tuple[str, str]:
 INTERACTIVE = "interactive"
 _SCENARIO_NAMES: dict[str, ScenarioName] = {s.lower(): s for s in SCENARIOS}
 _RUN = re.compile(r"run_\d+")
+#: an MLCommons endpoints result's summary (`<scenario>/performance/result_summary.json`)
+ENDPOINTS_SUMMARY = "result_summary.json"
 
 
 def _has_runs(folder: Path) -> bool:
@@ -86,17 +90,22 @@ def _has_runs(folder: Path) -> bool:
         return any(_RUN.fullmatch(e.name) and Path(e.path, SUMMARY).is_file() for e in entries)
 
 
+def _is_scenario(folder: Path) -> bool:
+    """A scenario folder: LoadGen's runs, or MLCommons endpoints' config and summary."""
+    return _has_runs(folder) or is_endpoints_result(folder)
+
+
 def _scenario_dirs(path: Path) -> list[Path]:
-    if _has_runs(path):
+    if _is_scenario(path):
         return [path]
-    return sorted(p for p in path.iterdir() if p.is_dir() and _has_runs(p))
+    return sorted(p for p in path.iterdir() if p.is_dir() and _is_scenario(p))
 
 
 def _scenario_level(path: Path) -> Path:
     """`performance/run_k`, `performance/` or `accuracy/` stand for their scenario folder."""
     if _RUN.fullmatch(path.name) and path.parent.name == "performance":
         return path.parent.parent
-    if path.name in ("performance", "accuracy") and _has_runs(path.parent):
+    if path.name in ("performance", "accuracy") and _is_scenario(path.parent):
         return path.parent
     return path
 
@@ -115,7 +124,7 @@ def find_results(path: Path) -> list[Path]:
     path = _scenario_level(_absolute(path))
     if _is_repro_run(path) or _is_repro_run(path.parent):
         return []
-    if _has_runs(path) or _scenario_dirs(path):
+    if _is_scenario(path) or _scenario_dirs(path):
         return [path]
     return sorted(set(_results_below(path)))
 
@@ -129,9 +138,14 @@ def _results_below(path: Path) -> Iterator[Path]:
     """The benchmark folders below `path` as the walk meets them (one may come more than once)."""
     for summary in _summaries(path):
         run = summary.parent
-        if not _RUN.fullmatch(run.name) or run.parent.name != "performance":
+        if summary.name == ENDPOINTS_SUMMARY and run.name == "performance":
+            scenario = run.parent  # MLCommons endpoints: <scenario>/performance/<summary>
+            if not is_endpoints_result(scenario):
+                continue
+        elif not _RUN.fullmatch(run.name) or run.parent.name != "performance":
             continue
-        scenario = run.parent.parent
+        else:
+            scenario = run.parent.parent
         bench = scenario.parent
         rel = bench.relative_to(path).parts
         if "compliance" in rel or any(_COMPLIANCE_TEST.fullmatch(p) for p in rel):
@@ -183,6 +197,9 @@ def _summaries(path: Path) -> Iterator[Path]:
         if SUMMARY in files:
             found += 1
             yield Path(folder, SUMMARY)
+        elif ENDPOINTS_SUMMARY in files:
+            found += 1
+            yield Path(folder, ENDPOINTS_SUMMARY)
         if folder.count(os.sep) - top >= MAX_SEARCH_DEPTH:
             dirs.clear()
             continue
@@ -210,7 +227,7 @@ def is_mlperf_result(path: Path) -> bool:
     level = _scenario_level(_absolute(path))
     if _is_repro_run(level) or _is_repro_run(level.parent):
         return False
-    if _has_runs(level) or _scenario_dirs(level):
+    if _is_scenario(level) or _scenario_dirs(level):
         return True
     return next(_results_below(level), None) is not None
 
@@ -526,7 +543,7 @@ def _complete_scenarios(benchmark: Path) -> list[Path]:
     for d in sorted(p for p in benchmark.iterdir() if p.is_dir()):
         if _has_runs(d):
             found.append(d)
-        elif (d / "performance").is_dir():
+        elif (d / "performance").is_dir() and not is_endpoints_result(d):
             raise SpecError(
                 f"{d / 'performance'}: no LoadGen summary (run_k/{SUMMARY}) can be read: "
                 "the result is incomplete or unreadable",
@@ -547,6 +564,9 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
     """
     path = _absolute(path)
     submitter, system, desc, problem = _system(path)
+    loadgen = _has_runs(path) or any(_has_runs(d) for d in _dirs(path))
+    if not loadgen and endpoints_scenarios(path):  # MLCommons endpoints: no LoadGen log
+        return _endpoints(path, submitter, system, desc, problem)
     is_scenario = _has_runs(path)
     benchmark = path.parent.name if is_scenario else path.name
     if _COMPLIANCE_TEST.fullmatch(path.name):  # <benchmark>/<scenario>/TEST04: a compliance run
@@ -697,17 +717,50 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
         started_utc="",
         repro_version="",
         environment={
-            "manager": "published",
-            "submitter": submitter,
-            "system": system,
-            "division": division_of(path) or _text(desc.get("division")),
-            "round": round_of(path),
-            "framework": _text(desc.get("framework")),
-            "system_status": _text(desc.get("status")),  # available, preview, rdi
+            **_published(path, submitter, system, desc),
             **({"compliance": compliance} if compliance else {}),
             **({"compliance_checks": compliance_checks} if compliance_checks else {}),
         },
         fingerprint=fingerprint_from_system(desc),
         tests=tests,
         notes=notes,
+    )
+
+
+def _published(path: Path, submitter: str, system: str, desc: dict[str, Any]) -> dict[str, Any]:
+    """What a published result's record says of where it comes from."""
+    return {
+        "manager": "published",
+        "submitter": submitter,
+        "system": system,
+        "division": division_of(path) or _text(desc.get("division")),
+        "round": round_of(path),
+        "framework": _text(desc.get("framework")),
+        "system_status": _text(desc.get("status")),  # available, preview, rdi
+    }
+
+
+def _dirs(path: Path) -> list[Path]:
+    try:
+        return [p for p in path.iterdir() if p.is_dir()]
+    except OSError:
+        return []
+
+
+def _endpoints(
+    path: Path, submitter: str, system: str, desc: dict[str, Any], problem: str | None
+) -> RunRecord:
+    """A benchmark (or scenario) folder of MLCommons endpoints results."""
+    benchmark = path.parent.name if is_endpoints_result(path) else path.name
+    if path.name.lower() == INTERACTIVE:
+        benchmark += "-interactive"  # a result of its own, as LoadGen's interactive runs are
+    return endpoints_record(
+        path,
+        submitter=submitter,
+        system=system,
+        benchmark=benchmark,
+        environment=_published(path, submitter, system, desc),
+        fingerprint=fingerprint_from_system(desc),
+        notes=[problem] if problem else [],
+        round_name=round_of(path),
     )

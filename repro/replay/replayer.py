@@ -28,6 +28,7 @@ from repro.estimates import (
     plan_estimate,
 )
 from repro.forecast import WorkerForecast
+from repro.formats.served.endpoints import write_run as write_endpoints
 from repro.harness.gate import done_file, gate_name
 from repro.harness.request import WorkerRequest
 from repro.harness.runner import ProcessRunner, WorkerRunner
@@ -373,6 +374,8 @@ class Replayer:
         if self._served is not None:  # stopped whatever ended the run, its log kept
             self._served.stop()
             record.server = self._served.recorded()
+            if not interrupted:  # its results in MLCommons endpoints' layout too
+                write_endpoints(work, record, f"repro {__version__}")
         if interrupted:
             record.status = "interrupted"
             record.message = message or "stopped by a signal before all tests finished"

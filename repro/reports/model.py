@@ -159,7 +159,10 @@ class SideInfo(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     path: str
-    kind: Literal["repro", "mlperf"]
+    kind: Literal["repro", "mlperf", "tool"] = Field(
+        description="a repro run, a published MLPerf result, or another harness's (AIPerf, "
+        "GuideLLM, vllm bench serve)"
+    )
     run_id: str
     spec_id: str
     status: str

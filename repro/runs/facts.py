@@ -138,6 +138,17 @@ class BackendFacts(Facts):
     options: Annotated[dict[str, Any], BeforeValidator(_absent_is_empty)] = Field(
         default_factory=dict
     )
+    # a served-LLM test's (repro's served backend, an MLCommons endpoints result, another
+    # harness's run: `repro.formats.served`)
+    api: str | None = None
+    server_url: str | None = Field(None, description="scheme, host and port only")
+    request_errors: int | None = None
+    tokens_counted_by: str | None = Field(None, description="server, tokenizer, or both")
+    definitions: dict[str, Any] | None = Field(
+        None,
+        description="what its TTFT, TPOT, latency and rates mean, where not LoadGen's "
+        "(`repro.formats.served.definitions`)",
+    )
 
     def on_cpu(self) -> bool | None:
         """Whether the test computed on the CPU; None when the record does not say."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,7 +25,9 @@ from repro.runs.record import (
 from repro.spec.io import format_validation_error, spec_id
 from repro.spec.models import ExperimentSpec
 
-SideKind = Literal["repro", "mlperf"]
+#: a repro run, a published MLPerf result (LoadGen's logs or MLCommons endpoints'), or another
+#: harness's served run (AIPerf, GuideLLM, `vllm bench serve`: `repro.formats.served`)
+SideKind = Literal["repro", "mlperf", "tool"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,9 @@ class LoadedRun:
     path: Path
     kind: SideKind
     record: RunRecord
+    #: a side's requests one by one, by (scenario, repeat), where its files kept them and the
+    #: record does not (another harness's per-request export, read with its summary)
+    requests: Mapping[tuple[str, int], Any] = field(default_factory=dict)
 
     def test_path(self, test_dir: str, name: str) -> Path:
         """A file of one of the run's tests."""

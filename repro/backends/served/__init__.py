@@ -61,11 +61,8 @@ class ServedFacts(BackendFacts):
     identity: ClassVar[tuple[str, ...]] = ("name", "client", "version", "api")
 
     client: str | None = None
-    api: str | None = None
     model: str | None = Field(None, description="the model's name in the API")
-    server_url: str | None = None
     requests: int | None = None
-    request_errors: int | None = None
     chunks: int | None = Field(None, description="stream events read (not tokens)")
 
     def on_cpu(self) -> bool | None:

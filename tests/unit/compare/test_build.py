@@ -118,8 +118,8 @@ def test_accuracy_drop_is_not_reproduced(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        ("missing", "no such directory"),
-        ("not_a_run", "not a repro run, a results/<name>/ folder, or a published MLPerf tree"),
+        ("missing", "no such file or directory"),
+        ("not_a_run", "not a repro run, a results/<name>/ folder, a published MLPerf tree"),
         ("no_replay", "no finished replay"),
         ("interrupted", "did not finish"),
     ],
