@@ -59,13 +59,17 @@ def run(tmp_path_factory: pytest.TempPathFactory, shared_cache: Path) -> Path:
 
 def test_the_run_keeps_its_requests_and_writes_endpoints_layout(run: Path) -> None:
     requests = Requests.load(run / "Offline" / "performance" / "run_1" / REQUESTS_FILE)
-    assert requests is not None and len(requests) >= 64
-    assert requests.counter == "server" and requests.tokenizer_tokens is not None
-    assert requests.queued_ns is not None and (requests.queued_ns >= 0).all()
+    assert requests is not None
+    assert len(requests) >= 64
+    assert requests.counter == "server"
+    assert requests.tokenizer_tokens is not None
+    assert requests.queued_ns is not None
+    assert (requests.queued_ns >= 0).all()
     folder = run / "endpoints" / "Offline"
     assert (folder / "config.yaml").is_file()
     got = read_result(folder)
-    assert got.metrics["samples_per_second"] > 0 and got.metrics["tpot_p50_ns"] > 0
+    assert got.metrics["samples_per_second"] > 0
+    assert got.metrics["tpot_p50_ns"] > 0
 
 
 @pytest.mark.parametrize("harness", ["aiperf", "guidellm", "vllm-bench/vllm-bench.json"])

@@ -76,9 +76,24 @@ def main() -> int:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
-        [a.serve_python, "-m", "transformers.cli.transformers", "serve", model, "--host",
-         "127.0.0.1", "--port", str(port), "--device", "cpu", "--dtype", "float32"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [
+            a.serve_python,
+            "-m",
+            "transformers.cli.transformers",
+            "serve",
+            model,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--device",
+            "cpu",
+            "--dtype",
+            "float32",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     offline = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     try:
@@ -86,46 +101,122 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             # AIPerf: a two-run profile (profile_runs/run_0001, run_0002)
-            run([a.aiperf, "profile", "--model", model, "--url", url, "--endpoint-type",
-                 "completions", "--streaming", "--request-count", str(REQUESTS),
-                 "--concurrency", str(CONCURRENCY), "--synthetic-input-tokens-mean", str(ISL),
-                 "--output-tokens-mean", str(OSL),
-                 "--tokenizer", model, "--artifact-dir", str(work / "aiperf"), "--ui-type",
-                 "none", "--random-seed", "0", "--use-server-token-count",
-                 "--num-profile-runs", "2", "--no-server-metrics"])
+            run(
+                [
+                    a.aiperf,
+                    "profile",
+                    "--model",
+                    model,
+                    "--url",
+                    url,
+                    "--endpoint-type",
+                    "completions",
+                    "--streaming",
+                    "--request-count",
+                    str(REQUESTS),
+                    "--concurrency",
+                    str(CONCURRENCY),
+                    "--synthetic-input-tokens-mean",
+                    str(ISL),
+                    "--output-tokens-mean",
+                    str(OSL),
+                    "--tokenizer",
+                    model,
+                    "--artifact-dir",
+                    str(work / "aiperf"),
+                    "--ui-type",
+                    "none",
+                    "--random-seed",
+                    "0",
+                    "--use-server-token-count",
+                    "--num-profile-runs",
+                    "2",
+                    "--no-server-metrics",
+                ]
+            )
             # GuideLLM: two runs, one file each
             for k in (1, 2):
-                run([a.guidellm, "run", "--backend",
-                     f"kind=openai_http,target={url},model={model},request_format=/v1/completions,"
-                     f"max_tokens={OSL}",
-                     "--profile", f"kind=concurrent,streams={CONCURRENCY}", "--constraint",
-                     f"kind=max_requests,count={REQUESTS}", "--data",
-                     f"kind=synthetic_text,prompt_tokens={ISL}",
-                     "--output", f"kind=json,path={work / f'guidellm-{k}.json'}",
-                     "--disable-progress"], env=offline)
+                run(
+                    [
+                        a.guidellm,
+                        "run",
+                        "--backend",
+                        f"kind=openai_http,target={url},model={model},request_format=/v1/completions,"
+                        f"max_tokens={OSL}",
+                        "--profile",
+                        f"kind=concurrent,streams={CONCURRENCY}",
+                        "--constraint",
+                        f"kind=max_requests,count={REQUESTS}",
+                        "--data",
+                        f"kind=synthetic_text,prompt_tokens={ISL}",
+                        "--output",
+                        f"kind=json,path={work / f'guidellm-{k}.json'}",
+                        "--disable-progress",
+                    ],
+                    env=offline,
+                )
             # vllm bench serve: two runs appended to one file, with the per-request arrays; its
             # random data set always asks for ignore_eos: a custom one of short prompts instead
             prompts = work / "prompts.jsonl"
-            prompts.write_text("".join(
-                json.dumps({"prompt": f"Write the number {k} in words and then count on"}) + "\n"
-                for k in range(REQUESTS)
-            ))
+            prompts.write_text(
+                "".join(
+                    json.dumps({"prompt": f"Write the number {k} in words and then count on"})
+                    + "\n"
+                    for k in range(REQUESTS)
+                )
+            )
             for _ in (1, 2):
-                code = ("import sys; from vllm.benchmarks.serve import add_cli_args, main; "
-                        "from vllm.utils.argparse_utils import FlexibleArgumentParser; "
-                        "p = FlexibleArgumentParser(); add_cli_args(p); "
-                        "main(p.parse_args(sys.argv[1:]))")
-                run([a.serve_python, "-c", code, "--backend", "openai-chat", "--base-url", url,
-                     "--endpoint", "/v1/chat/completions", "--model", model, "--tokenizer", model,
-                     "--dataset-name", "custom", "--dataset-path", str(prompts),
-                     "--custom-output-len", str(OSL), "--skip-chat-template",
-                     "--num-prompts", str(REQUESTS),
-                     "--max-concurrency", str(CONCURRENCY), "--request-rate", "inf",
-                     "--seed", "0", "--save-result", "--save-detailed",
-                     "--append-result", "--result-dir", str(work), "--result-filename",
-                     "vllm-bench.json", "--percentile-metrics", "ttft,tpot,itl,e2el",
-                     "--metric-percentiles", "50,90,99", "--disable-tqdm"],
-                    env={**offline, "PYTHONPATH": a.vllm_path})
+                code = (
+                    "import sys; from vllm.benchmarks.serve import add_cli_args, main; "
+                    "from vllm.utils.argparse_utils import FlexibleArgumentParser; "
+                    "p = FlexibleArgumentParser(); add_cli_args(p); "
+                    "main(p.parse_args(sys.argv[1:]))"
+                )
+                run(
+                    [
+                        a.serve_python,
+                        "-c",
+                        code,
+                        "--backend",
+                        "openai-chat",
+                        "--base-url",
+                        url,
+                        "--endpoint",
+                        "/v1/chat/completions",
+                        "--model",
+                        model,
+                        "--tokenizer",
+                        model,
+                        "--dataset-name",
+                        "custom",
+                        "--dataset-path",
+                        str(prompts),
+                        "--custom-output-len",
+                        str(OSL),
+                        "--skip-chat-template",
+                        "--num-prompts",
+                        str(REQUESTS),
+                        "--max-concurrency",
+                        str(CONCURRENCY),
+                        "--request-rate",
+                        "inf",
+                        "--seed",
+                        "0",
+                        "--save-result",
+                        "--save-detailed",
+                        "--append-result",
+                        "--result-dir",
+                        str(work),
+                        "--result-filename",
+                        "vllm-bench.json",
+                        "--percentile-metrics",
+                        "ttft,tpot,itl,e2el",
+                        "--metric-percentiles",
+                        "50,90,99",
+                        "--disable-tqdm",
+                    ],
+                    env={**offline, "PYTHONPATH": a.vllm_path},
+                )
             out = a.out
             for sub in ("guidellm", "vllm-bench"):
                 (out / sub).mkdir(parents=True, exist_ok=True)

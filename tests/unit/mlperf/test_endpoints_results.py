@@ -92,7 +92,8 @@ def test_a_result_is_a_side_of_a_report(tmp_path: Path) -> None:
     definitions the same on both sides."""
     server = SYSTEM / "deepseek-r1" / "Server"
     [side] = open_sides(server)
-    assert side.kind == "mlperf" and side.record.environment["format"] == "endpoints"
+    assert side.kind == "mlperf"
+    assert side.record.environment["format"] == "endpoints"
     copy = _scenario_copy(tmp_path)
     out = CliRunner().invoke(
         cli,
@@ -110,9 +111,8 @@ def test_a_result_is_a_side_of_a_report(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     report, _ = json.JSONDecoder().raw_decode(out.output[out.output.index("{") :])
     rows = {m["metric"]: m for s in report["scenarios"] for m in s["metrics"]}
-    assert (
-        rows["tokens_per_second"]["judged"] and rows["tokens_per_second"]["verdict"] == "reproduced"
-    )
+    assert rows["tokens_per_second"]["judged"]
+    assert rows["tokens_per_second"]["verdict"] == "reproduced"
     assert rows["ttft_p99_ns"]["original_value"] == rows["ttft_p99_ns"]["replay_value"]
 
 
@@ -147,14 +147,16 @@ def test_hostile_summaries_are_errors_naming_file_and_field(
     path = _edit_summary(folder, **changes)
     with pytest.raises(SpecError) as err:
         read_result(folder)
-    assert str(path) in err.value.message and said in err.value.message
+    assert str(path) in err.value.message
+    assert said in err.value.message
 
 
 def test_an_unreadable_result_is_a_row_that_says_why(tmp_path: Path) -> None:
     folder = _scenario_copy(tmp_path)
     _edit_summary(folder, complete=False)
     [row] = result_rows([tmp_path])
-    assert row["validity"] == "unreadable" and "complete: false" in row["notes"]
+    assert row["validity"] == "unreadable"
+    assert "complete: false" in row["notes"]
 
 
 def test_a_yaml_bomb_is_refused(tmp_path: Path) -> None:

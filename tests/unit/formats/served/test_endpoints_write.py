@@ -80,10 +80,12 @@ def test_a_served_run_writes_each_scenario_in_endpoints_layout(tmp_path: Path) -
     assert [f.name for f in folders] == ["Offline", "Server"]
     server = tmp_path / "endpoints" / "Server"
     config = yaml.safe_load((server / "config.yaml").read_text())
-    assert config["type"] == "online" and config["settings"]["load_pattern"]["type"] == "poisson"
+    assert config["type"] == "online"
+    assert config["settings"]["load_pattern"]["type"] == "poisson"
     assert config["endpoint_config"]["endpoints"] == ["http://127.0.0.1:8000"]  # no credentials
     summary = json.loads((server / "performance" / "result_summary.json").read_text())
-    assert summary["complete"] is True and summary["n_samples_completed"] == 200
+    assert summary["complete"] is True
+    assert summary["n_samples_completed"] == 200
     for rollup in ("ttft", "tpot", "latency", "output_sequence_lengths"):
         assert sum(summary[rollup]["histogram"]["counts"]) == 200
     assert summary["qps"] == pytest.approx(
@@ -128,7 +130,8 @@ def test_the_checkers_endpoints_parser_reads_what_repro_writes(tmp_path: Path) -
         timeout=120,
     )
     offline, server = (json.loads(done.stdout)[d] for d in dirs)
-    assert offline["effective_scenario"] == "offline" and server["effective_scenario"] == "online"
+    assert offline["effective_scenario"] == "offline"
+    assert server["effective_scenario"] == "online"
     assert offline["result_samples_per_second"] == pytest.approx(
         read_result(Path(dirs[0])).metrics["samples_per_second"]
     )
@@ -139,5 +142,6 @@ def test_the_checkers_endpoints_parser_reads_what_repro_writes(tmp_path: Path) -
     # 200 requests are too few for a 99th percentile's early-stopping estimate (LoadGen says
     # so too): none is written, and the checker finds none
     assert server["result_first_token_99.00_percentile_latency_ns"] is None
-    assert server["num_errors"] == 0 and server["effective_schedule_rng_seed"] == 7
+    assert server["num_errors"] == 0
+    assert server["effective_schedule_rng_seed"] == 7
     assert server["generated_query_count"] == 200

@@ -29,12 +29,14 @@ VLLM = DATA / "vllm-bench" / "vllm-bench.json"
 def test_aiperf_summary_and_requests_as_aiperf_wrote_them() -> None:
     raw = json.loads(AIPERF.read_text())
     run = read_aiperf(AIPERF)
-    assert run.scenario == "Offline" and run.load == "concurrency 4"
+    assert run.scenario == "Offline"
+    assert run.load == "concurrency 4"
     assert run.metrics["samples_per_second"] == raw["request_throughput"]["avg"]
     assert run.metrics["tokens_per_second"] == raw["output_token_throughput"]["avg"]
     assert run.metrics["ttft_p99_ns"] == pytest.approx(raw["time_to_first_token"]["p99"] * 1e6)
     assert run.metrics["tpot_p50_ns"] == pytest.approx(raw["inter_token_latency"]["p50"] * 1e6)
-    assert run.requests is not None and len(run.requests) == 16
+    assert run.requests is not None
+    assert len(run.requests) == 16
     assert run.facts["version"] == "0.13.0"
     assert run.facts["server_url"].startswith("http://127.0.0.1:")
     assert run.definitions["tpot"].describe().startswith("(latency - TTFT) / (output tokens - 1)")
@@ -59,7 +61,8 @@ def test_guidellm_rates_are_requests_over_its_duration() -> None:
     assert run.metrics["samples_per_second"] == pytest.approx(done / raw["duration"])
     assert run.definitions["tpot"].formula == "last-first/(n-1)"  # GuideLLM's ITL
     assert run.definitions["tpot"].counter == "tokenizer"  # no usage in its response metrics
-    assert run.requests is not None and len(run.requests) == done
+    assert run.requests is not None
+    assert len(run.requests) == done
 
 
 def test_vllm_appended_runs_are_two_runs_with_requests() -> None:
@@ -73,7 +76,8 @@ def test_vllm_appended_runs_are_two_runs_with_requests() -> None:
 
 def test_a_folder_of_runs_is_one_side_with_rounds() -> None:
     side = harness_side(DATA / "aiperf")
-    assert side is not None and side.kind == "tool"
+    assert side is not None
+    assert side.kind == "tool"
     assert [t.repeat for t in side.record.performance("Offline")] == [1, 2]
     assert side.record.environment["server_pinned"] is False
     assert "not pinned" in side.record.notes[0]
@@ -141,7 +145,8 @@ def test_hostile_aiperf_summary_names_file_and_field(
     path = _copy(tmp_path, AIPERF, edit)
     with pytest.raises(SpecError) as err:
         read_aiperf(path)
-    assert str(path) in err.value.message and field in err.value.message
+    assert str(path) in err.value.message
+    assert field in err.value.message
 
 
 def test_nan_and_truncation_are_errors_naming_the_file(tmp_path: Path) -> None:
