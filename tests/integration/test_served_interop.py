@@ -99,7 +99,8 @@ def test_every_metric_is_on_one_definition_or_left_out(
         left_out = row["original_value"] == "left out"
         assert left_out == ("left out" in row["reason"]), row
         if not left_out:
-            assert isinstance(row["original_value"], float) and row["verdict"], row
+            assert isinstance(row["original_value"], float), row
+            assert row["verdict"], row
     notes = " ".join(report["notes"])
     # the harnesses time a request from its send: the repro run's TTFT is measured again
     assert "TTFT: the repro run measured again from its requests one by one" in notes

@@ -202,4 +202,5 @@ def test_every_figure_is_finite() -> None:
     for run in [read_aiperf(AIPERF), *read_guidellm(GUIDELLM), *read_vllm_bench(VLLM)]:
         for key, value in run.metrics.items():
             if isinstance(value, float):
-                assert math.isfinite(value) and value >= 0, (run.tool, key)
+                assert math.isfinite(value), (run.tool, key)
+                assert value >= 0, (run.tool, key)
