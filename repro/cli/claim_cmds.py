@@ -17,7 +17,7 @@ from repro.cli.options import (
     results_dir_option,
     track_option,
 )
-from repro.cli.params import parse_key_value
+from repro.cli.params import Finite, parse_key_value
 from repro.cli.progress import note, warn_if_stale
 from repro.errors import SpecError, UsageError
 
@@ -50,7 +50,7 @@ def claim() -> None:
     help="<Scenario>.<metric> (throughput, latency_p50/p90/p99, Server.max_valid_qps) or accuracy.",
 )
 @click.option("--relation", required=True, type=click.Choice(["<=", ">="]))
-@click.option("--bound", required=True, type=float, help="The bound on the ratio (or drop).")
+@click.option("--bound", required=True, type=Finite(), help="The bound on the ratio (or drop).")
 @click.option(
     "--quantity",
     type=click.Choice(["ratio", "drop"]),
@@ -83,7 +83,7 @@ def claim() -> None:
 @click.option(
     "--max-time",
     "max_time_s",
-    type=click.FloatRange(min=1),
+    type=Finite(min=1),
     default=None,
     help="The cap on seconds of a check (default 120).",
 )
@@ -219,7 +219,7 @@ def check_options(f: F) -> F:
             click.option(
                 "--max-time",
                 "max_time_s",
-                type=click.FloatRange(min=1),
+                type=Finite(min=1),
                 default=None,
                 help="Cap on seconds per claim (default: the claim's).",
             ),

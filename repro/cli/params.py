@@ -3,9 +3,26 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
+import click
+
 from repro.errors import UsageError
+
+
+class Finite(click.FloatRange):
+    """A float option's type: a finite number within the range. click takes `nan` and `inf`
+    for floats, and a NaN passes every comparison: `--max-time nan` ran and was written into
+    run.json as NaN, which is not JSON."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 def parse_value(text: str) -> Any:

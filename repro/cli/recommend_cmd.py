@@ -30,7 +30,8 @@ from repro.cli.progress import note
 @click.option(
     "--prices",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="CSV name,price: a processor or accelerator name as the table spells it, its price.",
+    help="CSV name,price_usd (or name,price): a processor or accelerator name as the table "
+    "spells it, its price in US dollars (the same table as `results --enrich --prices`).",
 )
 @click.option(
     "--per-accelerator",

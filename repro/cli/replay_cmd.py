@@ -23,6 +23,7 @@ from repro.cli.options import (
     results_dir_option,
     track_option,
 )
+from repro.cli.params import Finite
 from repro.cli.progress import note
 from repro.cli.replay_options import Mode, Shown, check_company, given_flags, plan_of
 from repro.cli.run_output import TerminalReporter
@@ -118,7 +119,7 @@ if TYPE_CHECKING:
 @click.option(
     "--max-time",
     "max_time_s",
-    type=click.FloatRange(min=1, max=7 * 24 * 3600),
+    type=Finite(min=1, max=7 * 24 * 3600),
     default=None,
     help="Cap on the seconds of rounds with --until-decided (default 600); per claim with "
     "--claims (default: the claim's).",

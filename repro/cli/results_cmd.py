@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from repro.cli.options import json_option
+from repro.cli.params import Finite
 from repro.cli.progress import note
 from repro.errors import SpecError, UsageError
 
@@ -46,7 +47,7 @@ SHOWN = ("round", "submitter", "system", "benchmark", "scenario", "value", "unit
 )
 @click.option(
     "--utilization",
-    type=float,
+    type=Finite(),
     default=1.0,
     show_default=True,
     help="With --enrich: the fraction of TDP the estimated energy assumes.",
@@ -98,7 +99,8 @@ def results(
         if not is_mlperf_result(tree):  # stops at the first result: the round is read once
             raise SpecError(
                 f"{tree}: no published MLPerf result below it (no LoadGen summary under "
-                "<benchmark>/<scenario>/performance/run_k/)",
+                "<benchmark>/<scenario>/performance/run_k/, no MLCommons endpoints result: "
+                "<benchmark>/<scenario>/config.yaml and performance/result_summary.json)",
                 hint="pass a round, division, submitter, system or benchmark folder",
             )
     if parquet_path is not None:
@@ -145,11 +147,12 @@ def _enriched(
     table: pd.DataFrame, *, prices: Path | None, utilization: float, strict: bool
 ) -> pd.DataFrame:
     """The table with the hardware table's columns; unmatched names listed (--strict: exit 2)."""
-    from repro.mlperf.hardware import enrich, load_usd_prices
+    from repro.mlperf.hardware import enrich
+    from repro.stats.pareto import load_prices
 
     out, report = enrich(
         table,
-        prices=load_usd_prices(prices) if prices else None,
+        prices=load_prices(prices) if prices else None,
         utilization=utilization,
     )
     for line in report.notes:

@@ -12,7 +12,6 @@ Format history (the `schema` field):
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +28,7 @@ from repro.atomic import atomic_write_text
 from repro.dispatch.executors.base import ExecutorOptions
 from repro.dispatch.executors.registry import EXECUTORS, get_executor
 from repro.errors import SpecError
+from repro.jsonio import read_json
 from repro.runs import layout
 from repro.runs.plan import OVERRIDABLE, ReplayPlan
 from repro.spec.io import format_validation_error
@@ -126,9 +126,11 @@ class DispatchPlan(BaseModel):
 def read_plan(path: Path) -> DispatchPlan:
     """A plan file; `~` (a redacted home) is expanded again for this user."""
     hint = "the run was not dispatched with `repro replay --on`, or its plan is damaged"
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+    try:  # a regular file of bounded size and depth (a FIFO never ends; a deep one recurses)
+        doc = read_json(path, constants=False, deep_hint=hint)
+    except SpecError as exc:
+        raise SpecError(f"not a repro dispatch plan: {exc.message}", hint=hint) from None
+    except OSError as exc:
         raise SpecError(f"{path}: not a repro dispatch plan ({exc})", hint=hint) from None
     try:
         plan = DispatchPlan.model_validate(doc)

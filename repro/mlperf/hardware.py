@@ -45,8 +45,7 @@ HEADER = ("name", "kind", "vendor", "aliases", *NUMBERS, "source")
 KINDS = ("processor", "accelerator")
 #: a results table's columns that enrichment reads
 NEEDED = ("processor", "accelerator", "accelerator_count", "value", "unit")
-#: a price below this many US dollars is no processor's or accelerator's: a table in thousands
-MIN_PRICE_USD = 20.0
+
 _FILLER = re.compile(
     r"\(r\)|\(tm\)|®|™|\bprocessor\b|\b\d+-core\b|\bcpu\b|@\s*[\d.]+\s*ghz|\bwith radeon.*$"
 )
@@ -140,65 +139,6 @@ def _absent(value: Any) -> bool:
     if isinstance(value, float) and math.isnan(value):
         return True
     return isinstance(value, str) and value.strip().upper() in ("", "N/A", "NA", "NONE", "-")
-
-
-def load_usd_prices(path: Path) -> dict[str, float]:
-    """`name,price_usd` rows (a processor or accelerator name as the table spells it, its price
-    in US dollars); a header in another unit, or prices too small to be dollars, is refused."""
-    try:
-        lines = path.read_text("utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{path}: cannot read the price table: {exc}") from None
-    reader = csv.DictReader(lines)
-    header = [h.strip() for h in reader.fieldnames or []]
-    example = "e.g.\nname,price_usd\nNVIDIA H100-SXM-80GB,25000"
-    price_col = next((h for h in header if h.lower().startswith("price")), None)
-    if "name" not in header or price_col is None:
-        raise SpecError(
-            f"{path}:1: the header is {','.join(header)!r}, not name,price_usd", hint=example
-        )
-    if price_col.lower() not in ("price_usd", "price"):
-        raise SpecError(
-            f"{path}:1: column {price_col!r}: prices are read in US dollars (price_usd)",
-            hint="convert the prices to US dollars and name the column price_usd",
-        )
-    prices: dict[str, float] = {}
-    lines_of: dict[str, int] = {}
-    for i, row in enumerate(reader, start=2):
-        cell = (row.get(price_col) or "").strip()
-        try:
-            price = float(cell)
-        except ValueError:
-            raise SpecError(
-                f"{path}:{i}: {price_col} is {cell!r}: a plain number of US dollars (no "
-                "currency sign, thousands separator or suffix such as k)",
-                hint=example,
-            ) from None
-        name = (row.get("name") or "").strip()
-        if not name:
-            raise SpecError(f"{path}:{i}: a price without a name", hint=example)
-        if not math.isfinite(price):
-            raise SpecError(
-                f"{path}:{i}: {price_col} of {name!r} is {cell}: not a finite number",
-                hint="give whole US dollars, e.g. 25000 for 25k",
-            )
-        if name in prices:
-            raise SpecError(
-                f"{path}:{i}: {name!r} is priced twice (also line {lines_of[name]})",
-                hint="keep one price for each name",
-            )
-        if price < MIN_PRICE_USD:
-            raise SpecError(
-                f"{path}:{i}: {price_col} of {name!r} is {cell}: below "
-                f"{MIN_PRICE_USD:g} USD, no processor or accelerator costs that (a table in "
-                "thousands of dollars?)",
-                hint="give whole US dollars, e.g. 25000 for 25k",
-            )
-        prices[name] = price
-        lines_of[name] = i
-    if not prices:
-        raise SpecError(f"{path}: the price table has no rows", hint=example)
-    return prices
 
 
 def enrich(

@@ -76,7 +76,7 @@ def run_part(plan_path: Path, index: int) -> int:
 def main(argv: list[str]) -> int:
     """`python -m repro.replay.part PLAN.json K`: the part's exit code (2: bad arguments or
     plan, 3: the part did not complete, each with the reason on stderr; 130: interrupted)."""
-    if len(argv) != 2 or not argv[1].isdigit():
+    if len(argv) != 2 or not (argv[1].isascii() and argv[1].isdigit()):  # "²" is a digit
         print(f"usage: python -m {PART_MODULE} PLAN.json PART", file=sys.stderr)
         return 2
     try:

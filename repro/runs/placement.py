@@ -48,7 +48,9 @@ class Placement:
 
 
 def parse_cpus(text: str, *, option: str = "--cpus") -> tuple[int, ...]:
-    """`0-3,6` -> (0, 1, 2, 3, 6): CPUs this process may run on, or bad input."""
+    """`0-3,6` -> (0, 1, 2, 3, 6): CPUs this process may run on, or bad input. A range past
+    the CPUs this process may use is refused by its ends, never built (`0-99999999999`)."""
+    allowed = sorted(os.sched_getaffinity(0))
     cpus: list[int] = []
     for part in text.split(","):
         lo, _, hi = part.strip().partition("-")
@@ -58,8 +60,12 @@ def parse_cpus(text: str, *, option: str = "--cpus") -> tuple[int, ...]:
             raise UsageError(f"{option} {text!r}: expected CPUs like 0-3,6") from None
         if first > last or first < 0:
             raise UsageError(f"{option} {text!r}: {part!r} is not a range of CPUs")
+        if last > allowed[-1]:
+            raise UsageError(
+                f"{option} {text!r}: CPU {last} is not among this process's ({_ranges(allowed)})",
+                hint="`nproc` and `taskset -p $$` say which CPUs this shell may use",
+            )
         cpus += range(first, last + 1)
-    allowed = sorted(os.sched_getaffinity(0))
     outside = sorted(set(cpus) - set(allowed))
     if outside:
         raise UsageError(

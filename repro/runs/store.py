@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from repro.digests import sha256_file
 from repro.errors import InternalError, SpecError
+from repro.jsonio import regular_file
 from repro.runs import layout
 from repro.runs.loadgen_logs import read_logs
 from repro.runs.record import (
@@ -47,6 +48,8 @@ class LoadedRun:
 
 
 _cache: dict[tuple[Path, int, int], RunRecord] = {}
+#: larger than any run record (a dispatched run of thousands of tests is a few MB)
+MAX_RECORD_BYTES = 256 << 20
 
 
 def load_run(run: Path) -> RunRecord:
@@ -63,6 +66,8 @@ def load_run(run: Path) -> RunRecord:
         ) from None
     key = (path.resolve(), st.st_mtime_ns, st.st_size)
     if key not in _cache:
+        # a regular file of a record's size: a FIFO or a device in its place is never read
+        regular_file(path, "a run record (run.json)", max_bytes=MAX_RECORD_BYTES)
         try:
             raw = json.loads(path.read_text(), object_pairs_hook=_unique)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:

@@ -81,47 +81,77 @@ def parse_where(texts: tuple[str, ...]) -> dict[str, str]:
 MAX_PRICES_BYTES = 16 << 20
 
 
+#: the price bounds of a processor or an accelerator, in US dollars: below, a table in
+#: thousands of dollars; above, no part costs that (1e308 reached a plot's tick locator)
+MIN_PRICE_USD = 20.0
+MAX_PRICE_USD = 1e9
+
+
 def load_prices(path: Path) -> dict[str, float]:
-    """`name,price` rows: a processor or accelerator name as the table spells it."""
+    """`name,price_usd` rows (`name,price` too): a processor or accelerator name as the table
+    spells it, its price in whole US dollars. One reader for `results --enrich --prices` and
+    `recommend --prices`: a header in another unit, a price that is not a plain number, not
+    finite, below MIN_PRICE_USD or above MAX_PRICE_USD, or a name priced twice is refused,
+    naming the line."""
     import csv
 
-    prices: dict[str, float] = {}
-    regular_file(path, "a price list (name,price rows)", max_bytes=MAX_PRICES_BYTES)
+    example = "e.g.\nname,price_usd\nNVIDIA H100-SXM-80GB,25000"
+    regular_file(path, "a price list (name,price_usd rows)", max_bytes=MAX_PRICES_BYTES)
     try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            if "name" not in header or "price" not in header:
-                sep = next((c for c in ";\t|" if c in ",".join(header)), None)
-                raise SpecError(
-                    f"{path}:1: the header is {','.join(header)!r}, not name,price"
-                    + (f" (the columns are separated by {sep!r}: use commas)" if sep else ""),
-                    hint="e.g.\nname,price\nNVIDIA H100-SXM-80GB,25000",
-                )
-            for i, row in enumerate(reader, start=2):
-                try:
-                    name, price = _name(row["name"]), float(row["price"])
-                    if not math.isfinite(price) or price <= 0:
-                        raise ValueError(price)
-                    if name in prices and prices[name] != price:
-                        raise SpecError(
-                            f"{path}:{i}: {name!r} has two prices ({prices[name]:g}, {price:g})",
-                            hint="keep one row per name",
-                        )
-                    prices[name] = price
-                except (KeyError, TypeError, ValueError, AttributeError):
-                    raise SpecError(
-                        f"{path}:{i}: expected the columns name,price with a positive number as "
-                        "price",
-                        hint="e.g.\nname,price\nNVIDIA H100-SXM-80GB,25000",
-                    ) from None
+        lines = path.read_text("utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: cannot read the price table: {exc}") from None
-    if not prices:
+    reader = csv.DictReader(lines)
+    header = [h.strip() for h in reader.fieldnames or []]
+    price_col = next((h for h in header if h.lower().startswith("price")), None)
+    if "name" not in header or price_col is None:
+        sep = next((c for c in ";\t|" if c in ",".join(header)), None)
         raise SpecError(
-            f"{path}: the price table has no rows",
-            hint="e.g.\nname,price\nNVIDIA H100-SXM-80GB,25000",
+            f"{path}:1: the header is {','.join(header)!r}, not name,price_usd"
+            + (f" (the columns are separated by {sep!r}: use commas)" if sep else ""),
+            hint=example,
         )
+    if price_col.lower() not in ("price_usd", "price"):
+        raise SpecError(
+            f"{path}:1: column {price_col!r}: prices are read in US dollars (price_usd)",
+            hint="convert the prices to US dollars and name the column price_usd",
+        )
+    prices: dict[str, float] = {}
+    lines_of: dict[str, int] = {}
+    for i, row in enumerate(reader, start=2):
+        cell = (row.get(price_col) or "").strip()
+        try:
+            price = float(cell)
+        except ValueError:
+            raise SpecError(
+                f"{path}:{i}: {price_col} is {cell!r}: a plain number of US dollars (no "
+                "currency sign, thousands separator or suffix such as k)",
+                hint=example,
+            ) from None
+        name = _name(row.get("name") or "")
+        if not name:
+            raise SpecError(f"{path}:{i}: a price without a name", hint=example)
+        if not math.isfinite(price):
+            raise SpecError(
+                f"{path}:{i}: {price_col} of {name!r} is {cell}: not a finite number",
+                hint="give whole US dollars, e.g. 25000 for 25k",
+            )
+        if name in prices:
+            raise SpecError(
+                f"{path}:{i}: {name!r} is priced twice (also line {lines_of[name]})",
+                hint="keep one price for each name",
+            )
+        if not MIN_PRICE_USD <= price <= MAX_PRICE_USD:
+            raise SpecError(
+                f"{path}:{i}: {price_col} of {name!r} is {cell}: outside "
+                f"{MIN_PRICE_USD:g} to {MAX_PRICE_USD:g} USD, no processor or accelerator "
+                "costs that (a table in thousands of dollars?)",
+                hint="give whole US dollars, e.g. 25000 for 25k",
+            )
+        prices[name] = price
+        lines_of[name] = i
+    if not prices:
+        raise SpecError(f"{path}: the price table has no rows", hint=example)
     return prices
 
 

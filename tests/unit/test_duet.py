@@ -22,8 +22,11 @@ def test_cpus_are_parsed_and_must_be_this_processs() -> None:
     assert parse_cpus(f"{CPUS[0]}-{CPUS[-1]}") == tuple(range(CPUS[0], CPUS[-1] + 1))
     with pytest.raises(UsageError, match="expected CPUs like 0-3,6"):
         parse_cpus("one")
-    with pytest.raises(UsageError, match=r"CPU\(s\) \[4096\] are not among this process's"):
+    with pytest.raises(UsageError, match=r"CPU 4096 is not among this process's"):
         parse_cpus("4096")
+    # a range this machine cannot have is refused by its end, never built in memory
+    with pytest.raises(UsageError, match=r"CPU 99999999999 is not among this process's"):
+        parse_cpus("0-99999999999")
     with pytest.raises(UsageError, match="is not a range of CPUs"):
         parse_cpus("3-1")
 

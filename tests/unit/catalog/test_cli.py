@@ -221,3 +221,17 @@ def test_a_copy_of_a_run_is_logged_once_and_named(project: Path) -> None:
     (skipped,) = tally["skipped"]
     assert skipped["path"].endswith("copy/r1")
     assert "a copy" in skipped["why"]
+
+
+def test_a_run_json_that_is_a_fifo_is_skipped_not_waited_for(project: Path) -> None:
+    """A FIFO named run.json would block its read for ever: it is skipped with its reason."""
+    import os
+
+    _pair(project)
+    fifo = project / "results" / "synthetic" / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "run.json")
+    out = CliRunner().invoke(cli, ["catalog", "sync", "results/", "--json"])
+    assert out.exit_code == 0, out.output
+    (skipped,) = json.loads(out.output)["skipped"]
+    assert "not a regular file" in skipped["why"]

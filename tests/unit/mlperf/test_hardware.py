@@ -16,11 +16,11 @@ from repro.errors import SpecError
 from repro.mlperf.hardware import (
     enrich,
     load_hardware,
-    load_usd_prices,
     match,
     normalize,
 )
 from repro.reports.table import COLUMNS
+from repro.stats.pareto import load_prices
 from tests.mlperf_gen import Power, Result, write_result
 
 
@@ -146,7 +146,7 @@ def test_a_table_without_the_needed_columns_is_refused() -> None:
     ("text", "message"),
     [
         ("name,price_eur\nNVIDIA L4,2300\n", "column 'price_eur': prices are read in US dollars"),
-        ("name,price_usd\nNVIDIA L4,2.5\n", ":2: price_usd of 'NVIDIA L4' is 2.5: below"),
+        ("name,price_usd\nNVIDIA L4,2.5\n", ":2: price_usd of 'NVIDIA L4' is 2.5: outside 20 to"),
         ("name,price_usd\nNVIDIA L4,$2500\n", ":2: price_usd is '\\$2500'"),
         ("name;price_usd\nNVIDIA L4;2500\n", ":1: the header"),
         # nan/inf were said to be "below 20 USD"; a name given twice kept one price silently
@@ -162,7 +162,7 @@ def test_a_price_table_in_the_wrong_unit_names_row_or_column(
     path = tmp_path / "prices.csv"
     path.write_text(text)
     with pytest.raises(SpecError, match=message):
-        load_usd_prices(path)
+        load_prices(path)
 
 
 def _tree(tmp_path: Path, accelerator: str) -> Path:

@@ -5,6 +5,7 @@ traceback)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +64,35 @@ def test_a_node_that_cannot_write_the_run_says_so(
     err = capsys.readouterr().err
     assert "Not a directory" in err
     assert "mounted on this node" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["plan.json", "²"], "usage: python -m repro.replay.part PLAN.json PART"),  # a digit
+        (["plan.json", "-1"], "usage: python -m repro.replay.part PLAN.json PART"),
+    ],
+)
+def test_a_part_number_that_is_not_one_is_a_usage_error(
+    args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_plan_that_is_a_fifo_or_nested_deep_is_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert main([str(fifo), "0"]) == 2  # never opened: a FIFO would block the read for ever
+    assert "not a regular file" in capsys.readouterr().err
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert main([str(deep), "0"]) == 2
+    err = capsys.readouterr().err
+    assert "nested too deeply" in err
+    assert "Traceback" not in err
+    huge = _plan(tmp_path, parts=10**30)
+    assert main([str(huge), "0"]) == 2
+    assert "parts" in capsys.readouterr().err

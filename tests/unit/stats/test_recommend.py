@@ -175,9 +175,10 @@ def test_a_file_that_is_not_a_results_table(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("prices", "message"),
     [
-        ("name,price\nXeon,-1600\n", "positive number"),
-        ("name,price\nXeon,inf\n", "positive number"),
-        ("name,price\nXeon,10\nXeon,20\n", "has two prices"),
+        ("name,price\nXeon,-1600\n", "outside 20 to 1e+09 USD"),
+        ("name,price\nXeon,inf\n", "not a finite number"),
+        ("name,price\nXeon,1e308\n", "outside 20 to 1e+09 USD"),  # was exit 4 in a plot
+        ("name,price_usd\nXeon,100\nXeon,200\n", "priced twice"),  # one reader, one header
     ],
 )
 def test_a_bad_price_table_is_refused(tmp_path: Path, prices: str, message: str) -> None:
