@@ -70,7 +70,9 @@ class CatalogRun:
 class Catalog:
     """An open tracking store."""
 
-    def __init__(self, tracking: Tracking) -> None:
+    def __init__(self, tracking: Tracking, *, read: bool = False) -> None:
+        """Open the store; `read`: a reading command's (`catalog history`), which never makes
+        a store or its tables."""
         self.tracking = tracking
         for k, v in _HTTP_ENV.items():
             os.environ.setdefault(k, v)
@@ -91,9 +93,18 @@ class Catalog:
             if tracking.artifacts is not None:
                 tracking.artifacts.mkdir(parents=True, exist_ok=True)
             database = sqlite_file(tracking.uri)
-            if database is not None and not database.exists():
+            if database is not None and database.exists():
+                _refuse_foreign(database, tracking.shown)
+            elif database is not None and read:
+                raise CatalogUnavailableError(
+                    f"no catalog at {tracking.shown} yet ({tracking.source})",
+                    hint="`repro catalog sync results/` logs the project's runs into it",
+                )
+            elif database is not None:
                 _made_whole(database, MlflowClient)
             self.client: MlflowClient = MlflowClient(tracking_uri=tracking.uri)
+        except CatalogUnavailableError:
+            raise
         except Exception as exc:  # MLflow raises many kinds for a store it cannot open
             raise self._unavailable(exc) from None
         self._experiments: dict[str, str] = {}
@@ -306,6 +317,38 @@ def _folder_name(name: str) -> str:
     if safe == name:
         return safe
     return f"{safe[:80]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+#: the tables every MLflow SQL store has (its migrations' own, and its first)
+_MLFLOW_TABLES: Final = frozenset({"alembic_version", "experiments", "runs"})
+
+
+def _refuse_foreign(database: Path, shown: str) -> None:
+    """An existing file is the catalog only if it is an MLflow store: MLflow would make its
+    ~65 tables in any SQLite file it is given (an application's database) and migrate it."""
+    import sqlite3
+
+    if not database.is_file():
+        raise CatalogUnavailableError(
+            f"the catalog at {shown} is not a file (a folder?)",
+            hint="name an SQLite file: sqlite:///PATH/catalog.db",
+        )
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5) as con:
+            rows = con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise CatalogUnavailableError(
+            f"the catalog at {shown} is damaged or not an SQLite database ({exc})",
+            hint="move it away and `repro catalog sync results/` rebuilds the catalog from "
+            "the runs on disk",
+        ) from None
+    tables = {name for (name,) in rows}
+    if not tables >= _MLFLOW_TABLES:
+        raise CatalogUnavailableError(
+            f"{database} is an SQLite database but not an MLflow store (it has "
+            f"{len(tables)} table(s), none of MLflow's): never written into",
+            hint="name another file for the catalog (sqlite:///.repro/catalog.db)",
+        )
 
 
 def _made_whole(database: Path, client: Callable[..., Any]) -> None:

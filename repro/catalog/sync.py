@@ -9,6 +9,7 @@ catalog lacks is logged from the report's own path to it first).
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import sys
@@ -278,7 +279,7 @@ def after_command(
     if not written:
         return
     try:
-        _after_command(track, written, say)
+        _within_deadline(lambda: _after_command(track, written, say), written, say)
     except KeyboardInterrupt:
         say(
             "warning: catalog: interrupted while logging; the results are on disk: "
@@ -286,6 +287,47 @@ def after_command(
         )
     except Exception as exc:  # a bug of the catalog step must not cost the command its result
         say(f"warning: catalog: nothing logged: {type(exc).__name__}: {exc}")
+
+
+#: the catalog step's whole budget, seconds: MLflow's timeout is per read, and a tracker that
+#: sends a byte every few seconds never times out; $REPRO_CATALOG_DEADLINE_S changes it
+CATALOG_DEADLINE_S = 60.0
+
+
+def _within_deadline(
+    step: Callable[[], None], written: Written, say: Callable[[str], None]
+) -> None:
+    """Run the catalog step in a thread of its own and stop waiting for it at the deadline (a
+    daemon thread: the command ends, and the step with it)."""
+    import threading
+
+    raw = os.environ.get("REPRO_CATALOG_DEADLINE_S", "")
+    try:
+        deadline = float(raw) if raw else CATALOG_DEADLINE_S
+    except ValueError:
+        deadline = CATALOG_DEADLINE_S
+    if not math.isfinite(deadline) or deadline <= 0:
+        deadline = CATALOG_DEADLINE_S
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            step()
+        except BaseException as exc:  # said below, in this thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=run, name="repro-catalog", daemon=True)
+    worker.start()
+    worker.join(deadline)
+    if worker.is_alive():
+        say(
+            f"warning: catalog: the tracker did not finish within {deadline:g} s: not waited "
+            f"for any longer; the results are on disk: `repro catalog sync "
+            f"{' '.join(sorted(_roots(written)))}` logs them when it answers"
+        )
+        return
+    if failed:
+        raise failed[0]
 
 
 def _after_command(track: str | None, written: Written, say: Callable[[str], None]) -> None:

@@ -113,7 +113,7 @@ def history(spec: str, track: str | None, plot: Path | None, as_json: bool) -> N
       repro catalog history ort-digits --plot history.svg
     """
     from repro.catalog.store import Catalog
-    from repro.catalog.where import for_catalog_command
+    from repro.catalog.where import for_catalog_command, sqlite_file
 
     if plot is not None and plot.suffix.lower() != ".svg":
         raise UsageError(
@@ -121,7 +121,14 @@ def history(spec: str, track: str | None, plot: Path | None, as_json: bool) -> N
         )
     name = _spec_name(spec)
     tracking = for_catalog_command(track, Path.cwd())
-    runs = [r for r in Catalog(tracking).runs(name) if r.tags.get("repro.kind") == "run"]
+    database = sqlite_file(tracking.uri)
+    if database is not None and not database.exists():  # a read never makes a store
+        raise SpecError(
+            f"{spec}: no run of spec {name!r} in the catalog at {tracking.shown}: there is no "
+            "catalog there yet",
+            hint="log them first: repro catalog sync results/ reports/ (or replay with --track)",
+        )
+    runs = [r for r in Catalog(tracking, read=True).runs(name) if r.tags.get("repro.kind") == "run"]
     if not runs:
         raise SpecError(
             f"{spec}: no run of spec {name!r} in the catalog at {tracking.shown}",

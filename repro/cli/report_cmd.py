@@ -168,6 +168,26 @@ def write_report(
     if not quiet:
         click.echo(text.render(result), nl=False)
     note(f"report written to {out_dir}/report.{{{','.join(formats)}}}")
-    if "json" in formats:
+    if "json" not in formats and _tracking():
+        # the catalog logs a report from its report.json: asked to log, it is written too
+        atomic_write_text(out_dir / "report.json", redact_text(rendered["json"]()))
+        note(f"{out_dir}/report.json written too: the catalog (--track) logs the report from it")
+    if "json" in formats or _tracking():
         written.note("reports", out_dir)
     return result.exit_code()
+
+
+def _tracking() -> bool:
+    """Whether this command logs into the catalog (--track, $REPRO_TRACKING_URI or the
+    project's config, and not off)."""
+    from repro.catalog.where import resolve
+    from repro.errors import ReproError
+    from repro.outputs import TRACK_META
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or TRACK_META not in ctx.meta:
+        return False
+    try:
+        return resolve(ctx.meta[TRACK_META], Path.cwd()) is not None
+    except ReproError:
+        return True  # the catalog step says what is wrong with it

@@ -235,3 +235,82 @@ def test_a_run_json_that_is_a_fifo_is_skipped_not_waited_for(project: Path) -> N
     assert out.exit_code == 0, out.output
     (skipped,) = json.loads(out.output)["skipped"]
     assert "not a regular file" in skipped["why"]
+
+
+def test_a_tracker_that_answers_a_byte_at_a_time_is_not_waited_for(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listener that answers `200 OK` and then a byte every second never times out a read:
+    the catalog step has a deadline of its own, and the command ends after it."""
+    import socket
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    stop = threading.Event()
+
+    def drip() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+            while not stop.is_set():
+                try:
+                    conn.sendall(b" ")
+                except OSError:
+                    break
+                time.sleep(1)
+            conn.close()
+
+    threading.Thread(target=drip, daemon=True).start()
+    monkeypatch.setenv("REPRO_CATALOG_DEADLINE_S", "3")
+    _pair(project)
+    t0 = time.monotonic()
+    result = _report("--track", f"http://127.0.0.1:{port}")
+    took = time.monotonic() - t0
+    stop.set()
+    server.close()
+    out = result.output  # type: ignore[attr-defined]
+    assert result.exit_code == 1, out  # type: ignore[attr-defined]  # the verdict's code
+    assert "did not finish within 3 s" in out
+    assert took < 30
+
+
+def test_an_application_database_is_never_written_into(project: Path) -> None:
+    """`catalog history --track sqlite:///other.db` on an application's database added
+    MLflow's tables to it; a read makes no store either."""
+    import sqlite3
+
+    db = project / "other.db"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE invoices (id INTEGER)")
+    before = db.read_bytes()
+    _pair(project)
+    for args in (
+        ["catalog", "history", "synthetic", "--track", f"sqlite:///{db}"],
+        ["catalog", "sync", "results/", "--track", f"sqlite:///{db}"],
+    ):
+        out = CliRunner().invoke(cli, args)
+        assert out.exit_code != 0, out.output
+        assert "not an MLflow store" in out.output
+    assert db.read_bytes() == before
+    fresh = project / "none.db"
+    out = CliRunner().invoke(cli, ["catalog", "history", "x", "--track", f"sqlite:///{fresh}"])
+    assert out.exit_code == 2, out.output
+    assert "there is no catalog there yet" in out.output
+    assert not fresh.exists()  # a read never makes a store
+
+
+def test_a_report_tracked_in_markdown_only_is_logged_and_says_so(project: Path) -> None:
+    _pair(project)
+    result = _report("--track", "--format", "md")
+    out = result.output  # type: ignore[attr-defined]
+    assert "report.json written too" in out
+    assert "1 verdict(s)" in out
+    assert (project / "reports" / "synthetic" / "report.json").is_file()
