@@ -155,7 +155,7 @@ def make_run(
     )
     record = RunRecord(
         run_id=path.name,
-        spec_name="synthetic",
+        spec_name=spec["name"] if spec is not None else "synthetic",  # the embedded spec's
         spec_id=spec_id,
         spec_path=spec_path,
         status=status,  # type: ignore[arg-type]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,7 @@ from repro.runs.record import (
 )
 from repro.spec.io import format_validation_error, spec_id
 from repro.spec.models import ExperimentSpec
+from repro.spec.types import FOLDER_NAME_PATTERN
 
 #: a repro run, a published MLPerf result (LoadGen's logs or MLCommons endpoints'), or another
 #: harness's served run (AIPerf, GuideLLM, `vllm bench serve`: `repro.formats.served`)
@@ -136,6 +139,12 @@ def _check_spec(path: Path, record: RunRecord) -> None:
             f"{record.spec_id[:12]}: the record was edited",
             hint=DAMAGED_HINT,
         )
+    if spec.name != record.spec_name:
+        raise SpecError(
+            f"{path}: $.spec_name is {record.spec_name!r}, the embedded spec's name "
+            f"{spec.name!r}: the record was edited",
+            hint=DAMAGED_HINT,
+        )
 
 
 def _check_settings(where: str, settings: Mapping[str, Any]) -> None:
@@ -156,9 +165,28 @@ def _check_record(path: Path, record: RunRecord) -> None:
     settings are LoadGen's numbers; a finished performance test states LoadGen's validity,
     VALID or INVALID; an accuracy is a fraction. A record that does not is damaged."""
     _check_spec(path, record)
+    if not re.fullmatch(FOLDER_NAME_PATTERN, record.spec_name):
+        raise SpecError(
+            f"{path}: $.spec_name is {record.spec_name!r}: not a spec's name (a name of one "
+            "folder: letters, digits, '.', '_', '+' and '-')",
+            hint=DAMAGED_HINT,
+        )
+    folder = path.parent.name
+    if folder not in (record.run_id, f".{record.run_id}.partial"):
+        raise SpecError(
+            f"{path}: $.run_id is {record.run_id!r}, not its folder's name {folder!r}: a run "
+            "is kept in a folder of its id (an edited record, or a renamed folder)",
+            hint="rename the folder back to the run id, or copy the run with its folder",
+        )
     for i, t in enumerate(record.tests):
         where = f"{path}: $.tests[{i}] ({t.scenario} {t.mode})"
         _check_settings(where, t.settings)
+        for key, value in t.metrics.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SpecError(
+                    f"{where}: metrics.{key} is {value!r}: not a figure LoadGen writes",
+                    hint=DAMAGED_HINT,
+                )
         validity = t.metrics.get("validity")
         finished = t.mode == "performance" and t.status in ("valid", "invalid")
         if finished and validity not in ("VALID", "INVALID"):

@@ -314,3 +314,35 @@ def test_a_report_tracked_in_markdown_only_is_logged_and_says_so(project: Path) 
     assert "report.json written too" in out
     assert "1 verdict(s)" in out
     assert (project / "reports" / "synthetic" / "report.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        ({"samples_per_second": float("nan")}, "metrics.samples_per_second is nan"),
+        ({"spec_name": "../../../../outside/cat-escape"}, "$.spec_name"),
+        ({"run_id": "another"}, "$.run_id is 'another', not its folder's name 'r1'"),
+    ],
+)
+def test_sync_refuses_what_report_refuses(
+    project: Path, edit: dict[str, object], why: str
+) -> None:
+    """One reader for both: a record edited with its digest made anew (a NaN rate, a spec name
+    that climbs out of the catalog, a run id not its folder's) is skipped with the reason."""
+    from tests.helpers import write_record
+
+    folder = _pair(project) / "r1"
+    doc = json.loads((folder / "run.json").read_text())
+    if "samples_per_second" in edit:
+        doc["tests"][0]["metrics"]["samples_per_second"] = edit["samples_per_second"]
+    else:
+        doc.update(edit)
+    write_record(folder / "run.json", doc)
+    out = CliRunner().invoke(cli, ["catalog", "sync", "results/", "--json"])
+    tally = json.loads(out.output)
+    (skipped,) = tally["skipped"]
+    assert skipped["path"].endswith("r1")
+    assert why in skipped["why"]
+    assert not (project / ".repro" / "outside").exists()
+    report = _report()
+    assert report.exit_code == 2  # type: ignore[attr-defined]

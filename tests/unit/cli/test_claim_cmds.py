@@ -115,7 +115,7 @@ def test_add_writes_the_claim_and_keeps_the_spec_id(spec_file: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (["--bound", "inf"], "$.claims[0].bound (claim 'threads'): Input should be a finite"),
+        # --bound inf: refused by the option's type (tests/unit/cli/test_finite_options.py)
         (["--bound", "0"], "$.claims[0].bound (claim 'threads'): Input should be greater than 0"),
         (["--metric", "Offline.latency_p99"], "Offline does not measure 'latency_p99'"),
         (["--metric", "MultiStream.latency_p99"], "runs no MultiStream scenario"),

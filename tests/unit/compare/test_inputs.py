@@ -183,7 +183,7 @@ def test_a_copied_run_folder_is_the_same_run(tmp_path: Path) -> None:
 
     make_run(tmp_path / "r" / "original", throughput=[100.0, 101.0])
     make_run(tmp_path / "r" / "a", throughput=[100.0, 99.0], seed=2)
-    shutil.copytree(tmp_path / "r" / "a", tmp_path / "copy")
+    shutil.copytree(tmp_path / "r" / "a", tmp_path / "copy" / "a")
     result = CliRunner().invoke(
         cli,
         [
@@ -191,11 +191,26 @@ def test_a_copied_run_folder_is_the_same_run(tmp_path: Path) -> None:
             "--compare",
             str(tmp_path / "r" / "original"),
             str(tmp_path / "r" / "a"),
-            str(tmp_path / "copy"),
+            str(tmp_path / "copy" / "a"),
         ],
     )
     assert result.exit_code == 2, result.output
     assert "is given again (as" in result.output
+
+
+def test_a_run_in_a_folder_not_of_its_id_is_refused(tmp_path: Path) -> None:
+    """`spec_name` and `run_id` that disagree with the embedded spec and the folder were taken
+    at their word (report, catalog sync: `../../outside` became an experiment)."""
+    import shutil
+
+    make_run(tmp_path / "r" / "original", throughput=[100.0, 101.0])
+    make_run(tmp_path / "r" / "a", throughput=[100.0, 99.0], seed=2)
+    shutil.copytree(tmp_path / "r" / "a", tmp_path / "renamed")
+    result = CliRunner().invoke(
+        cli, ["report", "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "renamed")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "$.run_id is 'a', not its folder's name 'renamed'" in result.output
 
 
 def test_a_side_of_an_interleaved_pair_is_never_the_latest_replay(tmp_path: Path) -> None:
@@ -219,9 +234,15 @@ def test_a_run_compared_with_its_own_copy_is_refused(tmp_path: Path) -> None:
     import shutil
 
     make_run(tmp_path / "r" / "original", throughput=[100.0, 101.0])
-    shutil.copytree(tmp_path / "r" / "original", tmp_path / "copy")
+    shutil.copytree(tmp_path / "r" / "original", tmp_path / "copy" / "original")
     result = CliRunner().invoke(
-        cli, ["report", "--compare", str(tmp_path / "r" / "original"), str(tmp_path / "copy")]
+        cli,
+        [
+            "report",
+            "--compare",
+            str(tmp_path / "r" / "original"),
+            str(tmp_path / "copy" / "original"),
+        ],
     )
     assert result.exit_code == 2, result.output
     assert "are one run" in result.output
