@@ -51,7 +51,8 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
             interactive = record.spec_name.endswith("-interactive")
             taken = endpoints_metric(env.round, record.spec_name, scenario, interactive)
         else:
-            taken = checker_metric(env.round, record.spec_name, scenario, metrics)
+            model = record.environment.get("mlperf_model") or record.spec_name
+            taken = checker_metric(env.round, str(model), scenario, metrics)
         key, unit = taken.key, taken.unit
         notes = [*record.notes, *([taken.rule] if taken.rule else [])]
         accuracy = (record.accuracy_test(scenario) or perf[0]).accuracy or {}

@@ -83,6 +83,47 @@ FIELDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: the names a round's checker maps to its benchmarks' (MODEL_CONFIG[round]["model_mapping"]
+#: of the pinned checker, the entries that meet OVERWRITE; tests/unit/mlperf/test_rules.py holds
+#: them to it): a v5.1 folder `llama3_1-8b` is llama3.1-8b, whose Offline metric is tokens/s
+_LLAMA31 = {
+    "llama3_1-405b": "llama3.1-405b",
+    "llama3_1-8b": "llama3.1-8b",
+    "llama3_1-8b-edge": "llama3.1-8b-edge",
+}
+ALIASES: dict[str, dict[str, str]] = {
+    "v5.0": {"llama3_1-405b": "llama3.1-405b"},
+    "v5.1": _LLAMA31,
+    "v6.0": _LLAMA31,
+    "v6.1": _LLAMA31,
+}
+
+
+def mlperf_model(
+    round_name: str | None, benchmark: str, submitter_mapping: Mapping[str, Any] | None = None
+) -> str:
+    """The benchmark a result folder is, as the round's checker names it: the folder's name,
+    else the round's alias of it, else the submitter's `model_mapping.json` (an open division's
+    `llama3_1-70b-fp8_dyn` -> `llama2-70b-99.9`), else the checker's guess (`llama3_1-405b`
+    in the name)."""
+    interactive = benchmark.endswith("-interactive")
+    base = benchmark.removesuffix("-interactive")
+    known = round_number(round_name)
+    table = OVERWRITE.get(f"v{known[0]}.{known[1]}", {}) if known else {}
+    aliases = ALIASES.get(f"v{known[0]}.{known[1]}", {}) if known else {}
+    if base in table:
+        name = base
+    elif base in aliases:
+        name = aliases[base]
+    elif submitter_mapping and isinstance(submitter_mapping.get(base), str):
+        name = submitter_mapping[base]
+    elif "llama3_1-405b" in base:
+        name = "llama3.1-405b"
+    else:
+        name = base
+    return f"{name}-interactive" if interactive else name
+
+
 @dataclass(frozen=True)
 class CheckerMetric:
     """The metric taken, its unit, and the rule that chose it when the rule is the round's."""

@@ -24,7 +24,7 @@ from repro.mlperf.compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
 from repro.mlperf.compliance import describe, read_compliance, verdicts
 from repro.mlperf.endpoints_result import endpoints_record, endpoints_scenarios
 from repro.mlperf.power import TESTING_RUN, add_power, has_power, stray_power_folders
-from repro.mlperf.rules import checker_metric
+from repro.mlperf.rules import checker_metric, mlperf_model
 from repro.runs import layout
 from repro.runs.layout import DETAIL, SUMMARY
 from repro.runs.loadgen_logs import Metrics, merge_logs, read_log, read_log_parts
@@ -575,6 +575,10 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
         benchmark += "-interactive"  # a result of its own, never one with the main Server's name
     tests: list[TestRecord] = []
     notes: list[str] = [problem] if problem else []
+    # the benchmark as the round's checker names it (its aliases, the submitter's mapping)
+    model = mlperf_model(round_of(path), benchmark, _model_mapping(path))
+    if model != benchmark:
+        notes.append(f"{benchmark}: the checker reads it as {model} (the round's rules for it)")
     seen: dict[str, tuple[Path, bytes]] = {}
     compliance: dict[str, dict[str, dict[str, str]]] = {}
     compliance_checks: dict[str, list[dict[str, Any]]] = {}
@@ -646,7 +650,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                 summary_metrics, detail_metrics = read_log_parts(run, summary_text=head)
             _check_logs(run, scenario, summary_metrics, detail_metrics)
             metrics = merge_logs(summary_metrics, detail_metrics)
-            taken = checker_metric(round_of(path), benchmark, scenario, metrics)
+            taken = checker_metric(round_of(path), model, scenario, metrics)
             if scenario == "Server" and taken.rule and k == 1:
                 notes.append(taken.rule)
             if scenario == "Server" and taken.key != metrics.get("mlperf_metric"):
@@ -718,6 +722,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
         repro_version="",
         environment={
             **_published(path, submitter, system, desc),
+            **({"mlperf_model": model} if model != benchmark else {}),
             **({"compliance": compliance} if compliance else {}),
             **({"compliance_checks": compliance_checks} if compliance_checks else {}),
         },
@@ -764,3 +769,27 @@ def _endpoints(
         notes=[problem] if problem else [],
         round_name=round_of(path),
     )
+
+
+def _model_mapping(path: Path) -> dict[str, Any] | None:
+    """The submitter's `model_mapping.json` (`<division>/<submitter>/`), as the checker reads
+    it: its own benchmark names -> the round's; None where there is none or it is not a JSON
+    object of names."""
+    parts = _absolute_parts(path)
+    if "results" not in parts:
+        return None
+    i = len(parts) - 1 - parts[::-1].index("results")
+    return _read_mapping(str(Path(*parts[:i]) / "model_mapping.json"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_mapping(path: str) -> dict[str, Any] | None:
+    """A submitter's mapping, read once per round (every result of the submitter asks)."""
+    mapping = Path(path)
+    try:
+        if not mapping.is_file() or mapping.stat().st_size > 1 << 20:
+            return None
+        loaded = json.loads(mapping.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return loaded if isinstance(loaded, dict) else None

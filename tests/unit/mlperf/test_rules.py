@@ -131,3 +131,48 @@ def test_a_benchmark_its_round_lists_no_rule_for_takes_the_default(tmp_path: Pat
     )
     row = _row(tmp_path, r)
     assert (row["metric"], row["unit"]) == ("samples_per_second", "samples/s")
+
+
+def test_the_aliases_are_the_pinned_checkers() -> None:
+    """Every alias repro takes is the checker's model_mapping of its round, and every mapping of
+    the checker to a benchmark of the round's table is taken."""
+    from repro.mlperf.rules import ALIASES
+
+    configs = _checker_constants().MODEL_CONFIG
+    for round_name, aliases in ALIASES.items():
+        mapping = configs[round_name]["model_mapping"]
+        assert {k: mapping[k] for k in aliases} == aliases, round_name
+        wanted = {k: v for k, v in mapping.items() if v in OVERWRITE.get(round_name, {})}
+        assert wanted == aliases, round_name
+
+
+@pytest.mark.parametrize(("round_", "folder"), [("v5.1", "llama3_1-8b"), ("v6.0", "llama3_1-405b")])
+def test_an_alias_takes_its_benchmarks_rule(tmp_path: Path, round_: str, folder: str) -> None:
+    """v6.0 closed/Intel llama3_1-8b Offline: repro gave 9.60593 samples/s where the checker
+    takes 1229.56 tokens/s (the rule was looked up by the folder's name only)."""
+    r = Result(round=round_, loadgen="5.1.0", benchmark=folder, llm=True, value=1229.56)
+    row = _row(tmp_path, r)
+    assert (row["metric"], row["unit"]) == ("tokens_per_second", "tokens/s")
+    assert row["value"] == pytest.approx(1229.56)
+    assert "the checker reads it as" in row["notes"]
+
+
+def test_a_submitters_model_mapping_is_taken(tmp_path: Path) -> None:
+    """v6.0 open/Krai h200 llama3_1-70b-fp8_dyn, mapped by Krai's model_mapping.json to
+    llama2-70b-99.9: the checker's metric is its tokens/s (repro gave samples/s)."""
+    r = Result(
+        round="v6.0",
+        division="open",
+        submitter="Krai",
+        loadgen="5.1.0",
+        benchmark="llama3_1-70b-fp8_dyn",
+        llm=True,
+        value=25939.8,
+    )
+    tree = tmp_path / "inference_results_v6.0"
+    write_result(tree, r)
+    (tree / "open" / "Krai" / "model_mapping.json").write_text(
+        '{"llama3_1-70b-fp8_dyn": "llama2-70b-99.9"}'
+    )
+    [row] = result_rows([tree])
+    assert (row["metric"], row["value"]) == ("tokens_per_second", pytest.approx(25939.8))
