@@ -4,18 +4,19 @@ interleaved run.
 
     python bench/served_client.py --aiperf /tmp/clients-venv/bin/aiperf \
         --guidellm /tmp/guidellm-venv/bin/guidellm --rounds 5 --requests 512
-    python bench/served_client.py --smoke      # CI: repro's client alone, one round of 64
+    python bench/served_client.py --smoke      # CI: repro's client alone, one round of 32 and 256
 
 The endpoint (`--endpoint PORT`, started by the benchmark, stopped by its PID) streams each
 answer as `--tokens` SSE events of one token and a usage event, at once: nothing to wait for,
 so what each client spends is its own. Every client sends the same `--requests` completions
 requests (streamed, `--concurrency` at a time) of `--tokens` output tokens; a round runs the
-three in a random order (the seed is printed). Measured per client and round:
+three in a random order (the seed is printed), each at `--requests` and at 8 times as many. Every
+client is measured the same way, as the operating system counts it: its whole process tree's
+user+system seconds (the children reaped: `RUSAGE_CHILDREN` around it), start-up included.
 
-- **CPU per request**: the client's process tree's user+system seconds (its children reaped:
-  `RUSAGE_CHILDREN` around it) over the requests it sent (repro: its worker's CPU over
-  LoadGen's run, which its record keeps, plus the orchestrator's share is left out: what
-  runs per request is the worker);
+- **CPU per request**: the marginal cost, (CPU at 8N - CPU at N) / 7N: what one more request
+  costs the client, its start-up (imports, worker processes, the tokenizer) left out;
+- **CPU per request of a run of 8N**: the whole run's CPU over its requests, start-up included;
 - **requests/s**: requests over the client's own reckoning of the wall time (AIPerf's and
   GuideLLM's benchmark duration, LoadGen's).
 
@@ -45,7 +46,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "specs" / "served-tinyllm.json"
-SMOKE = {"rounds": 1, "requests": 64}
+SMOKE = {"rounds": 1, "requests": 32}
 
 
 # -- the endpoint --------------------------------------------------------------------------------
@@ -148,17 +149,18 @@ def run_repro(
     path.write_text(json.dumps(spec))
     cmd = [sys.executable, "-m", "repro", "replay", str(path), "--env", "native"]
     cmd += ["-m", "performance", "-o", str(work / "results"), "--cache-dir", str(work / "cache")]
+    before = children_cpu()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    cpu = children_cpu() - before
     if done.returncode != 0:
         raise RuntimeError(f"repro replay failed: {done.stderr[-1500:]}")
     [record] = list((work / "results").glob("*/*/run.json"))
     test = json.loads(record.read_text())["tests"][0]
-    cpu = test["cpu"]["process_s"]
-    count = test["metrics"]["sut_queries_completed"] or requests
     return {
-        "cpu_per_request_ms": 1e3 * cpu / count,
+        "cpu_s": cpu,
+        "worker_loadgen_cpu_s": test["cpu"]["process_s"],  # the worker over LoadGen's run
         "requests_per_s": float(test["metrics"]["samples_per_second"]),
-        "requests": count,
+        "requests": test["metrics"]["sut_queries_completed"] or requests,
     }
 
 
@@ -203,11 +205,7 @@ def run_aiperf(
     [export] = list(out.rglob("profile_export_aiperf.json"))
     data = json.loads(export.read_text())
     rate = _aiperf_rate(data)
-    return {
-        "cpu_per_request_ms": 1e3 * cpu / requests,
-        "requests_per_s": rate,
-        "requests": requests,
-    }
+    return {"cpu_s": cpu, "requests_per_s": rate, "requests": requests}
 
 
 def _aiperf_rate(data: dict[str, Any]) -> float:
@@ -238,11 +236,7 @@ def run_guidellm(
         raise RuntimeError(f"guidellm failed: {(done.stdout + done.stderr)[-1500:]}")
     bench = json.loads(out.read_text())["benchmarks"][0]
     ok = bench["metrics"]["request_totals"]["successful"]
-    return {
-        "cpu_per_request_ms": 1e3 * cpu / requests,
-        "requests_per_s": float(ok) / float(bench["duration"]),
-        "requests": requests,
-    }
+    return {"cpu_s": cpu, "requests_per_s": float(ok) / float(bench["duration"]), "requests": ok}
 
 
 def tokenizer(work: Path) -> None:
@@ -295,6 +289,7 @@ def main() -> int:
         f"{args.rounds} round(s) of {args.requests} requests, {args.concurrency} at a time, "
         f"{args.tokens} tokens each; order seed {seed}"
     )
+    sizes = (args.requests, 8 * args.requests)
     found: dict[str, list[dict[str, float]]] = {name: [] for name in clients}
     proc, url = start_endpoint(args.tokens)
     try:
@@ -303,32 +298,53 @@ def main() -> int:
             if len(clients) > 1:
                 tokenizer(base)
             for k in range(args.rounds):
-                order = list(clients)
-                rng.shuffle(order)
-                for name in order:
-                    work = base / f"{name}-{k}"
+                runs = [(name, n) for name in clients for n in sizes]
+                rng.shuffle(runs)
+                got: dict[tuple[str, int], dict[str, float]] = {}
+                for name, n in runs:
+                    work = base / f"{name}-{k}-{n}"
                     work.mkdir()
                     if (base / "tokenizer").exists():
                         (work / "tokenizer").symlink_to(base / "tokenizer")
-                    got = clients[name](url, work, args.requests, args.concurrency, args.tokens)
-                    found[name].append(got)
+                    got[(name, n)] = clients[name](url, work, n, args.concurrency, args.tokens)
+                for name in clients:
+                    small, large = got[(name, sizes[0])], got[(name, sizes[1])]
+                    row = {
+                        "marginal_ms": 1e3
+                        * (large["cpu_s"] - small["cpu_s"])
+                        / (large["requests"] - small["requests"]),
+                        "whole_ms": 1e3 * large["cpu_s"] / large["requests"],
+                        "requests_per_s": large["requests_per_s"],
+                    }
+                    if "worker_loadgen_cpu_s" in large:
+                        row["worker_ms"] = 1e3 * large["worker_loadgen_cpu_s"] / large["requests"]
+                    found[name].append(row)
                     print(
-                        f"  round {k + 1} {name:<9} {got['cpu_per_request_ms']:.3f} ms of CPU a "
-                        f"request, {got['requests_per_s']:.1f} requests/s",
+                        f"  round {k + 1} {name:<9} {row['marginal_ms']:.3f} ms of CPU a request "
+                        f"(whole run of {sizes[1]}: {row['whole_ms']:.3f} ms), "
+                        f"{row['requests_per_s']:.1f} requests/s",
                         flush=True,
                     )
     finally:
         proc.kill()
         proc.wait()
-    print("\nclient     CPU per request (median)   requests/s (median)   CPU vs the cheapest other")
-    medians = {
-        n: statistics.median(r["cpu_per_request_ms"] for r in rows) for n, rows in found.items()
-    }
+    print(
+        "\nclient     CPU per request   CPU per request of a   requests/s   marginal CPU vs\n"
+        "           (marginal, median) run (start-up in)      (median)     the cheapest other"
+    )
+    medians = {n: statistics.median(r["marginal_ms"] for r in rows) for n, rows in found.items()}
     others = [m for n, m in medians.items() if n != "repro"]
     for name, rows in found.items():
+        whole = statistics.median(r["whole_ms"] for r in rows)
         rate = statistics.median(r["requests_per_s"] for r in rows)
         ratio = f"{medians[name] / min(others):.2f}x" if others else "-"
-        print(f"{name:<10} {medians[name]:>12.3f} ms {rate:>24.1f}   {ratio:>20}")
+        print(f"{name:<10} {medians[name]:>10.3f} ms {whole:>15.3f} ms {rate:>14.1f} {ratio:>14}")
+    worker = [r["worker_ms"] for r in found.get("repro", []) if "worker_ms" in r]
+    if worker:
+        print(
+            f"\nrepro's worker alone over LoadGen's run (the record's CPU time): "
+            f"{statistics.median(worker):.3f} ms a request"
+        )
     return 0
 
 

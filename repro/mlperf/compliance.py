@@ -46,6 +46,13 @@ _VERIFY = {
     "output_len": "verify_output_len.txt",
 }
 _BASELINE, _COMPLIANCE = "baseline_accuracy.txt", "compliance_accuracy.txt"
+#: the verification files the checker requires of each test's folder ("Missing accuracy file
+#: in compliance dir", "Missing performance file ...", "Missing output length ...")
+_REQUIRED = {
+    "accuracy": ("TEST01", "TEST06", "TEST07", "TEST08"),
+    "performance": ("TEST01", "TEST04"),
+    "output_len": ("TEST09",),
+}
 
 
 @dataclass(frozen=True)
@@ -249,8 +256,11 @@ def read_compliance(
         for kind, name in _VERIFY.items():
             path = folder / name
             if not path.is_file():
-                continue
-            check = _judge(test, kind, path, model)
+                if test not in _REQUIRED[kind]:
+                    continue
+                check = Check(test, kind, "FAIL", f"{name} is missing: the checker requires it")
+            else:
+                check = _judge(test, kind, path, model)
             if (division or "").lower() == "open":
                 check = _uncounted(check, "open division, which the checker does not judge")
             elif required is not None and test.split("-")[0] not in required:

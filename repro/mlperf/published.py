@@ -79,6 +79,9 @@ def rows_of(bench: Path, record: RunRecord) -> list[dict[str, Any]]:
                 "value": _number(metrics.get(key)),
                 "unit": unit,
                 "validity": metrics.get("validity"),
+                "checked": not any(t.metrics.get("summary_only") for t in perf)
+                and not accuracy.get("unhashed")
+                and record.environment.get("format") != "endpoints",
                 "loadgen_version": metrics.get("loadgen_version"),
                 "accuracy_metric": accuracy.get("metric"),
                 "accuracy_value": _number(accuracy.get("value")),

@@ -156,6 +156,8 @@ def _results_below(path: Path) -> Iterator[Path]:
             continue  # a hidden folder: an unfinished repro run (.<id>.partial), never a result
         if _COMPLIANCE_TEST.fullmatch(scenario.name) or _is_repro_run(bench):
             continue
+        if not _where_the_checker_reads(bench, path):
+            continue
         yield bench
 
 
@@ -211,6 +213,21 @@ def _summaries(path: Path) -> Iterator[Path]:
             and d not in NOT_RESULTS
             and not _COMPLIANCE_TEST.fullmatch(d)
         ]
+
+
+def _where_the_checker_reads(bench: Path, root: Path) -> bool:
+    """A benchmark folder found below `root` is a result where the checker reads results: at
+    `<submitter>/results/<system>/<benchmark>`. A results-shaped copy elsewhere (v1.0's
+    closed/DellEMC/measurements/..., v1.1's stray bert-99.9/Server/Server/) is not; a folder
+    of results with no `results/` level at all (results copied out of a tree) is read."""
+    parts = _absolute_parts(bench)
+    if "results" in parts:
+        depth = len(parts) - 1 - parts[::-1].index("results")
+        return len(parts) - depth - 1 == 2  # <system>/<benchmark>
+    # no results/ above it: one beside it (within the walk) means a copy, not a result
+    rel = bench.relative_to(root).parts
+    ancestors = [root, *(root / Path(*rel[:k]) for k in range(1, len(rel)))]
+    return not any((a / "results").is_dir() for a in ancestors)
 
 
 def os_error_reason(result: Path, exc: OSError) -> str:
@@ -650,6 +667,26 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                 summary_metrics, detail_metrics = read_log_parts(run, summary_text=head)
             _check_logs(run, scenario, summary_metrics, detail_metrics)
             metrics = merge_logs(summary_metrics, detail_metrics)
+            if detail_metrics is not None and detail_metrics.get("garbled_lines"):
+                lines = detail_metrics["garbled_lines"]
+                metrics["summary_only"] = True  # nothing certain to hold the summary to
+                notes.append(
+                    f"{run.relative_to(path)}/{DETAIL}: line(s) {lines} are not LoadGen "
+                    "records (damaged or edited): not cross-checked"
+                )
+            if detail_logs and detail_metrics is None:
+                # nothing to hold the summary to: an edited summary would read as any other
+                metrics["summary_only"] = True
+                detail = run / DETAIL
+                state = (
+                    "is not a regular file"
+                    if detail.exists() or detail.is_symlink()
+                    else "is missing"
+                )
+                notes.append(
+                    f"{run.relative_to(path)}/{DETAIL} {state}: the summary alone, not "
+                    "cross-checked (never ranked as a checked result)"
+                )
             taken = checker_metric(round_of(path), model, scenario, metrics)
             if scenario == "Server" and taken.rule and k == 1:
                 notes.append(taken.rule)
@@ -674,6 +711,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
         acc_txt = sdir / "accuracy" / "accuracy.txt"
         if acc_txt.is_file():
             reading = read_accuracy_file(acc_txt, benchmark)
+            hashed = _has_hash_line(acc_txt)
             why = out_of_range(reading) if reading is not None else None
             if reading is not None and (why or not math.isfinite(reading.value)):
                 raise SpecError(
@@ -695,9 +733,17 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                             "unit": reading.unit,
                             "higher_is_better": reading.higher_is_better,
                             "values": reading.values,
+                            # the accuracy log's sha256, which the checker requires
+                            **({} if hashed else {"unhashed": True}),
                         },
                     )
                 )
+                if not hashed:
+                    notes.append(
+                        f"{acc_txt.relative_to(path)} has no hash= line: the checker fails "
+                        "its accuracy check (the accuracy log it stands for is unverifiable): "
+                        "not checked"
+                    )
             else:
                 notes.append(f"{acc_txt.relative_to(path)}: no accuracy figure could be read")
         division = division_of(path) or _text(desc.get("division"))
@@ -793,3 +839,13 @@ def _read_mapping(path: str) -> dict[str, Any] | None:
     except (OSError, ValueError, RecursionError):
         return None
     return loaded if isinstance(loaded, dict) else None
+
+
+def _has_hash_line(accuracy_txt: Path) -> bool:
+    """Whether the accuracy file states its accuracy log's digest (`hash=...`), as the
+    submission tooling writes it (on a line of its own, or after the figure)."""
+    try:
+        with accuracy_txt.open("rb") as fh:
+            return b"hash=" in fh.read(1 << 20)
+    except OSError:
+        return False

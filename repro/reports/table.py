@@ -31,6 +31,9 @@ COLUMNS = (
     "value",
     "unit",
     "validity",
+    # False: read from LoadGen's summary alone (no detail log to hold it to) or from a result
+    # repro does not check (an endpoints result); None where the row could not be read
+    "checked",
     "loadgen_version",
     "accuracy_metric",
     "accuracy_value",

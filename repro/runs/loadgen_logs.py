@@ -235,23 +235,31 @@ def parse_summary_text(text: str) -> Metrics:
 
 
 def iter_detail_records(
-    text: str, keep: Callable[[str], bool] | None = None
+    text: str, keep: Callable[[str], bool] | None = None, *, garbled: list[int] | None = None
 ) -> list[dict[str, Any]]:
-    """The `:::MLLOG {...}` records of a detail log; malformed lines are skipped. With `keep`,
-    only the records whose key it keeps, each line's key found by a pattern before its JSON is
-    parsed (a log of tens of thousands of records is read in a fraction of the time)."""
+    """The `:::MLLOG {...}` records of a detail log; malformed lines are skipped (and their
+    numbers added to `garbled`: a record line with no key, or a kept one that is not JSON).
+    With `keep`, only the records whose key it keeps, each line's key found by a pattern before
+    its JSON is parsed (a log of tens of thousands of records is read in a fraction of the
+    time)."""
     records = []
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), start=1):
         start = line.find(":::MLLOG ")
         if start < 0:
             continue
         if keep is not None:
             found = _KEY.search(line, start)
-            if found is None or not keep(found.group(1)):
+            if found is None:
+                if garbled is not None:
+                    garbled.append(n)
+                continue
+            if not keep(found.group(1)):
                 continue
         try:
             record = json.loads(line[start + 9 :])
         except json.JSONDecodeError:
+            if garbled is not None:
+                garbled.append(n)
             continue
         if isinstance(record, dict):
             records.append(record)
@@ -315,7 +323,8 @@ def parse_detail_text(text: str) -> Metrics:
     out: Metrics = {}
     errors = warnings = 0
     messages: list[str] = []
-    for rec in iter_detail_records(text, keep=_wanted):
+    garbled: list[int] = []
+    for rec in iter_detail_records(text, keep=_wanted, garbled=garbled):
         key = rec.get("key", "")
         value = rec.get("value")
         if key == "error_invalid_config" or key.startswith("error"):
@@ -341,6 +350,8 @@ def parse_detail_text(text: str) -> Metrics:
     _latency_percentiles(out)
     out["num_errors"] = errors
     out["num_warnings"] = warnings
+    if garbled:  # a damaged or edited log: said, never read as if whole
+        out["garbled_lines"] = ", ".join(map(str, garbled[:20]))
     if messages:
         out["errors"] = "; ".join(messages)[:2000]
     return out

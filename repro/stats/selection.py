@@ -89,7 +89,20 @@ def valid_only(t: pd.DataFrame, excluded: list[str], notes: list[str]) -> pd.Dat
         notes.append(
             f"validity: {int(invalid.sum())} of {len(t)} row(s) left out, not VALID (listed)"
         )
-    return t[~invalid]
+    t = t[~invalid]
+    if "checked" in t:  # a table written before the column: its rows as they are
+        unchecked = t["checked"].astype(str).str.lower().isin(("false", "0"))
+        excluded += [
+            f"{who(row)}: read from its summary alone (no detail log to cross-check it)"
+            for _, row in t[unchecked].iterrows()
+        ]
+        if unchecked.any():
+            notes.append(
+                f"checked: {int(unchecked.sum())} of {len(t)} VALID row(s) left out, read "
+                "from a summary alone: never ranked as checked (listed)"
+            )
+        t = t[~unchecked]
+    return t
 
 
 def constrained(t: pd.DataFrame, text: str, excluded: list[str], notes: list[str]) -> pd.DataFrame:

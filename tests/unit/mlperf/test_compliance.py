@@ -123,16 +123,28 @@ def test_test06_is_judged_on_its_own_checks(
 def test_a_truncated_verification_is_unreadable_and_says_so(tmp_path: Path) -> None:
     r = Result(
         compliance={
-            "TEST01": {"performance": verify_performance(True)},
+            "TEST01": {
+                "accuracy": verify_accuracy_test01(True),
+                "performance": verify_performance(True),
+            },
             "TEST04": {"performance": verify_performance(None)},  # no verdict line
         }
     )
     row = _row(tmp_path, r)
     assert row["compliance"] == "unreadable"
     assert row["compliance_detail"] == (
-        "TEST01 performance:PASS; TEST04 performance:unreadable (verify_performance.txt has no "
-        "TEST PASS or TEST FAIL line)"
+        "TEST01 accuracy:PASS, performance:PASS; TEST04 performance:unreadable "
+        "(verify_performance.txt has no TEST PASS or TEST FAIL line)"
     )
+
+
+def test_a_missing_verification_fails_as_the_checker_fails_it(tmp_path: Path) -> None:
+    """A TEST01 folder without verify_accuracy.txt passed; the checker fails it ("Missing
+    accuracy file in compliance dir")."""
+    r = Result(compliance={"TEST01": {"performance": verify_performance(True)}})
+    row = _row(tmp_path, r)
+    assert row["compliance"] == "FAIL"
+    assert "TEST01 accuracy:FAIL (verify_accuracy.txt is missing" in row["compliance_detail"]
 
 
 def test_a_test_the_round_does_not_require_is_not_counted(tmp_path: Path) -> None:
@@ -155,7 +167,10 @@ def test_a_test_the_round_does_not_require_is_not_counted(tmp_path: Path) -> Non
         "TEST05 performance:FAIL (not required of resnet in v5.0: not counted)"
         in (row["compliance_detail"])
     )
-    bert = _bert("bert-99", {"performance": verify_performance(True)})
+    bert = _bert(
+        "bert-99",
+        {"accuracy": verify_accuracy_test01(True), "performance": verify_performance(True)},
+    )
     bert.compliance["TEST04"] = {"performance": verify_performance(False)}
     row = _row(tmp_path / "b", bert)
     assert row["compliance"] == "PASS"

@@ -435,4 +435,15 @@ def test_every_other_figure_of_the_real_rounds_is_the_one_its_file_states(
             assert row["compliance"] is None, folder  # not judged: open, or no tests
         else:
             verdicts = ["TEST PASS" in v.read_text() for v in verify]
+            # a file the checker requires and the folder lacks fails ("Missing accuracy file
+            # in compliance dir"): these fixtures are subsets, and some lack one
+            required = {
+                "TEST01": ("verify_accuracy.txt", "verify_performance.txt"),
+                "TEST04": ("verify_performance.txt",),
+            }
+            verdicts += [
+                (t / name).is_file()
+                for t in {v.parent for v in verify}
+                for name in required.get(t.name.upper(), ())
+            ]
             assert row["compliance"] == ("PASS" if all(verdicts) else "FAIL"), folder

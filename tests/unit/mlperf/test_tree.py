@@ -45,14 +45,16 @@ def test_compliance_runs_and_repro_runs_are_not_results(tmp_path: Path) -> None:
         (place / "performance" / "run_1").mkdir(parents=True)
         (place / "performance" / "run_1" / "mlperf_log_summary.txt").write_text("x")
         (place / "verify_performance.txt").write_text("reference score = 1\nTEST PASS\n")
+    test01 = tmp_path / "closed" / "Acme" / "compliance" / "box" / "resnet50" / "offline"
+    (test01 / "TEST01" / "verify_accuracy.txt").write_text("TEST PASS\n")
     make_run(tmp_path / "repro" / "ort" / "original", throughput=[10.0])
     assert find_results(tmp_path) == [sdir.parent]
     record = read_mlperf_result(sdir.parent)
     assert record.environment["compliance"]["Offline"] == {
-        "TEST01": {"performance": "PASS"},
+        "TEST01": {"accuracy": "PASS", "performance": "PASS"},
         "TEST04": {"performance": "PASS"},
     }
-    assert any("compliance, Offline: TEST01 performance:PASS" in n for n in record.notes)
+    assert any("compliance, Offline: TEST01 accuracy:PASS" in n for n in record.notes)
 
 
 def test_the_scenario_comes_from_the_log_and_copies_are_read_once(tmp_path: Path) -> None:
@@ -561,8 +563,9 @@ def test_compliance_is_found_whatever_the_scenario_folder_case(tmp_path: Path) -
     test = sdir.parents[3] / "compliance" / "box" / "resnet50" / "offline" / "TEST01"
     test.mkdir(parents=True)
     (test / "verify_performance.txt").write_text("TEST PASS\n")
+    (test / "verify_accuracy.txt").write_text("TEST PASS\n")
     checks = read_mlperf_result(sdir.parent).environment["compliance"]["Offline"]
-    assert checks == {"TEST01": {"performance": "PASS"}}
+    assert checks == {"TEST01": {"accuracy": "PASS", "performance": "PASS"}}
 
 
 def test_a_number_too_large_for_a_float_is_a_damaged_log(tmp_path: Path) -> None:

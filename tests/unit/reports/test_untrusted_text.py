@@ -76,7 +76,7 @@ def test_a_quoted_cell_reads_back_as_it_was_written(tmp_path: Path) -> None:
     without its quote (and a price for it matches), a name that began with a quote keeps it."""
     from repro.reports.table import load_table
 
-    a = published_result(tmp_path / "a", submitter="'quoted", system="=1+2")
+    a = published_result(tmp_path / "a", submitter="'quoted", system="=1+2", detail=True)
     (a.parents[3] / "systems" / "=1+2.json").write_text(
         json.dumps({"host_processor_model_name": "=CPU+1", "accelerator_model_name": "-acc"})
     )
