@@ -81,6 +81,11 @@ def _configured(project: Path) -> str | None:
             hint='write it as `[catalog]` then `tracking_uri = "default"` (or a server URL)',
         ) from None
     section = data.get("catalog", {})
+    if "tracking_uri" in data:  # written at the top, where it was silently ignored
+        raise SpecError(
+            f"{path}: tracking_uri is set outside the [catalog] table, where it means nothing",
+            hint='put it under the table: `[catalog]` then `tracking_uri = "default"`',
+        )
     value = section.get("tracking_uri") if isinstance(section, dict) else None
     if value is not None and not isinstance(value, str):
         raise SpecError(

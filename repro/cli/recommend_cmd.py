@@ -65,7 +65,13 @@ from repro.cli.progress import note
     show_default=True,
     help="With --predict and no --model: what to fit.",
 )
-@click.option("--top", type=int, default=15, show_default=True, help="With --predict: rows shown.")
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=15,
+    show_default=True,
+    help="With --predict: rows shown.",
+)
 @json_option
 def recommend(
     table: Path,

@@ -62,6 +62,13 @@ def check_values(state: ReplayState) -> ReplayState:
             f"--against {against!r}: {why}",
             hint="give the baseline's spec (a JSON file), or `self` for an A/A of the spec",
         )
+    if against is not None and against != "self" and is_package(Path(against)):
+        # it was read as a spec ("not UTF-8")
+        raise UsageError(
+            f"--against {against}: a package, not a spec: the baseline is given as its spec",
+            hint=f"unpack it (`repro unpack {against} -o DIR`) and give DIR's spec, or replay "
+            "the package itself as SPEC",
+        )
     return state
 
 

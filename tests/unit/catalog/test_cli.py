@@ -324,9 +324,7 @@ def test_a_report_tracked_in_markdown_only_is_logged_and_says_so(project: Path) 
         ({"run_id": "another"}, "$.run_id is 'another', not its folder's name 'r1'"),
     ],
 )
-def test_sync_refuses_what_report_refuses(
-    project: Path, edit: dict[str, object], why: str
-) -> None:
+def test_sync_refuses_what_report_refuses(project: Path, edit: dict[str, object], why: str) -> None:
     """One reader for both: a record edited with its digest made anew (a NaN rate, a spec name
     that climbs out of the catalog, a run id not its folder's) is skipped with the reason."""
     from tests.helpers import write_record

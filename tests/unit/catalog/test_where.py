@@ -70,3 +70,11 @@ def test_the_uri_is_shown_without_its_password(tmp_path: Path) -> None:
 def test_a_uri_that_cannot_keep_a_catalog_is_refused(tmp_path: Path, uri: str, said: str) -> None:
     with pytest.raises(UsageError, match=said):
         resolve(uri, tmp_path)
+
+
+def test_a_tracking_uri_outside_the_catalog_table_is_said(tmp_path: Path) -> None:
+    """`.repro/config.toml`'s tracking_uri at the top level was silently ignored."""
+    (tmp_path / ".repro").mkdir()
+    (tmp_path / ".repro" / "config.toml").write_text('tracking_uri = "default"\n')
+    with pytest.raises(SpecError, match=r"outside the \[catalog\] table"):
+        resolve(None, tmp_path)
