@@ -499,3 +499,16 @@ def test_rounds_judged_against_an_original_on_other_hardware_stop_after_the_firs
         f"{out.report.verdict} after round 1: more rounds cannot change the machines"
     )
     assert not any("at most 0 more round" in s for s in said)
+
+
+def test_a_query_size_is_shared_only_between_sides_of_one_workload(root: Path) -> None:
+    """`--against` another model shared the first side's Offline query size: the digits
+    model's rate made a ResNet's 200 ms test about 11.5 minutes."""
+    from repro.replay.rounds import same_workload
+    from repro.spec.io import load_spec, with_backend_options
+
+    digits = load_spec(root / "specs" / "ort-digits.json")
+    resnet = load_spec(root / "specs" / "ort-resnet50.json")
+    threads = with_backend_options(digits, {"intra_op_threads": 2}, source="a test")
+    assert same_workload(digits, threads)  # an A/B of a backend option: one workload
+    assert not same_workload(digits, resnet)
