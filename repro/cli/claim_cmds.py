@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+#: rounds a check may lose while each variant's Offline query is sized (`claim add` counts them)
+SIZING_ROUNDS = 2
+
+
 @click.group()
 def claim() -> None:
     """State, measure and check the relative results a spec claims (ratios, accuracy drops).
@@ -78,7 +82,8 @@ def claim() -> None:
     "--max-rounds",
     type=click.IntRange(2, 1000),
     default=None,
-    help="The cap on rounds of a check (default 10).",
+    help="The cap on rounds of a check (default 10, the least a paired verdict can be "
+    "reached within).",
 )
 @click.option(
     "--max-time",
@@ -100,6 +105,18 @@ def add(spec_path: Path, **values: Any) -> None:
         --baseline backend.options.intra_op_threads=1 \\
         --candidate backend.options.intra_op_threads=2
     """
+    from repro.stats.sequential import MIN_ROUNDS
+
+    cap = values.get("max_rounds")
+    if cap is not None and cap < MIN_ROUNDS + SIZING_ROUNDS:
+        # a cap the rule can never decide within: accepted, it said "inconclusive" for ever
+        raise UsageError(
+            f"--max-rounds {cap}: a claim's check needs at least {MIN_ROUNDS + SIZING_ROUNDS} "
+            f"rounds: the {MIN_ROUNDS} counted rounds a paired verdict needs, and up to "
+            f"{SIZING_ROUNDS} left out while each variant's Offline query is sized for this "
+            "machine",
+            hint=f"give --max-rounds {MIN_ROUNDS + SIZING_ROUNDS} or more (the default is 10)",
+        )
     from repro.spec.io import load_spec, parse_spec, write_spec
     from repro.validate import check
 

@@ -110,6 +110,15 @@ def judge(
         return ClaimJudgement(
             verdict, f"{shown} straddles {bound:g}: one round has no interval; more rounds"
         )
+    if estimate.n < MIN_ROUNDS and estimate.method != "exact":
+        # the interval spans everything below the rule's minimum: the reason is the count,
+        # not the estimate's place (a ratio of 11 "straddled" a bound of 3)
+        return ClaimJudgement(
+            verdict,
+            f"{estimate.value:.3g} from {estimate.n} counted round(s): undecided, the rule "
+            f"decides on {MIN_ROUNDS} counted rounds or more (raise --max-rounds)",
+            mde,
+        )
     if mde > 1:  # "differed by 2230637.0 % or more" told nothing: the interval is the fact
         bounded = estimate.lo > 0 and math.isfinite(estimate.hi)
         span = f"spans a factor of {estimate.hi / estimate.lo:.3g}" if bounded else "is unbounded"
@@ -139,7 +148,8 @@ def rounds_needed(estimate: ClaimEstimate, bound: float, *, confidence: float) -
         return None
     sd = estimate.log_se * math.sqrt(estimate.n)
     z = _z(0.5 + confidence / 2) + _z(0.80)
-    return max(math.ceil((z * sd / gap) ** 2), estimate.n + 1)
+    # never fewer than the rule decides on: one number, not "about 7" beside "the 8 it needs"
+    return max(math.ceil((z * sd / gap) ** 2), estimate.n + 1, MIN_ROUNDS)
 
 
 def _rounds_needed(estimate: ClaimEstimate, bound: float, confidence: float) -> str:

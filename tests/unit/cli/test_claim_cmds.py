@@ -41,7 +41,7 @@ ADD = [
     "--min-duration-ms",
     "100",
     "--max-rounds",
-    "8",
+    "10",
 ]
 
 
@@ -477,3 +477,13 @@ def test_replay_claims_whose_original_is_gone_still_writes_the_claims(
     assert "the replay is not compared with the original" in result.stderr
     assert (out / "claims.json").is_file()
     assert json.loads((out / "claims.json").read_text())["claims"][0]["verdict"] == "holds"
+
+
+def test_add_refuses_a_round_cap_the_rule_cannot_decide_within(spec_file: Path) -> None:
+    """`--max-rounds 8` was accepted: 2 rounds left out while the queries were sized, 8 counted
+    ones needed, and the claim could never be decided."""
+    argv = list(ADD)
+    argv[argv.index("--max-rounds") + 1] = "8"
+    result = _repro("claim", "add", str(spec_file), *argv)
+    assert result.exit_code == 2, result.output
+    assert "a claim's check needs at least 10 rounds" in result.stderr
