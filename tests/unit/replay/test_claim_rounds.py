@@ -352,7 +352,9 @@ def test_the_time_cap_stops_only_after_a_whole_pair_so_the_evidence_has_an_inter
     assert out.measured.rounds == 2
     assert out.measured.stopped.startswith("the time cap (1 s) was reached;")
     assert out.measured.judgement.verdict == "inconclusive"
-    assert "fewer than the 8 a paired verdict needs" in out.measured.judgement.reason
+    assert (
+        "undecided, the rule decides on 8 counted rounds or more" in out.measured.judgement.reason
+    )
     evidence = evidence_of(out, confidence=0.95)
     assert evidence.ci is None
     measured = with_evidence(spec, [out])  # the spec takes it, and writes it as JSON
