@@ -302,6 +302,14 @@ def what_would_decide(report: Report, record: RunRecord, *, duet_fits: bool) -> 
             f"{rounds} round(s) ran, and a paired verdict needs at least "
             f"{stop.min_rounds or MIN_ROUNDS}: give them more with {flag}"
         )
+    elif needed and (more := max(needed)) > SENSIBLE_ROUNDS:
+        # "--max-time 254110 (and --max-rounds 26556 or more)": 70 hours is no advice
+        lines.append(
+            f"at these rounds' noise no sensible budget decides it on this machine now (about "
+            f"{more if more <= 1000 else 'more than 1000'} rounds would): what can is less "
+            "noise: a quieter machine or phase, tests pinned to CPUs of their own (--cpus), "
+            "longer tests (--min-duration-ms)" + (", or --duet (below)" if duet_fits else "")
+        )
     elif needed:
         more = max(needed)
         shown = f"about {more}" if more <= 1000 else "more than 1000"
@@ -320,6 +328,10 @@ def what_would_decide(report: Report, record: RunRecord, *, duet_fits: bool) -> 
             "machine its rounds varied about 2x less here (not under load: docs/verdicts.md)"
         )
     return "; ".join(lines)
+
+
+#: beyond this many rounds, "give it more rounds" is no advice (the demo's A/A was told 26,556)
+SENSIBLE_ROUNDS = 200
 
 
 def _rounds_to_decide(m: MetricResult, rounds: int) -> int | None:

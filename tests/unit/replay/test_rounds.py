@@ -512,3 +512,20 @@ def test_a_query_size_is_shared_only_between_sides_of_one_workload(root: Path) -
     threads = with_backend_options(digits, {"intra_op_threads": 2}, source="a test")
     assert same_workload(digits, threads)  # an A/B of a backend option: one workload
     assert not same_workload(digits, resnet)
+
+
+def test_advice_that_no_budget_would_follow_is_not_given(root: Path, tmp_path: Path) -> None:
+    """The demo's A/A said "more than 1000 rounds would decide: --max-time 254110 (and
+    --max-rounds 26556 or more)": 70 hours. Beyond a sensible budget it says what can decide."""
+    rng = np.random.Generator(np.random.PCG64(5))
+
+    def very_noisy(req: WorkerRequest) -> float:
+        return float(1000 * rng.lognormal(0.0, 1.0))
+
+    a, b = _pair(root, tmp_path, "hopeless", speed=very_noisy)
+    out = run_rounds(a, against=b, stopping=Stopping(max_rounds=8), seed=3)
+    assert out.report is not None
+    advice = what_would_decide(out.report, out.run[1], duet_fits=True)
+    assert advice is not None
+    assert "no sensible budget decides it on this machine now" in advice
+    assert "--max-rounds" not in advice.split("no sensible budget")[1].split("--duet")[0]
