@@ -34,6 +34,14 @@ RUN_ID_TAG: Final = "repro.run_id"
 #: written last: a run the store holds with it was logged whole
 DIGEST_TAG: Final = "repro.entry_sha256"
 JUDGEMENT_TAG: Final = "repro.judgement_sha256"
+#: MLflow's own tag of an experiment's kind: its UI opens a `custom_model_development`
+#: experiment on its runs table (an experiment without it opened on an empty GenAI overview:
+#: "Traces 0, No data available", and a newcomer thought nothing was logged)
+KIND_TAG: Final = "mlflow.experimentKind"
+KIND: Final = "custom_model_development"
+VERDICT_TAG: Final = "repro.verdict"
+#: between a run's name and its verdict in the name the runs table shows
+NAME_VERDICT: Final = " · "
 REPORT_TIME_TAG: Final = "repro.report_generated_utc"
 #: the tags a judgement sets per scenario (a later report's scenarios replace them)
 _SCENARIO_VERDICT: Final = "repro.verdict."
@@ -108,6 +116,7 @@ class Catalog:
         except Exception as exc:  # MLflow raises many kinds for a store it cannot open
             raise self._unavailable(exc) from None
         self._experiments: dict[str, str] = {}
+        self._kinds_checked: set[str] = set()
 
     def _unavailable(self, exc: BaseException) -> CatalogUnavailableError:
         text = self.tracking.scrub(" ".join(str(exc).split()))
@@ -116,6 +125,11 @@ class Catalog:
             f"{type(exc).__name__}: {text[:300]}",
             hint="results are on disk; `repro catalog sync results/` logs them when it is back",
         )
+
+    @property
+    def touched(self) -> dict[str, str]:
+        """Spec name -> experiment id of the experiments this catalog has read or made."""
+        return dict(self._experiments)
 
     def experiment(self, name: str) -> str | None:
         """The id of the experiment of a spec name, if the store has one."""
@@ -140,11 +154,22 @@ class Catalog:
             else None  # a server keeps the artifacts where it was told to
         )
         try:
-            made: str = self.client.create_experiment(name, artifact_location=location)
+            made: str = self.client.create_experiment(
+                name, artifact_location=location, tags={KIND_TAG: KIND}
+            )
         except Exception as exc:
             raise self._unavailable(exc) from None
         self._experiments[name] = made
         return made
+
+    def _kind_set(self, experiment_id: str) -> None:
+        """An experiment made before repro set its kind opens on its runs too."""
+        try:
+            found = self.client.get_experiment(experiment_id)
+            if found.tags.get(KIND_TAG) != KIND:
+                self.client.set_experiment_tag(experiment_id, KIND_TAG, KIND)
+        except Exception as exc:
+            raise self._unavailable(exc) from None
 
     def find(self, experiment: str, key: str) -> Any | None:
         """The MLflow run of an entry's key, if the store holds one."""
@@ -165,10 +190,14 @@ class Catalog:
 
         digest = entry.digest
         eid = self._experiment_made(entry.experiment)
+        if eid not in self._kinds_checked:
+            self._kind_set(eid)
+            self._kinds_checked.add(eid)
         run = self.find(entry.experiment, entry.key)
         if run is not None and run.data.tags.get(DIGEST_TAG) == digest:
             return "unchanged", []
-        tags = {**entry.tags, KEY_TAG: entry.key, "mlflow.runName": entry.name}
+        verdict = run.data.tags.get(VERDICT_TAG) if run is not None else None
+        tags = {**entry.tags, KEY_TAG: entry.key, "mlflow.runName": _named(entry.name, verdict)}
         if entry.parent is not None:
             parent = self.find(entry.experiment, entry.parent)
             if parent is not None:
@@ -260,6 +289,10 @@ class Catalog:
         for path, folder in judgement.artifacts:
             if path.is_file():
                 self.client.log_artifact(run_id, str(path), folder)
+        verdict = judgement.tags.get(VERDICT_TAG)
+        if verdict:  # where the runs table shows it with no configuration: the run's name
+            base = (run.info.run_name or "").split(NAME_VERDICT)[0]
+            self.client.set_tag(run_id, "mlflow.runName", _named(base, verdict))
         self.client.set_tag(run_id, JUDGEMENT_TAG, judgement.digest)
         return "judged", None
 
@@ -366,3 +399,9 @@ def _made_whole(database: Path, client: Callable[..., Any]) -> None:
         making = database.parent / f".{database.name}.making-{os.getpid()}-{time.monotonic_ns()}"
         client(tracking_uri=f"sqlite:///{making}").search_experiments(max_results=1)
         making.replace(database)
+
+
+def _named(name: str, verdict: str | None) -> str:
+    """A run's name in the catalog: its own, and the verdict a report gave it, if any
+    (`r1 · not reproduced`)."""
+    return f"{name}{NAME_VERDICT}{verdict}" if verdict else name

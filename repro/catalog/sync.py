@@ -340,7 +340,8 @@ def _after_command(track: str | None, written: Written, say: Callable[[str], Non
         return
     what = _what(written)
     try:
-        tally = log_written(Catalog(tracking), written)
+        store = Catalog(tracking)
+        tally = log_written(store, written)
     except CatalogUnavailableError as exc:
         say(f"warning: catalog: {what} not logged: {exc.message}")
         sync = f"repro catalog sync {' '.join(sorted(_roots(written)))}"
@@ -352,6 +353,9 @@ def _after_command(track: str | None, written: Written, say: Callable[[str], Non
     say(f"catalog: {summary(tally)} in {tracking.shown}")
     for path, why in tally.skipped:
         say(f"  not logged: {path}: {why}")
+    for name, experiment in sorted(store.touched.items()):
+        if page := tracking.page(experiment):
+            say(f"  {name}: {page}")
 
 
 def _what(written: Written) -> str:

@@ -60,6 +60,17 @@ class Tracking:
         netloc = host + (f":{parts.port}" if parts.port else "")
         return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
+    def page(self, experiment_id: str) -> str | None:
+        """The web page of an experiment's runs table, for a store behind an `mlflow server`.
+
+        MLflow 3.17's UI opens an experiment on the view its sidebar switch last chose, a GenAI
+        overview by default ("Traces 0, No data available"); the query names the runs table.
+        """
+        if urlsplit(self.uri).scheme not in ("http", "https"):
+            return None
+        base = self.shown.rstrip("/")
+        return f"{base}/#/experiments/{experiment_id}?workflowType=machine_learning"
+
 
 def embedded(project: Path) -> Tracking:
     """The default store: SQLite in `<project>/.repro/catalog.db`, artifacts beside it."""

@@ -72,9 +72,12 @@ def sync(paths: tuple[Path, ...], track: str | None, logs: bool, as_json: bool) 
             "(sweep.json) there",
             hint="pass results/ and reports/, or a run folder",
         )
-    tally = log_written(Catalog(tracking), found, logs=logs)
+    store = Catalog(tracking)
+    tally = log_written(store, found, logs=logs)
+    pages = {n: p for n, e in sorted(store.touched.items()) if (p := tracking.page(e))}
     if as_json:
-        click.echo(json.dumps({"tracking_uri": tracking.shown, **tally.as_dict()}, indent=2))
+        shown = {"tracking_uri": tracking.shown, **tally.as_dict(), "pages": pages}
+        click.echo(json.dumps(shown, indent=2))
         if tally.nothing_logged:
             raise click.exceptions.Exit(2)
         return
@@ -83,6 +86,8 @@ def sync(paths: tuple[Path, ...], track: str | None, logs: bool, as_json: bool) 
         click.echo(f"  skipped {path}: {why}")
     for line in tally.notes:
         click.echo(f"  note: {line}")
+    for name, page in pages.items():
+        click.echo(f"  {name}: {page}")
     if tally.nothing_logged:
         raise UsageError(
             "nothing could be logged: every folder found was skipped (above)",
