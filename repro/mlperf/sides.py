@@ -74,6 +74,16 @@ def open_sides(path: Path, *, unread: list[str] | None = None) -> list[LoadedRun
     side = harness_side(path)
     if side is not None:
         return [side]
+    runs = sorted(p.name for p in path.iterdir() if layout.record_file(p).is_file())
+    if runs:  # results/<name>/ of runs, but no original among them
+        raise SpecError(
+            f"{path}: holds {len(runs)} run(s) ({', '.join(runs[:3])}"
+            f"{', ...' if len(runs) > 3 else ''}) but no original ({path.name}/original/): "
+            "nothing stands as what they reproduce",
+            hint=f"capture one (`repro capture --from SPEC`), or compare two of them: `repro "
+            f"report --compare {path / runs[0]} {path / runs[-1]}`, or run an A/A with "
+            "`repro replay SPEC --against self`",
+        )
     raise SpecError(
         f"{path}: not a repro run, a results/<name>/ folder, a published MLPerf tree (no "
         "LoadGen summary under any <scenario>/performance/run_k/ below it, no MLCommons "

@@ -205,6 +205,14 @@ class SlurmExecutor:
         if self.job is None:
             said = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
             said = said.removeprefix("sbatch: error: ")
+            unconfigured = r"slurm\.conf|configuration|config source|unable to read|no such file"
+            if re.search(unconfigured, said, re.I):
+                # an installed Slurm with no configuration: not the user's --partition
+                raise ClusterUnavailableError(
+                    f"Slurm is installed here but not configured: {said}",
+                    hint="configure it (slurm.conf, slurmctld and slurmd running; "
+                    "docs/dispatch.md), or replay without --on",
+                )
             if re.search(r"contact|connect|controller|communication|timed out", said, re.I):
                 raise ClusterUnavailableError(
                     f"sbatch cannot reach Slurm: {said}",

@@ -19,8 +19,9 @@ from repro.environments.base import worker_environment
 from repro.errors import EnvironmentSetupError, SpecError
 
 INSTALL_HINT = (
-    "install Spack (git clone --depth=2 https://github.com/spack/spack.git) and put its "
-    "bin/ on PATH, or set SPACK_ROOT"
+    'without a network, `eval "$(.ci/spack)"` unpacks the project\'s own Spack (its archives '
+    "in ../shared/tools/spack/, docs/spack.md); else install Spack (git clone --depth=2 "
+    "https://github.com/spack/spack.git) and put its bin/ on PATH, or set SPACK_ROOT"
 )
 #: the variables a Spack call needs besides the worker's (`worker_environment`)
 SPACK_VARIABLES = (

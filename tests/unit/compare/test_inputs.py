@@ -246,3 +246,14 @@ def test_a_run_compared_with_its_own_copy_is_refused(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2, result.output
     assert "are one run" in result.output
+
+
+def test_a_results_folder_without_an_original_says_so_and_what_to_do(tmp_path: Path) -> None:
+    """`repro report --compare results/torch-resnet50/` said the folder was "not ... a
+    results/<name>/ folder"."""
+    make_run(tmp_path / "r" / "a", throughput=[100.0])
+    make_run(tmp_path / "r" / "b", throughput=[101.0])
+    result = CliRunner().invoke(cli, ["report", "--compare", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert "holds 2 run(s) (a, b) but no original (r/original/)" in result.output
+    assert "repro capture --from SPEC" in result.output

@@ -207,3 +207,16 @@ def test_slurms_job_states_in_repros_words(word: str, phase: str) -> None:
 def test_slurm_says_why_a_timed_out_or_vanished_part_left_no_run() -> None:
     assert executors.part_state("TIMEOUT").why == "the part ran past its --time limit"
     assert "Slurm no longer says why" in (executors.part_state("ENDED").why or "")
+
+
+def test_an_installed_slurm_with_no_configuration_is_said_as_such(
+    plan: DispatchPlan, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unconfigured Slurm was blamed on the user's --partition and --time."""
+    from repro.errors import EnvironmentSetupError
+
+    said = 'sbatch: error: s_p_parse_file: unable to read "/etc/slurm/slurm.conf": No such file'
+    _install(monkeypatch, FakeSlurm({"sbatch": [(1, "", said)]}), ("sbatch",))
+    with pytest.raises(EnvironmentSetupError, match="installed here but not configured") as exc:
+        SlurmExecutor(SlurmOptions()).submit(plan, Path("plan.json"), [0])
+    assert "--partition" not in (exc.value.hint or "")
