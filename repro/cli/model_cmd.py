@@ -182,7 +182,15 @@ def render(v: Validation, fronts: list[FrontRecovery], *, target: str, second: s
             f"{f.mape:>6.1%}  {f.r2_log:>8.3f}  {worst}"
         )
     mean_mape = sum(f.mape for f in v.folds) / len(v.folds)
-    lines += ["", f"mean MAPE {mean_mape:.1%}", ""]
+    mean_r2 = sum(f.r2_log for f in v.folds) / len(v.folds)
+    lines += ["", f"mean MAPE {mean_mape:.1%}, mean R²(log) {mean_r2:.3f}"]
+    if mean_r2 < 0:
+        lines.append(
+            "the model does WORSE than predicting the mean on the systems it did not see "
+            "(R² below 0): its predictions and importances say nothing; fit it on more rows "
+            "of more systems (recommend --predict refuses it without --force)"
+        )
+    lines.append("")
     lines.append(f"Pareto front recovery per held-out fold ({target} vs {second}):")
     lines.append("fold  groups  true front  found  false")
     for r in fronts:

@@ -168,7 +168,7 @@ def print_profile(prof: Profile, folder: Path, *, top: int) -> None:
     """The profile's summary and top layers, for a person."""
     per_inf = prof.inference_ns / max(prof.inferences, 1)
     click.echo(
-        f"{prof.scenario}: {prof.inferences} inferences of {prof.samples} samples, "
+        f"{prof.scenario}: {prof.inferences} inferences ({prof.samples} samples in all), "
         f"{per_inf / 1e3:.1f} us each; {len(prof.rows)} layers ({prof.profiler})"
     )
     if prof.overhead is not None and prof.overhead.rel is not None:

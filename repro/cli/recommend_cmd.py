@@ -66,6 +66,12 @@ from repro.cli.progress import note
     help="With --predict and no --model: what to fit.",
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help="With --predict: rank by a model that predicts worse than the table's mean (refused "
+    "without it).",
+)
+@click.option(
     "--top",
     type=click.IntRange(min=1),
     default=15,
@@ -84,6 +90,7 @@ def recommend(
     predict: bool,
     model_path: Path | None,
     target: str,
+    force: bool,
     top: int,
     as_json: bool,
 ) -> None:
@@ -111,7 +118,7 @@ def recommend(
     from repro.errors import UsageError
 
     if predict:
-        _predicted(table, where, model_path, target, top, output, as_json)
+        _predicted(table, where, model_path, target, top, output, as_json, force=force)
         return
     if model_path is not None:
         raise UsageError(
@@ -188,9 +195,12 @@ def _predicted(
     top: int,
     output: Path,
     as_json: bool,
+    *,
+    force: bool = False,
 ) -> None:
     """`--predict`: candidates ranked by a model, with intervals and extrapolation flags."""
     from repro.atomic import atomic_write_text
+    from repro.errors import UsageError
     from repro.mlperf.hardware_fronts import candidates, rank
     from repro.mlperf.hardware_model import cross_validate, fit, load_model, target_frame
     from repro.reports.table import load_table
@@ -210,6 +220,16 @@ def _predicted(
             "-o model.pkl`, and give it with --model model.pkl",
         )
         fitted = fit(frame, target=target, kind="boosting", seed=0, validation=validation)
+    folds = [f for f in fitted.meta.get("cv") or [] if isinstance(f, dict)]
+    r2 = sum(float(f["r2_log"]) for f in folds) / len(folds) if folds else None
+    if r2 is not None and r2 < 0 and not force:
+        # the README's own chain: MAPE 24,247 %, R² -638 to -1544, and recommend ranked by it
+        raise UsageError(
+            f"the {target} model predicts worse than the table's mean (mean R²(log) "
+            f"{r2:.3g} over its {len(folds)} held-out folds): its ranking would say nothing",
+            hint="fit it on more rows of more systems (`repro model fit`), or pass --force to "
+            "see its ranking anyway",
+        )
     ranked = rank(fitted, candidates(frame, parse_where(where)))
     shown = [
         "processor_hw",

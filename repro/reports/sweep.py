@@ -33,10 +33,13 @@ def _unit(label: str) -> tuple[float, str]:
 
 
 def fmt(label: str, m: dict[str, Any] | None) -> str:
-    """A metric as `mean [lo, hi]` in its unit (a point measure: the value)."""
+    """A metric as `mean [lo, hi]` in its unit (a point measure: the value); sizes in the unit
+    that suits them (a 2.8 kB model is not `0.002748 MiB`)."""
     if not m:
         return "-"
     scale, unit = _unit(label)
+    if unit == " MiB" and abs(m["mean"]) < 2**20:
+        scale, unit = (1e-3, " kB")
     if m.get("lo") is None or m["lo"] == m["hi"]:
         return f"{m['mean'] * scale:.4g}{unit}"
     return f"{m['mean'] * scale:.4g}{unit} [{m['lo'] * scale:.4g}, {m['hi'] * scale:.4g}]"

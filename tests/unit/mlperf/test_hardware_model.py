@@ -269,3 +269,26 @@ def test_predict_on_too_few_systems_names_an_option_it_has(
     code, out = _run("recommend", str(table), "--model", "m.pkl", "--objective", "max:throughput")
     assert code == 2
     assert "--model ranks by a model's predictions: it goes with --predict" in out
+
+
+def test_a_model_worse_than_the_mean_is_said_and_not_ranked_by(
+    tmp_path: Path, rows: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's chain fitted a model of R² -638 to -1544 and recommend ranked by it without a
+    word: a figure unrelated to the hardware (shuffled across rows) gives one."""
+    monkeypatch.chdir(tmp_path)
+    noise = rows.copy()
+    rng = np.random.default_rng(0)
+    noise["value"] = rng.permutation(noise["value"].to_numpy())
+    table = _csv(tmp_path, noise)
+    model = tmp_path / "m.pkl"
+    code, out = _run(
+        "model", "fit", str(table), "--target", "throughput", "-k", "3", "-o", str(model)
+    )
+    assert code == 0, out
+    assert "does WORSE than predicting the mean" in out
+    code, out = _run("recommend", str(table), "--predict", "--model", str(model))
+    assert code == 2, out
+    assert "predicts worse than the table's mean" in out
+    code, out = _run("recommend", str(table), "--predict", "--model", str(model), "--force")
+    assert code == 0, out
