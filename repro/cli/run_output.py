@@ -75,6 +75,12 @@ def _test_line(t: TestRecord) -> list[str]:
     if t.mode == "performance":
         if m.get("samples_per_second") is not None:
             parts.append(f"{float(m['samples_per_second']):.1f} samples/s")
+        if m.get("tokens_per_second") is not None:  # an LLM: its MLPerf metric, TTFT, TPOT
+            parts.append(f"{float(m['tokens_per_second']):.1f} tokens/s")
+            for name, key in (("TTFT p50", "ttft_p50_ns"), ("TPOT p50", "tpot_p50_ns")):
+                if (v := m.get(key)) is not None:
+                    parts.append(f"{name} {float(v) / 1e6:.3f} ms")
+            return _ended(t, m, parts)
         for p in ("p50", "p90", "p99"):
             v = m.get(f"latency_{p}_ns")
             if v is not None:
@@ -86,6 +92,11 @@ def _test_line(t: TestRecord) -> list[str]:
             if acc.unit == "score"
             else f"{acc.metric} {100 * acc.value:.2f}%"
         )
+    return _ended(t, m, parts)
+
+
+def _ended(t: TestRecord, m: Any, parts: list[str]) -> list[str]:
+    """The line's end: why LoadGen judged it INVALID, the start of its error."""
     if t.status == "invalid" and (why := _why_invalid(m)):
         parts.append(f"({why})")
     if t.error:

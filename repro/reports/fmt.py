@@ -138,3 +138,30 @@ def here_figure(c: ClaimResult) -> str:
 def original_figure(c: ClaimResult) -> str:
     """The original's figure of a claim."""
     return claim_figure(c.quantity, c.original_value, c.original_ci)
+
+
+#: a clause of a reason said in this many rows or more is said once, below the table
+SHARED_ROWS = 2
+#: shorter clauses are cheaper to repeat than to refer to
+SHARED_MIN_CHARS = 80
+
+
+def shared_clauses(reasons: list[str]) -> tuple[list[str], list[str]]:
+    """The reasons with each long clause that several of them share (the busy-machine
+    explanation, six lines in every row) replaced by a reference (`[note 1]`), and the
+    shared clauses, numbered in order, to say once."""
+    split = [[c.strip() for c in r.split("; ")] for r in reasons]
+    counts: dict[str, int] = {}
+    for clauses in split:
+        for c in set(clauses):
+            counts[c] = counts.get(c, 0) + 1
+    shared = [
+        c
+        for c in dict.fromkeys(c for clauses in split for c in clauses)
+        if counts[c] >= SHARED_ROWS and len(c) >= SHARED_MIN_CHARS
+    ]
+    number = {c: k for k, c in enumerate(shared, start=1)}
+    rewritten = [
+        "; ".join(f"[note {number[c]}]" if c in number else c for c in clauses) for clauses in split
+    ]
+    return rewritten, shared

@@ -14,6 +14,7 @@ from repro.reports.fmt import (
     interval,
     original_figure,
     runs,
+    shared_clauses,
     speed_index,
     value,
 )
@@ -109,7 +110,8 @@ def render(report: Report) -> str:
             "</div><table><tr><th>metric</th><th>original</th><th>replay</th><th>Δ</th>"
             "<th>CI of Δ</th><th>verdict</th><th>why</th></tr>"
         )
-        for m in s.metrics:
+        reasons, said_once = shared_clauses([m.reason for m in s.metrics])
+        for m, reason in zip(s.metrics, reasons, strict=True):
             out.append(
                 f"<tr><td>{e(m.label)}</td><td>{e(value(m.original_value, m.unit))}"
                 f"{e(runs(m.original))}</td><td>{e(value(m.replay_value, m.unit))}"
@@ -117,7 +119,7 @@ def render(report: Report) -> str:
                 f"<td>{e(interval(m.ci))}</td>"
                 f"<td class='{_cls(m.verdict) if m.judged else NOT_COUNTED}'>{e(m.verdict)}"
                 f"{'' if m.judged else ' <small>(for information)</small>'}</td>"
-                f"<td>{e(m.reason)} <small>({e(m.method)})</small></td></tr>"
+                f"<td>{e(reason)} <small>({e(m.method)})</small></td></tr>"
             )
             if m.adjusted is not None:
                 a = m.adjusted
@@ -132,6 +134,10 @@ def render(report: Report) -> str:
                     f"{a.probe_spread_replay:.1%}</td></tr>"
                 )
         out.append("</table>")
+        if said_once:  # a clause every row shared, said once
+            out.append("<ol class='notes'>")
+            out += [f"<li>[note {k}] {e(c)}</li>" for k, c in enumerate(said_once, start=1)]
+            out.append("</ol>")
         if s.prediction_agreement is not None:
             out.append(
                 f"<p>Prediction agreement: {100 * s.prediction_agreement:.2f} % of "

@@ -15,6 +15,7 @@ from repro.reports.fmt import (
     original_figure,
     profile_side,
     runs,
+    shared_clauses,
     speed_index,
     value,
 )
@@ -70,11 +71,12 @@ def render(report: Report) -> str:
             f"| metric | original | replay | Δ | {report.confidence:.0%} CI of Δ | verdict | why |",
             "|---|---|---|---|---|---|---|",
         ]
-        for m in s.metrics:
+        reasons, said_once = shared_clauses([m.reason for m in s.metrics])
+        for m, reason in zip(s.metrics, reasons, strict=True):
             lines.append(
                 f"| {cell(m.label)} | {cell(value(m.original_value, m.unit))}{runs(m.original)} "
                 f"| {cell(value(m.replay_value, m.unit))}{runs(m.replay)} | {delta(m.delta_rel)} "
-                f"| {interval(m.ci)} | {_mark(m.verdict, m.judged)} | {cell(m.reason)} "
+                f"| {interval(m.ci)} | {_mark(m.verdict, m.judged)} | {cell(reason)} "
                 f"({m.method}) |"
             )
             if m.adjusted is not None:
@@ -87,6 +89,9 @@ def render(report: Report) -> str:
                     f"spread: original {a.probe_spread_original:.1%}, "
                     f"replay {a.probe_spread_replay:.1%} ({a.method}) |"
                 )
+        if said_once:  # a clause every row shared, said once
+            lines.append("")
+            lines += [f"- [note {k}] {text(c)}" for k, c in enumerate(said_once, start=1)]
         if s.prediction_agreement is not None:
             lines += [
                 "",
