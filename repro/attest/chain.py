@@ -456,7 +456,7 @@ def verify_report(folder: Path, key: Any | None) -> list[Link]:
             complete=[p for p in folder.rglob("*") if p.is_file() and p != folder / ATTESTATION],
         )
         for side in statement.get("predicate", {}).get("inputs", []):
-            relative = folder / str(side.get("path_from_report", ""))
+            relative = _as_typed(folder / str(side.get("path_from_report", "")))
             run = relative if side.get("path_from_report") else Path(str(side.get("path")))
             if not (run / "run.json").is_file():
                 run = Path(str(side.get("path")))
@@ -475,6 +475,17 @@ def verify_report(folder: Path, key: Any | None) -> list[Link]:
             else:
                 links.append(Link("run", str(run), [f"no attestation: `repro attest {run}`"]))
     return [*links, link]
+
+
+def _as_typed(path: Path) -> Path:
+    """`reports/x/../../results/y` as a person would type it (`results/y`), where both name
+    the same folder (a symlinked folder on the way keeps the path as it was)."""
+    tidy = Path(os.path.normpath(path))
+    try:
+        same = tidy.resolve() == path.resolve()
+    except OSError:
+        same = False
+    return tidy if same else path
 
 
 def write_attestation(target: Path, signer: Any) -> Path:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from repro.cli.options import cache_dir_option, env_option, json_option, results_dir_option
+from repro.cli.params import parse_key_value
 from repro.cli.progress import note, warn_if_stale
 from repro.errors import RunError, UsageError
 from repro.profiles.model import Profile
@@ -50,6 +51,13 @@ from repro.spec.models import SCENARIOS, ScenarioName
 @click.option(
     "--top", type=click.IntRange(min=1), default=15, show_default=True, help="Layers shown."
 )
+@click.option(
+    "--backend-option",
+    "backend_options",
+    multiple=True,
+    help="key=value overriding a backend option for the profiled pass, as in `repro replay` "
+    "(e.g. intra_op_threads=1); the run records the spec it ran.",
+)
 @env_option()
 @results_dir_option
 @click.option("--run-id", default=None, help="Name of the new run (default: time-based).")
@@ -62,6 +70,7 @@ def profile(
     into: Path | None,
     trace_out: Path | None,
     top: int,
+    backend_options: tuple[str, ...],
     env_name: str,
     results_dir: Path,
     run_id: str | None,
@@ -85,6 +94,7 @@ def profile(
     from repro.profiles.model import read_profile
     from repro.profiling import check_into, check_profiler, default_scenario, profile_settings
     from repro.replay.session import ReplaySession
+    from repro.replay.state import with_backend_options
     from repro.runs import layout
     from repro.runs.plan import ReplayPlan
     from repro.spec.io import spec_id
@@ -96,7 +106,8 @@ def profile(
         layout.component(run_id, what="--run-id")
     if trace_out is not None:
         check_trace_path(trace_out)
-    spec = require_valid(spec_path)
+    options = dict(parse_key_value(text, option="--backend-option") for text in backend_options)
+    spec = with_backend_options(require_valid(spec_path), spec_path, options)
     check_profiler(spec)
     chosen = scenario or default_scenario(spec)
     profile_settings(spec, chosen, samples)  # a scenario the spec lacks fails here
@@ -106,6 +117,7 @@ def profile(
     plan = ReplayPlan(
         env=env_name,
         cache_dir=cache_dir,
+        backend_options=options,
         repeat=0,
         results_dir=results_dir,
         run_id=run_id,
@@ -187,9 +199,9 @@ def print_profile(prof: Profile, folder: Path, *, top: int) -> None:
                 else ""
             )
         )
-    click.echo(f"  {'share':>6}  {'median':>10}  {'calls':>6}  {'op':<18} layer")
     for note_text in prof.notes:
         click.echo(f"note: {note_text}")
+    click.echo(f"  {'share':>6}  {'median':>10}  {'calls':>6}  {'op':<18} layer")
     for r in prof.top(top):
         click.echo(
             f"  {r.share:6.1%}  {r.median_ns / 1e3:8.1f}us  {r.calls:6d}  {r.op_type[:18]:<18} "

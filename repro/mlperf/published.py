@@ -112,10 +112,16 @@ def result_rows(
     rows: list[dict[str, Any]] = []
     read: set[Path] = set()
     for tree in trees:
-        found = [b for b in find_results(tree) if b.resolve() not in read]
+        held = find_results(tree)
+        found = [b for b in held if b.resolve() not in read]
         read.update(b.resolve() for b in found)
         if progress:
-            progress(f"{tree}: {len(found)} result(s) not already read")
+            again = (
+                f" ({len(held) - len(found)} more already read under an earlier path)"
+                if len(held) > len(found)
+                else ""
+            )
+            progress(f"{tree}: {len(found)} result(s){again}")
         for bench in found:
             rows += _rows_or_unread(bench)
             for sdir in bench.iterdir() if bench.is_dir() else ():

@@ -365,10 +365,15 @@ class _Writer:
         given = tests[0]
         folder = run / given.dir
         seeds = _seeds(folder)
-        why = [] if seeds == dict(self.req.rules.seeds) else [f"its seeds are {seeds}"]
+        rules = self.req.rules
+        why = (
+            []
+            if seeds == dict(rules.seeds)
+            else [f"the run's LoadGen seeds are not round {rules.name}'s (they are {seeds})"]
+        )
         duration = given.settings.get("min_duration_ms") or 0
         if self.req.full_length and duration < MIN_DURATION_MS:
-            why.append(f"its minimum duration is {duration} ms")
+            why.append(f"its minimum duration is {duration} ms, MLPerf's {MIN_DURATION_MS} ms")
         if not why:
             return (given, folder), f"run {record.run_id}, test {given.dir} (as it ran)"
         if self.maker is None:
@@ -383,7 +388,7 @@ class _Writer:
         if made.test is None or made.folder is None:
             raise RunError(f"{scenario}: the round's performance run failed: {made.error}")
         self._same_loadgen(run, record, made)
-        self.made.append(f"{scenario} performance ({'; '.join(why)})")
+        self.made.append(f"{scenario} performance, made anew: {'; '.join(why)}")
         return (made.test, made.folder), (
             f"made by repro submission with round {self.req.rules.name}'s seeds"
             f"{' and MLPerf durations and query counts' if self.req.full_length else ''} "

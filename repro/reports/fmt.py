@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from repro.reports.model import ClaimResult, MetricResult
+    from repro.reports.model import ClaimResult, DriftEntry, MetricResult
 
 
 def value(v: Any, unit: str) -> str:
@@ -165,3 +166,55 @@ def shared_clauses(reasons: list[str]) -> tuple[list[str], list[str]]:
         "; ".join(f"[note {number[c]}]" if c in number else c for c in clauses) for clauses in split
     ]
     return rewritten, shared
+
+
+#: the drift keys a report shows as one row: the CPU flags one side has and the other has not
+FLAG_PREFIX = "cpu.flags."
+
+
+@dataclass(frozen=True)
+class DriftLine:
+    """A row of a report's drift table: one difference, or the CPU flags that differ as one
+    row (`flags`: each flag with the side that has it)."""
+
+    level: str
+    group: str
+    key: str
+    original: str
+    replay: str
+    flags: tuple[tuple[str, str], ...] = ()
+
+
+def drift_lines(drift: list[DriftEntry]) -> list[DriftLine]:
+    """The drift as a person reads it: one row per difference, the CPU flags that differ
+    collapsed into one ("16 CPU flags differ") where the first of them stood."""
+    flags = [d for d in drift if d.key.startswith(FLAG_PREFIX)]
+    lines: list[DriftLine] = []
+    for d in drift:
+        if not d.key.startswith(FLAG_PREFIX):
+            lines.append(DriftLine(d.level, d.group, d.key, str(d.original), str(d.replay)))
+        elif d is flags[0]:
+            held = tuple(
+                (f.key.removeprefix(FLAG_PREFIX), "original" if f.original else "replay")
+                for f in flags
+            )
+            only = {side: [n for n, s in held if s == side] for side in ("original", "replay")}
+            lines.append(
+                DriftLine(
+                    d.level,
+                    d.group,
+                    f"{len(flags)} CPU flag(s) differ" if len(flags) > 1 else d.key,
+                    _flag_list(only["original"]),
+                    _flag_list(only["replay"]),
+                    held,
+                )
+            )
+    return lines
+
+
+def _flag_list(names: list[str], shown: int = 6) -> str:
+    """`only here: avx512f, avx512bw, … (+8)`, or '-' for none."""
+    if not names:
+        return "-"
+    more = f", … (+{len(names) - shown})" if len(names) > shown else ""
+    return f"only here: {', '.join(names[:shown])}{more}"

@@ -10,6 +10,7 @@ from repro.reports.fmt import (
     VERDICT_MARK,
     adjusted_verdict,
     delta,
+    drift_lines,
     here_figure,
     interval,
     original_figure,
@@ -194,10 +195,14 @@ def render(report: Report) -> str:
     out.append("<h2>Environment drift (likeliest causes first)</h2>")
     if report.drift:
         out.append("<table><tr><th>impact</th><th>what</th><th>original</th><th>replay</th></tr>")
-        for d in report.drift[:60]:
+        for d in drift_lines(report.drift)[:60]:
+            what = f"{e(d.group)}: <code>{e(d.key)}</code>"
+            if d.flags:  # the flags that differ, one row a person opens to read them
+                listed = ", ".join(f"<code>{e(n)}</code> ({e(side)})" for n, side in d.flags)
+                what = f"<details><summary>{e(d.group)}: {e(d.key)}</summary>{listed}</details>"
             out.append(
-                f"<tr><td>{e(d.level)}</td><td>{e(d.group)}: <code>{e(d.key)}</code></td>"
-                f"<td>{e(str(d.original))}</td><td>{e(str(d.replay))}</td></tr>"
+                f"<tr><td>{e(d.level)}</td><td>{what}</td>"
+                f"<td>{e(d.original)}</td><td>{e(d.replay)}</td></tr>"
             )
         out.append("</table>")
     else:

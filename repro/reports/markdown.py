@@ -9,6 +9,7 @@ from repro.reports.fmt import (
     VERDICT_MARK,
     adjusted_verdict,
     delta,
+    drift_lines,
     here_figure,
     interval,
     micros,
@@ -129,13 +130,12 @@ def render(report: Report) -> str:
     lines += ["", "## Environment drift (likeliest causes first)", ""]
     if report.drift:
         lines += ["| impact | what | original | replay |", "|---|---|---|---|"]
-        for d in report.drift[:40]:
-            lines.append(
-                f"| {d.level} | {d.group}: {code(d.key)} | {cell(str(d.original))} "
-                f"| {cell(str(d.replay))} |"
-            )
-        if len(report.drift) > 40:
-            lines.append(f"| | … {len(report.drift) - 40} more in report.json | | |")
+        drift = drift_lines(report.drift)
+        for d in drift[:40]:
+            what = f"{d.group}: {d.key}" if d.flags else f"{d.group}: {code(d.key)}"
+            lines.append(f"| {d.level} | {what} | {cell(d.original)} | {cell(d.replay)} |")
+        if len(drift) > 40:
+            lines.append(f"| | … {len(drift) - 40} more in report.json | | |")
     else:
         lines.append("No difference between the two environments' fingerprints.")
     lines += ["", f"_repro {report.repro_version}, {report.generated_utc}_", ""]

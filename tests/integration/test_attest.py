@@ -88,6 +88,11 @@ def test_the_untouched_chain_verifies(chain: dict[str, Path]) -> None:
     assert kinds.count("run") == 2
     assert kinds[-1] == "report"
     assert "spec" in kinds  # the replay's spec has its attestation beside it
+    # the runs as a person types them, not through the report's folder (report/../results/...)
+    runs = [link["where"] for link in doc["links"] if link["kind"] == "run"]
+    assert sorted(runs) == sorted(
+        str(chain["tmp"] / "results" / "ort-digits" / name) for name in ("original", "r1")
+    )
 
 
 @pytest.mark.parametrize(

@@ -306,6 +306,37 @@ def test_profile_alone_makes_a_run_that_is_never_taken_for_a_replay(
     )
 
 
+def test_profile_takes_backend_options_as_replay_does(
+    shared_cache: Path, tmp_path: Path, root: Path
+) -> None:
+    args = [str(root / "specs" / "ort-digits.json"), "--env", "native", "-s", "Offline"]
+    code, stdout, stderr = _cli(
+        "profile",
+        *args,
+        "--samples",
+        "16",
+        "--backend-option",
+        "graph_optimization_level=disable",
+        "-o",
+        str(tmp_path),
+        "--run-id",
+        "p2",
+        "--cache-dir",
+        str(shared_cache),
+        "--json",
+    )
+    assert code == 0, stderr
+    record = load_run(tmp_path / "ort-digits" / "p2")
+    assert record.spec is not None
+    assert record.spec["backend"]["options"]["graph_optimization_level"] == "disable"
+    # onnxruntime then runs MatMul and Add as nodes of their own (no fused Gemm)
+    ops = {row["op_type"] for row in json.loads(stdout)["rows"]}
+    assert "MatMul" in ops, ops
+    code, _, stderr = _cli("profile", *args, "--backend-option", "no_such_option=1")
+    assert code == 2
+    assert "no_such_option" in stderr
+
+
 def test_profile_refuses_a_run_of_another_spec(
     digits_runs: Path, shared_cache: Path, tmp_path: Path, root: Path
 ) -> None:

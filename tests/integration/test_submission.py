@@ -130,6 +130,10 @@ def test_the_open_division_maps_it_to_the_benchmark_of_its_task(
     sub = tmp_path / "sub" / "open" / "Repro"
     # the submitter's own model, performing resnet's task (image classification)
     assert json.loads((sub / "model_mapping.json").read_text()) == {"ort-digits": "resnet"}
+    # the round's performance runs were made anew, and the tree says why
+    assert sorted(doc["made"])[0].startswith(
+        "Offline performance, made anew: the run's LoadGen seeds are not round v6.0's (they are"
+    ), doc["made"]
     # what remains is the run's length and its data set, nothing else
     assert {v["cause"] for v in doc["violations"]} <= {"length", "data"}
     assert {v["rule"] for v in doc["violations"]} >= {"min_duration", "accuracy.dataset"}

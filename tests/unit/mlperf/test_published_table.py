@@ -143,3 +143,16 @@ def test_a_table_given_to_results_points_to_recommend(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["results", str(tmp_path / "nope")])
     assert result.exit_code == 2
     assert "no such folder" in result.stderr
+
+
+def test_a_tree_named_twice_is_read_once_and_the_count_says_so(tmp_path: Path) -> None:
+    tree = tmp_path / "inference_results_v4.1"
+    published_result(tree, system="box", folder="offline", sps=100.0)
+    out = tmp_path / "t.csv"
+    code, output = _run(str(tree), str(tree / "closed"), "--csv", str(out))
+    assert code == 0, output
+    assert f"{tree}: 1 result(s)\n" in output
+    assert f"{tree / 'closed'}: 0 result(s) (1 more already read under an earlier path)" in output
+    assert "not already read" not in output
+    with out.open() as fh:
+        assert len(list(csv.DictReader(fh))) == 1
