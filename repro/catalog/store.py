@@ -120,6 +120,14 @@ class Catalog:
 
     def _unavailable(self, exc: BaseException) -> CatalogUnavailableError:
         text = self.tracking.scrub(" ".join(str(exc).split()))
+        damage = _SQLITE_DAMAGE.search(text) if sqlite_file(self.tracking.uri) else None
+        if damage is not None and "locked" not in damage.group(1):
+            return CatalogUnavailableError(
+                f"the catalog at {self.tracking.shown} is damaged: its tables are not as MLflow "
+                f"made them ({damage.group(1).strip()[:200]})",
+                hint="move it away and `repro catalog sync results/` rebuilds the catalog from "
+                "the runs on disk",
+            )
         return CatalogUnavailableError(
             f"the catalog at {self.tracking.shown} ({self.tracking.source}) cannot be written: "
             f"{type(exc).__name__}: {text[:300]}",
@@ -351,6 +359,10 @@ def _folder_name(name: str) -> str:
         return safe
     return f"{safe[:80]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
+
+#: what SQLite said when a statement met a table that is not as MLflow's migrations made it
+#: (SQLAlchemy's "(sqlite3.OperationalError) table metrics has no column named step [SQL: ...")
+_SQLITE_DAMAGE: Final = re.compile(r"\(sqlite3\.(?:OperationalError|DatabaseError)\) ([^\[]+)")
 
 #: the tables every MLflow SQL store has (its migrations' own, and its first)
 _MLFLOW_TABLES: Final = frozenset({"alembic_version", "experiments", "runs"})

@@ -307,6 +307,29 @@ def test_an_application_database_is_never_written_into(project: Path) -> None:
     assert not fresh.exists()  # a read never makes a store
 
 
+def test_a_damaged_store_is_said_damaged_with_the_way_to_rebuild_it(project: Path) -> None:
+    """A store whose tables are not MLflow's any more said 'cannot be written' with an SQL
+    statement, and that the results would be logged 'when it is back'."""
+    import sqlite3
+
+    db = project / "cat.db"
+    _pair(project)
+    args = ["catalog", "sync", "results/", "--track", f"sqlite:///{db}"]
+    made = CliRunner().invoke(cli, args)
+    assert made.exit_code == 0, made.output
+    with sqlite3.connect(db) as con:
+        con.execute("DROP TABLE metrics")
+        con.execute("CREATE TABLE metrics (key TEXT)")
+        con.execute("DELETE FROM runs")
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 3, out.output
+    assert "is damaged: its tables are not as MLflow made them (table metrics has no column" in (
+        out.output
+    )
+    assert "rebuilds the catalog from the runs on disk" in out.output
+    assert "[SQL:" not in out.output
+
+
 def test_a_report_tracked_in_markdown_only_is_logged_and_says_so(project: Path) -> None:
     _pair(project)
     result = _report("--track", "--format", "md")
