@@ -172,7 +172,14 @@ def _check_record(path: Path, record: RunRecord) -> None:
             hint=DAMAGED_HINT,
         )
     folder = path.parent.name
-    if folder not in (record.run_id, f".{record.run_id}.partial"):
+    # a dispatched run's part k is kept in parts/k under the id <run>-part<k>
+    part = re.fullmatch(r"\.?(\d+)(?:\.partial)?", folder)
+    a_part = (
+        part is not None
+        and path.parent.parent.name == "parts"
+        and record.run_id.endswith(f"-part{part.group(1)}")
+    )
+    if folder not in (record.run_id, f".{record.run_id}.partial") and not a_part:
         raise SpecError(
             f"{path}: $.run_id is {record.run_id!r}, not its folder's name {folder!r}: a run "
             "is kept in a folder of its id (an edited record, or a renamed folder)",

@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from repro import _subprocess
+from repro.atomic import atomic_write_text
 from repro.environments.base import RealizedEnvironment
 from repro.errors import RunError
+from repro.privacy import redact_text
 from repro.servers.base import EngineFlags, ServerEngine
 
 HOST: Final = "127.0.0.1"
@@ -44,6 +46,18 @@ def free_port() -> int:
         s.bind((HOST, 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def _redact_log(path: Path) -> None:
+    """The server's log as the run keeps it: home paths written as `~` (transformers names the
+    model folder it loads, in the cache under the home directory), never a user's name."""
+    try:
+        text = path.read_bytes().decode(errors="replace")
+    except OSError:
+        return
+    redacted = redact_text(text)
+    if redacted != text:
+        atomic_write_text(path, redacted)
 
 
 def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
@@ -212,6 +226,7 @@ class ServerProcess:
                 proc.wait()
         _subprocess.release(proc)
         self.proc = None
+        _redact_log(self.log_path)
         code: int | None = proc.returncode
         return code
 

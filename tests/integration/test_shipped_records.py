@@ -76,7 +76,8 @@ def test_a_shipped_original_is_reported_against_a_copy_of_itself(
     orig = _copy(original, tmp_path / "results")
     twin = orig.parent / "copy"
     shutil.copytree(orig, twin)
-    commit_run(twin, load_run(twin).model_copy(update={"run_id": "copy"}))
+    # a run is kept in a folder of its id: the copy gets its own
+    commit_run(twin, load_run(orig).model_copy(update={"run_id": "copy"}))
     code, out = _invoke(["report", "--compare", str(orig), str(twin), "-o", str(tmp_path / "r")])
     assert code in (0, 1), out
     report = json.loads((tmp_path / "r" / "report.json").read_text())
