@@ -23,7 +23,7 @@ from repro.privacy import redact
 from repro.replay.settings import Reporter
 from repro.runs.record import ServerRecord, ServerStart
 from repro.servers.base import EngineFlags
-from repro.servers.process import CHECK_TIMEOUT_S, ServerProcess
+from repro.servers.process import CHECK_TIMEOUT_S, ServerProcess, live_cpu_seconds
 from repro.servers.registry import get_engine
 from repro.spec.models import ExperimentSpec
 from repro.spec.sections import EndpointSection, ServerSectionBase
@@ -139,8 +139,9 @@ class ServedSide:
         )
 
     def cpu_seconds(self) -> float:
-        """The live server's CPU seconds (`repro.probes.ProbeSet.also_own`)."""
-        return self.process.cpu_seconds() if self.process is not None else 0.0
+        """The CPU seconds of every live server repro started (`repro.probes.ProbeSet
+        .also_own`): the other side's server of paired rounds is the experiment's too."""
+        return live_cpu_seconds()
 
     def check(self) -> None:
         """After a test: a server that died during it fails the run, with its log."""

@@ -68,6 +68,35 @@ def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
     return "\n".join("    " + line for line in text.splitlines()[-lines:]) or "(empty log)"
 
 
+#: the servers this process started and has not stopped yet, by id: their CPU is the
+#: experiment's (both sides' of paired rounds), never other work
+_LIVE: dict[int, ServerProcess] = {}
+
+
+def live_cpu_seconds() -> float:
+    """The CPU seconds every live server repro started used so far (`repro.probes.ProbeSet
+    .also_own`): a side's probes count the other side's server as the experiment's too, not as
+    other work the busy-rounds rule would hold against the rounds."""
+    groups = {p.proc.pid for p in list(_LIVE.values()) if p.proc is not None}
+    return _group_ticks(groups) / os.sysconf("SC_CLK_TCK") if groups else 0.0
+
+
+def _group_ticks(groups: set[int]) -> int:
+    """The clock ticks the processes of these process groups used, with the children they
+    reaped."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        # after the command: state, ppid, pgrp, ...; utime, stime, cutime, cstime are the
+        # 12th to 15th
+        if len(fields) > 14 and int(fields[2]) in groups:
+            ticks += sum(int(f) for f in fields[11:15])
+    return ticks
+
+
 @dataclass
 class ServerProcess:
     """One start of a server: its process, where it listens, its log."""
@@ -114,6 +143,7 @@ class ServerProcess:
             log_path=self.log_path,
             lifeline=True,
         )
+        _LIVE[id(self)] = self
 
     def wait_ready(self, timeout_s: float, *, say: Callable[[str], None]) -> float:
         """Poll the health check until it answers 200 (bounded); the seconds it took. The
@@ -198,17 +228,7 @@ class ServerProcess:
         proc = self.proc
         if proc is None:
             return 0.0
-        ticks = 0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue  # gone meanwhile
-            # after the command: state, ppid, pgrp, ...; utime, stime, cutime, cstime are the
-            # 12th to 15th
-            if len(fields) > 14 and int(fields[2]) == proc.pid:
-                ticks += sum(int(f) for f in fields[11:15])
-        return ticks / os.sysconf("SC_CLK_TCK")
+        return _group_ticks({proc.pid}) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> int | None:
         """SIGTERM to its process group, SIGKILL after a bound; its exit status."""
@@ -226,6 +246,7 @@ class ServerProcess:
                 proc.wait()
         _subprocess.release(proc)
         self.proc = None
+        _LIVE.pop(id(self), None)  # reaped: its time is our children's now
         _redact_log(self.log_path)
         code: int | None = proc.returncode
         return code
