@@ -97,14 +97,9 @@ def endpoints_record(
     round_name: str | None,
 ) -> RunRecord:
     tests, more, facts = read_endpoints_tests(path, benchmark, round_name)
-    return RunRecord(
-        run_id=f"mlperf:{submitter}/{system}/{benchmark}",
-        spec_name=benchmark,
-        spec_id="",
-        spec_path="",
-        status="complete",
-        started_utc="",
-        repro_version="",
+    return published_record(
+        f"{submitter}/{system}/{benchmark}",
+        benchmark,
         environment={
             **environment,
             "format": "endpoints",
@@ -120,4 +115,30 @@ def endpoints_record(
             "(performance/result_summary.json, accuracy/accuracy_results.json, config.yaml)",
             *more,
         ],
+    )
+
+
+def published_record(
+    where: str,
+    benchmark: str,
+    *,
+    environment: dict[str, Any],
+    fingerprint: dict[str, Any],
+    tests: list[TestRecord],
+    notes: list[str],
+) -> RunRecord:
+    """A published result as a run record (`where`: submitter/system/benchmark): complete,
+    no spec of repro's behind it."""
+    return RunRecord(
+        run_id=f"mlperf:{where}",
+        spec_name=benchmark,
+        spec_id="",
+        spec_path="",
+        status="complete",
+        started_utc="",
+        repro_version="",
+        environment=environment,
+        fingerprint=fingerprint,
+        tests=tests,
+        notes=notes,
     )

@@ -22,7 +22,11 @@ from repro.formats.served.endpoints import is_endpoints_result
 from repro.mlperf.accuracy_txt import out_of_range, read_accuracy_file
 from repro.mlperf.compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
 from repro.mlperf.compliance import describe, read_compliance, verdicts
-from repro.mlperf.endpoints_result import endpoints_record, endpoints_scenarios
+from repro.mlperf.endpoints_result import (
+    endpoints_record,
+    endpoints_scenarios,
+    published_record,
+)
 from repro.mlperf.power import TESTING_RUN, add_power, has_power, stray_power_folders
 from repro.mlperf.rules import checker_metric, mlperf_model
 from repro.runs import layout
@@ -758,14 +762,9 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                 f"{sdir.name}/: {', '.join(stray)} not read (the checker reads a power result's "
                 "logs in performance/power/, performance/ranging/ and performance/run_1/)"
             )
-    return RunRecord(
-        run_id=f"mlperf:{submitter}/{system}/{benchmark}",
-        spec_name=benchmark,
-        spec_id="",
-        spec_path="",
-        status="complete",
-        started_utc="",
-        repro_version="",
+    return published_record(
+        f"{submitter}/{system}/{benchmark}",
+        benchmark,
         environment={
             **_published(path, submitter, system, desc),
             **({"mlperf_model": model} if model != benchmark else {}),
