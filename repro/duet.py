@@ -106,6 +106,7 @@ class DuetRound:
         """Round k of both sides at once: the side first in `order` on the first CPU set."""
         common = [p for p in self.sides[0].pairs if p in set(self.sides[1].pairs)]
         plan = [(s, m) for s, m in common if s in only and (m == "performance" or k == 1)]
+        shared = self.sides[0].shares_sizing_with(self.sides[1])
         for rank, i in enumerate(order):
             self.sides[i].placed(cpus=placed.cpus[rank], gates=self.folder / f"side{i}")
         errors: list[BaseException] = []
@@ -123,7 +124,7 @@ class DuetRound:
         try:
             for scenario, mode in plan:
                 gates = [self.folder / f"side{i}" / gate_name(k, scenario, mode) for i in (0, 1)]
-                open_gates(gates)
+                open_gates(gates, share_rate=shared)
             for t in threads:
                 t.join()
         except BaseException:  # Ctrl-C lands here: stop both sides' workers, then say so

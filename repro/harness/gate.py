@@ -7,10 +7,17 @@ ICPE 2020) runs both sides' tests at the same time, each on its own CPUs, so tha
 load falls on both alike; the gate makes them start LoadGen together: each worker, loaded and
 warmed up, writes `<gate>.ready` and waits for `<gate>.go`, which the orchestrator writes once
 both are ready (`open_gates`). Files, not pipes: a worker in a container sees the run folder.
+
+The ready file carries the rate the worker's warm-up measured, and the go file the faster
+side's when the two sides run one workload: a short test's Offline query is sized from it
+(`repro.harness.sizing`), so both sides of the first duet round run the same query rather than
+each its own (a round whose sides ran different settings is left out of the comparison).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -46,15 +53,38 @@ def go_file(gate: Path) -> Path:
     return gate.with_name(gate.name + ".go")
 
 
-def wait_at_gate(gate: Path, *, timeout_s: float = GATE_TIMEOUT_S) -> None:
-    """Say this worker is ready, and wait until the orchestrator opens the gate."""
-    ready_file(gate).write_text(str(os.getpid()))
+def wait_at_gate(
+    gate: Path, *, rate: float | None = None, timeout_s: float = GATE_TIMEOUT_S
+) -> float | None:
+    """Say this worker is ready (its warm-up measured `rate` samples/s), and wait until the
+    orchestrator opens the gate. Returns the rate both sides size their queries from (the
+    faster side's, `open_gates(share_rate=True)`), else `rate`."""
+    _put(ready_file(gate), {"pid": os.getpid(), "rate": rate})
     go = go_file(gate)
     deadline = time.monotonic() + timeout_s
     while not go.exists():
         if time.monotonic() > deadline:
             raise GateTimeout(f"the duet gate {gate.name} did not open in {timeout_s:g} s")
         time.sleep(_POLL_S)
+    shared = _rate(go)
+    return shared if shared is not None else rate
+
+
+def _put(path: Path, data: dict[str, object]) -> None:
+    """Write a gate file whole: the other end sees it only once it is complete."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data))
+    partial.replace(path)
+
+
+def _rate(path: Path) -> float | None:
+    """The rate a gate file carries (None: none, or not a positive number)."""
+    try:
+        found = json.loads(path.read_text()).get("rate")
+    except (OSError, ValueError, AttributeError):
+        return None
+    ok = isinstance(found, int | float) and math.isfinite(found) and found > 0
+    return float(found) if ok else None
 
 
 def done_file(gate: Path) -> Path:
@@ -62,21 +92,26 @@ def done_file(gate: Path) -> Path:
     return gate.with_name(gate.name + ".done")
 
 
-def open_gates(gates: Sequence[Path], *, timeout_s: float = GATE_TIMEOUT_S) -> bool:
-    """Wait until every gate's worker is ready, then open them all at once. False when a
-    worker exited before it was ready (it failed) or the wait timed out: the workers that are
+def open_gates(
+    gates: Sequence[Path], *, share_rate: bool = False, timeout_s: float = GATE_TIMEOUT_S
+) -> bool:
+    """Wait until every gate's worker is ready, then open them all at once; with `share_rate`
+    (the sides run one workload) the go carries the fastest warm-up's rate for all. False when
+    a worker exited before it was ready (it failed) or the wait timed out: the workers that are
     ready are let go on alone then, so that none waits for a partner that will not come."""
     deadline = time.monotonic() + timeout_s
     while True:
         ready = [ready_file(g).exists() for g in gates]
         if all(ready):
+            rates = [r for r in map(_rate, map(ready_file, gates)) if r is not None]
+            shared = max(rates) if share_rate and len(rates) == len(gates) else None
             for g in gates:
-                go_file(g).write_text("go")
+                _put(go_file(g), {"rate": shared})
             return True
         gone = any(done_file(g).exists() and not r for g, r in zip(gates, ready, strict=True))
         if gone or time.monotonic() > deadline:
             for g, r in zip(gates, ready, strict=True):
                 if r:
-                    go_file(g).write_text("go")
+                    _put(go_file(g), {"rate": None})
             return False
         time.sleep(_COORDINATOR_POLL_S)

@@ -179,7 +179,6 @@ def execute(req: WorkerRequest) -> WorkerResult:
     progress = ProgressFile(out_dir / PROGRESS_FILE)
     done = [0]  # Offline: samples done, counted per batch
     clock = [CpuClock()]  # the last test's: a test run again replaces an earlier attempt
-    gate = [req.start_gate]  # a duet round's: the first attempt starts with the other side
     # the GPU's energy counter around the test (a CUDA engine only; None without NVML)
     meter = EnergyMeter.for_device(str(getattr(backend, "device", "cpu")))
     metering = [False]
@@ -193,9 +192,6 @@ def execute(req: WorkerRequest) -> WorkerResult:
                 meter.stop(0)  # a test run again: its energy is the last attempt's
             meter.start()
             metering[0] = True
-        if gate[0] is not None:
-            wait_at_gate(Path(gate[0]))
-            gate[0] = None
         # the wall clock as LoadGen starts: `bench/start_speed.py` measures the time to it
         timings["loadgen_start_unix"] = time.time()
         timings.setdefault("ready_cpu_s", time.process_time())  # the first attempt's
@@ -223,6 +219,10 @@ def execute(req: WorkerRequest) -> WorkerResult:
 
     call_s = calls.get(req.batch_size)
     rate = req.batch_size / call_s if call_s else None  # the warm-up's samples per second
+    if req.start_gate is not None:
+        # a duet round's: start with the other side, and size a short query from the faster
+        # side's warm-up as it does (both sides of the round run the same query)
+        rate = wait_at_gate(Path(req.start_gate), rate=rate)
     log, changed, discarded_s = run_sized(req, out_dir, test, rate=rate)
     cpu = CpuTime.model_validate(clock[0].stop(log.samples))
     if discarded_s:

@@ -150,6 +150,10 @@ class Replayer:
         `repro.compare.pairing`)."""
         self._sized = other._sized
 
+    def shares_sizing_with(self, other: Replayer) -> bool:
+        """Whether the two run the same sized queries (`share_sizing`)."""
+        return self._sized is other._sized
+
     @property
     def work_dir(self) -> Path:
         """Where the run is being built (its partial name until `finish`)."""

@@ -79,3 +79,28 @@ def test_the_gate_opens_both_at_once_and_never_waits_for_a_side_that_is_gone(
     assert time.monotonic() - t0 < 1
     assert go_file(c).exists()
     assert not go_file(d).exists()
+
+
+def test_the_gate_gives_both_sides_the_faster_warm_ups_rate_when_they_share_a_workload(
+    tmp_path: Path,
+) -> None:
+    """A short Offline test's query is sized from the warm-up's rate: each side sizing its own
+    in a duet's first round ran different queries, and that round never counted."""
+    for share, want in ((True, {"a": 400.0, "b": 400.0}), (False, {"a": 300.0, "b": 400.0})):
+        folder = tmp_path / str(share)
+        folder.mkdir()
+        got: dict[str, float | None] = {}
+
+        def worker(gate: Path, rate: float, got: dict[str, float | None]) -> None:
+            got[gate.name] = wait_at_gate(gate, rate=rate, timeout_s=10)
+
+        threads = [
+            threading.Thread(target=worker, args=(folder / name, rate, got))
+            for name, rate in (("a", 300.0), ("b", 400.0))
+        ]
+        for t in threads:
+            t.start()
+        assert open_gates([folder / "a", folder / "b"], share_rate=share, timeout_s=10)
+        for t in threads:
+            t.join()
+        assert got == want
