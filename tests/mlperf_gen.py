@@ -55,6 +55,10 @@ class Power:
     ranging_watts: tuple[float, ...] | None = None
     volts: float = 230.0
     power_factor: float = 0.98
+    #: a multi-channel analyzer's per-channel readings after the Mark (Krai's v2.1 lines:
+    #: `,Ch1,Watts,..,Volts,..,Amps,..,PF,..` for 3 channels, ~400 bytes a line); the checker
+    #: reads the total's Watts, before them
+    channels: int = 0
 
 
 @dataclass
@@ -99,6 +103,9 @@ class Result:
     #: an LLM SingleStream run's early-stopping estimates of TTFT and TPOT (ns)
     ttft_estimate_ns: float = 400_000_000
     tpot_estimate_ns: float = 21_700_000
+    #: the submitter's measurements/<system>/<benchmark>/<scenario>/ folder (README.md,
+    #: user.conf, mlperf.conf, the system's implementation JSON), as every published result has
+    measurements: bool = False
     system_json: dict[str, Any] | None = field(
         default_factory=lambda: {
             "system_name": "box",
@@ -254,6 +261,11 @@ def spl_text(p: Power, *, ranging: bool = False, mark: str = "run") -> str:
     lines = [
         f"Time,{_stamp(t)},Watts,{w:.6f},Volts,{p.volts:.6f},"
         f"Amps,{w / p.volts / p.power_factor:.6f},PF,{p.power_factor:.6f},Mark,{mark}"
+        + "".join(
+            f",Ch{c},Watts,{w / p.channels:.6f},Volts,{p.volts:.6f},"
+            f"Amps,{w / p.channels / p.volts / p.power_factor:.6f},PF,{p.power_factor:.6f}"
+            for c in range(1, p.channels + 1)
+        )
         for t, w in sorted(samples)
     ]
     return "\n".join(lines) + "\n"
@@ -387,6 +399,15 @@ def write_result(root: Path, r: Result) -> Path:
             if kind in files:
                 (folder / "accuracy").mkdir(exist_ok=True)
                 (folder / "accuracy" / f"{kind}_accuracy.txt").write_text(files[kind])
+    if r.measurements:
+        folder = sub / "measurements" / r.system / r.benchmark / r.folder_name()
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "README.md").write_text(f"# {r.benchmark} {r.scenario}\n\n" + "Steps.\n" * 40)
+        (folder / "user.conf").write_text(f"*.{r.scenario}.target_qps = {r.value:g}\n")
+        (folder / "mlperf.conf").write_text("*.*.min_query_count = 100\n" * 60)
+        (folder / f"{r.system}_{r.scenario}.json").write_text(
+            json.dumps({"input_data_types": "int8", "weight_transformations": "none"})
+        )
     if r.system_json is not None:
         (sub / "systems").mkdir(parents=True, exist_ok=True)
         desc = {**r.system_json, "system_name": r.system, "division": r.division}

@@ -36,7 +36,7 @@ from typing import Any
 
 from repro.errors import SpecError
 from repro.runs.layout import DETAIL
-from repro.runs.loadgen_logs import iter_detail_records, parse_detail_text
+from repro.runs.loadgen_logs import Metrics, iter_detail_records, parse_detail_text
 
 #: the folders of a power result under `<scenario>/performance/` (the checker's names)
 POWER_FOLDER = "power"
@@ -103,6 +103,22 @@ def has_power(scenario_dir: Path) -> bool:
     return (scenario_dir / "performance" / POWER_FOLDER).is_dir()
 
 
+_WINDOW_KEYS = ("power_begin", "power_end")
+
+
+def _first_record(text: str, key: str) -> object | None:
+    """The value of the first `:::MLLOG` record of `key` in a detail log: only the lines that
+    name it are parsed (a log is tens of kB of other records)."""
+    at = text.find(f'"{key}"')
+    while at >= 0:
+        start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+        line = text[start : end if end >= 0 else len(text)]
+        for record in iter_detail_records(line, keep=key.__eq__):
+            return record.get("value")
+        at = text.find(f'"{key}"', end) if end >= 0 else -1
+    return None
+
+
 def window(detail: Path) -> tuple[dt.datetime, dt.datetime]:
     """(power_begin, power_end) of a LoadGen detail log, as UTC."""
     if not detail.is_file():
@@ -111,10 +127,11 @@ def window(detail: Path) -> tuple[dt.datetime, dt.datetime]:
             hint="restore the file from the published tree",
         )
     found: dict[str, dt.datetime] = {}
-    for record in iter_detail_records(detail.read_text(errors="replace")):
-        key = record.get("key")
-        if key in ("power_begin", "power_end") and key not in found:
-            found[key] = _time(str(record.get("value")), detail, key)
+    text = detail.read_text(errors="replace")
+    for key in _WINDOW_KEYS:
+        value = _first_record(text, key)
+        if value is not None:
+            found[key] = _time(str(value), detail, key)
     for key in ("power_begin", "power_end"):
         if key not in found:
             raise PowerLogError(
@@ -138,9 +155,12 @@ def _time(text: str, where: Path | str, field: str) -> dt.datetime:
 
 
 #: a sample line as analyzers write it: the time in its fixed-width form (hours, minutes and
-#: seconds in range; the date is checked once a chunk) and Watts a plain number
+#: seconds in range; the date is checked once a chunk) and Watts a plain number. Not anchored
+#: at a line's start (`^` makes the engine try every position of a line: 4x slower on a
+#: multi-channel analyzer's 400-byte lines); `_chunk` takes a chunk only where every `Time` in
+#: it starts a line and is matched
 _SAMPLE = re.compile(
-    r"^Time,(\d\d-\d\d-\d{4} (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}),Watts,"
+    r"Time,(\d\d-\d\d-\d{4} (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}),Watts,"
     r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?=,|$)",
     re.MULTILINE,
 )
@@ -187,8 +207,9 @@ def _chunk(text: str, begin: dt.datetime, end: dt.datetime) -> tuple[float, int]
     if begin.microsecond % 1000 or end.microsecond % 1000 or begin.year != end.year:
         return None
     found = _SAMPLE.findall(text)
-    if len(found) != text.count("\nTime") + text.startswith("Time"):
-        return None  # a line the pattern does not take: read line by line
+    starts = text.count("\nTime") + text.startswith("Time")
+    if not len(found) == starts == text.count("Time"):
+        return None  # a line the pattern does not take, or a `Time` inside one: line by line
     try:
         years = {_day(day).year for day in {s[:10] for s, _ in found}}
     except ValueError:
@@ -230,16 +251,23 @@ def _lines(
 
 
 def read_power(
-    scenario_dir: Path, scenario: str, metric: str, unit: str, metrics: dict[str, Any]
+    scenario_dir: Path,
+    scenario: str,
+    metric: str,
+    unit: str,
+    metrics: dict[str, Any],
+    detail: Metrics | None = None,
 ) -> PowerReading:
     """The power of a power result's testing run (performance/run_1/): `metric` is the key of
     the run's performance metric (the checker's), `unit` its unit; the detail log's exact figure
-    is taken, else the run's `metrics` (its summary's)."""
+    is taken (`detail`: its metrics where the caller has parsed it), else the run's `metrics`
+    (its summary's)."""
     run = scenario_dir / "performance" / TESTING_RUN
     begin, end = window(run / DETAIL)
     watts, samples = average_power(run / SAMPLES_FILE, begin, end)
     seconds = (end - begin).total_seconds()
-    detail = parse_detail_text((run / DETAIL).read_text(errors="replace"))
+    if detail is None:
+        detail = parse_detail_text((run / DETAIL).read_text(errors="replace"))
     if scenario in _SAMPLES_PER_QUERY:
         queries = detail.get("query_count")
         if not isinstance(queries, int | float) or isinstance(queries, bool) or queries <= 0:
@@ -291,12 +319,18 @@ def _ranging_power(scenario_dir: Path) -> float | None:
 
 
 def add_power(
-    scenario_dir: Path, scenario: str, metric: str, unit: str, metrics: dict[str, Any]
+    scenario_dir: Path,
+    scenario: str,
+    metric: str,
+    unit: str,
+    metrics: dict[str, Any],
+    detail: Metrics | None = None,
 ) -> str:
-    """Read the scenario's power into the testing run's `metrics`; the note that says what was
-    read, or which file could not give it (the power cells then stay empty)."""
+    """Read the scenario's power into the testing run's `metrics` (`detail`: its detail log's
+    metrics, where parsed already); the note that says what was read, or which file could not
+    give it (the power cells then stay empty)."""
     try:
-        reading = read_power(scenario_dir, scenario, metric, unit, metrics)
+        reading = read_power(scenario_dir, scenario, metric, unit, metrics, detail)
     except PowerLogError as exc:
         return f"power not read: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
     metrics.update(reading.metrics())

@@ -697,9 +697,8 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             if scenario == "Server" and taken.key != metrics.get("mlperf_metric"):
                 metrics["mlperf_metric"] = taken.key  # the round's rule, not the headline's
             if run.name == TESTING_RUN and has_power(sdir):
-                notes.append(
-                    f"{sdir.name}/: " + add_power(sdir, scenario, taken.key, taken.unit, metrics)
-                )
+                read = add_power(sdir, scenario, taken.key, taken.unit, metrics, detail_metrics)
+                notes.append(f"{sdir.name}/: {read}")
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
                 TestRecord(

@@ -158,6 +158,7 @@ def _checker_power(run: Path, scenario: str, result: float) -> tuple[float, floa
         ("Offline", Power(watts=(141.3, 158.9, 150.2), zero_samples=2)),
         ("SingleStream", Power(watts=(47.5, 52.5), query_count=612_345)),
         ("MultiStream", Power(watts=(210.0, 190.0), window_s=660, query_count=270_336)),
+        ("Offline", Power(watts=(612.2, 621.8, 650.3), channels=3)),  # Krai's v2.1 analyzer
     ],
 )
 def test_the_figures_are_the_official_checkers(tmp_path: Path, scenario: str, power: Power) -> None:
@@ -251,3 +252,45 @@ def test_samples_compared_as_text_are_the_samples_a_parse_keeps(
     spl.write_text(spl.read_text() + "Time,07-32-2024 10:00:00.000,Watts,1.0\n")
     with pytest.raises(PowerLogError, match=r"spl.txt:\d+: the time is '07-32-2024"):
         average_power(spl, begin, end)
+
+
+def test_a_sample_inside_another_line_is_not_a_sample(tmp_path: Path) -> None:
+    """Samples are found without anchoring at a line's start (4x faster on 400-byte lines):
+    a `Time,...,Watts,...` inside a line (here a mark) must still not count, as the checker
+    reads each line's own fields."""
+    import datetime as dt
+
+    from repro.mlperf.power import average_power
+
+    spl = tmp_path / "spl.txt"
+    spl.write_text(
+        "Time,07-25-2024 10:00:01.000,Watts,100.0,Mark,Time,07-25-2024 10:00:02.000,Watts,9999\n"
+        "Time,07-25-2024 10:00:03.000,Watts,200.0,Mark,m\n"
+    )
+    utc = dt.timezone.utc
+    begin = dt.datetime(2024, 7, 25, 10, 0, 0, tzinfo=utc)
+    end = dt.datetime(2024, 7, 25, 10, 10, 0, tzinfo=utc)
+    assert average_power(spl, begin, end) == (150.0, 2)
+
+
+def test_the_window_is_the_first_record_of_each_key(tmp_path: Path) -> None:
+    """Only the lines naming power_begin/power_end are parsed: a record that names them in its
+    value, or a later record of the key, is not the window."""
+    from repro.mlperf.power import window
+
+    def rec(key: str, value: str) -> str:
+        return ":::MLLOG " + json.dumps({"key": key, "value": value, "time_ms": 1})
+
+    detail = tmp_path / "mlperf_log_detail.txt"
+    detail.write_text(
+        "\n".join(
+            [
+                rec("note", "power_begin 01-01-2020 00:00:00.000"),
+                rec("power_begin", "07-25-2024 10:00:00.000"),
+                rec("power_end", "07-25-2024 10:10:00.000"),
+                rec("power_begin", "07-25-2024 11:00:00.000"),
+            ]
+        )
+    )
+    begin, end = window(detail)
+    assert (begin.hour, begin.minute, end.hour, end.minute) == (10, 0, 10, 10)
