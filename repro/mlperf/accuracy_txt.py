@@ -165,6 +165,9 @@ def _read_values(text: str) -> tuple[dict[str, float], set[str]]:
             percent.discard(name)
 
     for line in text.splitlines():
+        # a figure logged through Python's logging (`WARNING:main:metric/lifetime_ne/rating:
+        # 0.86755`, dlrm-v3 in v6.0): the level and the logger's name are not part of its name
+        line = _LOG_PREFIX.sub("", line, count=1)
         # the submission scripts append the accuracy log's digest, on its own line or on the
         # figure's (`mAP=35.293%hash=9f0c...`, Krai v2.1): never part of a figure
         line = _HASH.split(line, maxsplit=1)[0]
@@ -182,6 +185,7 @@ def _read_values(text: str) -> tuple[dict[str, float], set[str]]:
 
 
 _HASH = re.compile(r"hash\s*=", re.IGNORECASE)
+_LOG_PREFIX = re.compile(r"^\s*(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:")
 
 
 def _lookup(values: dict[str, float], keys: tuple[str, ...]) -> str | None:

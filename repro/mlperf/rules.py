@@ -105,7 +105,7 @@ def mlperf_model(
     """The benchmark a result folder is, as the round's checker names it: the folder's name,
     else the round's alias of it, else the submitter's `model_mapping.json` (an open division's
     `llama3_1-70b-fp8_dyn` -> `llama2-70b-99.9`), else the checker's guess (`llama3_1-405b`
-    in the name)."""
+    in the name; `bert-99` in an open variant's)."""
     interactive = benchmark.endswith("-interactive")
     base = benchmark.removesuffix("-interactive")
     known = round_number(round_name)
@@ -119,6 +119,10 @@ def mlperf_model(
         name = submitter_mapping[base]
     elif "llama3_1-405b" in base:
         name = "llama3.1-405b"
+    elif "bert-99" in base and not base.startswith("bert-99"):
+        # the checker's guess for an open variant (`obert-large-base-none-bert-99`): its
+        # accuracy is BERT's F1
+        name = "bert-99.9" if "bert-99.9" in base else "bert-99"
     else:
         name = base
     return f"{name}-interactive" if interactive else name

@@ -19,7 +19,7 @@ from typing import Any
 
 from repro.errors import SpecError
 from repro.formats.served.endpoints import is_endpoints_result
-from repro.mlperf.accuracy_txt import out_of_range, read_accuracy_file
+from repro.mlperf.accuracy_txt import out_of_range, primary_metric, read_accuracy_file
 from repro.mlperf.compliance import COMPLIANCE_TEST as _COMPLIANCE_TEST
 from repro.mlperf.compliance import describe, read_compliance, verdicts
 from repro.mlperf.endpoints_result import (
@@ -713,7 +713,8 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             )
         acc_txt = sdir / "accuracy" / "accuracy.txt"
         if acc_txt.is_file():
-            reading = read_accuracy_file(acc_txt, benchmark)
+            # the figure of the benchmark the checker reads it as (an open variant's F1)
+            reading = read_accuracy_file(acc_txt, benchmark if primary_metric(benchmark) else model)
             hashed = _has_hash_line(acc_txt)
             why = out_of_range(reading) if reading is not None else None
             if reading is not None and (why or not math.isfinite(reading.value)):

@@ -359,3 +359,15 @@ def test_dlrm_v3_is_its_lifetime_ne() -> None:
     assert (r.metric, r.value) == ("NE", 0.8671)
     assert r.values["metric/lifetime_gauc/rating"] == 0.787
     assert read("AUC=80.2%\n", "dlrm-v2-99").metric == "AUC"  # DLRMv2 as before
+
+
+def test_a_figure_logged_through_python_logging() -> None:
+    """v6.0 dlrm-v3 accuracy lines come through Python's logging (`WARNING:main:`): the
+    checker's pattern finds the figure anywhere in the line (NVIDIA B200, NE 0.86755)."""
+    reading = parse_accuracy_text(
+        "WARNING:main:metric/lifetime_ne/rating: 0.86755\n"
+        "WARNING:main:metric/lifetime_accuracy/rating: 0.7925\nhash=ab\n",
+        "dlrm-v3",
+    )
+    assert reading is not None
+    assert (reading.metric, reading.value) == ("NE", pytest.approx(0.86755))

@@ -176,3 +176,30 @@ def test_a_submitters_model_mapping_is_taken(tmp_path: Path) -> None:
     )
     [row] = result_rows([tree])
     assert (row["metric"], row["value"]) == ("tokens_per_second", pytest.approx(25939.8))
+
+
+def test_an_open_bert_variant_reports_the_checkers_f1(tmp_path: Path) -> None:
+    """v4.1 open/NeuralMagic `obert-large-base-none-bert-99` (no model_mapping.json entry):
+    the checker guesses bert-99 from the name and reads F1 89.65, where repro took the first
+    figure printed, exact_match 82.79. Its accuracy.txt as published (paths shortened)."""
+    text = (
+        '{"exact_match": 82.79091769157995, "f1": 89.65191480026783}\nReading examples...\n'
+        "Loading cached features from '/home/u/CM/eval_features.pickle'...\nLoading LoadGen "
+        "logs...\nPost-processing predictions...\nWriting predictions to: /home/u/CM/"
+        "predictions.json\nEvaluating predictions...\n"
+        "hash=64a7ba20aa26c0c996aad04c73ed4515c44a116877d790b2cb648836272ba26f\n"
+    )
+    r = Result(
+        division="open",
+        submitter="NeuralMagic",
+        system="ASUS_Vivobook-reference-cpu-deepsparse_v1.8.0-default_config",
+        benchmark="obert-large-base-none-bert-99",
+        accuracy=text,
+    )
+    tree = tmp_path / "inference_results_v4.1"
+    write_result(tree, r)
+    [row] = result_rows([tree])
+    assert (row["accuracy_metric"], row["accuracy_value"]) == (
+        "f1",
+        pytest.approx(89.65191480026783),
+    )
