@@ -121,6 +121,9 @@ class Result:
     )
     samples: int = 660_000
     power: Power | None = None
+    #: SingleStream's QPS with and without LoadGen's overhead (summary and detail log): what
+    #: the checker infers an Offline result from, and v1.x's power checker counts queries by
+    qps: tuple[float, float] | None = None
 
     def folder_name(self) -> str:
         return self.folder or SCENARIO_FOLDER[self.scenario]
@@ -173,6 +176,9 @@ def summary_text(r: Result) -> str:
             lines += [f"{name}Early Stopping Result:", " * Processed at least 64 queries (6000)."]
             lines += [f" * Early stopping {pct}th percentile estimate: {int(estimate)}"]
     lines += ["", "=" * 48, "Additional Stats", "=" * 48]
+    if r.qps is not None:
+        lines.append(f"QPS w/ loadgen overhead         : {r.qps[0]:.2f}")
+        lines.append(f"QPS w/o loadgen overhead        : {r.qps[1]:.2f}")
     if r.inferred:
         completed = "Completed tokens" if r.scenario == "Server" else "Tokens"
         lines.append(f"{completed} per second (inferred): {_fmt(r.value, r.summary_decimals)}")
@@ -318,6 +324,9 @@ def detail_text(r: Result, *, ranging: bool = False) -> str:
             recs.append(_record("result_99.00_percentile_per_query_latency_ns", int(r.value)))
             recs.append(_record("result_99.00_percentile_latency_ns", int(per_sample)))
         recs.append(_record("early_stopping_latency_ms", int(r.value * 1.001)))
+    if r.qps is not None:
+        recs.append(_record("result_qps_with_loadgen_overhead", r.qps[0]))
+        recs.append(_record("result_qps_without_loadgen_overhead", r.qps[1]))
     line = _record("generic_message", "x" * 80)
     recs += [line] * (r.detail_padding_bytes // (len(line) + 1))
     if r.power is not None:

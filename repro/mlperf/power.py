@@ -21,12 +21,17 @@ repro reports the energy in joules: per sample (or token) for Offline and Server
 of the checker's efficiency; per query for SingleStream and MultiStream, the checker's figure.
 The ranging run is read the same way and only noted: the Power WG's checker fails a testing run
 whose power is more than 5 % below the ranging run's.
+
+Rounds before v2.0 are read by their own checkers' rules (`_old_rules`): the mean of every
+sample in the window, and SingleStream's and MultiStream's queries from other records.
 """
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
+import json
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -35,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.errors import SpecError
+from repro.mlperf.rules import round_number
 from repro.runs.layout import DETAIL
 from repro.runs.loadgen_logs import Metrics, iter_detail_records, parse_detail_text
 
@@ -168,9 +174,12 @@ _SAMPLE = re.compile(
 _CHUNK_BYTES = 1 << 23
 
 
-def average_power(spl: Path, begin: dt.datetime, end: dt.datetime) -> tuple[float, int]:
-    """(mean Watts, samples) of the positive samples of `spl.txt` strictly inside the window;
-    lines that are not samples (`Time,...`) are skipped, as the checker skips them.
+def average_power(
+    spl: Path, begin: dt.datetime, end: dt.datetime, *, positive_only: bool = True
+) -> tuple[float, int]:
+    """(mean Watts, samples) of the positive samples of `spl.txt` strictly inside the window
+    (every sample with `positive_only` False: the checkers of rounds before v2.0); lines that
+    are not samples (`Time,...`) are skipped, as the checker skips them.
 
     A testing run's log holds from thousands to hundreds of thousands of samples, read in
     chunks of lines: where every sample line of a chunk has the analyzer's shape and its days
@@ -182,9 +191,9 @@ def average_power(spl: Path, begin: dt.datetime, end: dt.datetime) -> tuple[floa
     total, count, first = 0.0, 0, 1
     with spl.open(errors="replace") as lines:
         while chunk := lines.readlines(_CHUNK_BYTES):
-            part = _chunk("".join(chunk), begin, end)
+            part = _chunk("".join(chunk), begin, end, positive_only)
             if part is None:
-                part = _lines(chunk, first, spl, begin, end)
+                part = _lines(chunk, first, spl, begin, end, positive_only)
             total, count, first = total + part[0], count + part[1], first + len(chunk)
     if not count:
         raise PowerLogError(
@@ -201,7 +210,9 @@ def _day(text: str) -> dt.date:
     return dt.date(int(year), int(month), int(day))
 
 
-def _chunk(text: str, begin: dt.datetime, end: dt.datetime) -> tuple[float, int] | None:
+def _chunk(
+    text: str, begin: dt.datetime, end: dt.datetime, positive_only: bool = True
+) -> tuple[float, int] | None:
     """(sum of Watts, samples) inside the window of a chunk whose every sample line has the
     analyzer's shape, its days real days of the window's year; None for any other chunk."""
     if begin.microsecond % 1000 or end.microsecond % 1000 or begin.year != end.year:
@@ -222,12 +233,17 @@ def _chunk(text: str, begin: dt.datetime, end: dt.datetime) -> tuple[float, int]
         inside = found[bisect.bisect_right(stamps, lo) : bisect.bisect_left(stamps, hi)]
     else:
         inside = [sample for sample in found if lo < sample[0] < hi]
-    watts = [w for w in map(float, (w for _, w in inside)) if w > 0]
+    watts = [w for w in map(float, (w for _, w in inside)) if w > 0 or not positive_only]
     return sum(watts), len(watts)
 
 
 def _lines(
-    lines: list[str], first: int, spl: Path, begin: dt.datetime, end: dt.datetime
+    lines: list[str],
+    first: int,
+    spl: Path,
+    begin: dt.datetime,
+    end: dt.datetime,
+    positive_only: bool = True,
 ) -> tuple[float, int]:
     """(sum of Watts, samples) inside the window, each sample line parsed in full; `first` is
     the number of the chunk's first line, for the error that names a damaged one."""
@@ -245,7 +261,7 @@ def _lines(
             watts = float(fields[3])
         except ValueError:
             raise PowerLogError(f"{spl}:{number}: Watts is {fields[3]!r}, not a number") from None
-        if begin < stamp < end and watts > 0:
+        if begin < stamp < end and (watts > 0 or not positive_only):
             total, count = total + watts, count + 1
     return total, count
 
@@ -257,28 +273,36 @@ def read_power(
     unit: str,
     metrics: dict[str, Any],
     detail: Metrics | None = None,
+    round_name: str | None = None,
 ) -> PowerReading:
     """The power of a power result's testing run (performance/run_1/): `metric` is the key of
     the run's performance metric (the checker's), `unit` its unit; the detail log's exact figure
     is taken (`detail`: its metrics where the caller has parsed it), else the run's `metrics`
-    (its summary's)."""
+    (its summary's). `round_name`: the round whose checker's rules apply (`_old_rules`)."""
     run = scenario_dir / "performance" / TESTING_RUN
+    old = _old_rules(round_name)
     begin, end = window(run / DETAIL)
-    watts, samples = average_power(run / SAMPLES_FILE, begin, end)
+    if round_name == "v1.0":
+        shift = _clock_shift(scenario_dir / "performance" / POWER_FOLDER)
+        begin, end = begin + shift, end + shift
+    watts, samples = average_power(run / SAMPLES_FILE, begin, end, positive_only=not old)
     seconds = (end - begin).total_seconds()
     if detail is None:
         detail = parse_detail_text((run / DETAIL).read_text(errors="replace"))
     if scenario in _SAMPLES_PER_QUERY:
-        queries = detail.get("query_count")
-        if not isinstance(queries, int | float) or isinstance(queries, bool) or queries <= 0:
+        logged = detail.get("query_count")
+        queries, per_query = _positive(logged), float(_SAMPLES_PER_QUERY[scenario])
+        if old and queries is None:
+            queries, per_query = _queries_before_v2(run / DETAIL, scenario, detail, seconds)
+        if queries is None:
             raise PowerLogError(
-                f"{run / DETAIL}: result_query_count is {queries!r}: the energy per query is "
+                f"{run / DETAIL}: result_query_count is {logged!r}: the energy per query is "
                 "unknown",
                 hint="LoadGen logs the queries it issued since 2.0; restore the log",
             )
         key, energy_unit = ENERGY["query"]
-        energy = watts * seconds / float(queries)
-        per_joule, per_unit = _SAMPLES_PER_QUERY[scenario] / energy, "samples/J"
+        energy = watts * seconds / queries
+        per_joule, per_unit = per_query / energy, "samples/J"
     else:
         throughput = _positive(detail.get(metric)) or _positive(metrics.get(metric))
         if throughput is None or unit not in ENERGY:
@@ -298,8 +322,48 @@ def read_power(
         energy_unit=energy_unit,
         per_joule=per_joule,
         per_joule_unit=per_unit,
-        ranging_w=_ranging_power(scenario_dir),
+        ranging_w=_ranging_power(scenario_dir, round_name),
     )
+
+
+def _old_rules(round_name: str | None) -> bool:
+    """A round before v2.0, whose checker read power its own way: the mean of every sample in
+    the window (zeros and dropouts too: v1.1 Xavier_NX_TRT_MaxQ rnnt Offline 16.2716 W, not the
+    positive samples' 16.2963), and SingleStream's and MultiStream's queries from other
+    records, LoadGen logging no result_query_count before 2.0 (`_queries_before_v2`)."""
+    known = round_number(round_name)
+    return known is not None and known < (2, 0)
+
+
+def _queries_before_v2(
+    detail: Path, scenario: str, metrics: Metrics, seconds: float
+) -> tuple[float | None, float]:
+    """(queries, samples a query) of a run before LoadGen 2.0, as those rounds' checkers
+    counted them: SingleStream's from its QPS with LoadGen's overhead over the power window (the
+    checker's approximation of the queries issued), MultiStream's its generated queries."""
+    if scenario == "SingleStream":
+        qps = _positive(metrics.get("queries_per_second"))
+        return (qps * seconds if qps else None), 1.0
+    text = detail.read_text(errors="replace")
+    queries = _positive(_first_record(text, "generated_query_count"))
+    per_query = _positive(_first_record(text, "generated_samples_per_query"))
+    return queries, per_query or float(_SAMPLES_PER_QUERY[scenario])
+
+
+def _clock_shift(power: Path) -> dt.timedelta:
+    """v1.0's checker moved LoadGen's clock by the client's timezone and the analyzer's by the
+    server's (`timezone` seconds of power/client.json and server.json): the window in the
+    analyzer's clock is LoadGen's moved by their difference (none where either is unreadable)."""
+    zones = []
+    for name in ("client.json", "server.json"):
+        try:
+            zone = json.loads((power / name).read_text()).get("timezone")
+        except (OSError, ValueError, AttributeError):
+            return dt.timedelta(0)
+        if isinstance(zone, bool) or not isinstance(zone, int | float) or not math.isfinite(zone):
+            return dt.timedelta(0)
+        zones.append(float(zone))
+    return dt.timedelta(seconds=zones[0] - zones[1])
 
 
 def _positive(value: Any) -> float | None:
@@ -308,12 +372,17 @@ def _positive(value: Any) -> float | None:
     return float(value)
 
 
-def _ranging_power(scenario_dir: Path) -> float | None:
+def _ranging_power(scenario_dir: Path, round_name: str | None = None) -> float | None:
     """The ranging run's mean power, read as the testing run's; None where it cannot be."""
     run = scenario_dir / "performance" / RANGING_RUN
     try:
         begin, end = window(run / DETAIL)
-        return average_power(run / SAMPLES_FILE, begin, end)[0]
+        if round_name == "v1.0":
+            shift = _clock_shift(scenario_dir / "performance" / POWER_FOLDER)
+            begin, end = begin + shift, end + shift
+        return average_power(
+            run / SAMPLES_FILE, begin, end, positive_only=not _old_rules(round_name)
+        )[0]
     except PowerLogError:
         return None
 
@@ -325,12 +394,13 @@ def add_power(
     unit: str,
     metrics: dict[str, Any],
     detail: Metrics | None = None,
+    round_name: str | None = None,
 ) -> str:
     """Read the scenario's power into the testing run's `metrics` (`detail`: its detail log's
-    metrics, where parsed already); the note that says what was read, or which file could not
-    give it (the power cells then stay empty)."""
+    metrics, where parsed already) by `round_name`'s rules; the note that says what was read,
+    or which file could not give it (the power cells then stay empty)."""
     try:
-        reading = read_power(scenario_dir, scenario, metric, unit, metrics, detail)
+        reading = read_power(scenario_dir, scenario, metric, unit, metrics, detail, round_name)
     except PowerLogError as exc:
         return f"power not read: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
     metrics.update(reading.metrics())

@@ -639,7 +639,16 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             )
         scenario: ScenarioName = found
         summary = heads[sdir]
-        if sdir.name.lower() == INTERACTIVE:
+        # an edge system's Offline result inferred from a SingleStream run (v1.x), as every
+        # checker since v0.7 infers it: its QPS without LoadGen's overhead
+        inferred = folder_scenario == "Offline" and scenario == "SingleStream"
+        if inferred:
+            notes.append(
+                f"{sdir.name}/: a SingleStream run: the checker infers the Offline result from "
+                "it (its QPS without LoadGen's overhead, in samples/s)"
+            )
+            scenario = "Offline"
+        elif sdir.name.lower() == INTERACTIVE:
             notes.append(f"{sdir.name}/: {scenario} runs under interactive latency bounds")
         elif folder_scenario != scenario:
             notes.append(
@@ -661,6 +670,7 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             )
             continue
         seen[scenario] = (sdir, summary)
+        unknown = False  # an inferred result whose figure is missing: the scenario is not read
         for k, run in enumerate(runs, start=1):
             head = summary if k == 1 else read_log(run / SUMMARY)
             summary_metrics, detail_metrics = read_log_parts(
@@ -669,8 +679,20 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             if not detail_logs and _coarse(head.decode(errors="replace"), summary_metrics):
                 # a rate printed as `0.50`: the checker's figure is the detail log's (0.4951)
                 summary_metrics, detail_metrics = read_log_parts(run, summary_text=head)
-            _check_logs(run, scenario, summary_metrics, detail_metrics)
+            _check_logs(
+                run, "SingleStream" if inferred else scenario, summary_metrics, detail_metrics
+            )
             metrics = merge_logs(summary_metrics, detail_metrics)
+            if inferred:
+                qps = metrics.get("queries_per_second_without_overhead")
+                if not isinstance(qps, int | float) or not positive(qps):
+                    notes.append(
+                        f"{run.relative_to(path)}/{SUMMARY}: no 'QPS w/o loadgen overhead': the "
+                        "Offline result the checker infers from this SingleStream run is unknown"
+                    )
+                    unknown = True
+                    break
+                metrics, detail_metrics = _inferred_offline(metrics, detail_metrics, float(qps))
             if detail_metrics is not None and detail_metrics.get("garbled_lines"):
                 lines = detail_metrics["garbled_lines"]
                 metrics["summary_only"] = True  # nothing certain to hold the summary to
@@ -697,7 +719,9 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
             if scenario == "Server" and taken.key != metrics.get("mlperf_metric"):
                 metrics["mlperf_metric"] = taken.key  # the round's rule, not the headline's
             if run.name == TESTING_RUN and has_power(sdir):
-                read = add_power(sdir, scenario, taken.key, taken.unit, metrics, detail_metrics)
+                read = add_power(
+                    sdir, scenario, taken.key, taken.unit, metrics, detail_metrics, round_of(path)
+                )
                 notes.append(f"{sdir.name}/: {read}")
             status = "valid" if metrics.get("validity") == "VALID" else "invalid"
             tests.append(
@@ -711,6 +735,8 @@ def read_mlperf_result(path: Path, *, detail_logs: bool = True) -> RunRecord:
                     settings=effective_settings(scenario, metrics),
                 )
             )
+        if unknown:
+            continue
         acc_txt = sdir / "accuracy" / "accuracy.txt"
         if acc_txt.is_file():
             # the figure of the benchmark the checker reads it as (an open variant's F1)
@@ -814,6 +840,15 @@ def _endpoints(
         notes=[problem] if problem else [],
         round_name=round_of(path),
     )
+
+
+def _inferred_offline(
+    metrics: Metrics, detail: Metrics | None, qps: float
+) -> tuple[Metrics, Metrics | None]:
+    """The Offline figures the checker infers from a SingleStream run: samples/s its QPS
+    without LoadGen's overhead (one sample a query), the Offline headline."""
+    inferred: Metrics = {"samples_per_second": qps, "mlperf_metric": "samples_per_second"}
+    return {**metrics, **inferred}, ({**detail, **inferred} if detail is not None else None)
 
 
 def _model_mapping(path: Path) -> dict[str, Any] | None:

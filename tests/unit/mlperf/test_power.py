@@ -294,3 +294,67 @@ def test_the_window_is_the_first_record_of_each_key(tmp_path: Path) -> None:
     )
     begin, end = window(detail)
     assert (begin.hour, begin.minute, end.hour, end.minute) == (10, 0, 10, 10)
+
+
+def _v1(**kwargs: Any) -> Result:
+    """A v1.1 edge result as Krai's xavier-power systems published them (LoadGen 1.1)."""
+    return Result(round="v1.1", loadgen="1.1.0", submitter="Krai", system="xavier-power", **kwargs)
+
+
+def test_a_v1_singlestream_power_run_counts_its_queries_as_its_checker_did(
+    tmp_path: Path,
+) -> None:
+    """LoadGen logged no result_query_count before 2.0: the v1.x checkers counted a
+    SingleStream run's queries as its QPS with LoadGen's overhead over the power window
+    (Krai xavier-power.4 armnn: 1.6231 J/sample; repro said "result_query_count is None")."""
+    power = Power(watts=(10.0,), window_s=660)
+    r = _v1(scenario="SingleStream", value=150_000_000, qps=(6.1611, 6.6), power=power)
+    row = _row(tmp_path, r)
+    assert row["energy_unit"] == "J/query"  # one sample a query: J/sample
+    assert row["energy_j"] == pytest.approx(10.0 / 6.1611)
+    assert round(row["energy_j"], 4) == 1.6231
+    # LoadGen 2.0 on: its logged count, never the approximation
+    r = Result(scenario="SingleStream", value=150_000_000, qps=(6.1611, 6.6), power=power)
+    row = _row(tmp_path / "v4", r)
+    assert row["energy_j"] is None
+    assert "result_query_count is None" in row["notes"]
+
+
+def test_a_v1_power_mean_keeps_every_sample_in_the_window(tmp_path: Path) -> None:
+    """The v1.x checkers averaged every sample in the window, dropouts at 0 W too (v1.1
+    Xavier_NX_TRT_MaxQ rnnt Offline: the checker's 16.2716 W, the positive samples' 16.2963);
+    the later ones the positive samples only."""
+    power = Power(watts=(16.2963,), window_s=660, zero_samples=1)
+    v1 = _row(tmp_path / "v1", _v1(benchmark="rnnt", value=1000.0, power=power))
+    assert v1["power_w"] == pytest.approx(16.2963 * 660 / 661)
+    v4 = _row(tmp_path / "v4", Result(benchmark="rnnt", value=1000.0, power=power))
+    assert v4["power_w"] == pytest.approx(16.2963)
+
+
+def test_an_offline_result_inferred_from_a_singlestream_run_is_a_row(tmp_path: Path) -> None:
+    """v1.x edge systems' offline/ folders hold a SingleStream run: the checker infers the
+    Offline result from it, its QPS without LoadGen's overhead (Krai xavier-power.0 armnn:
+    16.6465 samples/s at 22.21 W); repro read no Offline row."""
+    r = _v1(
+        scenario="SingleStream",
+        folder="offline",
+        value=60_000_000,
+        qps=(16.2, 16.6465),
+        power=Power(watts=(22.21,), window_s=660),
+    )
+    row = _row(tmp_path, r)
+    assert (row["scenario"], row["metric"]) == ("Offline", "samples_per_second")
+    assert row["value"] == pytest.approx(16.6465)
+    assert row["power_w"] == pytest.approx(22.21)
+    assert row["energy_j"] == pytest.approx(22.21 / 16.6465)
+    assert "the checker infers the Offline result" in row["notes"]
+
+
+def test_v1_0s_checker_moves_each_clock_by_its_timezone(tmp_path: Path) -> None:
+    from repro.mlperf.power import _clock_shift
+
+    (tmp_path / "client.json").write_text('{"timezone": 7200}')
+    (tmp_path / "server.json").write_text('{"timezone": 3600}')
+    assert _clock_shift(tmp_path).total_seconds() == 3600
+    (tmp_path / "server.json").write_text("{}")  # unreadable: no shift
+    assert _clock_shift(tmp_path).total_seconds() == 0
