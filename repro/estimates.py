@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 #: the basis of an estimate from tests that finished on this machine
 MEASURED = "measured on this machine"
+#: the basis of an Offline test's estimate from its own rate so far
+LIVE_RATE = "this test's rate so far"
 #: the least an Offline run must have done before its own rate is trusted over the warm-up's
 LIVE_MIN_S = 0.4
 
@@ -46,6 +48,12 @@ class Estimate:
     @property
     def known(self) -> bool:
         return self.seconds is not None
+
+    @property
+    def measured(self) -> bool:
+        """Known from a rate measured on this machine: a finished test's, or this Offline
+        test's so far (a warm-up's call times swung one test's estimate from 8 s to 5.6 min)."""
+        return self.seconds is not None and self.basis in (MEASURED, LIVE_RATE)
 
     def text(self) -> str:
         """`about 12 s (measured on this machine)` or `time unknown (...; at least 5 s)`."""
@@ -202,7 +210,7 @@ def unit_seconds(
     test's own warm-up, an earlier test's warm-up; None when nothing was measured."""
     offline = live is not None and plan.scenario == "Offline" and live.samples_done > 0
     if offline and live is not None and live.samples_after_s >= LIVE_MIN_S:
-        return live.samples_after_s / live.samples_done, "this test's rate so far"
+        return live.samples_after_s / live.samples_done, LIVE_RATE
     for mode in (plan.mode, "performance", "accuracy"):
         if (plan.scenario, mode) in measured.unit_s:
             return measured.unit_s[(plan.scenario, mode)], MEASURED

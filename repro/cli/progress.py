@@ -2,7 +2,9 @@
 
 The bar shows what the wait's forecast says, asked again as the wait goes on: a fraction only
 while a measured estimate stands ahead of the elapsed time; past it, that the wait is longer
-than estimated (never a bar stuck at 99 %); without a measured rate, that the time is unknown.
+than estimated (never a bar stuck at 99 %); until a rate is measured on this machine (a test
+finished, or an Offline test's own rate so far), the time elapsed and no estimate: one from a
+warm-up's call times swung a test's from 8 s to 5.6 min to 87 s.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from types import TracebackType
 
 import click
 
-from repro.estimates import MEASURED, Estimate, Forecast, Snapshot, duration
+from repro.estimates import Estimate, Forecast, Snapshot, duration
 
 WIDTH = 30
 #: in a log, a new line when the estimate moves by more than this factor (or becomes known)
@@ -27,22 +29,25 @@ def note(message: str) -> None:
     click.echo(message, err=True)
 
 
+#: what a wait without a measured rate says instead of an estimate
+UNMEASURED = "no rate measured on this machine yet"
+
+
 def _then(rest: Estimate | None) -> str:
     if rest is None or (rest.known and not rest.seconds):
         return ""
-    if rest.seconds is None:
-        floor = f", at least {duration(rest.floor_s)}" if rest.floor_s >= 1 else ""
-        return f"; the rest: time unknown{floor}"
-    rough = "" if rest.basis == MEASURED else f" ({rest.basis})"
-    return f"; then about {duration(rest.seconds)} more{rough}"
+    if not rest.measured:
+        return ""  # a guess from warm-ups: said once a rate is measured
+    return f"; then about {duration(rest.seconds or 0.0)} more"
 
 
 def bar_line(label: str, elapsed_s: float, snap: Snapshot) -> str:
-    """One redraw of the bar: `label [#####-----] 12.3 s of about 30 s (basis)`."""
+    """One redraw of the bar: `label [#####-----] 12.3 s of about 30 s (basis)`, or the time
+    elapsed until a rate is measured."""
     test = snap.test
-    if test.seconds is None:
+    if not test.measured or test.seconds is None:
         spin = "-\\|/"[int(elapsed_s * 4) % 4]
-        return f"{label} [{spin}] {elapsed_s:.1f} s, {test.text()}{_then(snap.rest)}"
+        return f"{label} [{spin}] {elapsed_s:.1f} s elapsed ({UNMEASURED}){_then(snap.rest)}"
     if elapsed_s >= test.seconds:
         over = f"longer than the {duration(test.seconds)} estimated ({test.basis})"
         return f"{label} [{'~' * WIDTH}] {elapsed_s:.1f} s, {over}{_then(snap.rest)}"
@@ -52,15 +57,18 @@ def bar_line(label: str, elapsed_s: float, snap: Snapshot) -> str:
 
 
 def log_line(label: str, snap: Snapshot) -> str:
-    """The line a log gets: `label: about 30 s (basis); then about 2 min more`."""
+    """The line a log gets: `label: about 30 s (basis); then about 2 min more`, or that it
+    started, until a rate is measured."""
+    if not snap.test.measured:
+        return f"{label}: started ({UNMEASURED})"
     return f"{label}: {snap.test.text()}{_then(snap.rest)}"
 
 
 def moved(before: Estimate, now: Estimate) -> bool:
-    """Whether a log should say the estimate again: it became known, or moved a lot."""
-    if now.seconds is None:
+    """Whether a log should say the estimate again: a measured one came, or it moved a lot."""
+    if not now.measured or now.seconds is None:
         return False
-    if before.seconds is None:
+    if not before.measured or before.seconds is None:
         return True
     ratio = max(now.seconds, 0.1) / max(before.seconds, 0.1)
     return ratio > RELOG_FACTOR or ratio < 1 / RELOG_FACTOR
@@ -93,7 +101,8 @@ class TimedBar:
             if self._tty:
                 self._draw(bar_line(self.label, time.monotonic() - self._start, snap))
             elif moved(said, snap.test):
-                note(f"{self.label}: re-estimated: {snap.test.text()}")
+                elapsed = duration(time.monotonic() - self._start)
+                note(f"{self.label}: {elapsed} elapsed, {snap.test.text()} in all")
                 said = snap.test
 
     def _draw(self, text: str) -> None:

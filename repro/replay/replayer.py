@@ -462,11 +462,15 @@ class Replayer:
         label = f"{scenario} {mode}" + (
             f" {k}/{repeats}" if repeats > 1 and mode == "performance" else ""
         )
+        shown = label  # the progress's: where the replay is, while no rate says how long
+        if self._whole:
+            order = self._order()
+            shown += f" (test {order.index((k, scenario, mode)) + 1} of {len(order)})"
         plan = planned_test(req)
         rest = self._rest_after(k, scenario, mode, plan)
         forecast = WorkerForecast(plan, self.measured, out_dir / layout.PROGRESS_FILE, rest)
         try:
-            with self.progress(label, forecast):
+            with self.progress(shown, forecast):
                 rc = self.runner.run(
                     self.env, req_path, out_dir, timeout_s=self.plan.worker_timeout_s
                 )
@@ -501,12 +505,7 @@ class Replayer:
         outside, `--against` or `--until-decided`, are not the replay's to know)."""
         if not self._whole:
             return None
-        order = [
-            (r, sc, m)
-            for r in range(1, self.plan.repeat + 1)
-            for sc, m in self.pairs
-            if m == "performance" or r == 1
-        ]
+        order = self._order()
         after = order[order.index((k, scenario, mode)) + 1 :]
         settings = {sc: scenario_settings(self.spec, sc, self.plan) for sc, _ in self.pairs}
         plans = [
@@ -514,6 +513,15 @@ class Replayer:
             for _, sc, m in after
         ]
         return plan_estimate(plans, self.measured)
+
+    def _order(self) -> list[tuple[int, ScenarioName, ModeName]]:
+        """The tests `run()` runs, in order: (repeat, scenario, mode)."""
+        return [
+            (r, sc, m)
+            for r in range(1, self.plan.repeat + 1)
+            for sc, m in self.pairs
+            if m == "performance" or r == 1
+        ]
 
     def _collect(self, req: WorkerRequest, rel: str, out_dir: Path, rc: int, k: int) -> TestRecord:
         return collect_test(

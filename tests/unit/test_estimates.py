@@ -118,11 +118,25 @@ def test_the_bar_never_stalls_at_99_percent_and_says_when_it_does_not_know() -> 
     assert "longer than the 10 s estimated" in late
     assert "%" not in late
     unknown = Snapshot(Estimate.unknown("no inference timed yet", 5.0))
-    assert "time unknown (no inference timed yet; at least 5.0 s)" in bar_line("x", 1.0, unknown)
-    assert log_line("x", unknown) == "x: time unknown (no inference timed yet; at least 5.0 s)"
+    assert "1.0 s elapsed (no rate measured on this machine yet)" in bar_line("x", 1.0, unknown)
+    assert log_line("x", unknown) == "x: started (no rate measured on this machine yet)"
     assert moved(unknown.test, known.test)
     assert not moved(known.test, Estimate(12.0, MEASURED))
     assert moved(known.test, Estimate(40.0, "this test's rate so far"))
+
+
+def test_a_warm_ups_guess_is_never_shown_as_the_time_a_test_takes() -> None:
+    """Estimates from a warm-up's call times swung one test's from 8 s to 5.6 min to 87 s:
+    until a rate is measured the wait says the time elapsed, then the measured estimate."""
+    from repro.cli.progress import bar_line, log_line, moved
+
+    guess = Snapshot(Estimate(8.0, "this test's warm-up"), Estimate(300.0, "an earlier warm-up"))
+    line = bar_line("Offline performance (test 2 of 6)", 3.0, guess)
+    assert "3.0 s elapsed (no rate measured on this machine yet)" in line
+    assert "about" not in line  # neither the test's guess nor the rest's
+    assert log_line("x", guess) == "x: started (no rate measured on this machine yet)"
+    assert not moved(guess.test, Estimate(336.0, "this test's warm-up"))  # no swinging lines
+    assert moved(guess.test, Estimate(87.0, "this test's rate so far"))
 
 
 def test_the_workers_progress_file_is_read_back(tmp_path: Path) -> None:
