@@ -281,12 +281,7 @@ def read_power(
     (its summary's). `round_name`: the round whose checker's rules apply (`_old_rules`)."""
     run = scenario_dir / "performance" / TESTING_RUN
     old = _old_rules(round_name)
-    begin, end = window(run / DETAIL)
-    if round_name == "v1.0":
-        shift = _clock_shift(scenario_dir / "performance" / POWER_FOLDER)
-        begin, end = begin + shift, end + shift
-    watts, samples = average_power(run / SAMPLES_FILE, begin, end, positive_only=not old)
-    seconds = (end - begin).total_seconds()
+    watts, samples, seconds = _run_power(run, round_name)
     if detail is None:
         detail = parse_detail_text((run / DETAIL).read_text(errors="replace"))
     if scenario in _SAMPLES_PER_QUERY:
@@ -374,17 +369,22 @@ def _positive(value: Any) -> float | None:
 
 def _ranging_power(scenario_dir: Path, round_name: str | None = None) -> float | None:
     """The ranging run's mean power, read as the testing run's; None where it cannot be."""
-    run = scenario_dir / "performance" / RANGING_RUN
     try:
-        begin, end = window(run / DETAIL)
-        if round_name == "v1.0":
-            shift = _clock_shift(scenario_dir / "performance" / POWER_FOLDER)
-            begin, end = begin + shift, end + shift
-        return average_power(
-            run / SAMPLES_FILE, begin, end, positive_only=not _old_rules(round_name)
-        )[0]
+        return _run_power(scenario_dir / "performance" / RANGING_RUN, round_name)[0]
     except PowerLogError:
         return None
+
+
+def _run_power(run: Path, round_name: str | None) -> tuple[float, int, float]:
+    """(mean Watts, samples, window seconds) of one power run (ranging/ or run_1/) by the
+    rules of `round_name`'s checker."""
+    begin, end = window(run / DETAIL)
+    if round_name == "v1.0":
+        shift = _clock_shift(run.parent / POWER_FOLDER)
+        begin, end = begin + shift, end + shift
+    positive_only = not _old_rules(round_name)
+    watts, samples = average_power(run / SAMPLES_FILE, begin, end, positive_only=positive_only)
+    return watts, samples, (end - begin).total_seconds()
 
 
 def add_power(
